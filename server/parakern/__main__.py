@@ -1,0 +1,3 @@
+from parakern.cli import main
+
+raise SystemExit(main())

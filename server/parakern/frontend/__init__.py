@@ -1,0 +1,213 @@
+"""MetaFork C -> frozen models of its meta_schedule blocks, plus diagnostics.
+
+Entry points: `analyze_source(text, file)` and `analyze_file(path)`. They
+never raise on user input: every problem is a diagnostic with a position.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pycparser import c_ast, c_parser
+
+from parakern import model, syntax
+from parakern.diagnostics import Diagnostic, Span, error
+from parakern.frontend.context import FileContext, FunctionContext, collect_writes
+from parakern.frontend.convert import Converter, Scope
+from parakern.frontend.ctypes import Symbol, scalar_type_name, symbol_from_decl
+from parakern.frontend.parse import parse
+from parakern.frontend.preprocess import LABEL_PREFIX, prepare
+from parakern.frontend.schedule import Site, analyze_schedule
+from parakern.frontend.spans import TokenIndex
+
+__all__ = ["analyze_source", "analyze_file"]
+
+
+def analyze_file(path: "str | Path") -> model.FrontendResult:
+    path = Path(path)
+    return analyze_source(path.read_text(encoding="utf-8", errors="replace"), str(path))
+
+
+def analyze_source(text: str, file: str = "<input>") -> model.FrontendResult:
+    try:
+        return _analyze(text, file)
+    except Exception as exc:  # a bug of ours must not cost the user the editor session
+        diag = error("PK099", f"internal error in the parakern front-end ({type(exc).__name__}: {exc}); "
+                     "please report it with this file", Span.point(file, 1, 1))
+        return model.FrontendResult(file, (), (diag,))
+
+
+def _analyze(text: str, file: str) -> model.FrontendResult:
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    prepared = prepare(text, file)
+    diagnostics: list[Diagnostic] = list(prepared.diagnostics)
+    ast, parse_diagnostics = parse(prepared)
+    diagnostics.extend(parse_diagnostics)
+    if ast is None:
+        return model.FrontendResult(file, (), _sorted(diagnostics))
+    index = TokenIndex(prepared.tokens, file)
+    typedefs = _typedefs(ast)
+    ctx = FileContext(prepared, index, text, {}, typedefs, {})
+    ctx.defines = _defines(prepared, typedefs)
+    schedules: list[model.Schedule] = []
+    for ext in ast.ext:
+        if isinstance(ext, c_ast.Decl) and ext.coord is not None and ext.coord.file == file:
+            symbol = symbol_from_decl(ext, index.node_span(ext), typedefs)
+            if symbol is not None:
+                ctx.globals[ext.name] = symbol
+        elif isinstance(ext, c_ast.FuncDef):
+            found, diags = _analyze_function(ctx, ext)
+            schedules.extend(found)
+            diagnostics.extend(diags)
+    return model.FrontendResult(file, tuple(schedules), _sorted(diagnostics))
+
+
+def _sorted(diagnostics) -> tuple[Diagnostic, ...]:
+    unique = list(dict.fromkeys(diagnostics))
+    return tuple(sorted(unique, key=lambda d: (d.span.line, d.span.col, d.code)))
+
+
+def _typedefs(ast: c_ast.FileAST) -> dict[str, str]:
+    result = {}
+    for ext in ast.ext:
+        if isinstance(ext, c_ast.Typedef):
+            name = scalar_type_name(ext.type, result)
+            if name:
+                result[ext.name] = name
+    return result
+
+
+def _defines(prepared, typedefs) -> dict:
+    """#define NAME value -> the value as a typed expression (or why it cannot be used)."""
+    result: dict = {}
+    for define in prepared.defines:
+        if not define.value:
+            continue
+        snippet = f"void __pkdef(void) {{ ({define.value}); }}\n"
+        try:
+            tiny = prepare(snippet, "<define>")
+            ast = c_parser.CParser().parse(tiny.prelude + tiny.text, filename="<define>")
+            node = ast.ext[-1].body.block_items[0]
+            conv = Converter(TokenIndex(tiny.tokens, "<define>"), Scope(outer={}), result,
+                             tiny.meta_for, typedefs)
+            value = conv.expr(node)
+            if conv.diagnostics:
+                raise ValueError(conv.diagnostics[0].message)
+            result[define.name] = value
+        except Exception as exc:
+            message = exc.args[0] if isinstance(exc, ValueError) and exc.args else "cannot be read"
+            result[define.name] = error(
+                "PK002", f"#define {define.name} is used in a meta_schedule but its value "
+                f"'{define.value}' {'is not a supported expression' if not isinstance(exc, ValueError) else '- ' + message}",
+                define.span)
+    return result
+
+
+def _analyze_function(ctx: FileContext, func: c_ast.FuncDef):
+    name = func.decl.name
+    params: dict[str, Symbol] = {}
+    func_type = func.decl.type
+    args = getattr(func_type, "args", None)
+    for param in (args.params if args is not None else ()):
+        if isinstance(param, c_ast.Decl) and param.name:
+            symbol = symbol_from_decl(param, ctx.index.node_span(param), ctx.typedefs)
+            if symbol is not None:
+                params[param.name] = symbol
+    fctx = FunctionContext(ctx, name, set(params), set(ctx.globals))
+    collect_writes(func.body, ctx.index, fctx)
+    walker = _Walker(ctx, fctx, [dict(ctx.globals), params])
+    walker.visit(func.body)
+    return walker.schedules, walker.diagnostics
+
+
+class _Walker:
+    """Walks a function body in order, keeping the names, asserts and loops in scope."""
+
+    def __init__(self, ctx: FileContext, fctx: FunctionContext, frames):
+        self.ctx, self.fctx = ctx, fctx
+        self.frames = frames
+        self.asserts: list[list] = [[] for _ in frames]
+        self.host_loops: list = []
+        self.schedules: list[model.Schedule] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.count = 0
+
+    def env(self) -> dict:
+        merged = {}
+        for frame in self.frames:
+            merged.update(frame)
+        return merged
+
+    def declare(self, decl: c_ast.Decl) -> None:
+        if not decl.name:
+            return
+        symbol = symbol_from_decl(decl, self.ctx.index.node_span(decl), self.ctx.typedefs)
+        if symbol is not None:
+            self.frames[-1][decl.name] = symbol
+
+    def push(self):
+        self.frames.append({})
+        self.asserts.append([])
+
+    def pop(self):
+        self.frames.pop()
+        self.asserts.pop()
+
+    def visit(self, node) -> None:
+        if node is None:
+            return
+        if isinstance(node, c_ast.Compound):
+            self.push()
+            for item in node.block_items or ():
+                self.visit(item)
+            self.pop()
+        elif isinstance(node, c_ast.Decl):
+            self.declare(node)
+        elif isinstance(node, c_ast.DeclList):
+            for decl in node.decls:
+                self.declare(decl)
+        elif isinstance(node, c_ast.FuncCall):
+            if isinstance(node.name, c_ast.ID) and node.name.name == "assert" and node.args \
+                    and len(node.args.exprs) == 1:
+                self.asserts[-1].append((node.args.exprs[0], self.ctx.index.stmt_span(node)))
+        elif isinstance(node, c_ast.Label):
+            if node.name.startswith(LABEL_PREFIX):
+                self.schedule(node)
+            else:
+                self.visit(node.stmt)
+        elif isinstance(node, c_ast.For):
+            self.push()
+            if isinstance(node.init, c_ast.DeclList):
+                for decl in node.init.decls:
+                    self.declare(decl)
+            var = node.init.decls[0].name if isinstance(node.init, c_ast.DeclList) and node.init.decls else ""
+            self.host_loops.append((var, node))
+            self.visit(node.stmt)
+            self.host_loops.pop()
+            self.pop()
+        elif isinstance(node, (c_ast.While, c_ast.DoWhile)):
+            self.host_loops.append(("", node))
+            self.visit(node.stmt)
+            self.host_loops.pop()
+        elif isinstance(node, c_ast.If):
+            self.visit(node.iftrue)
+            self.visit(node.iffalse)
+        elif isinstance(node, (c_ast.Switch, c_ast.Case, c_ast.Default)):
+            for child in node.stmts if hasattr(node, "stmts") and node.stmts else ():
+                self.visit(child)
+            if isinstance(node, c_ast.Switch):
+                self.visit(node.stmt)
+
+    def schedule(self, label: c_ast.Label) -> None:
+        asserts = tuple(a for frame in self.asserts for a in frame)
+        site = Site(label, self.env(), asserts, tuple(self.host_loops), self.count)
+        self.count += 1
+        try:
+            found, diags = analyze_schedule(self.fctx, site)
+        except Exception as exc:
+            mark = self.ctx.prepared.schedule(label.name)
+            found, diags = None, [error(
+                "PK099", f"internal error while analysing this meta_schedule ({type(exc).__name__}: "
+                f"{exc}); please report it with this file", mark.keyword_span)]
+        self.diagnostics.extend(diags)
+        if found is not None:
+            self.schedules.append(found)

@@ -1,0 +1,82 @@
+"""What the schedule analysis needs to know about the file and the function around it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pycparser import c_ast
+
+from parakern.diagnostics import Span
+from parakern.frontend.preprocess import Prepared
+from parakern.frontend.spans import TokenIndex
+
+
+@dataclass
+class FileContext:
+    prepared: Prepared
+    index: TokenIndex
+    source: str
+    defines: dict          # name -> syntax.Expr or Diagnostic
+    typedefs: dict         # name -> scalar type
+    globals: dict          # name -> Symbol
+
+    def text_of(self, span: Span) -> str:
+        lines = self.source.split("\n")
+        if span.line == span.end_line:
+            return lines[span.line - 1][span.col - 1:span.end_col - 1]
+        parts = [lines[span.line - 1][span.col - 1:]]
+        parts += lines[span.line:span.end_line - 1]
+        parts.append(lines[span.end_line - 1][:span.end_col - 1])
+        return "\n".join(parts)
+
+
+@dataclass
+class FunctionContext:
+    file: FileContext
+    name: str
+    param_names: set
+    global_names: set
+    # name -> positions (line, col) where the function assigns it (=, op=, ++, --)
+    assigned: dict = field(default_factory=dict)
+    # (start, end) positions of every loop in the function
+    loops: list = field(default_factory=list)
+
+    def changed_between(self, name: str, start: tuple, here: tuple) -> bool:
+        """Whether `name` may change between a definition at `start` and the schedule at `here`:
+        assigned in between, or inside a loop that contains the schedule but not the definition."""
+        for pos in self.assigned.get(name, ()):
+            if start < pos < here:
+                return True
+            for lo, hi in self.loops:
+                if lo <= here <= hi and lo <= pos <= hi and not (lo <= start <= hi):
+                    return True
+        return False
+
+
+def collect_writes(body, index: TokenIndex, fctx: FunctionContext) -> None:
+    """Fills `assigned` and `loops` for the function body."""
+
+    class Visitor(c_ast.NodeVisitor):
+        def visit_Assignment(self, node):
+            _record(node.lvalue)
+            self.generic_visit(node)
+
+        def visit_UnaryOp(self, node):
+            if node.op in ("++", "--", "p++", "p--"):
+                _record(node.expr)
+            self.generic_visit(node)
+
+        def _loop(self, node):
+            first = index.tokens[index.first(node)]
+            last = index.tokens[index.last(node)]
+            fctx.loops.append(((first.line, first.col), (last.line, last.col)))
+            self.generic_visit(node)
+
+        visit_For = visit_While = visit_DoWhile = _loop
+
+    def _record(target):
+        while isinstance(target, c_ast.ArrayRef):
+            target = target.name
+        if isinstance(target, c_ast.ID) and target.coord is not None:
+            fctx.assigned.setdefault(target.name, []).append((target.coord.line, target.coord.column))
+
+    Visitor().visit(body)

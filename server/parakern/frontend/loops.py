@@ -1,0 +1,81 @@
+"""Canonical loop headers: `for (int v = lo; v < hi; v++)` and its variants."""
+from __future__ import annotations
+
+from pycparser import c_ast
+
+from parakern import syntax
+
+_FORM = "meta_for (int i = lo; i < hi; i++)"
+_SERIAL_FORM = "for (int k = lo; k < hi; k += step)"
+
+
+def canonical_header(conv, node: c_ast.For, parallel: bool):
+    """(lo, hi, step, var, ctype) as syntax expressions; reports what breaks the form.
+
+    meta_for: one int variable declared in the init, `<` bound, `++` or `+= 1`.
+    Serial loops may also use `<=` (normalised to `< hi + 1`) and `+= step`.
+    """
+    code = "PK003" if parallel else "PK015"
+    form = _FORM if parallel else _SERIAL_FORM
+    kind = "meta_for" if parallel else "a serial for loop inside meta_schedule"
+    header = conv.index.for_header(node)
+    zero = syntax.Const(0, "int", header, "0")
+    one = syntax.Const(1, "int", header, "1")
+
+    init = node.init
+    decls = init.decls if isinstance(init, c_ast.DeclList) else None
+    if not decls or len(decls) != 1 or decls[0].init is None or not isinstance(decls[0].type, c_ast.TypeDecl):
+        where = conv.span(init) if init is not None else header
+        conv.fail(code, f"{kind} must declare exactly one integer variable with a start value: {form}",
+                  where)
+        return zero, zero, one, "?", "int"
+    decl = decls[0]
+    var = decl.name
+    ctype = _decl_type(conv, decl)
+    if ctype not in syntax.INTEGER_TYPES:
+        conv.fail(code, f"the variable of {kind} must be an integer (int, unsigned or long), "
+                  f"not {ctype or 'this type'}", conv.index.node_span(decl))
+    lo = conv.expr(decl.init)
+
+    cond = node.cond
+    allowed = ("<",) if parallel else ("<", "<=")
+    if not (isinstance(cond, c_ast.BinaryOp) and cond.op in allowed
+            and isinstance(cond.left, c_ast.ID) and cond.left.name == var):
+        where = conv.span(cond) if cond is not None else header
+        bound = "'<'" if parallel else "'<' or '<='"
+        conv.fail(code, f"the condition of {kind} must compare its variable '{var}' with {bound} "
+                  f"to a bound: {form}", where)
+        return lo, zero, one, var, ctype
+    hi = conv.expr(cond.right)
+    if cond.op == "<=":
+        hi = syntax.Binary("+", hi, syntax.Const(1, "int", hi.span, "1"),
+                           syntax.arithmetic_result(hi.ctype, "int"), hi.span)
+
+    step = _step(conv, node.next, var, parallel)
+    if step is None:
+        where = conv.span(node.next) if node.next is not None else header
+        what = "increment its variable by one ('++' or '+= 1')" if parallel else \
+            "increment its variable ('++' or '+= step')"
+        conv.fail(code, f"{kind} must {what}: {form}", where)
+        return lo, hi, one, var, ctype
+    return lo, hi, step, var, ctype
+
+
+def _decl_type(conv, decl) -> str:
+    from parakern.frontend.ctypes import scalar_type_name
+    return scalar_type_name(decl.type, conv.typedefs)
+
+
+def _step(conv, nxt, var: str, parallel: bool):
+    if isinstance(nxt, c_ast.UnaryOp) and nxt.op in ("++", "p++") and \
+            isinstance(nxt.expr, c_ast.ID) and nxt.expr.name == var:
+        return syntax.Const(1, "int", conv.span(nxt), "1")
+    if isinstance(nxt, c_ast.Assignment) and nxt.op == "+=" and \
+            isinstance(nxt.lvalue, c_ast.ID) and nxt.lvalue.name == var:
+        if parallel:
+            if isinstance(nxt.rvalue, c_ast.Constant) and nxt.rvalue.value == "1":
+                return syntax.Const(1, "int", conv.span(nxt), "1")
+            return None
+        step = conv.expr(nxt.rvalue)
+        return step if syntax.is_integer(step.ctype) else None
+    return None

@@ -1,0 +1,438 @@
+"""One meta_schedule statement -> `model.Schedule` (or the diagnostics that stop it)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+from pycparser import c_ast
+
+from parakern import model, syntax
+from parakern.diagnostics import Diagnostic, Related, Span, error, warning
+from parakern.frontend.context import FileContext, FunctionContext
+from parakern.frontend.convert import Converter, Scope
+from parakern.frontend.ctypes import Symbol
+from parakern.symbols import sym
+
+_MAX_LEVELS = 3
+_AXES = ("x", "y", "z")
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a schedule sits in its function: the names, asserts and loops around it."""
+    label: c_ast.Label
+    env: dict           # name -> Symbol visible at the schedule
+    asserts: tuple      # pycparser conditions of assert() calls before it, in scope
+    host_loops: tuple   # (variable name or '', loop node) of enclosing host loops
+    index: int          # position among the function's schedules
+
+
+def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule | None", list[Diagnostic]]:
+    ctx = fctx.file
+    mark = ctx.prepared.schedule(site.label.name)
+    keyword = mark.keyword_span
+    diagnostics: list[Diagnostic] = []
+    nest_node = _find_nest(ctx, site.label.stmt, keyword, diagnostics)
+    if nest_node is None:
+        return None, diagnostics
+
+    conv = Converter(ctx.index, Scope(outer=dict(site.env)), ctx.defines, ctx.prepared.meta_for,
+                     ctx.typedefs)
+    nest = conv.loop(nest_node, parallel=True)
+    diagnostics.extend(conv.diagnostics)
+    if any(d.severity.value == "error" for d in diagnostics):
+        return None, diagnostics
+
+    levels, between, body = _split_nest(nest, diagnostics)
+    if levels is None:
+        return None, diagnostics
+    n_grid = _grid_count(levels, between)
+    grid_loops, block_loops = levels[:n_grid], levels[n_grid:]
+    for kind, loops in (("grid", grid_loops), ("block", block_loops)):
+        if len(loops) > _MAX_LEVELS:
+            extra = loops[_MAX_LEVELS]
+            diagnostics.append(error(
+                "PK006", f"{len(loops)} meta_for levels map to the {kind} but CUDA has only 3 "
+                f"{kind} dimensions; merge two levels into one (e.g. i = a * n + b)",
+                extra.keyword_span, Related(loops[0].keyword_span, f"the first {kind} level")))
+    if not block_loops:
+        diagnostics.append(warning(
+            "PK016", "a single meta_for level maps to the grid with one thread per block; nest a "
+            "second meta_for (e.g. over a block size B) for threads within a block",
+            levels[0].keyword_span))
+    if any(d.severity.value == "error" for d in diagnostics):
+        return None, diagnostics
+
+    scalars = _Scalars(fctx, site, conv, diagnostics)
+    arrays = _arrays(conv, nest, site, scalars, diagnostics)
+    cache = _cache(mark, site, arrays, diagnostics)
+    if any(d.severity.value == "error" for d in diagnostics):
+        return None, diagnostics
+
+    params = scalars.params(arrays)
+    param_names = {p.name for p in params} | {d.name for d in scalars.derived}
+    accesses, locals_ = _accesses(nest, body, conv, param_names, levels, between)
+    arrays = tuple(_mark_use(a, accesses) for a in arrays)
+    parallel = tuple(
+        model.ParallelLoop(loop.var, _sym(loop.lo), _sym(loop.hi), "grid" if k < n_grid else "block",
+                           _AXES[(n_grid - 1 - k) if k < n_grid else (len(levels) - 1 - k)],
+                           ctx.index.header_at(loop.keyword_span), loop.keyword_span)
+        for k, loop in enumerate(levels))
+    serial_inside = tuple(_serial(loop, ctx, between=False)
+                          for loop in syntax.walk(body) if isinstance(loop, syntax.Loop))
+    facts = scalars.facts(parallel, site, conv)
+    span = keyword.to(ctx.index.stmt_span(site.label.stmt))
+    schedule = model.Schedule(
+        id=f"{fctx.name}:{site.index}", function=fctx.name, index=site.index, span=span,
+        keyword_span=keyword, grid=parallel[:n_grid], block=parallel[n_grid:],
+        between=tuple(_serial(loop, ctx, between=True) for loop in between[0]),
+        serial=serial_inside, body=body, nest=nest, accesses=accesses, locals=locals_,
+        params=params, derived=tuple(scalars.derived), arrays=arrays, cache=cache, facts=facts,
+        host_loops=tuple(name for name, _ in site.host_loops), text=ctx.text_of(span))
+    return schedule, diagnostics
+
+
+# ----------------------------------------------------------------- structure
+
+def _find_nest(ctx: FileContext, stmt, keyword: Span, diagnostics) -> "c_ast.For | None":
+    """The single meta_for nest that a schedule must consist of."""
+    items = [stmt]
+    if isinstance(stmt, c_ast.Compound):
+        items = [s for s in (stmt.block_items or ()) if not isinstance(s, c_ast.EmptyStatement)]
+    nests = [s for s in items if isinstance(s, c_ast.For) and
+             (s.coord.line, s.coord.column) in ctx.prepared.meta_for]
+    if not nests:
+        diagnostics.append(error(
+            "PK009", "meta_schedule contains no meta_for loop, so nothing runs in parallel; "
+            "write the block as a meta_for loop nest", keyword))
+        return None
+    others = [s for s in items if s is not nests[0]]
+    if others:
+        first = others[0]
+        diagnostics.append(error(
+            "PK009", "a meta_schedule must hold exactly one meta_for loop nest; move this "
+            "statement into the nest or out of the meta_schedule",
+            ctx.index.stmt_span(first), Related(ctx.index.for_header(nests[0]), "the loop nest")))
+        return None
+    return nests[0]
+
+
+def _only(block: syntax.Block):
+    """The one statement of a block (looking through nested blocks), else None."""
+    if len(block.stmts) != 1:
+        return None
+    stmt = block.stmts[0]
+    return _only(stmt) if isinstance(stmt, syntax.Block) else stmt
+
+
+def _split_nest(nest: syntax.Loop, diagnostics):
+    """meta_for levels outer first, the serial loops between them, and the per-thread body."""
+    levels, between, split_at = [], [], None
+    node = nest
+    while True:
+        levels.append(node)
+        inner = _only(node.body)
+        chain = []
+        while isinstance(inner, syntax.Loop) and not inner.parallel:
+            chain.append(inner)
+            inner = _only(inner.body)
+        if isinstance(inner, syntax.Loop) and inner.parallel:
+            if chain:
+                if split_at is not None:
+                    diagnostics.append(error(
+                        "PK009", "serial loops may sit between meta_for levels at one place only "
+                        "(between the grid and the block levels)", chain[0].keyword_span))
+                    return None, None, None
+                split_at = len(levels)
+                between.extend(chain)
+            node = inner
+            continue
+        body = node.body
+        break
+    for stmt in syntax.walk(body):
+        if isinstance(stmt, syntax.Loop) and stmt.parallel:
+            diagnostics.append(error(
+                "PK009", "meta_for loops must be perfectly nested: this one sits among other "
+                "statements of the loop body; make it the only statement of the enclosing meta_for",
+                stmt.keyword_span, Related(levels[-1].keyword_span, "the enclosing meta_for")))
+            return None, None, None
+    return levels, (tuple(between), split_at), body
+
+
+def _grid_count(levels, between) -> int:
+    """A serial loop between levels splits the nest there; otherwise half and half,
+    the odd middle level going to the grid."""
+    _, split_at = between
+    if split_at is not None:
+        return split_at
+    return (len(levels) + 1) // 2
+
+
+def _serial(loop: syntax.Loop, ctx: FileContext, between: bool) -> model.SerialLoop:
+    return model.SerialLoop(loop.var, _sym(loop.lo), _sym(loop.hi), _sym(loop.step), between,
+                            loop.span, loop.keyword_span)
+
+
+def _sym(expr: syntax.Expr) -> sympy.Expr:
+    value = syntax.to_sympy(expr)
+    return value if value is not None else sympy.Symbol(f"?{expr.span.line}_{expr.span.col}")
+
+
+# ------------------------------------------------------------------- scalars
+
+class _Scalars:
+    """Parameters, derived scalars and facts of one schedule (paper, Definition 1)."""
+
+    def __init__(self, fctx: FunctionContext, site: Site, conv: Converter, diagnostics):
+        self.fctx = fctx
+        self.site = site
+        self.conv = conv
+        self.diagnostics = diagnostics
+        self.derived: list[model.Derived] = []
+        self._derived_names: set[str] = set()
+        self._visited: set[str] = set()
+        self.used: dict[str, Span] = {}
+        for name in list(conv.used_outer):
+            self._use(name)
+
+    def _use(self, name: str) -> None:
+        """Records a scalar read by the block, following derived definitions."""
+        if name in self._visited:
+            return
+        self._visited.add(name)
+        symbol: Symbol = self.site.env[name]
+        value = self._derived_value(symbol)
+        if value is None:
+            self.used[name] = symbol.span
+            return
+        expr, deps = value
+        self.derived.append(model.Derived(name, symbol.ctype, expr, symbol.span))
+        self._derived_names.add(name)
+        for dep in deps:
+            self._use(dep)
+
+    def _derived_value(self, symbol: Symbol):
+        """(value, dependencies) when `symbol` is fixed by its initializer at the schedule."""
+        fctx = self.fctx
+        if symbol.init is None or symbol.is_array or symbol.name in fctx.param_names:
+            return None
+        if symbol.name in fctx.global_names and not symbol.is_const:
+            return None
+        if fctx.assigned.get(symbol.name):
+            return None
+        conv = Converter(fctx.file.index, Scope(outer=dict(self.site.env)), fctx.file.defines,
+                         fctx.file.prepared.meta_for, fctx.file.typedefs)
+        try:
+            init = conv.expr(symbol.init)
+        except Exception:
+            return None
+        if conv.diagnostics or not syntax.is_integer(init.ctype):
+            return None
+        value = syntax.to_sympy(init)
+        if value is None:
+            return None
+        deps = list(conv.used_outer)
+        decl_at = (symbol.span.line, symbol.span.col)
+        here = (self.site.label.coord.line, self.site.label.coord.column)
+        for dep in deps:
+            if dep not in fctx.param_names and self.site.env[dep].init is not None and \
+                    self._derived_value(self.site.env[dep]) is not None:
+                continue
+            if fctx.changed_between(dep, decl_at, here):
+                return None
+        return value, deps
+
+    def params(self, arrays: tuple[model.Array, ...]) -> tuple[model.Param, ...]:
+        sizes: set[str] = set()
+        for array in arrays:
+            for dim in array.dims:
+                if dim is not None:
+                    sizes |= {s.name for s in dim.free_symbols}
+        derived = {d.name: d for d in self.derived}
+        # A derived name in a dimension makes its ingredients data parameters.
+        for name in list(sizes):
+            if name in derived:
+                sizes |= {s.name for s in derived[name].value.free_symbols}
+        order = sorted(self.used, key=lambda n: (self.used[n].line, self.used[n].col))
+        result = []
+        for name in order:
+            symbol = self.site.env[name]
+            kind = "data" if name in sizes else "program"
+            result.append(model.Param(name, symbol.ctype, kind, symbol.span))
+        return tuple(sorted(result, key=lambda p: p.kind != "data"))
+
+    def facts(self, loops, site: Site, conv: Converter) -> tuple[model.Fact, ...]:
+        facts: list[model.Fact] = []
+        for loop in loops:
+            facts.append(model.Fact(sympy.Ge(loop.extent, 1), "loop bound", loop.span))
+        for d in self.derived:
+            facts.append(model.Fact(sympy.Eq(sym(d.name), d.value), "definition", d.span))
+        for expr, span in [(d.value, d.span) for d in self.derived] + [(lp.hi, lp.span) for lp in loops]:
+            for divisor in _divisors(expr):
+                facts.append(model.Fact(sympy.Ne(divisor, 0), "divisor", span))
+        for cond, span in site.asserts:
+            checker = Converter(conv.index, Scope(outer=dict(site.env)), conv.defines, conv.meta_for,
+                                conv.typedefs)
+            relation = syntax.to_sympy_condition(checker.expr(cond))
+            if relation is None or checker.diagnostics:
+                continue
+            parts = relation.args if isinstance(relation, sympy.And) else (relation,)
+            facts.extend(model.Fact(part, "assert", span) for part in parts)
+        unique, seen = [], set()
+        for fact in facts:
+            if fact.relation in (sympy.true,) or fact.relation in seen:
+                continue
+            seen.add(fact.relation)
+            unique.append(fact)
+        return tuple(unique)
+
+
+def _divisors(expr: sympy.Expr):
+    for node in sympy.preorder_traversal(expr):
+        if isinstance(node, sympy.floor):
+            _, den = sympy.fraction(sympy.together(node.args[0]))
+            if not den.is_number:
+                yield den
+        elif isinstance(node, sympy.Mod) and not node.args[1].is_number:
+            yield node.args[1]
+
+
+# -------------------------------------------------------------------- arrays
+
+def _arrays(conv: Converter, nest: syntax.Loop, site: Site, scalars: _Scalars, diagnostics):
+    names = []
+    for node in syntax.walk(nest):
+        if isinstance(node, syntax.Index) and node.array not in names:
+            names.append(node.array)
+    arrays = []
+    for name in names:
+        symbol: Symbol = site.env[name]
+        dims = []
+        for dim in symbol.dims:
+            if dim is None:
+                dims.append(None)
+                continue
+            checker = Converter(conv.index, Scope(outer=dict(site.env)), conv.defines, conv.meta_for,
+                                conv.typedefs)
+            value = syntax.to_sympy(checker.expr(dim))
+            for used in checker.used_outer:
+                scalars._use(used)
+            dims.append(value)
+        arrays.append(model.Array(name, symbol.ctype, tuple(dims), symbol.rank, symbol.is_pointer,
+                                  False, False, symbol.span))
+    return tuple(arrays)
+
+
+def _mark_use(array: model.Array, accesses) -> model.Array:
+    from dataclasses import replace
+    mine = [a for a in accesses if a.array == array.name]
+    return replace(array, read=any(a.is_read for a in mine), written=any(a.is_write for a in mine))
+
+
+def _cache(mark, site: Site, arrays, diagnostics) -> tuple[model.CachedArray, ...]:
+    used = {a.name for a in arrays}
+    result, seen = [], set()
+    for item in mark.cache:
+        if item.name in seen:
+            diagnostics.append(error("PK005", f"'{item.name}' is named twice in cache()", item.span))
+            continue
+        seen.add(item.name)
+        symbol = site.env.get(item.name)
+        if symbol is None:
+            diagnostics.append(error("PK005", f"cache({item.name}): '{item.name}' is not declared",
+                                     item.span))
+        elif not symbol.is_array:
+            diagnostics.append(error(
+                "PK005", f"cache({item.name}): '{item.name}' is a scalar; cache() takes arrays "
+                "read or written in the block", item.span, Related(symbol.span, "declared here")))
+        elif item.name not in used:
+            diagnostics.append(error(
+                "PK005", f"cache({item.name}): array '{item.name}' is not used in this meta_schedule; "
+                "remove it from cache()", item.span))
+        else:
+            result.append(model.CachedArray(item.name, item.span))
+    return tuple(result)
+
+
+# ------------------------------------------------------------------ accesses
+
+def _accesses(nest, body, conv: Converter, param_names: set[str], levels, between):
+    """Every array reference with subscripts in loop variables and parameters."""
+    loop_names = {lp.var for lp in levels} | {lp.var for lp in between[0]}
+    known = {sym(n) for n in param_names | loop_names}
+    accesses: list[model.Access] = []
+    locals_: list[model.LocalScalar] = []
+
+    def record(expr, env, guards, loops):
+        for node in syntax.walk(expr):
+            if isinstance(node, syntax.Index):
+                accesses.append(_access(node, env, guards, loops, known, read=True, write=False))
+
+    def visit(stmt, env, guards, loops):
+        if isinstance(stmt, syntax.Block):
+            env = dict(env)
+            for s in stmt.stmts:
+                env = visit(s, env, guards, loops) or env
+            return None
+        if isinstance(stmt, syntax.Decl):
+            locals_.append(model.LocalScalar(stmt.name, stmt.ctype, stmt.span))
+            if stmt.init is not None:
+                record(stmt.init, env, guards, loops)
+            value = syntax.to_sympy(stmt.init, env) if stmt.init is not None else None
+            env = dict(env)
+            # A local assigned again later has no single value: keep it opaque.
+            opaque = stmt.name in conv.assigned_locals or value is None
+            env[stmt.name] = sympy.Symbol(stmt.name, integer=True) if opaque else value
+            if opaque:
+                known.discard(sympy.Symbol(stmt.name, integer=True))
+            return env
+        if isinstance(stmt, syntax.Assign):
+            record(stmt.value, env, guards, loops)
+            if isinstance(stmt.target, syntax.Index):
+                for idx in stmt.target.indices:
+                    record(idx, env, guards, loops)
+                accesses.append(_access(stmt.target, env, guards, loops, known,
+                                        read=stmt.op != "=", write=True))
+            return None
+        if isinstance(stmt, syntax.If):
+            record(stmt.cond, env, guards, loops)
+            condition = syntax.to_sympy_condition(stmt.cond, env)
+            uniform = condition is not None and \
+                {s.name for s in condition.free_symbols} <= param_names
+            visit(stmt.then, env, guards + (model.Guard(condition, True, uniform, stmt.cond.span),), loops)
+            if stmt.other is not None:
+                visit(stmt.other, env,
+                      guards + (model.Guard(condition, False, uniform, stmt.cond.span),), loops)
+            return None
+        if isinstance(stmt, syntax.Loop):
+            for bound in (stmt.lo, stmt.hi, stmt.step):
+                record(bound, env, guards, loops)
+            inner = dict(env)
+            inner[stmt.var] = sym(stmt.var)
+            known.add(sym(stmt.var))
+            visit(stmt.body, inner, guards, loops + (stmt.var,))
+            return None
+        return None
+
+    serial_vars = tuple(lp.var for lp in between[0])
+    for level in levels:
+        for bound in (level.lo, level.hi):
+            record(bound, {}, (), ())
+    for lp in between[0]:
+        for bound in (lp.lo, lp.hi, lp.step):
+            record(bound, {}, (), ())
+    visit(body, {}, (), serial_vars)
+    return tuple(accesses), tuple(locals_)
+
+
+def _access(node: syntax.Index, env, guards, loops, known, read: bool, write: bool) -> model.Access:
+    indices, exact = [], True
+    for k, idx in enumerate(node.indices):
+        value = syntax.to_sympy(idx, env)
+        if value is None:
+            value = sympy.Symbol(f"?{node.array}{k}_{idx.span.line}_{idx.span.col}", integer=True)
+            exact = False
+        elif not value.free_symbols <= known:
+            exact = False
+        indices.append(value)
+    return model.Access(node.array, tuple(indices), read, write, exact, guards, loops, node.span)

@@ -1,0 +1,304 @@
+"""The C subset that a meta_schedule body may use, as frozen typed trees.
+
+The front-end turns pycparser's mutable AST into these nodes; the IR
+lowering, the strategies and the CUDA generator all consume them. Every
+expression carries its C type after the usual arithmetic conversions, so a
+back-end never has to guess between integer and floating division.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import sympy
+
+from parakern.diagnostics import Span
+from parakern.symbols import sym
+
+# Scalar element types accepted in a schedule, by conversion rank.
+INTEGER_TYPES = ("int", "unsigned", "long", "unsigned long", "long long", "unsigned long long")
+FLOAT_TYPES = ("float", "double")
+SCALAR_TYPES = INTEGER_TYPES + FLOAT_TYPES
+TYPE_SIZES = {"int": 4, "unsigned": 4, "long": 8, "unsigned long": 8, "long long": 8,
+              "unsigned long long": 8, "float": 4, "double": 8}
+
+# Math functions callable in a schedule (same name in C and CUDA device code).
+MATH_FUNCTIONS = frozenset({
+    "sqrt", "sqrtf", "fabs", "fabsf", "abs", "exp", "expf", "log", "logf", "sin", "sinf",
+    "cos", "cosf", "tan", "tanf", "pow", "powf", "floor", "floorf", "ceil", "ceilf",
+    "fmin", "fminf", "fmax", "fmaxf", "min", "max", "tanh", "tanhf", "fma", "fmaf",
+})
+
+
+def is_integer(ctype: str) -> bool:
+    return ctype in INTEGER_TYPES
+
+
+def is_unsigned(ctype: str) -> bool:
+    return ctype.startswith("unsigned")
+
+
+def arithmetic_result(a: str, b: str) -> str:
+    """C's usual arithmetic conversions, restricted to SCALAR_TYPES."""
+    if "double" in (a, b):
+        return "double"
+    if "float" in (a, b):
+        return "float"
+    rank = {"int": 0, "unsigned": 0, "long": 1, "unsigned long": 1, "long long": 2,
+            "unsigned long long": 2}
+    ra, rb = rank[a], rank[b]
+    if ra != rb:
+        wide, narrow = (a, b) if ra > rb else (b, a)
+        # A signed wider type absorbs a narrower unsigned one on LP64.
+        return wide
+    return a if is_unsigned(a) else b
+
+
+# ---------------------------------------------------------------- expressions
+
+@dataclass(frozen=True)
+class Const:
+    value: Union[int, float]
+    ctype: str
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+    ctype: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Index:
+    """a[i][j]: one subscript per declared dimension (pointers: exactly one)."""
+    array: str
+    indices: tuple["Expr", ...]
+    ctype: str
+    span: Span
+    array_span: Span
+
+
+@dataclass(frozen=True)
+class Unary:
+    op: str  # '-', '+', '!', '~'
+    operand: "Expr"
+    ctype: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Binary:
+    op: str  # + - * / % << >> & | ^ && || < <= > >= == !=
+    left: "Expr"
+    right: "Expr"
+    ctype: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Ternary:
+    cond: "Expr"
+    then: "Expr"
+    other: "Expr"
+    ctype: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str
+    args: tuple["Expr", ...]
+    ctype: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Cast:
+    ctype: str
+    operand: "Expr"
+    span: Span
+
+
+Expr = Union[Const, Var, Index, Unary, Binary, Ternary, Call, Cast]
+
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+LOGICAL = frozenset({"&&", "||"})
+
+
+# ----------------------------------------------------------------- statements
+
+@dataclass(frozen=True)
+class Decl:
+    """A local scalar declared inside the schedule: `int p = i*B + j;`."""
+    name: str
+    ctype: str
+    init: "Expr | None"
+    span: Span
+
+
+@dataclass(frozen=True)
+class Assign:
+    """target op= value; `x++` arrives as `x += 1`."""
+    target: Union[Var, Index]
+    op: str  # '=', '+=', '-=', '*=', '/=', '%=', '<<=', '>>=', '&=', '|=', '^='
+    value: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class If:
+    cond: "Expr"
+    then: "Block"
+    other: "Block | None"
+    span: Span
+
+
+@dataclass(frozen=True)
+class Loop:
+    """for (int var = lo; var < hi; var += step) body — canonical form only.
+
+    `parallel` marks a meta_for; a serial loop with `<=` is normalised to `<`.
+    """
+    var: str
+    ctype: str
+    lo: "Expr"
+    hi: "Expr"
+    step: "Expr"
+    body: "Block"
+    parallel: bool
+    span: Span
+    keyword_span: Span
+
+
+@dataclass(frozen=True)
+class Block:
+    stmts: tuple["Stmt", ...]
+    span: Span
+
+
+Stmt = Union[Decl, Assign, If, Loop, Block]
+
+
+# ------------------------------------------------------------------ helpers
+
+def children(node) -> tuple:
+    """Direct sub-expressions and sub-statements, in source order."""
+    if isinstance(node, (Const, Var)):
+        return ()
+    if isinstance(node, Index):
+        return node.indices
+    if isinstance(node, (Unary, Cast)):
+        return (node.operand,)
+    if isinstance(node, Binary):
+        return (node.left, node.right)
+    if isinstance(node, Ternary):
+        return (node.cond, node.then, node.other)
+    if isinstance(node, Call):
+        return node.args
+    if isinstance(node, Decl):
+        return () if node.init is None else (node.init,)
+    if isinstance(node, Assign):
+        return (node.target, node.value)
+    if isinstance(node, If):
+        return (node.cond, node.then) + (() if node.other is None else (node.other,))
+    if isinstance(node, Loop):
+        return (node.lo, node.hi, node.step, node.body)
+    if isinstance(node, Block):
+        return node.stmts
+    raise TypeError(f"not a syntax node: {node!r}")
+
+
+def walk(node):
+    """Pre-order traversal of a syntax tree."""
+    yield node
+    for child in children(node):
+        yield from walk(child)
+
+
+def variables(expr) -> frozenset[str]:
+    """Names of the scalars an expression reads (array names excluded)."""
+    return frozenset(n.name for n in walk(expr) if isinstance(n, Var))
+
+
+def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None) -> "sympy.Expr | None":
+    """The value of an integer expression as a sympy expression, or None.
+
+    C integer division and modulo become floor / Mod: they agree with C's
+    truncation on the non-negative values that hypothesis (H1) of the paper
+    assumes for parameters and loop variables. `env` substitutes local
+    scalars by their definitions. Floating-point, calls and array reads
+    have no symbolic value here and give None.
+    """
+    env = env or {}
+    if isinstance(expr, Const):
+        return sympy.Integer(expr.value) if isinstance(expr.value, int) else None
+    if isinstance(expr, Var):
+        if expr.name in env:
+            return env[expr.name]
+        return sym(expr.name) if is_integer(expr.ctype) else None
+    if isinstance(expr, Cast):
+        return to_sympy(expr.operand, env) if is_integer(expr.ctype) else None
+    if isinstance(expr, Unary):
+        inner = to_sympy(expr.operand, env)
+        if inner is None:
+            return None
+        if expr.op == "-":
+            return -inner
+        if expr.op == "+":
+            return inner
+        if expr.op == "!":
+            return sympy.Piecewise((1, sympy.Eq(inner, 0)), (0, True))
+        return None
+    if isinstance(expr, Binary):
+        left, right = to_sympy(expr.left, env), to_sympy(expr.right, env)
+        if left is None or right is None:
+            return None
+        if expr.op in COMPARISONS or expr.op in LOGICAL:
+            return None  # a truth value, see to_sympy_condition
+        if expr.op == "+":
+            return left + right
+        if expr.op == "-":
+            return left - right
+        if expr.op == "*":
+            return left * right
+        if expr.op == "/" and is_integer(expr.ctype):
+            return sympy.floor(left / right)
+        if expr.op == "%" and is_integer(expr.ctype):
+            return sympy.Mod(left, right)
+        if expr.op == "<<" and right.is_Integer:
+            return left * 2 ** int(right)
+        return None
+    if isinstance(expr, Ternary):
+        cond = to_sympy_condition(expr.cond, env)
+        then, other = to_sympy(expr.then, env), to_sympy(expr.other, env)
+        if cond is None or then is None or other is None:
+            return None
+        return sympy.Piecewise((then, cond), (other, True))
+    return None
+
+
+_RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge,
+              "==": sympy.Eq, "!=": sympy.Ne}
+
+
+def to_sympy_condition(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None):
+    """A C condition as a sympy boolean, or None when it has no symbolic form."""
+    if isinstance(expr, Binary) and expr.op in _RELATIONS:
+        left, right = to_sympy(expr.left, env), to_sympy(expr.right, env)
+        if left is None or right is None:
+            return None
+        return _RELATIONS[expr.op](left, right)
+    if isinstance(expr, Binary) and expr.op in LOGICAL:
+        left = to_sympy_condition(expr.left, env)
+        right = to_sympy_condition(expr.right, env)
+        if left is None or right is None:
+            return None
+        return sympy.And(left, right) if expr.op == "&&" else sympy.Or(left, right)
+    if isinstance(expr, Unary) and expr.op == "!":
+        inner = to_sympy_condition(expr.operand, env)
+        return None if inner is None else sympy.Not(inner)
+    value = to_sympy(expr, env)
+    return None if value is None else sympy.Ne(value, 0)

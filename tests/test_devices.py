@@ -1,0 +1,84 @@
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    import parakern  # noqa: F401
+except ImportError:  # running from a checkout without an installed package
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+
+from parakern.devices import CC_LIMITS, PROFILES, DeviceProfile, get_profile, machine_values
+
+REQUIRED = {"v100": (7, 0), "t4": (7, 5), "a100": (8, 0), "l4": (8, 9),
+            "h100": (9, 0), "h200": (9, 0), "rtx4090": (8, 9)}
+
+
+def test_required_profiles_present_with_their_capability():
+    for key, cc in REQUIRED.items():
+        assert PROFILES[key].compute_capability == cc
+
+
+@pytest.mark.parametrize("key", sorted(PROFILES))
+def test_profile_is_sourced_and_consistent(key):
+    p = PROFILES[key]
+    assert key == key.lower()
+    major, minor = p.compute_capability
+    assert p.source.strip()
+    assert f"cc {major}.{minor}" in p.source
+    assert p.compute_capability in CC_LIMITS
+    assert p.max_warps_per_sm * p.warp_size == p.max_threads_per_sm
+    assert p.max_registers_per_thread == 255
+    assert p.max_threads_per_block == 1024
+    assert p.max_shared_memory_per_block_default == 48 * 1024
+    assert p.max_shared_memory_per_block >= p.max_shared_memory_per_block_default
+    # One block at the opt-in maximum, plus its reserve, must fit the largest carveout.
+    assert (p.max_shared_memory_per_block + p.reserved_shared_memory_per_block
+            <= p.shared_memory_per_sm)
+    assert list(p.shared_memory_carveouts) == sorted(p.shared_memory_carveouts)
+    assert p.shared_memory_carveouts[-1] == p.shared_memory_per_sm
+    assert p.reserved_shared_memory_per_block == (1024 if major >= 8 else 0)
+    assert p.sm_count > 0
+    assert p.sm_version == f"sm_{major}{minor}"
+
+
+def test_capability_limits_are_not_repeated_per_gpu():
+    # Two parts of one capability share every limit, and differ in part facts.
+    h100, h200 = PROFILES["h100"], PROFILES["h200"]
+    part_fields = {"name", "sm_count", "memory_bandwidth_gbps", "boost_clock_mhz", "source"}
+    for f in dataclasses.fields(DeviceProfile):
+        if f.name not in part_fields:
+            assert getattr(h100, f.name) == getattr(h200, f.name), f.name
+    assert h200.memory_bandwidth_gbps > h100.memory_bandwidth_gbps
+
+
+def test_machine_values():
+    assert machine_values(PROFILES["h100"]) == {"R": 255, "Z": 232448, "T": 1024}
+    assert machine_values(PROFILES["a100"]) == {"R": 255, "Z": 166912, "T": 1024}
+    assert machine_values(PROFILES["v100"]) == {"R": 255, "Z": 98304, "T": 1024}
+    assert machine_values(PROFILES["t4"]) == {"R": 255, "Z": 65536, "T": 1024}
+    assert machine_values(PROFILES["l4"])["Z"] == 101376
+    for p in PROFILES.values():
+        values = machine_values(p)
+        assert set(values) == {"R", "Z", "T"}
+        assert all(isinstance(v, int) for v in values.values())
+
+
+def test_get_profile():
+    assert get_profile("h100") is PROFILES["h100"]
+    assert get_profile(" A100 ") is PROFILES["a100"]
+
+
+def test_get_profile_unknown_lists_known_names():
+    with pytest.raises(KeyError) as info:
+        get_profile("gtx480")
+    message = str(info.value)
+    assert "gtx480" in message
+    for key in PROFILES:
+        assert key in message
+
+
+def test_profiles_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PROFILES["h100"].sm_count = 1
