@@ -264,11 +264,13 @@ def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None) -> "sympy
             return left - right
         if expr.op == "*":
             return left * right
+        if expr.op in ("/", "%") and right.is_zero:
+            return None  # division by zero has no value (the C program is undefined there)
         if expr.op == "/" and is_integer(expr.ctype):
             return sympy.floor(left / right)
         if expr.op == "%" and is_integer(expr.ctype):
             return sympy.Mod(left, right)
-        if expr.op == "<<" and right.is_Integer:
+        if expr.op == "<<" and right.is_Integer and 0 <= int(right) < 64:
             return left * 2 ** int(right)
         return None
     if isinstance(expr, Ternary):

@@ -265,8 +265,9 @@ class Converter:
                       self.index.stmt_span(node))
             return []
         if isinstance(node, c_ast.Label) and node.name.startswith("__pkms"):
+            label = self.index.tokens[self.index.first(node)]
             self.fail("PK014", "meta_schedule cannot be nested inside another meta_schedule",
-                      self.index.span(self.index.first(node), self.index.first(node)))
+                      Span.point(self.index.file, label.line, label.col, len("meta_schedule")))
             return []
         if isinstance(node, c_ast.FuncCall):
             self.expr(node)  # reports unsupported calls; a bare math call has no effect
@@ -345,11 +346,15 @@ class Converter:
         keyword = self.index.span(self.index.first(node), self.index.first(node))
         if parallel:
             keyword = Span(keyword.file, keyword.line, keyword.col, keyword.line, keyword.col + 8)
+        shadowed = self.scope.loop_vars.get(var)
         self.scope.loop_vars[var] = keyword
         self.scope.frames.append({})
         body = self.block(node.stmt)
         self.scope.frames.pop()
-        del self.scope.loop_vars[var]
+        if shadowed is None:
+            del self.scope.loop_vars[var]
+        else:
+            self.scope.loop_vars[var] = shadowed
         return syntax.Loop(var, ctype, lo, hi, step, body, parallel, self.index.stmt_span(node), keyword)
 
 

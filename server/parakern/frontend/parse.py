@@ -72,13 +72,33 @@ def _syntax_diagnostic(exc: _PositionedError, prepared: Prepared, text: str) -> 
     if source_line[col - 1:].startswith(LABEL_PREFIX) or (":" == source_line[col - 1:col] and
                                                          LABEL_PREFIX in source_line[:col]):
         message = "meta_schedule must be followed by a statement (usually a { block }) inside a function"
+    elif message == "before: }" and _missing_semicolon(prepared, line, col):
+        prev = _missing_semicolon(prepared, line, col)
+        return error("PK001", f"expected ';' after '{prev.text}'",
+                     Span.point(prepared.file, prev.line, prev.end_col, 1))
     elif message.startswith("before: "):
         message = f"syntax error before '{message[len('before: '):]}'"
+    elif message == "Invalid expression":
+        shown = source_line[col - 1:col - 1 + length] if col <= len(source_line) else ""
+        message = f"syntax error: expected an expression before '{shown}'" if shown else \
+            "syntax error: expected an expression"
     elif message == "At end of input":
         message = "unexpected end of file (a '}' or ';' may be missing)"
     else:
         message = f"syntax error: {message}"
     return error("PK001", message, Span.point(prepared.file, line, col, length))
+
+
+def _missing_semicolon(prepared: Prepared, line: int, col: int):
+    """The token a `;` is missing after, when a `}` arrives where a statement ends."""
+    previous = None
+    for tok in prepared.tokens:
+        if (tok.line, tok.col) >= (line, col):
+            break
+        previous = tok
+    if previous is None or previous.text in (";", "{", "}", ":"):
+        return None
+    return previous
 
 
 def _blank_definition(text: str, line: int) -> str:

@@ -147,6 +147,10 @@ class _Scanner:
                 continue
             if src.startswith("/*", i):
                 end = src.find("*/", i + 2)
+                if end < 0:
+                    self.diagnostics.append(error(
+                        "PK001", "unterminated comment: this /* has no closing */",
+                        self.span(i, i + 2)))
                 end = n if end < 0 else end + 2
                 self.blank(i, end)
                 i = end
@@ -165,6 +169,11 @@ class _Scanner:
                 i = m.end()
                 continue
             m = _PUNCT.match(src, i)
+            if m is None:  # a non-ASCII letter or space: pycparser will report it
+                if not c.isspace():
+                    self.add_token("punct", c, i)
+                i += 1
+                continue
             self.add_token("punct", m.group(), i)
             i = m.end()
 
@@ -272,6 +281,8 @@ class _Scanner:
         span = self.span(i, i + len(text.split("\n")[0]))
         if name in ("include", "pragma") or not body:
             return end
+        if name in ("else", "elif", "endif"):
+            return end  # reported once, at the #if that opens the group
         if name == "define":
             self.define(body[len("define"):], span)
             return end

@@ -74,6 +74,15 @@ class TokenIndex:
             return self.first(node.expr)
         if isinstance(node, c_ast.TernaryOp):
             return self.wrap(node.cond)[0]
+        if isinstance(node, c_ast.Decl):
+            # A declaration starts at its type, which pycparser places on the inner type node.
+            inner = node.type
+            while getattr(inner, "type", None) is not None and not isinstance(inner, c_ast.IdentifierType):
+                inner = inner.type
+            coords = [c for c in (getattr(inner, "coord", None), node.coord) if c is not None]
+            if coords:
+                coord = min(coords, key=lambda c: (c.line, c.column))
+                return self.at(coord.line, coord.column)
         coord = node.coord
         return self.at(coord.line, coord.column)
 
@@ -113,6 +122,10 @@ class TokenIndex:
             return self.last_stmt(node.iffalse if node.iffalse is not None else node.iftrue)
         if isinstance(node, c_ast.Label):
             return self.last_stmt(node.stmt)
+        if isinstance(node, c_ast.Decl):
+            if node.init is not None:
+                return self.wrap(node.init)[1]
+            return self.at(node.coord.line, node.coord.column)
         return self.first(node)
 
     def last_stmt(self, node) -> int:

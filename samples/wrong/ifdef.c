@@ -1,0 +1,12 @@
+#ifdef USE_DOUBLE
+typedef double real;
+#endif
+
+void f(int n, int B, float a[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                a[i * B + j] = 1.0f;
+    }
+}

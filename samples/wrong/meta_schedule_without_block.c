@@ -1,0 +1,4 @@
+void f(int n, float a[n])
+{
+    meta_schedule
+}

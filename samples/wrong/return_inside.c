@@ -1,0 +1,11 @@
+void f(int n, int B, float a[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++) {
+                if (a[i * B + j] < 0.0f)
+                    return;
+                a[i * B + j] = 1.0f;
+            }
+    }
+}

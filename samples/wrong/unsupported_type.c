@@ -1,0 +1,8 @@
+void f(int n, int B, short a[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                a[i * B + j] = 1;
+    }
+}

@@ -1,0 +1,67 @@
+"""Command line: `parakern optimize FILE [--json]`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from parakern import report
+from parakern.frontend import analyze_source
+
+TARGETS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="parakern",
+        description="Comprehensive parametric CUDA kernels from MetaFork-annotated C.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    opt = sub.add_parser("optimize", help="analyse every meta_schedule of a C file and print it")
+    opt.add_argument("file", help="C source with meta_schedule / meta_for constructs")
+    fmt = opt.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the JSON document (DESIGN.md section 4)")
+    fmt.add_argument("--format", choices=("text", "json"), default="text")
+    opt.add_argument("--target", default="sm_80", choices=TARGETS,
+                     help="GPU architecture registers are counted for (default sm_80)")
+    return parser
+
+
+def main(argv: "list[str] | None" = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed a one-line usage error
+        return 2 if exc.code else 0
+    try:
+        if args.command == "optimize":
+            return _optimize(args)
+    except BrokenPipeError:  # output piped into `head`: not an error of the user's
+        sys.stderr.close()
+        return 0
+    return 2
+
+
+def _read(path: str) -> "str | None":
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        print(f"parakern: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        return None
+
+
+def _optimize(args) -> int:
+    source = _read(args.file)
+    if source is None:
+        return 2
+    result = analyze_source(source, args.file)
+    if args.json or args.format == "json":
+        print(json.dumps(report.document(result, args.target), indent=2))
+    else:
+        print(report.text(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

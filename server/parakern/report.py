@@ -1,0 +1,85 @@
+"""The JSON document of DESIGN.md section 4 and the readable text report."""
+from __future__ import annotations
+
+import sympy
+
+from parakern.model import FrontendResult, Schedule
+
+
+def _s(expr) -> str:
+    return "?" if expr is None else str(expr)
+
+
+def schedule_json(schedule: Schedule) -> dict:
+    return {
+        "id": schedule.id,
+        "function": schedule.function,
+        "range": schedule.span.to_lsp(),
+        "keyword_range": schedule.keyword_span.to_lsp(),
+        "parameters": {"data": [p.name for p in schedule.data_params],
+                       "program": [p.name for p in schedule.program_params]},
+        "derived": {d.name: _s(d.value) for d in schedule.derived},
+        "arrays": [{"name": a.name, "type": a.ctype, "dims": [_s(d) for d in a.dims],
+                    "read": a.read, "written": a.written,
+                    "cached": a.name in {c.name for c in schedule.cache}}
+                   for a in schedule.arrays],
+        "grid": [_s(loop.extent) for loop in schedule.grid],
+        "block": [_s(loop.extent) for loop in schedule.block],
+        "loops": [{"var": loop.var, "level": loop.level, "axis": loop.axis,
+                   "extent": _s(loop.extent), "range": loop.keyword_span.to_lsp()}
+                  for loop in schedule.loops],
+        "serial": [{"var": loop.var, "trip_count": _s(loop.trip_count), "between": loop.between,
+                    "range": loop.keyword_span.to_lsp()}
+                   for loop in schedule.between + schedule.serial],
+        "cache": [c.name for c in schedule.cache],
+        "facts": [_s(f.relation) for f in schedule.facts],
+        "accesses": [{"array": a.array, "indices": [_s(i) for i in a.indices],
+                      "read": a.is_read, "write": a.is_write, "exact": a.exact,
+                      "range": a.span.to_lsp()} for a in schedule.accesses],
+        "cases": [],
+        "coverage": None,
+    }
+
+
+def document(result: FrontendResult, target: str) -> dict:
+    return {
+        "file": result.file,
+        "target": target,
+        "schedules": [schedule_json(s) for s in result.schedules],
+        "diagnostics": [d.to_json() for d in result.diagnostics],
+    }
+
+
+def text(result: FrontendResult) -> str:
+    lines = []
+    count = len(result.schedules)
+    lines.append(f"{result.file}: {count} meta_schedule block{'s' * (count != 1)} analysed"
+                 + (f", {len(result.diagnostics)} diagnostic{'s' * (len(result.diagnostics) != 1)}"
+                    if result.diagnostics else ""))
+    for d in result.diagnostics:
+        lines.append("  " + d.format())
+    for s in result.schedules:
+        lines.append("")
+        lines.append(f"{s.id}  (line {s.keyword_span.line})")
+        derived = {d.name: d.value for d in s.derived}
+        for loop in s.loops:
+            index = "blockIdx" if loop.level == "grid" else "threadIdx"
+            extent = loop.extent
+            where = f"   {extent} = {sympy.sstr(derived[str(extent)])}" if str(extent) in derived else ""
+            lines.append(f"  {loop.level:<6} {loop.var} in [{_s(loop.lo)}, {_s(loop.hi)}) -> "
+                         f"{index}.{loop.axis}{where}")
+        for loop in s.between:
+            lines.append(f"  serial {loop.var} < {_s(loop.hi)} between grid and block levels")
+        for loop in s.serial:
+            lines.append(f"  serial {loop.var} < {_s(loop.hi)} inside each thread")
+        lines.append(f"  data parameters     {', '.join(p.name for p in s.data_params) or '-'}")
+        lines.append(f"  program parameters  {', '.join(p.name for p in s.program_params) or '-'}")
+        cached = {c.name for c in s.cache}
+        for a in s.arrays:
+            dims = "".join(f"[{_s(d)}]" for d in a.dims) if a.dims else " (pointer)"
+            use = ", ".join(u for u, on in (("read", a.read), ("written", a.written),
+                                            ("cached", a.name in cached)) if on)
+            lines.append(f"  array {a.name}: {a.ctype}{dims}  {use}")
+        if s.facts:
+            lines.append(f"  facts  {'; '.join(_s(f.relation) for f in s.facts)}")
+    return "\n".join(lines)

@@ -1,0 +1,47 @@
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+WRONG = SAMPLES / "wrong"
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+def sample_files():
+    return sorted(SAMPLES.glob("*.c"))
+
+
+def wrong_files():
+    return sorted(WRONG.glob("*.c"))
+
+
+def text_at(path: Path, span) -> str:
+    """The source text a span covers (1-based lines, code-point columns, end exclusive)."""
+    lines = path.read_text().split("\n")
+    if span.line == span.end_line:
+        return lines[span.line - 1][span.col - 1:span.end_col - 1]
+    parts = [lines[span.line - 1][span.col - 1:]] + lines[span.line:span.end_line - 1]
+    return "\n".join(parts + [lines[span.end_line - 1][:span.end_col - 1]])
+
+
+def expr(text: str):
+    """Parses an expression with every identifier an integer symbol (sympy's N, S, E... too)."""
+    import re
+
+    import sympy
+
+    from parakern.symbols import sym
+    names = {n: sym(n) for n in re.findall(r"[A-Za-z_]\w*", text) if n not in ("floor", "Mod", "ceiling")}
+    names.update(floor=sympy.floor, Mod=sympy.Mod, ceiling=sympy.ceiling)
+    return sympy.parse_expr(text, local_dict=names)
+
+
+def same(value, expected: str) -> bool:
+    """sympy equivalence of an expression with the text of the expected one."""
+    import sympy
+    return sympy.simplify(value - expr(expected)) == 0

@@ -1,0 +1,73 @@
+"""The command line: exit codes, the JSON contract, the readable report."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SAMPLES, WRONG
+from parakern.cli import main
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "parakern", *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+
+
+def test_optimize_prints_each_schedule(capsys):
+    assert main(["optimize", str(SAMPLES / "jacobi1d.c")]) == 0
+    out = capsys.readouterr().out
+    assert "jacobi1d:0" in out
+    assert "i in [0, dim) -> blockIdx.x" in out and "j in [0, B) -> threadIdx.x" in out
+    assert "data parameters     N" in out and "program parameters  s, B, t" in out
+    assert "array a: int[2*N]  read, written, cached" in out
+
+
+def test_json_document_follows_the_contract(capsys):
+    assert main(["optimize", str(SAMPLES / "jacobi1d.c"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["file"].endswith("jacobi1d.c") and doc["target"] == "sm_80"
+    (s,) = doc["schedules"]
+    assert s["id"] == "jacobi1d:0"
+    assert s["range"]["start"] == {"line": 8, "character": 8}  # 0-based, LSP style
+    assert s["parameters"] == {"data": ["N"], "program": ["s", "B", "t"]}
+    assert s["arrays"] == [{"name": "a", "type": "int", "dims": ["2*N"], "read": True,
+                            "written": True, "cached": True}]
+    assert s["grid"] == ["dim"] and s["block"] == ["B"]
+    assert s["cache"] == ["a"] and s["cases"] == []
+    assert doc["diagnostics"] == []
+
+
+def test_errors_are_diagnostics_with_exit_zero(capsys):
+    assert main(["optimize", str(WRONG / "write_param.c"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (d,) = doc["diagnostics"]
+    assert d["code"] == "PK004" and d["severity"] == "error"
+    assert d["range"] == {"start": {"line": 6, "character": 16}, "end": {"line": 6, "character": 17}}
+    assert doc["schedules"] == []
+
+
+def test_text_report_shows_diagnostics_gcc_style(capsys):
+    assert main(["optimize", str(WRONG / "undeclared.c")]) == 0
+    out = capsys.readouterr().out
+    assert "undeclared.c:6:32: error: 'scale' is not declared before this meta_schedule [PK010]" in out
+
+
+def test_unreadable_file_is_exit_2_with_one_line():
+    result = run("optimize", "no/such/file.c")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "cannot read no/such/file.c" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["optimize"], ["frobnicate"], ["optimize", "x.c", "--target", "sm_1"]])
+def test_bad_usage_is_exit_2(args):
+    result = run(*args)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and "usage:" in result.stderr
+
+
+def test_directory_is_exit_2():
+    result = run("optimize", "samples")
+    assert result.returncode == 2 and "cannot read samples" in result.stderr

@@ -1,0 +1,104 @@
+"""Every deliberately wrong input gets its diagnostic: code, message and exact range."""
+import pytest
+
+from conftest import WRONG, text_at, wrong_files
+from parakern.frontend import analyze_file, analyze_source
+
+# file: (code, (line, col, end_line, end_col), text under the range, words the message must hold)
+EXPECTED = {
+    "syntax_error.c": ("PK001", (6, 36, 6, 37), "", "expected ';' after '0.0f'"),
+    "noncanonical_bound.c": ("PK003", (4, 30, 4, 40), "i <= n / B", "compare its variable 'i' with '<'"),
+    "noncanonical_step.c": ("PK003", (4, 41, 4, 47), "i += 2", "increment its variable by one"),
+    "write_param.c": ("PK004", (7, 17, 7, 18), "n", "cannot assign to 'n' inside meta_schedule"),
+    "cache_scalar.c": ("PK005", (3, 28, 3, 29), "B", "'B' is a scalar; cache() takes arrays"),
+    "cache_unused.c": ("PK005", (3, 25, 3, 26), "b", "array 'b' is not used in this meta_schedule"),
+    "too_many_levels.c": ("PK006", (7, 9, 7, 17), "meta_for", "4 meta_for levels map to the grid"),
+    "call_printf.c": ("PK007", (9, 17, 9, 34), 'printf("%d\\n", j)', "call to 'printf' cannot be offloaded"),
+    "break_inside.c": ("PK008", (8, 25, 8, 31), "break;", "'break' is not allowed"),
+    "return_inside.c": ("PK008", (7, 21, 7, 28), "return;", "'return' is not allowed"),
+    "statement_beside_nest.c": ("PK009", (4, 9, 4, 19), "int x = 3;", "exactly one meta_for loop nest"),
+    "no_meta_for.c": ("PK009", (3, 5, 3, 18), "meta_schedule", "contains no meta_for loop"),
+    "meta_schedule_without_block.c": ("PK009", (3, 5, 3, 18), "meta_schedule", "contains no meta_for loop"),
+    "imperfect_nest.c": ("PK009", (7, 17, 7, 25), "meta_for", "perfectly nested"),
+    "undeclared.c": ("PK010", (6, 32, 6, 37), "scale", "'scale' is not declared"),
+    "unsupported_type.c": ("PK011", (6, 17, 6, 18), "a", "element type short"),
+    "pointer_two_subscripts.c": ("PK012", (6, 17, 6, 24), "a[i][j]", "'a' is a pointer"),
+    "while_inside.c": ("PK013", (7, 17, 10, 18), None, "while loops are not supported"),
+    "nested_schedule.c": ("PK014", (6, 17, 6, 30), "meta_schedule", "cannot be nested"),
+    "ifdef.c": ("PK002", (1, 1, 1, 18), "#ifdef USE_DOUBLE", "#ifdef is not supported"),
+    "function_macro.c": ("PK002", (1, 1, 1, 30), "#define SQUARE(x) ((x) * (x))", "function-like macro"),
+    "loop_variable_write.c": ("PK017", (7, 17, 7, 18), "j", "'j' is a loop variable"),
+    "one_bad_one_good.c": ("PK004", (7, 17, 7, 18), "B", "cannot assign to 'B'"),
+    "broken_function_beside_good.c": ("PK001", (13, 18, 13, 19), ";", "expected an expression before ';'"),
+}
+
+
+def test_every_wrong_input_has_an_expectation():
+    assert {p.name for p in wrong_files()} == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_wrong_input_diagnostic(name):
+    path = WRONG / name
+    code, (line, col, end_line, end_col), text, words = EXPECTED[name]
+    result = analyze_file(path)
+    errors = [d for d in result.diagnostics if d.severity.value == "error"]
+    assert len(errors) == 1, [d.format() for d in result.diagnostics]
+    (d,) = errors
+    assert d.code == code
+    assert words in d.message
+    assert (d.span.line, d.span.col, d.span.end_line, d.span.end_col) == (line, col, end_line, end_col)
+    if text is not None:
+        assert text_at(path, d.span) == text
+    assert d.span.file == str(path)
+
+
+def test_one_bad_schedule_does_not_hide_the_good_one():
+    result = analyze_file(WRONG / "one_bad_one_good.c")
+    assert [s.id for s in result.schedules] == ["f:1"]
+
+
+def test_syntax_error_in_one_function_does_not_hide_another():
+    result = analyze_file(WRONG / "broken_function_beside_good.c")
+    assert [s.id for s in result.schedules] == ["f:0"]
+
+
+def test_related_information_points_at_the_declaration():
+    (d,) = analyze_file(WRONG / "write_param.c").diagnostics
+    (related,) = d.related
+    assert related.span.line == 1 and "declared here" in related.message
+
+
+def test_all_errors_of_a_schedule_are_reported():
+    source = """void f(int n, float a[n]) {
+    meta_schedule {
+        meta_for (int i = 0; i < n; i++)
+            meta_for (int j = 0; j < 2; j++) {
+                n = 1;
+                a[i] = g(j);
+            }
+    }
+}
+"""
+    codes = [d.code for d in analyze_source(source, "x.c").diagnostics]
+    assert codes == ["PK004", "PK007"]
+
+
+def test_single_level_warns_but_analyses():
+    source = "void f(int n, float a[n]) {\n  meta_schedule {\n    meta_for (int i = 0; i < n; i++)\n      a[i] = 0.0f;\n  }\n}\n"
+    result = analyze_source(source, "x.c")
+    assert [d.code for d in result.diagnostics] == ["PK016"]
+    assert result.diagnostics[0].severity.value == "warning"
+    assert len(result.schedules) == 1 and result.schedules[0].block == ()
+
+
+def test_non_ascii_text_keeps_columns_in_code_points():
+    source = ("void f(int n, float a[n]) { /* é – ü */ meta_schedule {\n"
+              "  meta_for (int i = 0; i < n; i++) meta_for (int j = 0; j < 2; j++) a[i] = x; } }\n")
+    (d,) = analyze_source(source, "u.c").diagnostics
+    assert d.code == "PK010"
+    line = source.split("\n")[1]
+    assert line[d.span.col - 1:d.span.end_col - 1] == "x"
+    s = analyze_source(source.replace("= x;", "= 1.0f;"), "u.c").schedules[0]
+    first = source.split("\n")[0]
+    assert first[s.keyword_span.col - 1:s.keyword_span.end_col - 1] == "meta_schedule"
