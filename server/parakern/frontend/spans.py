@@ -122,6 +122,10 @@ class TokenIndex:
             return self.last_stmt(node.iffalse if node.iffalse is not None else node.iftrue)
         if isinstance(node, c_ast.Label):
             return self.last_stmt(node.stmt)
+        if isinstance(node, c_ast.Goto):
+            return self.first(node) + 1  # the label name
+        if isinstance(node, c_ast.Return) and node.expr is not None:
+            return self.wrap(node.expr)[1]
         if isinstance(node, c_ast.Decl):
             if node.init is not None:
                 return self.wrap(node.init)[1]

@@ -1,0 +1,114 @@
+"""Array and type forms the front-end accepts, and constructs it rejects."""
+from conftest import same
+from parakern.frontend import analyze_source
+
+FIXED = """
+#define SIZE 1024
+#define REAL double
+float global_in[SIZE];
+typedef unsigned count_t;
+
+void f(int B, long scale)
+{
+    REAL out[2 * SIZE];
+    count_t hits[SIZE];
+    int blocks = SIZE / B;
+    meta_schedule {
+        meta_for (int i = 0; i < blocks; i++)
+            meta_for (int j = 0; j < B; j++) {
+                long g = (long) i * B + j;
+                out[g] = global_in[g] * scale;
+                hits[g] += 1u;
+            }
+    }
+}
+"""
+
+
+def test_fixed_size_global_and_define_sized_arrays():
+    result = analyze_source(FIXED, "fixed.c")
+    assert result.diagnostics == ()
+    (s,) = result.schedules
+    arrays = {a.name: a for a in s.arrays}
+    assert arrays["out"].ctype == "double" and same(arrays["out"].dims[0], "2048")
+    assert arrays["global_in"].ctype == "float" and same(arrays["global_in"].dims[0], "1024")
+    assert arrays["hits"].ctype == "unsigned" and arrays["hits"].read and arrays["hits"].written
+    assert [p.name for p in s.program_params] == ["B", "scale"]
+    assert s.data_params == ()
+    assert {p.name: p.ctype for p in s.params} == {"B": "int", "scale": "long"}
+    (blocks,) = s.derived
+    assert same(blocks.value, "floor(1024/B)")
+    assert s.locals[0].ctype == "long"
+
+
+def test_scalar_written_in_host_code_is_a_parameter_not_derived():
+    source = """void f(int n, int B, float a[n]) {
+    int m = n / 2;
+    m = m + 1;
+    meta_schedule {
+        meta_for (int i = 0; i < m; i++)
+            meta_for (int j = 0; j < B; j++)
+                a[i] = 0.0f;
+    }
+}"""
+    (s,) = analyze_source(source, "x.c").schedules
+    assert s.derived == ()
+    assert "m" in [p.name for p in s.program_params]
+
+
+def test_definition_invalidated_by_a_loop_around_the_schedule():
+    source = """void f(int n, int B, float a[n]) {
+    int half = n / 2;
+    for (int r = 0; r < 3; r++) {
+        meta_schedule {
+            meta_for (int i = 0; i < half; i++)
+                meta_for (int j = 0; j < B; j++)
+                    a[i] = 0.0f;
+        }
+        n = n - 1;
+    }
+}"""
+    (s,) = analyze_source(source, "x.c").schedules
+    # n changes inside the loop while half keeps its first value: half = n/2 no longer
+    # holds from the second iteration on, so half is a parameter of its own.
+    assert s.derived == ()
+    assert [p.name for p in s.program_params] == ["B", "half"]  # declaration order
+    assert s.host_loops == ("r",)
+
+
+def test_goto_is_rejected_at_its_statement():
+    source = """void f(int n, float a[n]) {
+    meta_schedule {
+        meta_for (int i = 0; i < n; i++)
+            meta_for (int j = 0; j < 2; j++) {
+                goto done;
+            }
+    }
+done:
+    return;
+}"""
+    (d,) = analyze_source(source, "g.c").diagnostics
+    assert d.code == "PK008" and "'goto' is not allowed" in d.message
+    assert (d.span.line, d.span.col, d.span.end_col) == (5, 17, 27)
+
+
+def test_serial_loop_forms():
+    source = """void f(int n, float a[n]) {
+    meta_schedule {
+        meta_for (int i = 0; i < n; i++)
+            meta_for (int j = 0; j < 2; j++)
+                for (int k = 0; k <= 4; k += 2)
+                    a[i] += k;
+    }
+}"""
+    (s,) = analyze_source(source, "k.c").schedules
+    (k,) = s.serial
+    assert same(k.hi, "5") and same(k.step, "2") and same(k.trip_count, "3")
+    bad = source.replace("k <= 4", "k != 4")
+    (d,) = analyze_source(bad, "k.c").diagnostics
+    assert d.code == "PK015" and d.span.line == 5
+
+
+def test_empty_file_and_file_without_schedules():
+    assert analyze_source("", "e.c").schedules == ()
+    assert analyze_source("int main(void) { return 0; }\n", "m.c").diagnostics == ()
