@@ -150,7 +150,7 @@ class Schedule:
     arrays: tuple[Array, ...]
     cache: tuple[CachedArray, ...]
     facts: tuple[Fact, ...]
-    host_loops: tuple[str, ...]       # serial loops of the host code around the block
+    host_loops: tuple[str, ...]       # variables of the host code's for loops around the block
     text: str                         # source text of the block, for caching results
 
     @property

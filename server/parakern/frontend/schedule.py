@@ -71,24 +71,22 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
 
     params = scalars.params(arrays)
     param_names = {p.name for p in params} | {d.name for d in scalars.derived}
-    accesses, locals_ = _accesses(nest, body, conv, param_names, levels, between)
+    accesses, locals_, serial_inside = _accesses(nest, body, conv, param_names, levels, between)
     arrays = tuple(_mark_use(a, accesses) for a in arrays)
     parallel = tuple(
         model.ParallelLoop(loop.var, _sym(loop.lo), _sym(loop.hi), "grid" if k < n_grid else "block",
                            _AXES[(n_grid - 1 - k) if k < n_grid else (len(levels) - 1 - k)],
                            ctx.index.header_at(loop.keyword_span), loop.keyword_span)
         for k, loop in enumerate(levels))
-    serial_inside = tuple(_serial(loop, ctx, between=False)
-                          for loop in syntax.walk(body) if isinstance(loop, syntax.Loop))
     facts = scalars.facts(parallel, site, conv)
     span = keyword.to(ctx.index.stmt_span(site.label.stmt))
     schedule = model.Schedule(
         id=f"{fctx.name}:{site.index}", function=fctx.name, index=site.index, span=span,
         keyword_span=keyword, grid=parallel[:n_grid], block=parallel[n_grid:],
         between=tuple(_serial(loop, ctx, between=True) for loop in between[0]),
-        serial=serial_inside, body=body, nest=nest, accesses=accesses, locals=locals_,
+        serial=tuple(serial_inside), body=body, nest=nest, accesses=accesses, locals=locals_,
         params=params, derived=tuple(scalars.derived), arrays=arrays, cache=cache, facts=facts,
-        host_loops=tuple(name for name, _ in site.host_loops), text=ctx.text_of(span))
+        host_loops=tuple(name for name, _ in site.host_loops if name), text=ctx.text_of(span))
     return schedule, diagnostics
 
 
@@ -168,14 +166,16 @@ def _grid_count(levels, between) -> int:
     return (len(levels) + 1) // 2
 
 
-def _serial(loop: syntax.Loop, ctx: FileContext, between: bool) -> model.SerialLoop:
-    return model.SerialLoop(loop.var, _sym(loop.lo), _sym(loop.hi), _sym(loop.step), between,
-                            loop.span, loop.keyword_span)
+def _serial(loop: syntax.Loop, ctx: "FileContext | None", between: bool, env=None) -> model.SerialLoop:
+    """A serial loop with its bounds in loop variables and parameters (locals substituted)."""
+    return model.SerialLoop(loop.var, _sym(loop.lo, env), _sym(loop.hi, env), _sym(loop.step, env),
+                            between, loop.span, loop.keyword_span)
 
 
-def _sym(expr: syntax.Expr) -> sympy.Expr:
-    value = syntax.to_sympy(expr)
-    return value if value is not None else sympy.Symbol(f"?{expr.span.line}_{expr.span.col}")
+def _sym(expr: syntax.Expr, env=None) -> sympy.Expr:
+    value = syntax.to_sympy(expr, env)
+    return value if value is not None else \
+        sympy.Symbol(f"?{expr.span.line}_{expr.span.col}", integer=True)
 
 
 # ------------------------------------------------------------------- scalars
@@ -362,6 +362,7 @@ def _accesses(nest, body, conv: Converter, param_names: set[str], levels, betwee
     known = {sym(n) for n in param_names | loop_names}
     accesses: list[model.Access] = []
     locals_: list[model.LocalScalar] = []
+    serial: list[model.SerialLoop] = []
 
     def record(expr, env, guards, loops):
         for node in syntax.walk(expr):
@@ -407,6 +408,7 @@ def _accesses(nest, body, conv: Converter, param_names: set[str], levels, betwee
         if isinstance(stmt, syntax.Loop):
             for bound in (stmt.lo, stmt.hi, stmt.step):
                 record(bound, env, guards, loops)
+            serial.append(_serial(stmt, None, between=False, env=env))
             inner = dict(env)
             inner[stmt.var] = sym(stmt.var)
             known.add(sym(stmt.var))
@@ -422,7 +424,7 @@ def _accesses(nest, body, conv: Converter, param_names: set[str], levels, betwee
         for bound in (lp.lo, lp.hi, lp.step):
             record(bound, {}, (), ())
     visit(body, {}, (), serial_vars)
-    return tuple(accesses), tuple(locals_)
+    return tuple(accesses), tuple(locals_), tuple(serial)
 
 
 def _access(node: syntax.Index, env, guards, loops, known, read: bool, write: bool) -> model.Access:
