@@ -1,0 +1,49 @@
+"""Where array elements live: the hook through which lowering addresses memory.
+
+`lower` asks its `Memory` for the address of every array element it reads
+or writes, and calls it around each execution of the per-thread body (inside
+the serial loops between the grid and block levels, where a staged tile is
+refilled). `GlobalMemory` keeps every array in global memory; shared-memory
+staging of `Kernel.cached` arrays is another `Memory`, built on the
+footprints of counters/footprint.py.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from llvmlite import ir
+
+from parakern.model import Array
+
+if TYPE_CHECKING:
+    from parakern.ir.expr import ExprLowerer
+
+
+class Memory(Protocol):
+    def prologue(self, fn: "ExprLowerer") -> None:
+        """Once per thread, after the arguments and thread indices are bound."""
+
+    def before_body(self, fn: "ExprLowerer") -> None:
+        """Before each execution of the per-thread body (e.g. fill a tile, then barrier)."""
+
+    def after_body(self, fn: "ExprLowerer") -> None:
+        """After each execution of the per-thread body (e.g. barrier, write a tile back)."""
+
+    def address(self, fn: "ExprLowerer", array: Array, subscripts: tuple[ir.Value, ...]) -> ir.Value:
+        """Pointer to array[subscripts...]; subscripts are i64, as C converts them."""
+
+
+class GlobalMemory:
+    """Every array is read and written in global memory, row-major."""
+
+    def prologue(self, fn) -> None:
+        pass
+
+    def before_body(self, fn) -> None:
+        pass
+
+    def after_body(self, fn) -> None:
+        pass
+
+    def address(self, fn, array: Array, subscripts: tuple[ir.Value, ...]) -> ir.Value:
+        return fn.global_pointer(array, fn.linear_index(array, subscripts))

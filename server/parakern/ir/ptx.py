@@ -1,0 +1,32 @@
+"""PTX through llvmlite's NVPTX back-end, cached per kernel variant."""
+from __future__ import annotations
+
+import functools
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from parakern.ir.lower import lower
+from parakern.ir.passes import optimize
+from parakern.ir.targets import device_machine
+from parakern.kernel import Kernel
+from parakern.model import Schedule
+
+
+def emit_ptx(module: "ir.Module | llvm.ModuleRef | str", target: str = "sm_80") -> str:
+    """PTX text of an (already optimized) NVPTX module."""
+    ref = llvm.parse_assembly(str(module))  # a fresh copy: codegen passes rewrite the module
+    return device_machine(target).emit_assembly(ref)
+
+
+def kernel_ptx(kernel: Kernel, level: "int | None" = None) -> str:
+    """PTX of a kernel variant at IR level `level` (default: the variant's own ir_level)."""
+    level = kernel.ir_level if level is None else level
+    # Only what the PTX depends on keys the cache: decisions and cse_level are history.
+    return _cached_ptx(kernel.schedule, kernel.cached, level, kernel.target)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_ptx(schedule: Schedule, cached: tuple[str, ...], level: int, target: str) -> str:
+    kernel = Kernel(schedule, cached, ir_level=level, target=target)  # lower reads ir_level
+    return emit_ptx(optimize(lower(kernel), level, target), target)
