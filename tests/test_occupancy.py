@@ -163,15 +163,22 @@ def test_rejects_bad_arguments():
 B0, B1, B, s, R = sympy.symbols("B0 B1 B s R", integer=True, positive=True)
 
 
+def _at(expr, point):
+    # xreplace substitutes all symbols at once; subs() would re-evaluate
+    # Min/Max on every partially substituted expression (~100x slower).
+    return sympy.sympify(expr).xreplace(point)
+
+
 def _random_point(rng, p):
     optin = p.max_shared_memory_per_block
-    return {
+    values = {
         B0: rng.choice([1, 2, 3, 4, 8, 16, 17, 32, 33, 64]),
         B1: rng.choice([1, 2, 4, 7, 8, 16, 32, 33]),
         B: rng.randint(1, 128),
         s: rng.choice([1, 2, 4, 8, 16, 32, 64, 128, 256, optin // 1024]),
         R: rng.choice([1, 8, 16, 31, 32, 33, 40, 64, 96, 128, 168, 255, 256]),
     }
+    return {k: sympy.Integer(v) for k, v in values.items()}
 
 
 SYMBOLIC_CASES = {
@@ -189,27 +196,37 @@ def test_symbolic_equals_numeric(key, case):
     threads, shared, regs = SYMBOLIC_CASES[case]
     expr = occupancy_expr(regs, shared, threads, p)
     rng = random.Random(f"{key}-{case}")
-    for _ in range(60):
+    seen = set()
+    for _ in range(80):
         point = _random_point(rng, p)
-        t, z, r = (int(sympy.sympify(x).subs(point)) for x in (threads, shared, regs))
-        value = expr.subs(point)
+        t, z, r = (int(_at(x, point)) for x in (threads, shared, regs))
+        value = _at(expr, point)
         assert value.is_Rational, (point, value)
         assert Fraction(int(value.p), int(value.q)) == occupancy(r, z, t, p), point
+        seen.add(occupancy_detail(r, z, t, p).limiting)
+    assert len(seen) >= 3, seen  # the points exercise several binding limits
 
 
-@pytest.mark.parametrize("key", ["v100", "t4", "a100", "h100"])
+@pytest.mark.parametrize("key", ["v100", "t4", "h100"])
 @pytest.mark.parametrize("carveout", [0, 50])
 def test_symbolic_equals_numeric_small_carveout(key, carveout):
     p = PROFILES[key]
     threads, shared = B0 * B1, 4 * B0 * B1 * s
     expr = occupancy_expr(R, shared, threads, p, carveout_percent=carveout)
     rng = random.Random(f"{key}-{carveout}")
-    for _ in range(40):
+    for _ in range(60):
         point = _random_point(rng, p)
-        t, z = int(threads.subs(point)), int(shared.subs(point))
-        value = expr.subs(point)
+        t, z = int(_at(threads, point)), int(_at(shared, point))
+        value = _at(expr, point)
         assert Fraction(int(value.p), int(value.q)) == occupancy(
-            point[R], z, t, p, carveout_percent=carveout), point
+            int(point[R]), z, t, p, carveout_percent=carveout), point
+
+
+def test_symbolic_subs_agrees_with_xreplace():
+    expr = occupancy_expr(R, 8 * s * B + 8, B0 * B1, PROFILES["a100"])
+    point = {B0: 16, B1: 8, s: 4, B: 100, R: 40}
+    assert expr.subs(point) == _at(expr, {k: sympy.Integer(v) for k, v in point.items()})
+    assert expr.subs(point) == occupancy(40, 8 * 4 * 100 + 8, 128, PROFILES["a100"])
 
 
 def test_symbolic_with_numbers_is_a_number():

@@ -1,0 +1,217 @@
+"""Limits of real NVIDIA GPUs: which kernel case fits a GPU, and occupancy.
+
+Per-compute-capability limits live in one table, ``CC_LIMITS``; a GPU entry
+only adds what differs between parts of the same capability (SM count,
+bandwidth, clock) and copies the rest from that table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KIB = 1024
+
+# Where the per-capability numbers come from.
+_CC_SOURCE = (
+    "CUDA C++ Programming Guide, 'Compute Capabilities' appendix, table "
+    "'Technical Specifications per Compute Capability' and the per-architecture "
+    "shared-memory sections (carveout sizes, 1 KiB reserved per block on cc >= 8.0); "
+    "allocation units/granularities from CUDA toolkit include/cuda_occupancy.h "
+    "(cudaOccSMemAllocationGranularity, cudaOccRegAllocationGranularity, "
+    "cudaOccSubPartitionsPerMultiprocessor)"
+)
+
+
+@dataclass(frozen=True)
+class ComputeCapabilityLimits:
+    """Limits shared by every GPU of one compute capability."""
+
+    max_warps_per_sm: int
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    # Largest shared-memory carveout per SM (what the SM gets at carveout 100%).
+    shared_memory_per_sm: int
+    # Opt-in per-block maximum (cudaFuncAttributeMaxDynamicSharedMemorySize).
+    max_shared_memory_per_block_optin: int
+    shared_memory_allocation_unit: int
+    # Reserved by the driver per block (cudaDevAttrReservedSharedMemoryPerBlock).
+    reserved_shared_memory_per_block: int
+    # Shared-memory capacities an SM can be configured to, in bytes, ascending.
+    shared_memory_carveouts: tuple[int, ...]
+    # Identical on every capability since 7.0, kept here so nothing is per-GPU.
+    warp_size: int = 32
+    max_threads_per_block: int = 1024
+    max_registers_per_thread: int = 255
+    registers_per_sm: int = 64 * KIB
+    max_registers_per_block: int = 64 * KIB
+    max_shared_memory_per_block_default: int = 48 * KIB
+    register_allocation_unit: int = 256  # registers, per warp
+    register_allocation_granularity: str = "warp"
+    # Warps are allocated registers per SM sub-partition (4 on cc >= 7.0).
+    warp_allocation_granularity: int = 4
+
+
+def _kib(*sizes: int) -> tuple[int, ...]:
+    return tuple(s * KIB for s in sizes)
+
+
+CC_LIMITS: dict[tuple[int, int], ComputeCapabilityLimits] = {
+    (7, 0): ComputeCapabilityLimits(
+        max_warps_per_sm=64, max_threads_per_sm=2048, max_blocks_per_sm=32,
+        shared_memory_per_sm=96 * KIB, max_shared_memory_per_block_optin=96 * KIB,
+        shared_memory_allocation_unit=256, reserved_shared_memory_per_block=0,
+        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 96)),
+    (7, 5): ComputeCapabilityLimits(
+        max_warps_per_sm=32, max_threads_per_sm=1024, max_blocks_per_sm=16,
+        shared_memory_per_sm=64 * KIB, max_shared_memory_per_block_optin=64 * KIB,
+        shared_memory_allocation_unit=256, reserved_shared_memory_per_block=0,
+        shared_memory_carveouts=_kib(32, 64)),
+    (8, 0): ComputeCapabilityLimits(
+        max_warps_per_sm=64, max_threads_per_sm=2048, max_blocks_per_sm=32,
+        shared_memory_per_sm=164 * KIB, max_shared_memory_per_block_optin=163 * KIB,
+        shared_memory_allocation_unit=128, reserved_shared_memory_per_block=1 * KIB,
+        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100, 132, 164)),
+    (8, 6): ComputeCapabilityLimits(
+        max_warps_per_sm=48, max_threads_per_sm=1536, max_blocks_per_sm=16,
+        shared_memory_per_sm=100 * KIB, max_shared_memory_per_block_optin=99 * KIB,
+        shared_memory_allocation_unit=128, reserved_shared_memory_per_block=1 * KIB,
+        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100)),
+    (8, 9): ComputeCapabilityLimits(
+        max_warps_per_sm=48, max_threads_per_sm=1536, max_blocks_per_sm=24,
+        shared_memory_per_sm=100 * KIB, max_shared_memory_per_block_optin=99 * KIB,
+        shared_memory_allocation_unit=128, reserved_shared_memory_per_block=1 * KIB,
+        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100)),
+    (9, 0): ComputeCapabilityLimits(
+        max_warps_per_sm=64, max_threads_per_sm=2048, max_blocks_per_sm=32,
+        shared_memory_per_sm=228 * KIB, max_shared_memory_per_block_optin=227 * KIB,
+        shared_memory_allocation_unit=128, reserved_shared_memory_per_block=1 * KIB,
+        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100, 132, 164, 196, 228)),
+}
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    """One GPU: its capability limits (from CC_LIMITS) plus part-specific facts."""
+
+    name: str
+    compute_capability: tuple[int, int]
+    sm_count: int
+    warp_size: int
+    max_registers_per_thread: int  # R
+    max_shared_memory_per_block: int  # Z: opt-in maximum, bytes
+    max_shared_memory_per_block_default: int  # static / no opt-in limit, bytes
+    max_threads_per_block: int  # T
+    registers_per_sm: int
+    max_registers_per_block: int
+    shared_memory_per_sm: int
+    shared_memory_carveouts: tuple[int, ...]
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    max_warps_per_sm: int
+    register_allocation_unit: int
+    register_allocation_granularity: str
+    warp_allocation_granularity: int
+    shared_memory_allocation_unit: int
+    reserved_shared_memory_per_block: int
+    memory_bandwidth_gbps: float | None
+    boost_clock_mhz: int | None
+    source: str
+
+    @property
+    def sm_version(self) -> str:
+        major, minor = self.compute_capability
+        return f"sm_{major}{minor}"
+
+
+def _profile(name: str, cc: tuple[int, int], sm_count: int,
+             bandwidth_gbps: float | None, boost_clock_mhz: int | None,
+             part_source: str) -> DeviceProfile:
+    lim = CC_LIMITS[cc]
+    return DeviceProfile(
+        name=name,
+        compute_capability=cc,
+        sm_count=sm_count,
+        warp_size=lim.warp_size,
+        max_registers_per_thread=lim.max_registers_per_thread,
+        max_shared_memory_per_block=lim.max_shared_memory_per_block_optin,
+        max_shared_memory_per_block_default=lim.max_shared_memory_per_block_default,
+        max_threads_per_block=lim.max_threads_per_block,
+        registers_per_sm=lim.registers_per_sm,
+        max_registers_per_block=lim.max_registers_per_block,
+        shared_memory_per_sm=lim.shared_memory_per_sm,
+        shared_memory_carveouts=lim.shared_memory_carveouts,
+        max_threads_per_sm=lim.max_threads_per_sm,
+        max_blocks_per_sm=lim.max_blocks_per_sm,
+        max_warps_per_sm=lim.max_warps_per_sm,
+        register_allocation_unit=lim.register_allocation_unit,
+        register_allocation_granularity=lim.register_allocation_granularity,
+        warp_allocation_granularity=lim.warp_allocation_granularity,
+        shared_memory_allocation_unit=lim.shared_memory_allocation_unit,
+        reserved_shared_memory_per_block=lim.reserved_shared_memory_per_block,
+        memory_bandwidth_gbps=bandwidth_gbps,
+        boost_clock_mhz=boost_clock_mhz,
+        source=f"{_CC_SOURCE} (cc {cc[0]}.{cc[1]}); {part_source}",
+    )
+
+
+# SM counts, bandwidths and boost clocks per part. Where a datasheet gives no
+# clock, it is derived as FP32 peak / (2 FLOP x CUDA cores) and says so.
+PROFILES: dict[str, DeviceProfile] = {
+    "v100": _profile(
+        "NVIDIA Tesla V100 SXM2", (7, 0), 80, 900.0, 1530,
+        "NVIDIA Tesla V100 GPU Architecture whitepaper (80 SMs, 1530 MHz boost, "
+        "900 GB/s HBM2)"),
+    "t4": _profile(
+        "NVIDIA T4", (7, 5), 40, 320.0, 1590,
+        "NVIDIA Turing GPU Architecture whitepaper (Tesla T4: 40 SMs, 1590 MHz "
+        "boost); NVIDIA T4 datasheet (320 GB/s GDDR6)"),
+    "a100": _profile(
+        "NVIDIA A100 SXM4 40GB", (8, 0), 108, 1555.0, 1410,
+        "NVIDIA A100 Tensor Core GPU Architecture whitepaper (108 SMs, 1410 MHz "
+        "boost, 1555 GB/s HBM2 for the 40 GB part)"),
+    "a10": _profile(
+        "NVIDIA A10", (8, 6), 72, 600.0, 1695,
+        "NVIDIA A10 datasheet (600 GB/s GDDR6, 31.2 TFLOPS FP32, 9216 CUDA "
+        "cores = 72 SMs x 128); boost clock derived: 31.2e12 / (2 x 9216)"),
+    "l4": _profile(
+        "NVIDIA L4", (8, 9), 58, 300.0, 2040,
+        "NVIDIA L4 datasheet (300 GB/s GDDR6, 30.3 TFLOPS FP32, 7424 CUDA "
+        "cores = 58 SMs x 128); boost clock derived: 30.3e12 / (2 x 7424)"),
+    "rtx4090": _profile(
+        "NVIDIA GeForce RTX 4090", (8, 9), 128, 1008.0, 2520,
+        "NVIDIA Ada Lovelace GPU Architecture whitepaper (RTX 4090: 128 SMs, "
+        "2520 MHz boost, 1008 GB/s GDDR6X)"),
+    "h100": _profile(
+        "NVIDIA H100 SXM5 80GB", (9, 0), 132, 3350.0, 1980,
+        "NVIDIA H100 Tensor Core GPU Architecture whitepaper (SXM5: 132 SMs); "
+        "NVIDIA H100 datasheet (SXM: 3.35 TB/s HBM3, 67 TFLOPS FP32); boost clock "
+        "derived: 67e12 / (2 x 16896 CUDA cores)"),
+    "h200": _profile(
+        "NVIDIA H200 SXM 141GB", (9, 0), 132, 4800.0, 1980,
+        "NVIDIA H200 datasheet (SXM: 4.8 TB/s HBM3e, 67 TFLOPS FP32; same GH100 "
+        "die as H100 SXM5, 132 SMs); boost clock derived: 67e12 / (2 x 16896)"),
+}
+
+
+def get_profile(name: str) -> DeviceProfile:
+    """Profile by short name ("h100", "A100", ...), case-insensitive."""
+    key = name.strip().lower()
+    try:
+        return PROFILES[key]
+    except KeyError:
+        known = ", ".join(sorted(PROFILES))
+        raise KeyError(f"unknown device {name!r}; known devices: {known}") from None
+
+
+def machine_values(profile: DeviceProfile) -> dict[str, int]:
+    """Values of the machine parameters R, Z, T on this GPU.
+
+    Z is the opt-in per-block maximum, not the 48 KiB default: the generated
+    dispatcher sets cudaFuncAttributeMaxDynamicSharedMemorySize before launch,
+    so a case may use up to the opt-in limit of dynamic shared memory.
+    """
+    return {
+        "R": profile.max_registers_per_thread,
+        "Z": profile.max_shared_memory_per_block,
+        "T": profile.max_threads_per_block,
+    }
