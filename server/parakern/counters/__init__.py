@@ -1,0 +1,20 @@
+"""Resource and performance counters: the evaluation functions f_i, g_i of the paper."""
+from __future__ import annotations
+
+from parakern.counters.base import Counter, Measure
+
+
+def default_counters(target: str = "sm_80", occupancy_device=None) -> tuple[Counter, ...]:
+    """Registers (R), shared memory (Z), threads (T); occupancy (P_occ) when a device is given."""
+    from parakern.counters.registers import RegisterCounter
+    from parakern.counters.shared_memory import SharedMemoryCounter
+    from parakern.counters.threads import ThreadsCounter
+    registers = RegisterCounter()
+    counters = [registers, SharedMemoryCounter(), ThreadsCounter()]
+    if occupancy_device is not None:
+        from parakern.counters.performance import OccupancyCounter
+        counters.append(OccupancyCounter(occupancy_device, registers))
+    return tuple(counters)
+
+
+__all__ = ["Counter", "Measure", "default_counters"]

@@ -103,13 +103,20 @@ class Footprint:
 
 
 def footprint(schedule: Schedule, array: str) -> Footprint:
-    return _Analysis(schedule).footprint(array)
+    return _cached(schedule, (array,))[0]
 
 
 def footprints(schedule: Schedule, arrays=None) -> tuple[Footprint, ...]:
     """Footprints of the named arrays (default: every array), sharing one prover."""
+    names = tuple(a.name for a in schedule.arrays) if arrays is None else tuple(arrays)
+    return _cached(schedule, names)
+
+
+@functools.lru_cache(maxsize=512)
+def _cached(schedule: Schedule, names: tuple[str, ...]) -> tuple[Footprint, ...]:
+    # Schedules are frozen: the counters, the staging and the strategies ask for the
+    # same footprints many times while a case tree is built.
     analysis = _Analysis(schedule)
-    names = [a.name for a in schedule.arrays] if arrays is None else list(arrays)
     return tuple(analysis.footprint(n) for n in names)
 
 
