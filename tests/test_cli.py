@@ -34,8 +34,17 @@ def test_json_document_follows_the_contract(capsys):
     assert s["arrays"] == [{"name": "a", "type": "int", "dims": ["2*N"], "read": True,
                             "written": True, "cached": True}]
     assert s["grid"] == ["dim"] and s["block"] == ["B"]
-    assert s["cache"] == ["a"] and s["cases"] == []
+    assert s["cache"] == ["a"]
     assert doc["diagnostics"] == []
+    shared = {c["counters"]["shared_bytes"] for c in s["cases"]}
+    assert {"8*B*s + 8", "8*B + 8", 0} <= shared
+    for case in s["cases"]:
+        assert case["constraints"] and case["decisions"] and case["verified"]
+        assert set(case["counters"]) == {"registers", "shared_bytes", "threads"}
+        assert isinstance(case["counters"]["registers"], int)
+        assert {"R", "Z", "T"} <= set(case["witness"])
+    assert s["coverage"]["proven"] is True
+    assert all("T < B" in u or "R <" in u or "Z <" in u for u in s["coverage"]["uncovered"])
 
 
 def test_errors_are_diagnostics_with_exit_zero(capsys):

@@ -112,3 +112,17 @@ def test_serial_loop_forms():
 def test_empty_file_and_file_without_schedules():
     assert analyze_source("", "e.c").schedules == ()
     assert analyze_source("int main(void) { return 0; }\n", "m.c").diagnostics == ()
+
+
+def test_parameter_named_like_a_machine_parameter_is_rejected():
+    source = """void f(int n, int T, float a[n]) {
+    meta_schedule {
+        meta_for (int i = 0; i < n / T; i++)
+            meta_for (int j = 0; j < T; j++)
+                a[i * T + j] = 0.0f;
+    }
+}"""
+    (d,) = analyze_source(source, "t.c").diagnostics
+    assert d.code == "PK018" and "threads per block" in d.message
+    assert (d.span.line, d.span.col, d.span.end_col) == (3, 38, 39)
+    assert d.related[0].span.line == 1

@@ -1,4 +1,4 @@
-"""Command line: `parakern optimize FILE [--json]`."""
+"""Command line: `parakern optimize FILE [--json | --format text|json|dot]`."""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from parakern import report
-from parakern.frontend import analyze_source
+from parakern.devices import PROFILES
 
 TARGETS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
 
@@ -22,9 +22,13 @@ def _parser() -> argparse.ArgumentParser:
     opt.add_argument("file", help="C source with meta_schedule / meta_for constructs")
     fmt = opt.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the JSON document (DESIGN.md section 4)")
-    fmt.add_argument("--format", choices=("text", "json"), default="text")
+    fmt.add_argument("--format", choices=("text", "json", "dot"), default="text",
+                     help="text (default), json, or dot (Graphviz picture of each case tree)")
     opt.add_argument("--target", default="sm_80", choices=TARGETS,
                      help="GPU architecture registers are counted for (default sm_80)")
+    opt.add_argument("--occupancy", metavar="DEVICE", choices=sorted(PROFILES),
+                     help="also branch on occupancy (P_occ) computed for this GPU "
+                          f"({', '.join(sorted(PROFILES))})")
     return parser
 
 
@@ -55,11 +59,14 @@ def _optimize(args) -> int:
     source = _read(args.file)
     if source is None:
         return 2
-    result = analyze_source(source, args.file)
+    from parakern.pipeline import Options, analyze
+    analysis = analyze(source, args.file, Options(target=args.target, occupancy=args.occupancy))
     if args.json or args.format == "json":
-        print(json.dumps(report.document(result, args.target), indent=2))
+        print(json.dumps(report.document(analysis), indent=2, ensure_ascii=False))
+    elif args.format == "dot":
+        print(report.dot(analysis))
     else:
-        print(report.text(result))
+        print(report.text(analysis))
     return 0
 
 

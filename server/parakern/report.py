@@ -3,14 +3,24 @@ from __future__ import annotations
 
 import sympy
 
-from parakern.model import FrontendResult, Schedule
+from parakern.model import Schedule
+from parakern.pipeline import Analysis, ScheduleResult
 
 
 def _s(expr) -> str:
     return "?" if expr is None else str(expr)
 
 
-def schedule_json(schedule: Schedule) -> dict:
+def schedule_json(result: ScheduleResult) -> dict:
+    from parakern.casetree_report import tree_json
+    schedule = result.schedule
+    body = _schedule_fields(schedule)
+    if result.tree is not None:
+        body.update(tree_json(result.tree))
+    return body
+
+
+def _schedule_fields(schedule: Schedule) -> dict:
     return {
         "id": schedule.id,
         "function": schedule.function,
@@ -41,24 +51,32 @@ def schedule_json(schedule: Schedule) -> dict:
     }
 
 
-def document(result: FrontendResult, target: str) -> dict:
+def document(analysis: Analysis) -> dict:
     return {
-        "file": result.file,
-        "target": target,
-        "schedules": [schedule_json(s) for s in result.schedules],
-        "diagnostics": [d.to_json() for d in result.diagnostics],
+        "file": analysis.file,
+        "target": analysis.options.target,
+        "schedules": [schedule_json(r) for r in analysis.results],
+        "diagnostics": [d.to_json() for d in analysis.diagnostics],
     }
 
 
-def text(result: FrontendResult) -> str:
+def dot(analysis: Analysis) -> str:
+    from parakern.casetree_report import tree_dot
+    return "\n".join(tree_dot(r.tree, r.schedule.id) for r in analysis.results if r.tree is not None)
+
+
+def text(analysis: Analysis) -> str:
+    from parakern.casetree_report import tree_text
     lines = []
-    count = len(result.schedules)
+    result = analysis
+    count = len(analysis.results)
     lines.append(f"{result.file}: {count} meta_schedule block{'s' * (count != 1)} analysed"
                  + (f", {len(result.diagnostics)} diagnostic{'s' * (len(result.diagnostics) != 1)}"
                     if result.diagnostics else ""))
     for d in result.diagnostics:
         lines.append("  " + d.format())
-    for s in result.schedules:
+    for r in analysis.results:
+        s = r.schedule
         lines.append("")
         lines.append(f"{s.id}  (line {s.keyword_span.line})")
         derived = {d.name: d.value for d in s.derived}
@@ -82,4 +100,8 @@ def text(result: FrontendResult) -> str:
             lines.append(f"  array {a.name}: {a.ctype}{dims}  {use}")
         if s.facts:
             lines.append(f"  facts  {'; '.join(_s(f.relation) for f in s.facts)}")
+        if r.tree is not None:
+            lines.extend(tree_text(r.tree))
+        else:
+            lines.append("  no case tree: see the diagnostics above")
     return "\n".join(lines)

@@ -14,6 +14,9 @@ from parakern.frontend.ctypes import Symbol
 from parakern.symbols import sym
 
 _MAX_LEVELS = 3
+# Names the constraints reserve for the machine (paper section 3.2).
+MACHINE_NAMES = {"R": "registers per thread", "Z": "shared memory per block",
+                 "T": "threads per block", "P_occ": "occupancy"}
 _AXES = ("x", "y", "z")
 
 
@@ -70,6 +73,15 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
         return None, diagnostics
 
     params = scalars.params(arrays)
+    for param in params:
+        if param.name in MACHINE_NAMES:
+            diagnostics.append(error(
+                "PK018", f"parameter '{param.name}' has the name of the machine parameter "
+                f"{param.name} ({MACHINE_NAMES[param.name]}) that the case constraints use; "
+                "rename it", scalars.used_span(param.name),
+                Related(param.span, f"'{param.name}' is declared here")))
+    if any(d.severity.value == "error" for d in diagnostics):
+        return None, diagnostics
     param_names = {p.name for p in params} | {d.name for d in scalars.derived}
     accesses, locals_, serial_inside = _accesses(nest, body, conv, param_names, levels, between)
     arrays = tuple(_mark_use(a, accesses) for a in arrays)
@@ -194,6 +206,10 @@ class _Scalars:
         self.used: dict[str, Span] = {}
         for name in list(conv.used_outer):
             self._use(name)
+
+    def used_span(self, name: str) -> Span:
+        """Where the block first reads `name` (its declaration if read only through a definition)."""
+        return self.conv.used_outer.get(name, self.site.env[name].span)
 
     def _use(self, name: str) -> None:
         """Records a scalar read by the block, following derived definitions."""

@@ -1,0 +1,631 @@
+"""Polynomial constraint systems over machine, program and data parameters, decided by z3.
+
+A `System` is a conjunction of sympy relations (`8*B*s + 8 <= Z`, `9 <= R`)
+plus the schedule's facts, kept apart because they hold everywhere and are
+not printed. Every symbol obeys hypothesis (H1) of the paper: integer
+symbols are non-negative, 0 <= P_occ <= 1 (other real symbols >= 0).
+
+Every z3 call has a time limit and `unknown` is never read as a proof:
+`implies` says "proved" only on an unsat answer. Relations that cannot be
+translated (a function z3 does not know) are dropped from the hypotheses,
+which only weakens them; a satisfying model is then checked against the
+dropped relations by substitution before it is reported.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Iterable, Mapping, Union
+
+import sympy
+import z3
+from sympy.printing.precedence import PRECEDENCE, precedence
+from sympy.printing.str import StrPrinter
+
+from parakern.symbols import P_OCC
+
+DEFAULT_TIMEOUT_MS = 2000
+_MAX_POWER = 16          # x**n is expanded into products up to this exponent
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+Number = Union[int, float]
+
+
+# ------------------------------------------------------------------ systems
+
+def _relation_of(item) -> sympy.Basic:
+    """A sympy boolean from a relation, a model.Fact or anything sympify reads."""
+    return sympy.sympify(getattr(item, "relation", item))
+
+
+@dataclass(frozen=True)
+class System:
+    """A conjunction of relations, with the facts that hold wherever it is used."""
+    relations: tuple = ()
+    facts: tuple = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "relations", _unique(_relation_of(r) for r in self.relations))
+        object.__setattr__(self, "facts", _unique(_relation_of(f) for f in self.facts))
+
+    def add(self, relation) -> "System":
+        return replace(self, relations=self.relations + (relation,))
+
+    def with_facts(self, facts: Iterable) -> "System":
+        return replace(self, facts=self.facts + tuple(facts))
+
+    def all(self) -> tuple:
+        """Relations then facts: everything that holds."""
+        return self.relations + self.facts
+
+    def symbols(self) -> tuple[str, ...]:
+        """Names of the symbols of the relations (not the facts), sorted."""
+        return tuple(sorted({s.name for r in self.relations for s in r.free_symbols}))
+
+    def __str__(self) -> str:
+        return " && ".join(to_c(r) for r in self.relations) or "1"
+
+
+def _unique(items) -> tuple:
+    """Without duplicates or `true`, first occurrence kept."""
+    return tuple(r for r in dict.fromkeys(items) if r is not sympy.true)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """status: "sat" / "unsat" / "unknown" (consistency) or "proved" / "refuted" / "unknown"
+    (coverage); witness: a model (sat) or a counterexample (refuted), by symbol name."""
+    status: str
+    witness: "dict[str, Number] | None" = None
+    reason: str = ""
+
+
+# ------------------------------------------------------------------ sympy -> z3
+
+class Untranslatable(ValueError):
+    """A sympy construct with no z3 counterpart here."""
+
+
+@dataclass
+class Env:
+    """What a translation collects besides the term: the symbols it met and the side
+    conditions that define the quotients of floor, ceiling and Mod.
+
+    `rename` maps symbol names to z3 terms (copies of loop variables); `renamed()`
+    gives an environment sharing the symbols, side conditions and quotients.
+    """
+    rename: dict = field(default_factory=dict)
+    symbols: dict = field(default_factory=dict)     # name -> z3 constant (H1 applies to these)
+    side: list = field(default_factory=list)
+    quotients: dict = field(default_factory=dict)   # (num id, den id) -> (num, den, q)
+    fresh_names: list = field(default_factory=list)
+
+    def renamed(self, mapping: Mapping[str, z3.ExprRef]) -> "Env":
+        return Env(dict(mapping), self.symbols, self.side, self.quotients, self.fresh_names)
+
+    def fresh(self, make, prefix: str) -> z3.ExprRef:
+        """A new z3 constant; `?` keeps it apart from every C name."""
+        self.fresh_names.append(f"?{prefix}{len(self.fresh_names)}")
+        return make(self.fresh_names[-1])
+
+    def variable(self, symbol: sympy.Symbol) -> z3.ExprRef:
+        if symbol.name in self.rename:
+            return self.rename[symbol.name]
+        if symbol.name not in self.symbols:
+            real = symbol.is_integer is not True and symbol.is_real is True
+            self.symbols[symbol.name] = z3.Real(symbol.name) if real else z3.Int(symbol.name)
+        return self.symbols[symbol.name]
+
+    def quotient(self, num: z3.ExprRef, den: z3.ExprRef) -> z3.ExprRef:
+        """floor(num/den) as a fresh integer pinned by side conditions (none when den = 0,
+        where C is undefined anyway)."""
+        key = (num.get_id(), den.get_id())
+        if key not in self.quotients:
+            q = self.fresh(z3.Int, "q")
+            positive = z3.And(den * q <= num, num < den * q + den)
+            negative = z3.And(den * q >= num, num > den * q + den)
+            if z3.is_int_value(den):  # the usual `/ 2`: one case, no implication
+                self.side.append(positive if den.as_long() > 0 else negative if den.as_long() < 0
+                                 else z3.BoolVal(True))
+            else:
+                self.side.append(z3.Implies(den > 0, positive))
+                self.side.append(z3.Implies(den < 0, negative))
+            self.quotients[key] = (num, den, q)
+        return self.quotients[key][2]
+
+    def hypotheses(self) -> list:
+        """(H1) for every symbol met, then the side conditions."""
+        h1 = []
+        for name, var in sorted(self.symbols.items()):
+            h1.append(var >= 0)
+            if name == P_OCC.name:
+                h1.append(var <= 1)
+        return h1 + list(self.side)
+
+
+def to_z3(expr, env: "Env | None" = None) -> z3.ExprRef:
+    """A sympy term or boolean as z3; side conditions of quotients go to `env.side`."""
+    env = Env() if env is None else env
+    expr = sympy.sympify(expr)
+    if _is_formula(expr):
+        return _boolean(expr, env)
+    return _term(expr, env)
+
+
+def _is_formula(e) -> bool:
+    """A truth value (sympy's Symbol is a Boolean too: it counts as a term here)."""
+    if isinstance(e, sympy.Piecewise):
+        return _is_formula(e.args[0].expr)
+    return isinstance(e, (sympy.Rel, sympy.logic.boolalg.BooleanFunction,
+                          sympy.logic.boolalg.BooleanAtom))
+
+
+def _term(e, env: Env) -> z3.ExprRef:
+    if e.is_Integer:
+        return z3.IntVal(int(e))
+    if e.is_Rational:
+        return z3.Q(int(e.p), int(e.q))
+    if e.is_Float:
+        f = Fraction(float(e))
+        return z3.Q(f.numerator, f.denominator)
+    if e.is_Symbol:
+        return env.variable(e)
+    if e.is_Add:
+        return z3.Sum([_term(a, env) for a in e.args])
+    if e.is_Mul:
+        return functools.reduce(lambda x, y: x * y, [_term(a, env) for a in e.args])
+    if e.is_Pow and e.exp.is_Integer and 0 <= int(e.exp) <= _MAX_POWER:
+        base = _term(e.base, env)
+        return functools.reduce(lambda x, y: x * y, [base] * int(e.exp), z3.IntVal(1))
+    if isinstance(e, sympy.floor):
+        return _floor(e.args[0], env)
+    if isinstance(e, sympy.ceiling):
+        return -_floor(-e.args[0], env)
+    if isinstance(e, sympy.Mod):
+        a, b = e.args
+        return _term(a, env) - _term(b, env) * _floor(a / b, env)
+    if isinstance(e, (sympy.Max, sympy.Min)):
+        pick = (lambda x, y: z3.If(x >= y, x, y)) if isinstance(e, sympy.Max) else \
+            (lambda x, y: z3.If(x <= y, x, y))
+        return functools.reduce(pick, [_term(a, env) for a in e.args])
+    if isinstance(e, sympy.Abs):
+        x = _term(e.args[0], env)
+        return z3.If(x >= 0, x, -x)
+    if isinstance(e, sympy.Piecewise):
+        return _piecewise(e, env, _term)
+    raise Untranslatable(f"no z3 term for {e}")
+
+
+def _floor(x, env: Env) -> z3.ExprRef:
+    num, den = sympy.together(sympy.sympify(x)).as_numer_denom()
+    if num.is_integer and den.is_integer:
+        if den == 1:
+            return _term(num, env)
+        return env.quotient(_term(num, env), _term(den, env))
+    return z3.ToInt(_term(x, env))  # a real argument: z3's ToInt is floor
+
+
+def _piecewise(e: sympy.Piecewise, env: Env, translate) -> z3.ExprRef:
+    """Nested If; without a final `True` branch the value elsewhere is a fresh unknown."""
+    pieces = list(e.args)
+    if pieces[-1].cond is sympy.true:
+        result = translate(pieces.pop().expr, env)
+    else:
+        kind = z3.Bool if _is_formula(pieces[-1].expr) else z3.Int
+        result = env.fresh(kind, "undefined")
+    for piece in reversed(pieces):
+        result = z3.If(_boolean(piece.cond, env), translate(piece.expr, env), result)
+    return result
+
+
+_COMPARE = {
+    sympy.Eq: lambda a, b: a == b, sympy.Ne: lambda a, b: a != b,
+    sympy.Le: lambda a, b: a <= b, sympy.Lt: lambda a, b: a < b,
+    sympy.Ge: lambda a, b: a >= b, sympy.Gt: lambda a, b: a > b,
+}
+
+
+def _boolean(r, env: Env) -> z3.ExprRef:
+    if r is sympy.true:
+        return z3.BoolVal(True)
+    if r is sympy.false:
+        return z3.BoolVal(False)
+    if isinstance(r, sympy.Rel):
+        return _relational(r, env)
+    if isinstance(r, sympy.And):
+        return z3.And([_boolean(a, env) for a in r.args])
+    if isinstance(r, sympy.Or):
+        return z3.Or([_boolean(a, env) for a in r.args])
+    if isinstance(r, sympy.Not):
+        return z3.Not(_boolean(r.args[0], env))
+    if isinstance(r, sympy.Implies):
+        return z3.Implies(_boolean(r.args[0], env), _boolean(r.args[1], env))
+    if isinstance(r, sympy.Piecewise):
+        return _piecewise(r, env, _boolean)
+    raise Untranslatable(f"no z3 formula for {r}")
+
+
+def _relational(r: sympy.Rel, env: Env) -> z3.ExprRef:
+    op = next((_COMPARE[k] for k in _COMPARE if isinstance(r, k)), None)
+    if op is None:
+        raise Untranslatable(f"no z3 formula for {r}")
+    if r.has(sympy.oo, -sympy.oo, sympy.zoo):
+        return _with_infinity(r, env)
+    lhs, rhs = _integral_sides(r.lhs, r.rhs)
+    return op(_term(lhs, env), _term(rhs, env))
+
+
+def _integral_sides(lhs, rhs):
+    """Both sides times the common denominator of their rational coefficients, so that
+    integer relations stay in integer arithmetic (`Z >= 3*B/2` becomes `2*Z >= 3*B`)."""
+    terms = sympy.Add.make_args(sympy.expand(lhs)) + sympy.Add.make_args(sympy.expand(rhs))
+    dens = [t.as_coeff_Mul()[0] for t in terms]
+    if not all(d.is_Rational for d in dens):
+        return lhs, rhs
+    scale = functools.reduce(math.lcm, (int(d.q) for d in dens), 1)
+    if scale == 1:
+        return lhs, rhs
+    return sympy.expand(lhs * scale), sympy.expand(rhs * scale)
+
+
+def _with_infinity(r: sympy.Rel, env: Env) -> z3.ExprRef:
+    """A counter of oo means "never fits": compare extended values by hand."""
+    folded = sympy.piecewise_fold(r)
+    if folded != r:
+        return _boolean(folded, env)
+    sides = [r.lhs, r.rhs]
+    infinite = [1 if s == sympy.oo else -1 if s == -sympy.oo else 0 for s in sides]
+    if any(s.has(sympy.oo, -sympy.oo, sympy.zoo) for s, i in zip(sides, infinite) if i == 0) \
+            or r.has(sympy.zoo):
+        raise Untranslatable(f"infinity inside an expression: {r}")
+    # -oo < every finite value < oo: compare the signs of infinity (0 for finite)
+    return z3.BoolVal(bool(_COMPARE[type(r)](infinite[0], infinite[1])))
+
+
+# ------------------------------------------------------------------ solving
+
+def z3_check(formulas, timeout_ms: int = DEFAULT_TIMEOUT_MS):
+    """(answer, model or None, reason) for a conjunction of z3 formulas.
+
+    Equations first (solve-eqs eliminates `dim == q0`-style definitions, which makes
+    the nonlinear problems of subscripts and floors several times faster than z3's
+    default strategy); z3's default solver only where that one gives up early.
+    """
+    timeout_ms = max(int(timeout_ms), 1)
+    solver = z3.Then("simplify", "solve-eqs", "smt").solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(*formulas)
+    answer = solver.check()
+    if answer == z3.unknown and solver.reason_unknown() not in ("timeout", "canceled"):
+        solver = z3.Solver()
+        solver.set("timeout", timeout_ms)
+        solver.add(*formulas)
+        answer = solver.check()
+    model = solver.model() if answer == z3.sat else None
+    reason = solver.reason_unknown() if answer == z3.unknown else ""
+    return answer, model, reason
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    status: str                      # z3's answer: "sat" / "unsat" / "unknown"
+    witness: "dict[str, Number] | None"
+    reason: str
+
+
+def _solve(premises: Iterable, goals: Iterable = (), timeout_ms: int = DEFAULT_TIMEOUT_MS,
+           names: Iterable[str] = ()) -> _Outcome:
+    """Satisfiability of premises ∧ goals ∧ H1 (memoised: the case tree asks the same
+    questions of many branches, and every input is an immutable sympy object)."""
+    return _solve_cached(tuple(premises), tuple(goals), timeout_ms, tuple(names))
+
+
+@functools.lru_cache(maxsize=8192)
+def _solve_cached(premises: tuple, goals: tuple, timeout_ms: int, names: tuple) -> _Outcome:
+    """Satisfiability of premises ∧ goals ∧ H1.
+
+    Premises that cannot be translated are dropped (a weaker hypothesis): a model
+    is then reported only if it satisfies them by substitution. Goals must translate.
+    """
+    env = Env()
+    formulas, dropped = [], []
+    for relation in (_relation_of(p) for p in premises):
+        try:
+            formulas.append(to_z3(relation, env))
+        except (Untranslatable, z3.Z3Exception, TypeError) as exc:
+            dropped.append((relation, str(exc)))
+    try:
+        formulas += [to_z3(goal, env) for goal in goals]
+    except (Untranslatable, z3.Z3Exception, TypeError) as exc:
+        return _Outcome("unknown", None, str(exc))
+    answer, model, reason = z3_check(formulas + env.hypotheses(), timeout_ms)
+    if answer == z3.unsat:
+        return _Outcome("unsat", None, "")
+    if answer != z3.sat:
+        return _Outcome("unknown", None, reason)
+    wanted = set(names) | set(env.symbols) | {s.name for r, _ in dropped for s in r.free_symbols}
+    witness = _witness(model, env, sorted(wanted))
+    for relation, why in dropped:
+        if not _holds(relation, witness):
+            return _Outcome("unknown", None, f"could not use {relation} ({why})")
+    return _Outcome("sat", witness, "")
+
+
+def _witness(model: z3.ModelRef, env: Env, names: list[str]) -> dict[str, Number]:
+    values = {}
+    for name in names:
+        var = env.symbols.get(name)
+        if var is None:
+            values[name] = 0  # met only in a dropped premise: any value allowed by H1
+            continue
+        value = model.eval(var, model_completion=True)
+        if z3.is_int_value(value):
+            values[name] = value.as_long()
+        elif z3.is_rational_value(value):
+            values[name] = float(Fraction(value.numerator_as_long(), value.denominator_as_long()))
+        else:  # an algebraic number
+            values[name] = float(value.approx(20).as_fraction())
+    return values
+
+
+def _holds(relation, witness: Mapping[str, Number]) -> bool:
+    """Does a relation evaluate to True at the witness (by exact substitution)?"""
+    values = {s: sympy.nsimplify(witness.get(s.name, 0), rational=True) for s in relation.free_symbols}
+    try:
+        return bool(relation.xreplace(values) == sympy.true)
+    except TypeError:
+        return False
+
+
+def consistent(system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+    """Is there a point satisfying the relations, the facts and H1? The witness gives
+    every symbol of the relations (and of the facts)."""
+    outcome = _solve(system.all(), (), timeout_ms, system.symbols())
+    return Verdict(outcome.status, outcome.witness, outcome.reason)
+
+
+def implies(system: System, relation, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> str:
+    """"proved" when relations ∧ facts ∧ H1 entail `relation`, "refuted" when a point
+    satisfies them and not it, "unknown" otherwise (timeout, untranslatable).
+    An inconsistent system implies everything."""
+    goal = sympy.Not(_relation_of(relation))
+    outcome = _solve(system.all(), (goal,), timeout_ms)
+    return {"unsat": "proved", "sat": "refuted"}.get(outcome.status, "unknown")
+
+
+def covers(facts, systems: Iterable, uncovered: Iterable = (),
+           timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+    """Proves facts ∧ H1 ⇒ OR(systems) ∨ OR(uncovered): every point is in some case or
+    in a region declared uncovered. `facts` is a System or relations; the facts of the
+    systems are premises too. "refuted" comes with a point that no case covers."""
+    premises = list(facts.all() if isinstance(facts, System) else facts)
+    alternatives = []
+    for item in list(systems) + list(uncovered):
+        if isinstance(item, System):
+            premises.extend(item.facts)
+            alternatives.append(sympy.And(*item.relations))
+        elif isinstance(item, (list, tuple)):
+            alternatives.append(sympy.And(*(_relation_of(r) for r in item)))
+        else:
+            alternatives.append(_relation_of(item))
+    goal = sympy.Not(sympy.Or(*alternatives))
+    names = sorted({s.name for a in alternatives for s in a.free_symbols})
+    outcome = _solve(_unique(premises), (goal,), timeout_ms, names)
+    status = {"unsat": "proved", "sat": "refuted"}.get(outcome.status, "unknown")
+    return Verdict(status, outcome.witness if status == "refuted" else None, outcome.reason)
+
+
+# ------------------------------------------------------------------ simplification
+
+def canonical(relation) -> sympy.Basic:
+    """`a >= b` as `b <= a`, `a > b` as `b < a`, and `c < x` with an integer constant c
+    as `c + 1 <= x` (integers): every inequality reads small to large."""
+    r = _relation_of(relation)
+    if isinstance(r, sympy.Ge):
+        r = sympy.Le(r.rhs, r.lhs, evaluate=False)
+    elif isinstance(r, sympy.Gt):
+        r = sympy.Lt(r.rhs, r.lhs, evaluate=False)
+    if isinstance(r, sympy.Lt) and r.lhs.is_Integer and r.rhs.is_integer:
+        r = sympy.Le(r.lhs + 1, r.rhs, evaluate=False)
+    return r
+
+
+def _order_key(relation) -> tuple:
+    """Machine-parameter relations by symbol (R, Z, T, P_occ), then by text."""
+    names = {s.name for s in relation.free_symbols}
+    machine = tuple(m not in names for m in ("R", "Z", "T", "P_occ"))
+    return (machine, to_text(relation))
+
+
+def simplify(system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> System:
+    """The same system without the relations that the others, the facts and H1 imply;
+    relations in canonical form and order. Only "proved" implications drop a relation."""
+    relations = sorted(_unique(canonical(r) for r in system.relations), key=_order_key)
+    if sympy.false in relations:
+        return replace(system, relations=(sympy.false,))
+    kept = list(relations)
+    # Try the longest first: a derived, wordier relation goes before a plain one.
+    for relation in sorted(relations, key=lambda r: (-len(to_text(r)), _order_key(r))):
+        others = [r for r in kept if r is not relation]
+        if implies(System(others, system.facts), relation, timeout_ms) == "proved":
+            kept = others
+    return replace(system, relations=tuple(kept))
+
+
+# ------------------------------------------------------------------ printing
+
+def to_text(relation) -> str:
+    """sympy syntax, one relation per string: "8*B*s + 8 <= Z" (the JSON contract)."""
+    return sympy.sstr(_relation_of(relation))
+
+
+def to_c(relation) -> str:
+    """C syntax: `8*B*s + 8 <= Z`, floor(a/b) as `a/b`, Mod as `%`, && / || / !."""
+    r = _relation_of(relation)
+    if isinstance(r, sympy.Rel) and not r.has(sympy.oo, -sympy.oo) and \
+            all(s.is_integer for s in r.free_symbols):
+        lhs, rhs = _integral_sides(r.lhs, r.rhs)   # no rational coefficient reaches C
+        r = type(r)(lhs, rhs, evaluate=False)
+    return _CPrinter().doprint(r)
+
+
+def to_math(relation) -> str:
+    """Unicode mathematics: `8·B·s + 8 ≤ Z`, ⌊(N - 2)/(B·s)⌋, ∧, ∨."""
+    return _MathPrinter().doprint(_relation_of(relation))
+
+
+def _division(arg):
+    """(numerator, denominator) of a floor/ceiling argument when both are integer-valued."""
+    num, den = sympy.together(arg).as_numer_denom()
+    if num.is_integer and den.is_integer:
+        return num, den
+    return None
+
+
+class _CPrinter(StrPrinter):
+    _relationals = {"==": "==", "!=": "!="}
+
+    def _division_like(self, item) -> bool:
+        return isinstance(item, sympy.Mod) or \
+            (isinstance(item, (sympy.floor, sympy.ceiling)) and _division(item.args[0]) is not None)
+
+    def parenthesize(self, item, level, strict=False):
+        # Integer division and % bind like *: `8*(N/B)` must keep its parentheses.
+        prec = PRECEDENCE["Mul"] if self._division_like(item) else precedence(item)
+        if prec < level or (not strict and prec <= level):
+            return "(%s)" % self._print(item)
+        return self._print(item)
+
+    def _print_Relational(self, expr):
+        return "%s %s %s" % (self.parenthesize(expr.lhs, PRECEDENCE["Relational"]),
+                             expr.rel_op,
+                             self.parenthesize(expr.rhs, PRECEDENCE["Relational"]))
+
+    def _print_And(self, expr):
+        return " && ".join(self.parenthesize(a, PRECEDENCE["And"]) for a in expr.args)
+
+    def _print_Or(self, expr):
+        return " || ".join(self.parenthesize(a, PRECEDENCE["Or"]) for a in expr.args)
+
+    def _print_Not(self, expr):
+        return "!(%s)" % self._print(expr.args[0])
+
+    def _print_BooleanTrue(self, expr):
+        return "1"
+
+    def _print_BooleanFalse(self, expr):
+        return "0"
+
+    def _print_floor(self, expr):
+        parts = _division(expr.args[0])
+        if parts is None:
+            return "floor(%s)" % self._print(expr.args[0])
+        num, den = parts
+        if den == 1:
+            return self._print(num)
+        return "%s/%s" % (self.parenthesize(num, PRECEDENCE["Mul"], strict=True),
+                          self.parenthesize(den, PRECEDENCE["Mul"]))
+
+    def _print_ceiling(self, expr):
+        parts = _division(expr.args[0])
+        if parts is None:
+            return "ceil(%s)" % self._print(expr.args[0])
+        num, den = parts
+        if den == 1:
+            return self._print(num)
+        # ceil(a/b) = (a + b - 1)/b for the non-negative integers of H1
+        return "%s/%s" % (self.parenthesize(num + den - 1, PRECEDENCE["Mul"], strict=True),
+                          self.parenthesize(den, PRECEDENCE["Mul"]))
+
+    def _print_Mod(self, expr):
+        a, b = expr.args
+        return "%s %% %s" % (self.parenthesize(a, PRECEDENCE["Mul"]),
+                             self.parenthesize(b, PRECEDENCE["Mul"]))
+
+    def _print_Pow(self, expr, rational=False):
+        if expr.exp.is_Integer and 0 < int(expr.exp) <= _MAX_POWER:
+            base = self.parenthesize(expr.base, PRECEDENCE["Mul"])
+            return "*".join([base] * int(expr.exp))
+        return "pow(%s, %s)" % (self._print(expr.base), self._print(expr.exp))
+
+    def _print_Rational(self, expr):
+        return "(%d.0/%d)" % (expr.p, expr.q)  # only reached with a real symbol around
+
+    def _print_MinMaxBase(self, expr, op):
+        values = [self._print(a) for a in expr.args]
+        return functools.reduce(lambda x, y: "((%s) %s (%s) ? (%s) : (%s))" % (x, op, y, x, y), values)
+
+    def _print_Max(self, expr):
+        return self._print_MinMaxBase(expr, ">=")
+
+    def _print_Min(self, expr):
+        return self._print_MinMaxBase(expr, "<=")
+
+    def _print_Piecewise(self, expr):
+        pieces = list(expr.args)
+        result = self._print(pieces.pop().expr) if pieces[-1].cond is sympy.true else "0"
+        for piece in reversed(pieces):
+            result = "((%s) ? (%s) : (%s))" % (self._print(piece.cond), self._print(piece.expr), result)
+        return result
+
+    def _print_Infinity(self, expr):
+        return "INFINITY"
+
+    def _print_NegativeInfinity(self, expr):
+        return "-INFINITY"
+
+
+class _MathPrinter(StrPrinter):
+    _relationals = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥"}
+
+    def _print_Relational(self, expr):
+        op = self._relationals.get(expr.rel_op, expr.rel_op)
+        return "%s %s %s" % (self._print(expr.lhs), op, self._print(expr.rhs))
+
+    def _print_Mul(self, expr):
+        return super()._print_Mul(expr).replace("*", "·")
+
+    def _print_Pow(self, expr, rational=False):
+        if expr.exp.is_Integer and int(expr.exp) > 1:
+            return self.parenthesize(expr.base, PRECEDENCE["Pow"], strict=False) + \
+                str(int(expr.exp)).translate(_SUPERSCRIPTS)
+        return super()._print_Pow(expr, rational)
+
+    def _print_And(self, expr):
+        return " ∧ ".join(self.parenthesize(a, PRECEDENCE["And"]) for a in expr.args)
+
+    def _print_Or(self, expr):
+        return " ∨ ".join(self.parenthesize(a, PRECEDENCE["Or"]) for a in expr.args)
+
+    def _print_Not(self, expr):
+        return "¬(%s)" % self._print(expr.args[0])
+
+    def _print_BooleanTrue(self, expr):
+        return "true"
+
+    def _print_BooleanFalse(self, expr):
+        return "false"
+
+    def _print_floor(self, expr):
+        return "⌊%s⌋" % self._print(expr.args[0])
+
+    def _print_ceiling(self, expr):
+        return "⌈%s⌉" % self._print(expr.args[0])
+
+    def _print_Mod(self, expr):
+        a, b = expr.args
+        return "%s mod %s" % (self.parenthesize(a, PRECEDENCE["Mul"]), self.parenthesize(b, PRECEDENCE["Mul"]))
+
+    def _print_Max(self, expr):
+        return "max(%s)" % ", ".join(self._print(a) for a in expr.args)
+
+    def _print_Min(self, expr):
+        return "min(%s)" % ", ".join(self._print(a) for a in expr.args)
+
+    def _print_Infinity(self, expr):
+        return "∞"
+
+    def _print_NegativeInfinity(self, expr):
+        return "-∞"

@@ -1,0 +1,370 @@
+"""Are the iterations of the meta_for levels independent?
+
+A meta_for promises that its iterations may run concurrently, so no two
+different iterations may touch the same array element with one of them
+writing. For every pair of accesses to one array (a write against itself
+included) z3 searches two iterations that collide: two copies of every loop
+variable within their bounds, the schedule's facts, each access's guards and
+equal subscripts. The meta_for vectors must differ; the level that carries
+the collision is the outermost one whose variable differs while the outer
+ones are equal (block levels also share the serial loops between grid and
+block levels, which order them).
+
+z3 "unsat" is a proof of independence; "sat" is a real collision (an error)
+when every subscript, bound and fact was translated exactly, a possible one
+(a warning) otherwise; "unknown" is a warning, never a proof.
+"""
+from __future__ import annotations
+
+import functools
+
+from dataclasses import dataclass
+
+import sympy
+import z3
+
+from parakern import syntax
+from parakern.constraints import Env, Untranslatable, to_z3, z3_check
+from parakern.diagnostics import Diagnostic, Related, Span, error, warning
+from parakern.model import Access, Schedule
+from parakern.symbols import sym
+
+DEFAULT_TIMEOUT_MS = 2000
+_FAILURES = (Untranslatable, z3.Z3Exception, TypeError, ValueError)
+
+
+# ------------------------------------------------------------------ public API
+
+def check(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> tuple[Diagnostic, ...]:
+    """PK020 (error) where two iterations of a meta_for may collide, PK021 (warning)
+    where their independence could not be proved; nothing when it is proved.
+    At most one diagnostic per meta_for and array (an error replaces a warning)."""
+    try:
+        return _check(schedule, timeout_ms)
+    except Exception as exc:  # an analysis bug must not cost the user the other results
+        return (warning("PK099", "the independence of the meta_for iterations could not be checked "
+                        f"(internal error: {type(exc).__name__}: {exc})", schedule.keyword_span),)
+
+
+def _check(schedule: Schedule, timeout_ms: int) -> tuple[Diagnostic, ...]:
+    prover = _Prover(schedule, timeout_ms)
+    found: dict = {}
+    for a1, a2 in _conflicting_pairs(schedule.accesses):
+        pair = prover.pair(a1, a2)
+        for level, outcome in _carriers(pair):
+            key = (level.var, a1.array)
+            if outcome == "sat" and pair.exact:
+                if key not in found or found[key].code != "PK020":
+                    found[key] = _collision(schedule, level, a1, a2, pair.example())
+            elif key not in found:
+                found[key] = _unproved(schedule, level, a1, a2, pair, outcome)
+    return tuple(sorted(found.values(), key=lambda d: (d.span, d.code)))
+
+
+def _carriers(pair: "_Pair") -> list:
+    """(level, "sat" | "unknown") for the levels that may carry a collision of the pair:
+    those z3 could not decide, down to the outermost one with a collision."""
+    levels = pair.schedule.loops
+    selectors = [pair.level_differs(k) for k in range(len(levels))]
+    if pair.solve(z3.Or(selectors)) == "unsat":  # one query settles the usual case
+        return []
+    carriers = []
+    for level, selector in zip(levels, selectors):
+        outcome = pair.solve(selector)
+        if outcome != "unsat":
+            carriers.append((level, outcome))
+        if outcome == "sat":
+            break  # pair.model is this collision
+    return carriers
+
+
+@functools.lru_cache(maxsize=1024)
+def iterations_independent(schedule: Schedule, loop_var: str,
+                           timeout_ms: int = DEFAULT_TIMEOUT_MS) -> str:
+    """"proved" when different iterations of the serial loop(s) named `loop_var`, in one
+    thread, never touch one array element with one of them writing, and no local scalar
+    declared outside the loop is assigned inside it (a reduction such as `acc +=`);
+    "refuted" when they do; "unknown" when z3 cannot tell."""
+    instances = _serial_instances(schedule.nest, loop_var)
+    if not instances:
+        raise ValueError(f"'{loop_var}' is not a serial loop of schedule {schedule.id}")
+    prover = _Prover(schedule, timeout_ms)
+    same_thread = [v.var for v in schedule.loops]
+    verdict = "proved"
+    for loop, visible in instances:
+        if _assigned_names(loop.body) & visible:
+            return "refuted"
+        inside = {n.span for n in syntax.walk(loop.body) if isinstance(n, syntax.Index)}
+        accesses = [a for a in schedule.accesses if a.span in inside and loop_var in a.loops]
+        for a1, a2 in _conflicting_pairs(accesses):
+            outer = list(a1.loops[:a1.loops.index(loop_var)])
+            pair = prover.pair(a1, a2)
+            outcome = pair.solve(z3.And(pair.equal(same_thread + outer), pair.differs(loop_var)))
+            if outcome == "sat" and pair.exact:
+                return "refuted"
+            if outcome != "unsat":
+                verdict = "unknown"
+    return verdict
+
+
+# ------------------------------------------------------------------ pairs of accesses
+
+def _conflicting_pairs(accesses) -> list[tuple[Access, Access]]:
+    """Pairs of accesses to one array, one of them writing, that a uniform guard does
+    not put on exclusive paths (`if (t % 2) a[p1] = …; else a[np1] = …;`), one pair per
+    distinct collision problem."""
+    pairs, seen = [], set()
+    for k, a1 in enumerate(accesses):
+        for a2 in accesses[k:]:
+            if a1.array != a2.array or not (a1.is_write or a2.is_write):
+                continue
+            if len(a1.indices) != len(a2.indices) or _exclusive(a1, a2):
+                continue
+            # `c[p] = c[p] + 1` reads and writes one place: one question for both pairs
+            shape = frozenset((_shape(a1), _shape(a2)))
+            if shape not in seen:
+                seen.add(shape)
+                pairs.append((a1, a2) if a1.is_write or not a2.is_write else (a2, a1))  # the write first
+    return pairs
+
+
+def _shape(access: Access) -> tuple:
+    """What the collision problem of an access depends on (not its span or direction)."""
+    return (access.array, access.indices, access.exact, access.loops,
+            tuple((g.condition, g.taken, g.uniform) for g in access.guards))
+
+
+def _exclusive(a1: Access, a2: Access) -> bool:
+    # A uniform condition reads parameters only: it has one value in the whole block.
+    taken = {g.condition: g.taken for g in a1.guards if g.uniform and g.condition is not None}
+    return any(taken.get(g.condition, g.taken) != g.taken
+               for g in a2.guards if g.uniform and g.condition is not None)
+
+
+@dataclass(frozen=True)
+class _Loop:
+    lo: sympy.Expr
+    hi: sympy.Expr
+    step: sympy.Expr
+
+
+class _Prover:
+    """Builds the collision problem of a pair of accesses over one schedule."""
+
+    def __init__(self, schedule: Schedule, timeout_ms: int):
+        self.schedule = schedule
+        self.timeout_ms = timeout_ms
+        self.shared = {p.name for p in schedule.params} | {d.name for d in schedule.derived}
+        self.bounds: dict[str, list[_Loop]] = {}
+        for lp in schedule.loops:
+            self.bounds.setdefault(lp.var, []).append(_Loop(lp.lo, lp.hi, sympy.S.One))
+        for lp in schedule.between + schedule.serial:
+            self.bounds.setdefault(lp.var, []).append(_Loop(lp.lo, lp.hi, lp.step))
+        self.always = [lp.var for lp in schedule.loops + schedule.between]
+
+    def pair(self, a1: Access, a2: Access) -> "_Pair":
+        return _Pair(self, a1, a2)
+
+
+class _Pair:
+    """Two iterations, each running one of the accesses: copy 1 runs a1, copy 2 runs a2."""
+
+    def __init__(self, prover: _Prover, a1: Access, a2: Access):
+        self.prover = prover
+        self.schedule = prover.schedule
+        self.accesses = (a1, a2)
+        self.exact = a1.exact and a2.exact
+        self.notes: list[str] = []
+        names = set(prover.bounds)
+        for loop in (lp for loops in prover.bounds.values() for lp in loops):
+            names |= {s.name for e in (loop.lo, loop.hi, loop.step) for s in e.free_symbols}
+        for a in (a1, a2):
+            for e in a.indices + tuple(g.condition for g in a.guards if g.condition is not None):
+                names |= {s.name for s in e.free_symbols}
+        # loop variables and opaque values: one per copy; parameters are shared
+        private = sorted((names - prover.shared) | set(prover.bounds))
+        self.env = Env()
+        self.copies = tuple(self.env.renamed({n: z3.Int(f"{n}@{c}") for n in private}) for c in (1, 2))
+        self.constraints: list = []
+        self.model = None
+        self._facts()
+        for access, env in zip(self.accesses, self.copies):
+            self._iteration(access, env)
+        self._same_element()
+
+    # ---- building
+
+    def _add(self, relation, env: Env, what: str) -> None:
+        """Adds a relation; one that cannot be translated is left out (a weaker problem:
+        its "sat" is no longer a proof of a collision)."""
+        try:
+            self.constraints.append(to_z3(relation, env))
+        except _FAILURES:
+            self.exact = False
+            self.notes.append(f"{what} {relation} could not be used")
+
+    def _facts(self) -> None:
+        for fact in self.schedule.facts:
+            self._add(fact.relation, self.env, "the fact")
+
+    def _iteration(self, access: Access, env: Env) -> None:
+        for var in dict.fromkeys(self.prover.always + list(access.loops)):
+            options = []
+            for loop in self.prover.bounds.get(var, []):
+                v = sym(var)
+                within = sympy.And(loop.lo <= v, v < loop.hi)
+                try:
+                    option = to_z3(within, env)
+                    if loop.step != 1:  # v = lo + step*m
+                        m = env.fresh(z3.Int, f"{var}_step")
+                        option = z3.And(option, m >= 0,
+                                        env.rename[var] == to_z3(loop.lo, env) + to_z3(loop.step, env) * m)
+                    options.append(option)
+                except _FAILURES:
+                    self.exact = False
+                    self.notes.append(f"the bounds of loop '{var}' could not be used")
+                    options = []
+                    break
+            if options:
+                self.constraints.append(z3.Or(options))
+        for guard in access.guards:
+            if guard.condition is None:
+                continue  # a data-dependent test: the collision may happen for some data
+            condition = guard.condition if guard.taken else sympy.Not(guard.condition)
+            self._add(condition, env, "the condition")
+
+    def _same_element(self) -> None:
+        (a1, a2), (e1, e2) = self.accesses, self.copies
+        for i1, i2 in zip(a1.indices, a2.indices):
+            try:
+                self.constraints.append(to_z3(i1, e1) == to_z3(i2, e2))
+            except _FAILURES:
+                self.exact = False
+                self.notes.append(f"the subscript {i1} could not be used")
+
+    # ---- selectors
+
+    def equal(self, names) -> z3.BoolRef:
+        e1, e2 = self.copies
+        return z3.And([e1.rename[n] == e2.rename[n] for n in names])
+
+    def differs(self, name: str) -> z3.BoolRef:
+        e1, e2 = self.copies
+        return e1.rename[name] != e2.rename[name]
+
+    def level_differs(self, k: int) -> z3.BoolRef:
+        """Level k differs, the outer levels agree; a block level also runs within one
+        iteration of the serial loops between grid and block levels."""
+        loops = self.schedule.loops
+        outer = [lp.var for lp in loops[:k]]
+        if loops[k].level == "block":
+            outer += [lp.var for lp in self.schedule.between]
+        return z3.And(self.equal(outer), self.differs(loops[k].var))
+
+    # ---- solving
+
+    def solve(self, selector: z3.BoolRef) -> str:
+        answer, model, _ = z3_check(self.constraints + [selector] + self.env.hypotheses(),
+                                    self.prover.timeout_ms)
+        if answer == z3.sat:
+            self.model = model
+            return "sat"
+        return "unsat" if answer == z3.unsat else "unknown"
+
+    def example(self) -> str:
+        """The colliding iterations of the last model: `B = 2: (i = 0, j = 1) and (i = 1, j = 0)`."""
+        if self.model is None:
+            return ""
+        value = lambda term: self.model.eval(term, model_completion=True)  # noqa: E731
+        loops = [lp.var for lp in self.schedule.loops]
+        shown = [", ".join(f"{v} = {value(env.rename[v])}" for v in loops) for env in self.copies]
+        params = sorted({s.name for a in self.accesses for e in a.indices for s in e.free_symbols}
+                        & self.prover.shared)
+        given = ", ".join(f"{p} = {value(self.env.variable(sym(p)))}"
+                          for p in params)
+        return (f"with {given}: " if given else "") + f"({shown[0]}) and ({shown[1]})"
+
+
+# ------------------------------------------------------------------ messages
+
+def _source(schedule: Schedule, span: Span) -> str:
+    """The text of a span inside the schedule, from the schedule's own source text."""
+    lines = schedule.text.split("\n")
+    row = span.line - schedule.span.line
+    if span.line != span.end_line or not 0 <= row < len(lines):
+        return ""
+    start = span.col - (schedule.span.col if row == 0 else 1)
+    return lines[row][start:start + span.end_col - span.col]
+
+
+def _name(schedule: Schedule, access: Access) -> str:
+    text = _source(schedule, access.span)
+    if text.startswith(access.array):
+        return text
+    return access.array + "".join(f"[{i}]" for i in access.indices)
+
+
+def _verb(access: Access) -> str:
+    if access.is_read and access.is_write:
+        return "read and written"
+    return "written" if access.is_write else "read"
+
+
+def _both(schedule: Schedule, a1: Access, a2: Access) -> str:
+    n1, n2 = _name(schedule, a1), _name(schedule, a2)
+    if a1 is a2:
+        return f"{n1} {_verb(a1)} at line {a1.span.line} by two different iterations"
+    return f"{n1} {_verb(a1)} at line {a1.span.line} and {n2} {_verb(a2)} at line {a2.span.line}"
+
+
+def _related(schedule: Schedule, a1: Access, a2: Access) -> tuple[Related, Related]:
+    n1, n2 = _name(schedule, a1), _name(schedule, a2)
+    return (Related(a1.span, f"{n1} {_verb(a1)} by one iteration"),
+            Related(a2.span, f"{n2} {_verb(a2)} by another iteration"))
+
+
+def _collision(schedule, level, a1, a2, example: str) -> Diagnostic:
+    message = (f"iterations of this meta_for may both access an element of {a1.array}: "
+               f"{_both(schedule, a1, a2)}"
+               + (f" ({example})" if example else "")
+               + "; make the writes disjoint or make this loop serial")
+    return error("PK020", message, level.keyword_span, *_related(schedule, a1, a2))
+
+
+def _unproved(schedule, level, a1, a2, pair: _Pair, outcome: str) -> Diagnostic:
+    if outcome == "sat":
+        why = "; ".join(pair.notes) or "a subscript is not a polynomial in loop variables and parameters"
+    else:
+        why = "the solver gave up (nonlinear subscripts or a time limit)"
+    message = (f"independence of this meta_for could not be proved: {_both(schedule, a1, a2)} "
+               f"may touch the same element ({why}); check that different iterations "
+               "touch different elements")
+    return warning("PK021", message, level.keyword_span, *_related(schedule, a1, a2))
+
+
+# ------------------------------------------------------------------ local scalars
+
+def _serial_instances(node, var: str, visible: frozenset = frozenset()) -> list:
+    """The serial loops named `var` in a syntax tree, each with the names of the local
+    scalars declared before it in the blocks around it."""
+    found = []
+    if isinstance(node, syntax.Block):
+        for stmt in node.stmts:
+            found += _serial_instances(stmt, var, visible)
+            if isinstance(stmt, syntax.Decl):
+                visible = visible | {stmt.name}
+        return found
+    if isinstance(node, syntax.Loop):
+        if node.var == var and not node.parallel:
+            found.append((node, visible))
+        return found + _serial_instances(node.body, var, visible)
+    if isinstance(node, syntax.If):
+        found += _serial_instances(node.then, var, visible)
+        if node.other is not None:
+            found += _serial_instances(node.other, var, visible)
+    return found
+
+
+def _assigned_names(node) -> frozenset[str]:
+    return frozenset(n.target.name for n in syntax.walk(node)
+                     if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Var))

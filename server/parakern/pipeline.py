@@ -1,0 +1,78 @@
+"""The whole analysis of a file: front-end, dependence check, comprehensive optimization.
+
+One function for the CLI and the language server alike. A failure while
+optimizing one schedule becomes a diagnostic on that schedule; the others
+are still analysed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from parakern import dependence
+from parakern.comprehensive import CaseTree, comprehensive_optimization
+from parakern.counters import default_counters
+from parakern.devices import get_profile
+from parakern.diagnostics import Diagnostic, Span, error
+from parakern.frontend import analyze_source
+from parakern.ir import LoweringError
+from parakern.kernel import Kernel
+from parakern.model import FrontendResult, Schedule
+from parakern.strategies import default_strategies
+
+
+@dataclass(frozen=True)
+class Options:
+    target: str = "sm_80"                       # ptxas architecture for the register counter
+    strategies: "tuple[str, ...] | None" = None  # decision codes enabled; None: all
+    occupancy: "str | None" = None              # device profile name: adds the P_occ counter
+
+
+@dataclass(frozen=True)
+class ScheduleResult:
+    schedule: Schedule
+    tree: "CaseTree | None"
+    diagnostics: tuple[Diagnostic, ...]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    file: str
+    frontend: FrontendResult
+    results: tuple[ScheduleResult, ...]
+    options: Options
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        found = list(self.frontend.diagnostics)
+        for result in self.results:
+            found.extend(result.diagnostics)
+        return tuple(sorted(dict.fromkeys(found), key=lambda d: (d.span.line, d.span.col, d.code)))
+
+
+def analyze(text: str, file: str, options: Options = Options()) -> Analysis:
+    frontend = analyze_source(text, file)
+    results = tuple(optimize_schedule(s, options) for s in frontend.schedules)
+    return Analysis(file, frontend, results, options)
+
+
+def optimize_schedule(schedule: Schedule, options: Options = Options()) -> ScheduleResult:
+    """Dependence check, then the case tree; never raises on user input."""
+    try:
+        found = dependence.check(schedule)
+        if any(d.severity.value == "error" for d in found):
+            return ScheduleResult(schedule, None, found)
+        device = get_profile(options.occupancy) if options.occupancy else None
+        counters = default_counters(options.target, device)
+        strategies = tuple(s for s in default_strategies()
+                           if options.strategies is None or s.code in options.strategies)
+        kernel = Kernel.initial(schedule, options.target)
+        tree = comprehensive_optimization(kernel, counters, strategies)
+        return ScheduleResult(schedule, tree, found)
+    except LoweringError as exc:
+        where = exc.span if isinstance(exc.span, Span) else schedule.keyword_span
+        return ScheduleResult(schedule, None, (error(
+            "PK030", f"no GPU kernel can be built for this meta_schedule: {exc.message}", where),))
+    except Exception as exc:  # reported on the schedule, never a dead editor session
+        return ScheduleResult(schedule, None, (error(
+            "PK099", f"internal error while optimizing this meta_schedule ({type(exc).__name__}: "
+            f"{exc}); please report it with this file", schedule.keyword_span),))

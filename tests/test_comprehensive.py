@@ -1,0 +1,163 @@
+"""Algorithms 1 and 2, Definition 2 and Lemma 1 on synthetic counters and on the paper's samples."""
+import functools
+
+import pytest
+import sympy
+
+from conftest import SAMPLES, same
+from parakern import constraints as cs
+from parakern.comprehensive import comprehensive_optimization
+from parakern.counters.base import Counter, Measure
+from parakern.frontend import analyze_file
+from parakern.kernel import Kernel
+from parakern.pipeline import Options, optimize_schedule
+from parakern.strategies.base import Strategy
+from parakern.symbols import R, T, Z, sym
+
+
+def schedule(name):
+    return analyze_file(SAMPLES / f"{name}.c").schedules[0]
+
+
+# ------------------------------------------------------------ synthetic doubles
+
+class TableCounter(Counter):
+    """A counter whose value depends only on the decisions taken so far."""
+    kind = "resource"
+    unit = "units"
+
+    def __init__(self, name, symbol, table):
+        self.name, self.symbol, self.table = name, symbol, table
+
+    def measure(self, kernel):
+        return Measure(self.table[kernel.decisions], True, "table")
+
+
+class Tag(Strategy):
+    """A strategy that only records its code; the counters read the trail."""
+    applies_to = "source"
+
+    def __init__(self, code, improves):
+        self.code, self.name, self.improves = code, code, frozenset(improves)
+
+    def changes(self, kernel):
+        return None if self.code in kernel.decisions else {}  # idempotent, like the real ones
+
+
+@functools.lru_cache(maxsize=None)
+def _matadd_kernel():
+    return Kernel.initial(schedule("matadd"))
+
+
+def test_paper_figure_1_shape_with_an_improving_strategy():
+    """14 registers, then 10 after granularity reduction: two cases, R < 10 uncovered."""
+    regs = TableCounter("registers", R, {(): 14, ("(3b)",): 10})
+    threads = TableCounter("threads", T, {(): sym("B0") * sym("B1"), ("(3b)",): sym("B0") * sym("B1")})
+    tree = comprehensive_optimization(_matadd_kernel(), [regs, threads], [Tag("(3b)", {"registers"})])
+    systems = [set(map(cs.to_text, c.constraints.relations)) for c in tree.cases]
+    assert systems == [{"14 <= R", "B0*B1 <= T"}, {"10 <= R", "R < 14", "B0*B1 <= T"}]
+    assert [c.kernel.decisions for c in tree.cases] == [(), ("(3b)",)]
+    uncovered = sorted(cs.to_text(r) for u in tree.uncovered for r in u.constraints.relations)
+    assert "R < 10" in uncovered and "T < B0*B1" in uncovered
+    assert tree.coverage.status == "proved"
+
+
+def test_strategy_that_does_not_improve_is_pruned():
+    """R < 10, the strategy leaves 10 registers: 10 <= R contradicts R < 10 and is dropped."""
+    regs = TableCounter("registers", R, {(): 10, ("(1')",): 10})
+    tree = comprehensive_optimization(_matadd_kernel(), [regs], [Tag("(1')", {"registers"})])
+    assert [c.kernel.decisions for c in tree.cases] == [()]
+    assert tree.pruned >= 1
+    assert [cs.to_text(r) for r in tree.uncovered[0].constraints.relations] == ["R < 10"]
+    assert tree.coverage.status == "proved"
+
+
+def test_strategy_outside_sigma_is_not_used():
+    regs = TableCounter("registers", R, {(): 10})
+    tree = comprehensive_optimization(_matadd_kernel(), [regs], [Tag("(4b)", {"shared_memory"})])
+    assert len(tree.cases) == 1 and len(tree.uncovered) == 1
+
+
+def test_coverage_check_can_fail():
+    regs = TableCounter("registers", R, {(): 14, ("(3b)",): 10})
+    tree = comprehensive_optimization(_matadd_kernel(), [regs], [Tag("(3b)", {"registers"})])
+    facts = [f.relation for f in _matadd_kernel().schedule.facts]
+    without_second = cs.covers(facts, [tree.cases[0].constraints], [u.constraints for u in tree.uncovered])
+    assert without_second.status == "refuted"
+    assert 10 <= without_second.witness["R"] < 14
+
+
+# ------------------------------------------------------------ the paper's samples
+
+@functools.lru_cache(maxsize=None)
+def tree_of(name, occupancy=None):
+    result = optimize_schedule(schedule(name), Options(occupancy=occupancy))
+    assert result.tree is not None, [d.format() for d in result.diagnostics]
+    return result.tree
+
+
+def shared(tree):
+    return [sympy.sympify(c.counter("shared_memory")) for c in tree.cases]
+
+
+def has_all(values, expected):
+    return all(any(same(v, e) for v in values) for e in expected)
+
+
+def test_matrix_addition_two_cases_like_figure_1():
+    tree = tree_of("matadd")
+    assert len(tree.cases) == 2
+    for case in tree.cases:
+        assert "B0*B1 <= T" in [cs.to_text(r) for r in case.constraints.relations]
+    first, second = tree.cases
+    assert "(3b)" in second.decisions and "(3a)" in first.decisions
+    assert second.counter("registers") < first.counter("registers")
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("jacobi1d", ["4*(2*s*B + 2)", "4*(2*B + 2)", "0"]),
+    ("transpose", ["8*s*B0*B1", "8*B0*B1", "0"]),
+    ("polydiv", ["4*(2*s*B + 1)", "4*(2*B + 1)", "0"]),
+])
+def test_shared_memory_cases_of_the_paper(name, expected):
+    tree = tree_of(name)
+    values = shared(tree)
+    assert has_all(values, expected), values
+    assert all(any(same(v, e) for e in expected) for v in values)
+    # The case using the most shared memory kept the granularity; the others reduced it or dropped the cache.
+    assert all(("(3b)" in c.decisions) or ("(4b)" in c.decisions) or same(v, expected[0])
+               for c, v in zip(tree.cases, values))
+
+
+def test_matmul_tree():
+    tree = tree_of("matmul")
+    assert tree.cases and all(same(v, "0") for v in shared(tree))
+    assert all("B0*ub1 <= T" in [cs.to_text(r) for r in c.constraints.relations] for c in tree.cases)
+
+
+@pytest.mark.parametrize("name", ["matadd", "jacobi1d", "transpose", "polydiv", "matmul"])
+def test_definition_2_and_lemma_1(name):
+    tree = tree_of(name)
+    facts = [f.relation for f in tree.schedule.facts]
+    # (i) every case is consistent, with a z3 witness that really satisfies it.
+    for case in tree.cases:
+        assert case.verified and case.witness
+        values = {sym(k) if k not in ("R", "Z", "T") else {"R": R, "Z": Z, "T": T}[k]: sympy.Integer(v)
+                  for k, v in case.witness.items()}
+        for relation in list(case.constraints.relations) + facts:
+            assert relation.xreplace(values) == sympy.true, (relation, case.witness)
+    # (iii) coverage: facts => some case or a listed uncovered region.
+    assert tree.coverage.status == "proved"
+    # (iv) for every counter some leaf where no strategy of sigma improves it.
+    assert all(ok for _, ok in tree.optimal), tree.optimal
+    # Lemma 1 (with the bound its proof gives).
+    assert tree.height <= tree.bound
+
+
+def test_occupancy_creates_a_branch():
+    tree = tree_of("jacobi1d", "a100")
+    mentions = [any("P_occ" in cs.to_text(r) for r in c.constraints.relations) for c in tree.cases]
+    assert any(mentions)
+    # Below the target is still a case (the kernel runs), never a hole in the coverage.
+    assert all(u.counter != "occupancy" for u in tree.uncovered)
+    assert tree.coverage.status == "proved"

@@ -1,0 +1,172 @@
+"""Independence of meta_for iterations: every sample is proved independent, real
+collisions are errors at the meta_for that carries them with both accesses as related
+information, undecided ones are warnings; serial loops for granularity reduction."""
+import time
+
+import pytest
+
+from conftest import SAMPLES, sample_files, text_at
+from parakern.dependence import check, iterations_independent
+from parakern.diagnostics import CODES, Severity, Span
+from parakern.frontend import analyze_file
+
+
+def schedule_of(name):
+    return analyze_file(SAMPLES / f"{name}.c").schedules[0]
+
+
+def snippet(tmp_path, body, pre="int dim = N / B;"):
+    """A two-level schedule (grid i < dim at line 6, block j < B at line 7), body at line 8."""
+    path = tmp_path / "snippet.c"
+    path.write_text(f"""#include "metafork.h"
+void f(int N, int B, int a[N])
+{{
+    {pre}
+    meta_schedule {{
+        meta_for (int i = 0; i < dim; i++)
+            meta_for (int j = 0; j < B; j++) {{
+{body}
+            }}
+    }}
+}}
+""")
+    result = analyze_file(path)
+    assert [d.format() for d in result.diagnostics if d.severity == Severity.ERROR] == []
+    return path, result.schedules[0]
+
+
+GRID = (6, 9, 17)    # line, columns of the `meta_for` keyword of i
+BLOCK = (7, 13, 21)  # ... of j
+
+
+def keyword(span):
+    return (span.line, span.col, span.end_col)
+
+
+def test_codes_are_registered():
+    assert "PK020" in CODES and "PK021" in CODES
+
+
+# ------------------------------------------------------------------ samples
+
+@pytest.mark.parametrize("path", sample_files(), ids=lambda p: p.stem)
+def test_samples_are_independent_within_a_second(path):
+    for schedule in analyze_file(path).schedules:
+        start = time.perf_counter()
+        diagnostics = check(schedule)
+        elapsed = time.perf_counter() - start
+        print(f"{path.stem}: {elapsed * 1000:.0f} ms")
+        assert [d.format() for d in diagnostics] == []
+        assert elapsed < 1.0
+
+
+# ------------------------------------------------------------------ collisions
+
+def test_shift_is_an_error_at_the_grid_level_with_both_accesses(tmp_path):
+    path, s = snippet(tmp_path, "                a[i * B + j + 1] = a[i * B + j];")
+    (d,) = check(s)
+    assert d.code == "PK020" and d.severity == Severity.ERROR
+    assert keyword(d.span) == GRID and text_at(path, d.span) == "meta_for"
+    assert "a[i * B + j + 1] written at line 8 and a[i * B + j] read at line 8" in d.message
+    assert "make this loop serial" in d.message
+    write, read = d.related
+    assert write.span == Span(str(path), 8, 17, 8, 33) and text_at(path, write.span) == "a[i * B + j + 1]"
+    assert read.span == Span(str(path), 8, 36, 8, 48) and text_at(path, read.span) == "a[i * B + j]"
+
+
+def test_element_shared_by_every_grid_iteration(tmp_path):
+    path, s = snippet(tmp_path, "                a[j] = i;")
+    (d,) = check(s)
+    assert d.code == "PK020" and keyword(d.span) == GRID
+    assert "a[j] written at line 8 by two different iterations" in d.message
+    assert [r.span for r in d.related] == [Span(str(path), 8, 17, 8, 21)] * 2
+
+
+def test_collision_inside_one_block_is_carried_by_the_block_level(tmp_path):
+    path, s = snippet(tmp_path, "                a[i * B] = j;")
+    (d,) = check(s)
+    assert d.code == "PK020" and keyword(d.span) == BLOCK
+    assert text_at(path, d.related[0].span) == "a[i * B]"
+
+
+def test_collision_hidden_in_a_strided_serial_loop(tmp_path):
+    _, s = snippet(tmp_path, "                for (int k = 0; k < 4; k += 2) a[i * B + j + k] = k;")
+    (d,) = check(s)
+    assert d.code == "PK020" and keyword(d.span) == GRID
+
+
+def test_guards_are_used(tmp_path):
+    # only thread 0 of each block writes a[i]: no collision
+    _, s = snippet(tmp_path, "                if (j == 0) a[i] = 1;")
+    assert check(s) == ()
+    # a bounds check does not make a shift safe
+    _, s = snippet(tmp_path, "                if (i * B + j + 1 < N) a[i * B + j + 1] = a[i * B + j] + 1;")
+    assert [d.code for d in check(s)] == ["PK020"]
+
+
+def test_data_dependent_guard_is_dropped_and_the_collision_reported(tmp_path):
+    _, s = snippet(tmp_path, "                if (a[j] > 0) a[i * B + j] = 0;")
+    (d,) = check(s)
+    assert d.code == "PK020"
+    assert "a[i * B + j] written at line 8 and a[j] read at line 8" in d.message
+
+
+def test_independent_snippets(tmp_path):
+    for body in ("                a[i * B + j] = a[i * B + j] + 1;",
+                 "                a[(i * B + j) % N] = 1;",              # i*B + j < dim*B <= N
+                 "                for (int k = 0; k < 4; k++) a[4 * (i * B + j) + k] = k;"):
+        _, s = snippet(tmp_path, body)
+        assert check(s) == (), body
+
+
+# ------------------------------------------------------------------ undecided
+
+def test_opaque_subscript_is_a_warning(tmp_path):
+    path, s = snippet(tmp_path, "                a[a[i]] = 1;")
+    (d,) = check(s)
+    assert d.code == "PK021" and d.severity == Severity.WARNING and keyword(d.span) == GRID
+    assert d.message.startswith("independence of this meta_for could not be proved")
+    assert [text_at(path, r.span) for r in d.related] == ["a[a[i]]", "a[i]"]
+
+
+def test_solver_giving_up_is_a_warning_not_a_proof(tmp_path):
+    cube = "(i * B + j) * (i * B + j) * (i * B + j)"
+    path, s = snippet(tmp_path, f"                a[{cube}] = 1;")
+    diagnostics = check(s, timeout_ms=50)
+    assert diagnostics and {d.code for d in diagnostics} == {"PK021"}
+    assert all(text_at(path, r.span) == f"a[{cube}]" for d in diagnostics for r in d.related)
+    assert "gave up" in diagnostics[0].message
+
+
+def test_tiny_time_limit_on_jacobi_gives_warnings():
+    diagnostics = check(schedule_of("jacobi1d"), timeout_ms=1)
+    assert diagnostics and all(d.code == "PK021" for d in diagnostics)
+
+
+# ------------------------------------------------------------------ serial loops
+
+@pytest.mark.parametrize("name, var, expected", [
+    ("jacobi1d", "k", "proved"),
+    ("transpose", "k", "proved"),
+    ("polydiv", "k", "proved"),
+    ("matmul", "w", "proved"),
+    ("matmul", "z", "refuted"),     # c[p][q + x] += ... over z: a reduction on c
+    ("matmul", "k", "refuted"),     # the same reduction across the tiles of k
+    ("matvec", "j", "refuted"),     # acc += ...: a loop-carried local scalar
+])
+def test_serial_loop_iterations(name, var, expected):
+    start = time.perf_counter()
+    assert iterations_independent(schedule_of(name), var) == expected
+    assert time.perf_counter() - start < 1.0
+
+
+def test_serial_loop_writing_one_element_is_dependent(tmp_path):
+    _, s = snippet(tmp_path, "                for (int k = 0; k < 4; k++) a[i * B + j] += k;")
+    assert iterations_independent(s, "k") == "refuted"
+    _, s = snippet(tmp_path, "                for (int k = 0; k < 4; k++) a[4 * (i * B + j) + k] = k;")
+    assert iterations_independent(s, "k") == "proved"
+
+
+def test_unknown_loop_name_is_a_caller_error():
+    with pytest.raises(ValueError):
+        iterations_independent(schedule_of("jacobi1d"), "i")   # a meta_for, not a serial loop
