@@ -22,11 +22,17 @@ needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not on PATH")
 # Measured with CUDA 13.0 ptxas, sm_80, over every sample at levels 0-3: ptxas minus
 # the estimate ranged from -5 (matmul, level 1) to +6 (jacobi1d and transpose, level 0,
 # where ptxas unrolls loops the PTX leaves rolled). The estimate is a guide, not a bound.
+# Variants that stage cached arrays in shared memory (ir/staging.py) add copy loops
+# whose index arithmetic ptxas packs better than the estimate assumes: measured from
+# -9 (transpose, level 0) to -1, so they get their own tolerance.
 TOLERANCE = 6
+STAGED_TOLERANCE = 10
 
 
-def kernel_of(path: Path, level: int = 0) -> Kernel:
-    return dataclasses.replace(Kernel.initial(analyze_file(path).schedules[0]), ir_level=level)
+def kernel_of(path: Path, level: int = 0, cached: "tuple[str, ...] | None" = None) -> Kernel:
+    """The sample's kernel at an IR level, its cache(...) arrays staged unless `cached` says otherwise."""
+    kernel = Kernel.initial(analyze_file(path).schedules[0])
+    return dataclasses.replace(kernel, ir_level=level, cached=kernel.cached if cached is None else cached)
 
 
 def test_counter_identity():
@@ -55,25 +61,33 @@ def test_estimate_without_ptxas(path):
 @needs_ptxas
 def test_estimate_agrees_with_ptxas_within_tolerance():
     exact, estimate = RegisterCounter(), RegisterCounter(use_ptxas=False)
-    rows, worst = [], 0
+    rows, worst = [], {False: 0, True: 0}
     for path in SAMPLES:
         for level in LEVELS:
-            kernel = kernel_of(path, level)
-            a, b = exact.measure(kernel).value, estimate.measure(kernel).value
-            rows.append(f"{path.stem:10} level {level}: ptxas {a:3}  estimate {b:3}  diff {a - b:+d}")
-            worst = max(worst, abs(a - b))
-    print("\n" + "\n".join(rows) + f"\nlargest |ptxas - estimate| = {worst} (tolerance {TOLERANCE})")
-    assert worst <= TOLERANCE
+            plain = kernel_of(path, level, cached=())
+            staged = kernel_of(path, level)
+            a, b = exact.measure(plain).value, estimate.measure(plain).value
+            row = f"{path.stem:10} level {level}: ptxas {a:3}  estimate {b:3}  diff {a - b:+3d}"
+            worst[False] = max(worst[False], abs(a - b))
+            if staged.cached:  # the same sample with its cache(...) arrays in shared memory
+                c, d = exact.measure(staged).value, estimate.measure(staged).value
+                row += f"   cached: ptxas {c:3}  estimate {d:3}  diff {c - d:+3d}"
+                worst[True] = max(worst[True], abs(c - d))
+            rows.append(row)
+    print("\n" + "\n".join(rows) + f"\nlargest |ptxas - estimate| = {worst[False]} (tolerance {TOLERANCE}), "
+          f"staged {worst[True]} (tolerance {STAGED_TOLERANCE})")
+    assert worst[False] <= TOLERANCE
+    assert worst[True] <= STAGED_TOLERANCE
 
 
 @needs_ptxas
 def test_some_level_lowers_registers():
     counter = RegisterCounter()
     lowered = []
-    for path in SAMPLES:
-        base = counter.measure(kernel_of(path, 0)).value
+    for path in SAMPLES:  # without staging: ptxas unrolls jacobi1d's k loop at level 0
+        base = counter.measure(kernel_of(path, 0, cached=())).value
         for level in LEVELS[1:]:
-            value = counter.measure(kernel_of(path, level)).value
+            value = counter.measure(kernel_of(path, level, cached=())).value
             if value < base:
                 lowered.append(f"{path.stem} level {level}: {base} -> {value}")
     print("\n" + "\n".join(lowered))

@@ -12,9 +12,10 @@ With `host=True` the same code is built for the CPU: thread and block indices
 come from six trailing i32 arguments (blockIdx x y z, threadIdx x y z)
 instead of NVVM intrinsics, so tests and `verify` can run it with MCJIT.
 
-Arrays in `Kernel.cached` are addressed in global memory here, like the
-others, through `GlobalMemory`; shared-memory staging arrives with the
-footprint module (counters/footprint.py) as another `Memory` passed to `lower`.
+Every element address goes through a `Memory` (ir/memory.py): by default
+`SharedMemory` (ir/staging.py) when the variant caches arrays, which stages
+them in shared memory and, on the host, splits the function into the phases
+between its barriers; `GlobalMemory` otherwise.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from parakern.kernel import Kernel
 from parakern.model import Schedule
 
 HOST_INDEX_ARGS = ("ctaid.x", "ctaid.y", "ctaid.z", "tid.x", "tid.y", "tid.z")
+_FALLBACK = GlobalMemory()  # optional Memory hooks an object does not define
 
 
 def kernel_name(schedule: Schedule) -> str:
@@ -41,13 +43,22 @@ def argument_names(schedule: Schedule) -> tuple[str, ...]:
     return tuple(a.name for a in schedule.arrays) + tuple(p.name for p in schedule.params)
 
 
+def default_memory(kernel: Kernel) -> Memory:
+    """Shared-memory staging of the cached arrays, or plain global memory when none is cached."""
+    if kernel.cached:
+        from parakern.ir.staging import SharedMemory  # staging builds on the footprint analysis
+        return SharedMemory(kernel)
+    return GlobalMemory()
+
+
 def lower(kernel: Kernel, *, host: bool = False, memory: "Memory | None" = None,
           unroll: "bool | None" = None) -> ir.Module:
     """The kernel as an LLVM module.
 
-    `unroll=False` marks every loop `llvm.loop.unroll.disable` (NVPTX then
-    writes `.pragma "nounroll"`, which stops ptxas unrolling too); by default
-    loops may be unrolled at IR level 0 only.
+    `memory` defaults to `default_memory(kernel)`. `unroll=False` marks every
+    loop `llvm.loop.unroll.disable` (NVPTX then writes `.pragma "nounroll"`,
+    which stops ptxas unrolling too); by default loops may be unrolled at IR
+    level 0 only.
     """
     schedule = kernel.schedule
     module = ir.Module(name=schedule.id)
@@ -56,9 +67,11 @@ def lower(kernel: Kernel, *, host: bool = False, memory: "Memory | None" = None,
     else:
         module.triple = DEVICE_TRIPLE
         module.data_layout = device_layout()
-    function = _declare(module, schedule, host)
+    memory = memory if memory is not None else default_memory(kernel)
+    function = _declare(module, schedule, host, _hook(memory, "signature")(host))
     arrays = {a.name: function.args[i] for i, a in enumerate(schedule.arrays)}
-    fn = _StmtLowerer(module, function, schedule, memory or GlobalMemory(), arrays)
+    fn = _StmtLowerer(module, function, schedule, memory, arrays)
+    fn.host = host
     if not (kernel.ir_level == 0 if unroll is None else unroll):
         fn.no_unroll = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
 
@@ -69,10 +82,10 @@ def lower(kernel: Kernel, *, host: bool = False, memory: "Memory | None" = None,
     for i, p in enumerate(schedule.params):
         fn.bind(p.name, function.args[len(schedule.arrays) + i], p.ctype)
     ctypes = _loop_ctypes(schedule.nest)
-    _bind_thread_indices(fn, ctypes, host)
+    _bind_thread_indices(fn, ctypes)
     fn.memory.prologue(fn)
     fn.between(list(schedule.between), ctypes)
-    fn.builder.ret_void()
+    _hook(fn.memory, "epilogue")(fn)
 
     if not host:
         annotations = module.add_named_metadata("nvvm.annotations")
@@ -80,7 +93,12 @@ def lower(kernel: Kernel, *, host: bool = False, memory: "Memory | None" = None,
     return module
 
 
-def _declare(module: ir.Module, schedule: Schedule, host: bool) -> ir.Function:
+def _hook(memory, name: str):
+    method = getattr(memory, name, None)
+    return method if method is not None else getattr(_FALLBACK, name)
+
+
+def _declare(module: ir.Module, schedule: Schedule, host: bool, signature) -> ir.Function:
     space = 0 if host else GLOBAL
     arg_types = [ir.PointerType(llvm_type(a.ctype, a.span), addrspace=space) for a in schedule.arrays]
     arg_types += [llvm_type(p.ctype, p.span) for p in schedule.params]
@@ -88,22 +106,19 @@ def _declare(module: ir.Module, schedule: Schedule, host: bool) -> ir.Function:
     if host:
         arg_types += [I32] * len(HOST_INDEX_ARGS)
         names += tuple(n.replace(".", "_") for n in HOST_INDEX_ARGS)
-    function = ir.Function(module, ir.FunctionType(ir.VoidType(), arg_types), name=kernel_name(schedule))
+    returns, extra = signature
+    arg_types += [t for _, t in extra]
+    names += tuple(n for n, _ in extra)
+    function = ir.Function(module, ir.FunctionType(returns, arg_types), name=kernel_name(schedule))
     for arg, name in zip(function.args, names):
         arg.name = name
     return function
 
 
-def _bind_thread_indices(fn: "_StmtLowerer", ctypes: dict[str, str], host: bool) -> None:
+def _bind_thread_indices(fn: "_StmtLowerer", ctypes: dict[str, str]) -> None:
     """Each meta_for variable is its level's blockIdx/threadIdx component plus its lower bound."""
-    schedule = fn.schedule
-    first_index = len(schedule.arrays) + len(schedule.params)
-    for loop in schedule.loops:
-        register = ("ctaid." if loop.level == "grid" else "tid.") + loop.axis
-        if host:
-            index = fn.function.args[first_index + HOST_INDEX_ARGS.index(register)]
-        else:
-            index = fn.builder.call(_sreg(fn.module, register), [])
+    for loop in fn.schedule.loops:
+        index = fn.special(("ctaid." if loop.level == "grid" else "tid.") + loop.axis)
         ctype = ctypes.get(loop.var, "int")
         value = convert(fn.builder, index, "unsigned", ctype)
         if loop.lo != 0:
@@ -144,6 +159,52 @@ class _LoopID(values.MDValue):
 
 class _StmtLowerer(ExprLowerer):
     no_unroll = None  # metadata property attached to every loop latch when set
+    host = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.accessing: list[syntax.Index] = []  # array references being addressed, innermost last
+
+    def element_pointer(self, node: syntax.Index) -> ir.Value:
+        # A stack, not a field: a[b[i]] addresses b while a is being addressed.
+        self.accessing.append(node)
+        try:
+            return super().element_pointer(node)
+        finally:
+            self.accessing.pop()
+
+    def special(self, register: str) -> ir.Value:
+        """An i32 PTX special register (tid.x, ntid.y, ctaid.z, ...); on the host, from the arguments.
+
+        The host has no launch configuration: ntid is the block extent of the
+        model, which is what `launch_dims` launches with.
+        """
+        if not self.host:
+            return self.builder.call(_sreg(self.module, register), [])
+        if register.startswith("ntid."):
+            extents = [lp.extent for lp in self.schedule.block if lp.axis == register[-1]]
+            return self.sym_value(extents[0], "int", self.entry) if extents else ir.Constant(I32, 1)
+        first = len(self.schedule.arrays) + len(self.schedule.params)
+        return self.function.args[first + HOST_INDEX_ARGS.index(register)]
+
+    def counted_loop(self, name: str, start: ir.Value, stop: ir.Value, step: ir.Value, body) -> None:
+        """for (i = start; i < stop; i += step) body(i), on i32 values (signed)."""
+        b = self.builder
+        before = b.block
+        header, body_bb, end = (self.block(f"{name}.{n}") for n in ("cond", "body", "end"))
+        b.branch(header)
+        b.position_at_end(header)
+        index = b.phi(I32, name=name)
+        index.add_incoming(start, before)
+        b.cbranch(b.icmp_signed("<", index, stop), body_bb, end)
+        b.position_at_end(body_bb)
+        body(index)
+        index.add_incoming(b.add(index, step, flags=["nsw"]), b.block)
+        back_edge = b.branch(header)
+        if self.no_unroll is not None:
+            back_edge.set_metadata("llvm.loop", _LoopID(self.module, [self.no_unroll]))
+        b.position_at_end(end)
+
     def between(self, loops, ctypes) -> None:
         """The serial loops between grid and block levels, then the per-thread body."""
         if not loops:
@@ -236,7 +297,10 @@ class _StmtLowerer(ExprLowerer):
             common = target.ctype if op in ("<<", ">>") else syntax.arithmetic_result(target.ctype, s.value.ctype)
             result = convert(b, self.arith(op, current, target.ctype, value, s.value.ctype, common, s.span),
                              common, target.ctype)
-        b.store(result, pointer, align=align)
+        if isinstance(target, syntax.Index):
+            _hook(self.memory, "store")(self, pointer, result, align)
+        else:
+            b.store(result, pointer, align=align)
 
     def _if(self, s: syntax.If) -> None:
         b = self.builder

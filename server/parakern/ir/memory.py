@@ -3,9 +3,15 @@
 `lower` asks its `Memory` for the address of every array element it reads
 or writes, and calls it around each execution of the per-thread body (inside
 the serial loops between the grid and block levels, where a staged tile is
-refilled). `GlobalMemory` keeps every array in global memory; shared-memory
-staging of `Kernel.cached` arrays is another `Memory`, built on the
-footprints of counters/footprint.py.
+refilled). `GlobalMemory` keeps every array in global memory; `SharedMemory`
+(ir/staging.py) stages the arrays a variant caches, built on the footprints
+of counters/footprint.py.
+
+Besides the four required methods, a memory may shape the function
+(`signature`: return type and trailing arguments, e.g. the host's scratch
+buffer), do its own stores (`store`, e.g. writing through to global memory)
+and end the function (`epilogue`). `lower` falls back to GlobalMemory's
+versions of these for an object that lacks them.
 """
 from __future__ import annotations
 
@@ -36,6 +42,10 @@ class Memory(Protocol):
 class GlobalMemory:
     """Every array is read and written in global memory, row-major."""
 
+    def signature(self, host: bool) -> tuple[ir.Type, tuple[tuple[str, ir.Type], ...]]:
+        """The function's return type and the arguments appended after the others."""
+        return ir.VoidType(), ()
+
     def prologue(self, fn) -> None:
         pass
 
@@ -47,3 +57,10 @@ class GlobalMemory:
 
     def address(self, fn, array: Array, subscripts: tuple[ir.Value, ...]) -> ir.Value:
         return fn.global_pointer(array, fn.linear_index(array, subscripts))
+
+    def store(self, fn, pointer: ir.Value, value: ir.Value, align: int) -> None:
+        """An assignment's store to a pointer that `address` returned."""
+        fn.builder.store(value, pointer, align=align)
+
+    def epilogue(self, fn) -> None:
+        fn.builder.ret_void()

@@ -1,0 +1,408 @@
+"""Shared-memory staging of cached arrays: the IR, the PTX, and execution against serial C.
+
+The staged kernels run on the CPU phase by phase (load, body, write-back:
+the code between barriers), each block with its own scratch buffer of
+exactly the dynamic shared size, poisoned so that a read of an element that
+was never loaded gives a wrong result, and guarded past its end.
+"""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import random
+import shutil
+import subprocess
+from ctypes import c_float, c_int
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import pytest
+import sympy
+
+from parakern.counters.registers import RegisterCounter, ptxas_info
+from parakern.counters.shared_memory import SharedMemoryCounter
+from parakern.frontend import analyze_file, analyze_source
+from parakern.ir import (LEVELS, GlobalMemory, HostKernel, LoweringError, SharedMemory, default_memory, emit_ptx,
+                         lower, optimize, parameter_values)
+from parakern.kernel import Kernel
+
+ROOT = Path(__file__).resolve().parents[1]
+PTXAS = shutil.which("ptxas")
+GCC = shutil.which("gcc")
+needs_gcc = pytest.mark.skipif(GCC is None, reason="gcc is needed to run the serial C program")
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not on PATH")
+
+# (sample, cached arrays or None for the sample's own cache(...))
+STAGED = [("jacobi1d", None), ("transpose", None), ("polydiv", None), ("stencil2d", None),
+          ("matmul", ("a", "b")), ("matmul", ("a", "b", "c"))]
+
+
+def sample_kernel(name: str, cached=None) -> Kernel:
+    result = analyze_file(ROOT / "samples" / f"{name}.c")
+    assert result.schedules, [d.format() for d in result.diagnostics]
+    kernel = Kernel.initial(result.schedules[0])
+    return kernel if cached is None else dataclasses.replace(kernel, cached=tuple(cached))
+
+
+def source_kernel(text: str) -> Kernel:
+    result = analyze_source(text, "case.c")
+    assert result.schedules, [d.format() for d in result.diagnostics]
+    return Kernel.initial(result.schedules[0])
+
+
+def array(ctype, values):
+    return (ctype * len(values))(*values)
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory):
+    """Compile C (a sample name or source text) with gcc -O0 and load it."""
+    build = tmp_path_factory.mktemp("serial")
+    libraries = {}
+
+    def load(sample: "str | None" = None, text: "str | None" = None) -> ctypes.CDLL:
+        key = sample or text
+        if key not in libraries:
+            source = ROOT / "samples" / f"{sample}.c"
+            if text is not None:
+                source = build / f"case{len(libraries)}.c"
+                source.write_text(text)
+            library = build / f"lib{len(libraries)}.so"
+            subprocess.run([GCC, "-O0", "-shared", "-fPIC", "-include", str(ROOT / "samples" / "metafork.h"),
+                            "-I", str(ROOT / "samples"), str(source), "-o", str(library), "-lm"],
+                           check=True, capture_output=True, timeout=60)
+            libraries[key] = ctypes.CDLL(str(library))
+        return libraries[key]
+
+    return load
+
+
+def check_shared_bytes(host: HostKernel, kernel: Kernel, params: dict) -> None:
+    """The buffer the launch used is the shared-memory counter's polynomial at its parameters."""
+    counted = sympy.sympify(SharedMemoryCounter().evaluate(kernel))
+    assert host.shared_bytes == counted.subs(parameter_values(kernel.schedule, params)) > 0
+
+
+# ------------------------------------------------------------------ IR and PTX
+
+
+def ids(case):
+    name, cached = case
+    return name + ("" if cached is None else "[" + ",".join(cached) + "]")
+
+
+@pytest.mark.parametrize("case", STAGED, ids=ids)
+def test_staged_kernel_verifies_and_uses_shared_memory_and_barriers(case):
+    kernel = sample_kernel(*case)
+    assert isinstance(default_memory(kernel), SharedMemory)
+    module = lower(kernel)
+    text = str(module)
+    llvm.parse_assembly(text).verify()
+    assert "addrspace(3)" in text and "[0 x i8]" in text and "llvm.nvvm.barrier0" in text
+    for level in LEVELS:
+        ptx = emit_ptx(optimize(module, level))
+        assert ".extern .shared" in ptx and "st.shared" in ptx and "ld.shared" in ptx
+        assert "bar.sync" in ptx
+        if PTXAS is not None:
+            assert ptxas_info(PTXAS, ptx, "sm_80").registers > 0
+    if PTXAS is not None:
+        assert RegisterCounter().measure(kernel).value > 0
+
+
+@pytest.mark.parametrize("case", STAGED, ids=ids)
+def test_staged_bytes_are_the_shared_memory_counter(case):
+    kernel = sample_kernel(*case)
+    assert sympy.expand(SharedMemory(kernel).bytes - SharedMemoryCounter().evaluate(kernel)) == 0
+
+
+def test_uncached_kernel_keeps_global_memory():
+    kernel = sample_kernel("matmul")
+    assert kernel.cached == () and isinstance(default_memory(kernel), GlobalMemory)
+    assert "addrspace(3)" not in str(lower(kernel))
+
+
+def test_host_variant_is_the_same_code_split_in_phases():
+    kernel = sample_kernel("jacobi1d")
+    host, device = str(lower(kernel, host=True)), str(lower(kernel))
+    assert "addrspace" not in host and "nvvm" not in host
+    assert 'i32 %"tid_z", i8* %"shared", i32 %"epoch")' in host and host.count("define i32") == 1
+    # one barrier after the load; a whole write-back of a's written half needs a second one
+    assert device.count("call void @\"llvm.nvvm.barrier0\"()") == 2
+    assert host.count("phase.run") > 0 and "phase.body" in host
+
+
+def test_write_back_only_where_the_block_writes_every_element():
+    plans = {name: {st.array.name: st for st in SharedMemory(sample_kernel(name, cached)).staged.values()}
+             for name, cached in (("jacobi1d", None), ("transpose", None), ("polydiv", None),
+                                  ("matmul", ("a", "b", "c")))}
+    jacobi = plans["jacobi1d"]["a"]
+    assert [[r.write_back for r in c.regions] for c in jacobi.choices] == [[False, True], [False, True]]
+    assert [[r.load for r in c.regions] for c in jacobi.choices] == [[True, False], [True, False]]
+    assert [r.write_back for r in plans["transpose"]["c"].choices[0].regions] == [True]
+    assert [r.load for r in plans["transpose"]["c"].choices[0].regions] == [False]
+    assert [r.write_back for r in plans["matmul"]["c"].choices[0].regions] == [True]
+    # c's tile stays put while k runs: staged once around the k loop; a and b move with k
+    assert [[r.hoisted for r in plans["matmul"][x].choices[0].regions] for x in "abc"] == [[False], [False], [True]]
+    # polydiv writes under a bounds check: written through, and its regions may overlap
+    polydiv = plans["polydiv"]["a"].choices[0]
+    assert polydiv.overlapping and not any(r.write_back for r in polydiv.regions)
+
+
+# ------------------------------------------------------------------ execution vs serial C
+
+LEVELS_RUN = (0, 2)
+
+
+@needs_gcc
+@pytest.mark.parametrize("level", LEVELS_RUN)
+@pytest.mark.parametrize("N,s,B,T", [(10, 2, 2, 4), (13, 2, 2, 3), (14, 1, 3, 5)])
+def test_jacobi1d_staged_runs_like_serial_c(serial, level, N, s, B, T):
+    rng = random.Random(N)
+    a = [rng.randrange(0, 3000) for _ in range(2 * N)]
+    expected = array(c_int, a)
+    serial("jacobi1d").jacobi1d(N, T, s, B, expected)
+    got = array(c_int, a)
+    kernel = sample_kernel("jacobi1d")
+    host = HostKernel(kernel, level)
+    for t in range(T):  # the host loop: one launch per time step, both uniform branches
+        params = dict(N=N, s=s, B=B, t=t)
+        host.launch(dict(params, a=got))
+        check_shared_bytes(host, kernel, params)
+    assert list(got) == list(expected)
+
+
+@needs_gcc
+@pytest.mark.parametrize("level", LEVELS_RUN)
+@pytest.mark.parametrize("N,B0,B1,s", [(16, 4, 2, 2), (12, 3, 2, 3), (6, 6, 1, 2)])
+def test_transpose_staged_runs_like_serial_c(serial, level, N, B0, B1, s):
+    a = [float(i) for i in range(N * N)]
+    expected = array(c_float, [0.0] * (N * N))
+    serial("transpose").transpose(N, B0, B1, s, array(c_float, a), expected)
+    got = array(c_float, [-1.0] * (N * N))  # every element must be written back
+    kernel = sample_kernel("transpose")
+    host = HostKernel(kernel, level)
+    params = dict(N=N, B0=B0, B1=B1, s=s)
+    host.launch(dict(params, a=array(c_float, a), c=got))
+    check_shared_bytes(host, kernel, params)
+    assert list(got) == list(expected)
+
+
+@needs_gcc
+@pytest.mark.parametrize("level", LEVELS_RUN)
+@pytest.mark.parametrize("N0,M,P,s,B", [(13, 5, 7, 2, 2), (15, 7, 11, 2, 2), (9, 4, 5, 1, 4)])
+def test_polydiv_staged_runs_like_serial_c(serial, level, N0, M, P, s, B):
+    rng = random.Random(N0 * M)
+    a = [rng.randrange(P) for _ in range(N0)]
+    b = [rng.randrange(P) for _ in range(M - 1)] + [1]
+    expected = array(c_int, a)
+    serial("polydiv").polydiv(N0, M, P, s, B, expected, array(c_int, b))
+    got = array(c_int, a)
+    kernel = sample_kernel("polydiv")
+    host = HostKernel(kernel, level)
+    for N in range(N0, M - 1, -1):  # the last block is partial when s*B does not divide M-1
+        params = dict(N=N, M=M, P=P, s=s, B=B)
+        host.launch(dict(params, a=got, b=array(c_int, b)))
+        check_shared_bytes(host, kernel, params)
+    assert list(got) == list(expected)
+    assert list(got) != a
+
+
+@needs_gcc
+@pytest.mark.parametrize("level", LEVELS_RUN)
+@pytest.mark.parametrize("N,Bx,By", [(11, 4, 2), (10, 4, 4), (5, 2, 3)])
+def test_stencil2d_staged_runs_like_serial_c(serial, level, N, Bx, By):
+    rng = random.Random(N * Bx)
+    grid = [rng.uniform(0, 1) for _ in range(N * N)]
+    expected = array(c_float, [0.0] * (N * N))
+    serial("stencil2d").stencil2d(N, Bx, By, array(c_float, grid), expected)
+    got = array(c_float, [0.0] * (N * N))
+    kernel = sample_kernel("stencil2d")
+    host = HostKernel(kernel, level)
+    params = dict(N=N, Bx=Bx, By=By)  # edge tiles stick out of the array: their loads are skipped
+    host.launch(dict(params, **{"in": array(c_float, grid)}, out=got))
+    check_shared_bytes(host, kernel, params)
+    assert list(got) == list(expected)
+
+
+@needs_gcc
+@pytest.mark.parametrize("level", LEVELS_RUN)
+@pytest.mark.parametrize("cached", [("a", "b"), ("a", "b", "c")], ids=",".join)
+@pytest.mark.parametrize("n,B0,ub1,s", [(8, 2, 2, 2), (12, 3, 2, 2)])
+def test_matmul_staged_tiles_per_k_run_like_serial_c(serial, level, cached, n, B0, ub1, s):
+    rng = random.Random(n + B0)
+    a = [rng.uniform(-1, 1) for _ in range(n * n)]
+    b = [rng.uniform(-1, 1) for _ in range(n * n)]
+    c = [rng.uniform(-1, 1) for _ in range(n * n)]
+    expected = array(c_float, c)
+    serial("matmul").matmul(n, B0, ub1, s, array(c_float, a), array(c_float, b), expected)
+    got = array(c_float, c)
+    kernel = sample_kernel("matmul", cached)
+    host = HostKernel(kernel, level)
+    params = dict(n=n, B0=B0, ub1=ub1, s=s)
+    host.launch(dict(params, a=array(c_float, a), b=array(c_float, b), c=got))
+    check_shared_bytes(host, kernel, params)
+    assert list(got) == pytest.approx(list(expected), rel=1e-5, abs=1e-6)
+    assert list(got) != c
+
+
+# Even threads update their own element; odd thread i writes a[n-1-i], which for
+# odd n is odd and in another block's window. No two iterations touch one
+# element, yet a whole-window write-back would put a block's stale odd elements
+# over what other blocks wrote: the writes are guarded, so they go through.
+MIRROR = """
+#include "metafork.h"
+void mirror(int n, int B, int a[n], int b[n])
+{
+    int blocks = n / B;
+    meta_schedule cache(a) {
+        meta_for (int g = 0; g < blocks; g++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = g * B + t;
+                if (i % 2 == 0)
+                    a[i] = a[i] + b[i];
+                else
+                    a[n - 1 - i] = 3 * b[i];
+            }
+    }
+}
+"""
+
+
+# One cluster per block, [g*B - 1, g*B + B): odd threads add their even left
+# neighbour, which nobody writes. The window's first element is odd and written
+# by the block before; a whole-window write-back would put it back stale.
+HALO = """
+#include "metafork.h"
+void halo(int n, int B, int a[n], int b[n])
+{
+    int blocks = n / B;
+    meta_schedule cache(a) {
+        meta_for (int g = 0; g < blocks; g++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = g * B + t;
+                if (i % 2 == 1)
+                    a[i] = a[i] + a[i - 1] + b[i];
+            }
+    }
+}
+"""
+
+
+@needs_gcc
+@pytest.mark.parametrize("level", LEVELS_RUN)
+@pytest.mark.parametrize("text,n,B", [(MIRROR, 15, 4), (MIRROR, 13, 2), (MIRROR, 11, 5),
+                                      (HALO, 12, 4), (HALO, 13, 2)], ids=["mirror", "mirror", "mirror", "halo", "halo"])
+def test_guarded_writes_do_not_clobber_other_blocks(serial, level, text, n, B):
+    kernel = source_kernel(text)
+    choices = SharedMemory(kernel).staged["a"].choices
+    assert not any(r.write_back for c in choices for r in c.regions)
+    assert choices[0].overlapping == (text is MIRROR)
+    rng = random.Random(n)
+    a = [rng.randrange(-100, 100) for _ in range(n)]
+    b = [rng.randrange(-100, 100) for _ in range(n)]
+    expected = array(c_int, a)
+    getattr(serial(text=text), kernel.schedule.function)(n, B, expected, array(c_int, b))
+    got = array(c_int, a)
+    host = HostKernel(kernel, level)
+    host.launch(dict(n=n, B=B, a=got, b=array(c_int, b)))
+    check_shared_bytes(host, kernel, dict(n=n, B=B))
+    assert list(got) == list(expected)
+
+
+# a[i] and a[m + i] are two clusters a symbolic distance m apart; with m = 0 each
+# thread reads back, through the second, the element it wrote through the first.
+ALIAS = """
+#include "metafork.h"
+void alias(int n, int B, int m, int a[n], int b[n], int y[n])
+{
+    int blocks = n / B;
+    meta_schedule cache(a) {
+        meta_for (int g = 0; g < blocks; g++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = g * B + t;
+                a[i] = 2 * b[i];
+                y[i] = a[m + i] + 1;
+            }
+    }
+}
+"""
+
+
+@needs_gcc
+@pytest.mark.parametrize("level", LEVELS_RUN)
+def test_overlapping_clusters_share_one_copy_of_an_element(serial, level):
+    n, B, m = 12, 4, 0
+    kernel = source_kernel(ALIAS)
+    assert SharedMemory(kernel).staged["a"].choices[0].overlapping
+    rng = random.Random(9)
+    a, b = [rng.randrange(100) for _ in range(n)], [rng.randrange(100) for _ in range(n)]
+    expected_a, expected_y = array(c_int, a), array(c_int, [0] * n)
+    serial(text=ALIAS).alias(n, B, m, expected_a, array(c_int, b), expected_y)
+    got_a, got_y = array(c_int, a), array(c_int, [0] * n)
+    HostKernel(kernel, level).launch(dict(n=n, B=B, m=m, a=got_a, b=array(c_int, b), y=got_y))
+    assert list(got_y) == list(expected_y) == [2 * x + 1 for x in b]
+    assert list(got_a) == list(expected_a)
+
+
+# ------------------------------------------------------------------ what cannot be staged
+
+UNBOUNDED = """
+#include "metafork.h"
+void squares(int n, int B, float *x, float *y)
+{
+    int blocks = n / B;
+    meta_schedule cache(x) {
+        meta_for (int g = 0; g < blocks; g++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = g * B + t;
+                y[i] = x[i * i];
+            }
+    }
+}
+"""
+
+STRIDED = """
+#include "metafork.h"
+void rows(int n, int B, int s, int m, float *A, float *y)
+{
+    int blocks = n / B;
+    meta_schedule cache(A) {
+        meta_for (int g = 0; g < blocks; g++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = g * B + t;
+                float acc = 0.0f;
+                for (int j = 0; j < m; j++)
+                    acc += A[i * s + j];
+                y[i] = acc;
+            }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("text,reason", [(UNBOUNDED, "unbounded"), (STRIDED, "may overlap")],
+                         ids=["unbounded", "overlapping-runs"])
+def test_unstageable_arrays_are_lowering_errors(text, reason):
+    kernel = source_kernel(text)
+    with pytest.raises(LoweringError, match=f"cannot stage '{kernel.cached[0]}'.*{reason}") as error:
+        lower(kernel)
+    assert error.value.span is not None and error.value.span.line == 6  # the cache(...) item
+    lower(dataclasses.replace(kernel, cached=()))  # dropping the cache (4b) lowers
+
+
+# ------------------------------------------------------------------ registers
+
+
+@needs_ptxas
+def test_register_table_cached_vs_uncached():
+    counter = RegisterCounter()
+    rows = [f"{'sample':22} level  uncached  cached"]
+    for name, cached in STAGED:
+        kernel = sample_kernel(name, cached)
+        for level in LEVELS:
+            staged = dataclasses.replace(kernel, ir_level=level)
+            plain = dataclasses.replace(staged, cached=())
+            a, b = counter.measure(plain).value, counter.measure(staged).value
+            assert a > 0 and b > 0
+            rows.append(f"{ids((name, cached)):22} {level:5}  {a:8}  {b:6}")
+    print("\nregisters per thread (ptxas -arch=sm_80)\n" + "\n".join(rows))
