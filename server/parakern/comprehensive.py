@@ -216,12 +216,17 @@ def _optimal_somewhere(counter, cases, strategies, run: _Run) -> bool:
 
     The paper states it as f(O(S)) = f(S), assuming f(O(S)) <= f(S); measured
     strategies can also make a counter worse (register level 2 on matmul), which
-    does not make the leaf improvable, so "improves" is tested directly."""
+    does not make the leaf improvable, so "improves" is tested directly. Leaves
+    where fewer strategies still apply go first: one where none applies is optimal
+    without evaluating anything (the path of the paper's Lemma 3)."""
     sigma = [s for s in strategies if counter.name in s.improves]
+    candidates = []
     for case in cases:
+        variants = [v for v in (s.apply(case.kernel) for s in sigma) if v is not None]
+        candidates.append((len(variants), case, variants))
+    for _, case, variants in sorted(candidates, key=lambda c: c[0]):
         before = run.value(counter, case.kernel)
-        if not any(_improves(counter, before, run.value(counter, after))
-                   for after in (s.apply(case.kernel) for s in sigma) if after is not None):
+        if not any(_improves(counter, before, run.value(counter, v)) for v in variants):
             return True
     return False
 
@@ -229,10 +234,10 @@ def _optimal_somewhere(counter, cases, strategies, run: _Run) -> bool:
 def _improves(counter, before, after) -> bool:
     """Lower for a resource, higher for a performance counter; for expressions, provably
     so for every positive value of the parameters."""
-    gain = sympy.sympify(before) - sympy.sympify(after)
+    gain = sympy.expand(sympy.sympify(before) - sympy.sympify(after))
     if counter.kind != "resource":
         gain = -gain
     if gain.is_number:
         return bool(gain > 0)
     positive = {s: sympy.Symbol(s.name, positive=True, integer=True) for s in gain.free_symbols}
-    return bool(sympy.simplify(gain.xreplace(positive)).is_positive)
+    return bool(gain.xreplace(positive).is_positive)

@@ -66,6 +66,7 @@ CODES = {
     "PK020": "iterations of a meta_for may access the same element, one writing",
     "PK021": "independence of meta_for iterations could not be proved",
     "PK030": "the kernel cannot be lowered to GPU code",
+    "PK031": "warning: an array of cache(...) cannot be staged in shared memory",
     "PK099": "internal error",
 }
 

@@ -6,15 +6,16 @@ are still analysed.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from parakern import dependence
 from parakern.comprehensive import CaseTree, comprehensive_optimization
 from parakern.counters import default_counters
 from parakern.devices import get_profile
-from parakern.diagnostics import Diagnostic, Span, error
+from parakern.diagnostics import Diagnostic, Span, error, warning
 from parakern.frontend import analyze_source
-from parakern.ir import LoweringError
+from parakern.ir import LoweringError, staging
 from parakern.kernel import Kernel
 from parakern.model import FrontendResult, Schedule
 from parakern.strategies import default_strategies
@@ -55,6 +56,21 @@ def analyze(text: str, file: str, options: Options = Options()) -> Analysis:
     return Analysis(file, frontend, results, options)
 
 
+def _stageable(kernel: Kernel) -> tuple[Kernel, tuple[Diagnostic, ...]]:
+    """Drops from cache(...) the arrays that cannot be staged, with a warning on each:
+    the cases then read them from global memory."""
+    keep, warnings = [], []
+    for name in kernel.cached:
+        try:
+            staging.plan(dataclasses.replace(kernel, cached=(name,)))
+            keep.append(name)
+        except LoweringError as exc:
+            where = next((c.span for c in kernel.schedule.cache if c.name == name), kernel.schedule.keyword_span)
+            warnings.append(warning("PK031", f"{exc.message}; the cases read '{name}' from global memory",
+                                    where))
+    return dataclasses.replace(kernel, cached=tuple(keep)), tuple(warnings)
+
+
 def optimize_schedule(schedule: Schedule, options: Options = Options()) -> ScheduleResult:
     """Dependence check, then the case tree; never raises on user input."""
     try:
@@ -65,9 +81,9 @@ def optimize_schedule(schedule: Schedule, options: Options = Options()) -> Sched
         counters = default_counters(options.target, device)
         strategies = tuple(s for s in default_strategies()
                            if options.strategies is None or s.code in options.strategies)
-        kernel = Kernel.initial(schedule, options.target)
+        kernel, warnings = _stageable(Kernel.initial(schedule, options.target))
         tree = comprehensive_optimization(kernel, counters, strategies)
-        return ScheduleResult(schedule, tree, found)
+        return ScheduleResult(schedule, tree, found + warnings)
     except LoweringError as exc:
         where = exc.span if isinstance(exc.span, Span) else schedule.keyword_span
         return ScheduleResult(schedule, None, (error(

@@ -103,20 +103,38 @@ class Footprint:
 
 
 def footprint(schedule: Schedule, array: str) -> Footprint:
-    return _cached(schedule, (array,))[0]
+    return footprints(schedule, (array,))[0]
 
 
 def footprints(schedule: Schedule, arrays=None) -> tuple[Footprint, ...]:
     """Footprints of the named arrays (default: every array), sharing one prover."""
     names = tuple(a.name for a in schedule.arrays) if arrays is None else tuple(arrays)
-    return _cached(schedule, names)
+    return _cached(_Shape(schedule), names)
+
+
+class _Shape:
+    """A schedule seen only through what footprints read: loops, accesses, arrays,
+    parameters and facts. Variants that differ elsewhere (CSE temporaries in the
+    body, the register level) share one analysis."""
+
+    def __init__(self, schedule: Schedule):
+        self.schedule = schedule
+        s = schedule
+        self.key = (s.grid, s.block, s.between, s.serial, s.accesses, s.arrays, s.params,
+                    s.derived, s.facts)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Shape) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
 
 
 @functools.lru_cache(maxsize=512)
-def _cached(schedule: Schedule, names: tuple[str, ...]) -> tuple[Footprint, ...]:
-    # Schedules are frozen: the counters, the staging and the strategies ask for the
-    # same footprints many times while a case tree is built.
-    analysis = _Analysis(schedule)
+def _cached(shape: _Shape, names: tuple[str, ...]) -> tuple[Footprint, ...]:
+    # The counters, the staging and the strategies ask for the same footprints many
+    # times while a case tree is built.
+    analysis = _Analysis(shape.schedule)
     return tuple(analysis.footprint(n) for n in names)
 
 

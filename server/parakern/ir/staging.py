@@ -51,6 +51,8 @@ barriers counting phases and each phase's code under `if (epoch == phase)`.
 """
 from __future__ import annotations
 
+import functools
+
 import dataclasses
 from dataclasses import dataclass
 
@@ -103,13 +105,19 @@ class Staged:
 
 def plan(kernel: Kernel) -> tuple[Staged, ...]:
     """Where each cached array lives; LoweringError when one cannot be staged."""
-    s = kernel.schedule
+    return _plan(kernel.schedule, kernel.cached)
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(s: Schedule, cached: tuple[str, ...]) -> tuple[Staged, ...]:
+    # Only the schedule and the cached arrays matter: the register levels of one
+    # variant share a plan.
     known = {a.name for a in s.arrays}
-    for name in kernel.cached:
+    for name in cached:
         if name not in known:
             raise LoweringError(f"cannot stage '{name}' in shared memory: not an array of the schedule",
                                 _cache_span(s, name))
-    arrays = sorted((s.array(n) for n in kernel.cached), key=lambda a: -a.element_size)
+    arrays = sorted((s.array(n) for n in cached), key=lambda a: -a.element_size)
     prints = {fp.array: fp for fp in footprints(s, [a.name for a in arrays])}
     staged, offset = [], sympy.S.Zero
     for array in arrays:

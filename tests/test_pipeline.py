@@ -1,0 +1,48 @@
+"""The whole analysis of a file: every failure is a diagnostic on its schedule."""
+from parakern.pipeline import Options, analyze
+
+GATHER = """void gather(int n, int B, float *a, int idx[n], float out[n])
+{
+    meta_schedule cache(a, out) {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                out[i * B + j] = a[idx[i * B + j]];
+    }
+}
+"""
+
+SHIFT = """void shift(int n, int B, float a[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                a[i * B + j + 1] = a[i * B + j];
+    }
+}
+"""
+
+
+def test_unstageable_array_is_read_from_global_memory_with_a_warning():
+    analysis = analyze(GATHER, "g.c")
+    (d,) = analysis.diagnostics
+    assert d.code == "PK031" and d.severity.value == "warning"
+    assert (d.span.line, d.span.col, d.span.end_col) == (3, 25, 26)
+    assert "declare it with its size" in d.message
+    (result,) = analysis.results
+    assert result.tree is not None
+    assert {c.kernel.cached for c in result.tree.cases} == {("out",), ()}
+
+
+def test_dependence_error_stops_the_schedule_but_not_the_file():
+    analysis = analyze(SHIFT + GATHER.replace("gather", "other"), "s.c")
+    codes = [d.code for d in analysis.diagnostics]
+    assert "PK020" in codes
+    trees = {r.schedule.id: r.tree is not None for r in analysis.results}
+    assert trees == {"shift:0": False, "other:0": True}
+
+
+def test_strategies_can_be_restricted():
+    source = open("samples/jacobi1d.c").read()
+    (result,) = analyze(source, "samples/jacobi1d.c", Options(strategies=("(4b)",))).results
+    assert all("(3b)" not in c.decisions and "(1')" not in c.decisions for c in result.tree.cases)
+    assert {str(c.counter("shared_memory")) for c in result.tree.cases} == {"8*B*s + 8", "0"}
