@@ -147,24 +147,6 @@ def test_memory_hook_sees_every_access_and_body():
     assert len(memory.arrays) == 3  # `c[..] += ..` takes its address once, as C evaluates it once
 
 
-def test_unsupported_math_function_is_a_lowering_error():
-    kernel = source_kernel("""
-#include <math.h>
-#include "metafork.h"
-void k(int n, int B, float x[n]) {
-    int blocks = n / B;
-    meta_schedule {
-        meta_for (int b = 0; b < blocks; b++)
-            meta_for (int t = 0; t < B; t++)
-                x[b * B + t] = expf(x[b * B + t]);
-    }
-}
-""")
-    with pytest.raises(LoweringError, match="expf") as error:
-        lower(kernel)
-    assert error.value.span is not None and error.value.span.line == 9
-
-
 # ------------------------------------------------------------------ semantics
 
 

@@ -264,9 +264,16 @@ class ExprLowerer:
             if len(args) != arity:
                 raise LoweringError(f"'{e.func}' takes {arity} argument(s)", e.span)
             return b.call(self.intrinsic(f"{intrinsic}.{_SUFFIX[e.ctype]}", e.ctype, arity), args)
-        raise LoweringError(
-            f"math function '{e.func}' has no LLVM intrinsic for NVPTX and would need libdevice, "
-            "which this lowering does not link", e.span)
+        if name in _MATH_BASES and is_float(e.ctype):
+            # No intrinsic: libdevice's __nv_expf on the GPU (linked in passes.optimize),
+            # the C library's expf when the kernel runs on the host.
+            suffix = "f" if e.ctype == "float" else ""
+            callee = f"{name}{suffix}" if getattr(self, "host", False) else f"__nv_{name}{suffix}"
+            arity = 2 if name == "pow" else 1
+            if len(args) != arity:
+                raise LoweringError(f"'{e.func}' takes {arity} argument(s)", e.span)
+            return b.call(self.intrinsic(callee, e.ctype, arity), args)
+        raise LoweringError(f"math function '{e.func}' is not supported in kernels", e.span)
 
     def _int_call(self, name: str, args, e: syntax.Call) -> ir.Value:
         b = self.builder

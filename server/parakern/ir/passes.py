@@ -19,6 +19,7 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from parakern.ir.libdevice import link_libdevice, needs_libdevice
 from parakern.ir.targets import DEVICE_TRIPLE, device_machine, host_machine
 
 LEVELS = (0, 1, 2, 3)
@@ -46,6 +47,8 @@ def optimize(module: "ir.Module | llvm.ModuleRef | str", level: int = 0,
         pto.slp_vectorization = False
         pto.loop_interleaving = False
     pb = llvm.create_pass_builder(tm, pto)
+    if device and needs_libdevice(ref):
+        link_libdevice(ref, pb)
     pm = pb.getModulePassManager() if level <= 1 else _reduced_pipeline()
     pm.run(ref, pb)
     ref.verify()
