@@ -126,6 +126,8 @@ def test_spans_cover_the_right_text(name):
     assert text_at(path, s.keyword_span) == "meta_schedule"
     whole = text_at(path, s.span)
     assert whole.startswith("meta_schedule") and whole.endswith("}")
+    function = text_at(path, s.function_span)
+    assert function.startswith(f"void {s.function}(") and function.endswith("}") and whole in function
     for loop in s.loops:
         assert text_at(path, loop.keyword_span) == "meta_for"
         header = text_at(path, loop.span)

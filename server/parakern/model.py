@@ -152,6 +152,7 @@ class Schedule:
     facts: tuple[Fact, ...]
     host_loops: tuple[str, ...]       # variables of the host code's for loops around the block
     text: str                         # source text of the block, for caching results
+    function_span: "Span | None" = None   # the enclosing function definition, signature to `}`
 
     @property
     def data_params(self) -> tuple[Param, ...]:

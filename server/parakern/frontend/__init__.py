@@ -113,6 +113,7 @@ def _analyze_function(ctx: FileContext, func: c_ast.FuncDef):
             if symbol is not None:
                 params[param.name] = symbol
     fctx = FunctionContext(ctx, name, set(params), set(ctx.globals))
+    fctx.span = ctx.index.node_span(func.decl).to(ctx.index.stmt_span(func.body))
     collect_writes(func.body, ctx.index, fctx)
     walker = _Walker(ctx, fctx, [dict(ctx.globals), params])
     walker.visit(func.body)

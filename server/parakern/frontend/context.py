@@ -39,6 +39,7 @@ class FunctionContext:
     assigned: dict = field(default_factory=dict)
     # (start, end) positions of every loop in the function
     loops: list = field(default_factory=list)
+    span: "Span | None" = None  # the whole definition
 
     def changed_between(self, name: str, start: tuple, here: tuple) -> bool:
         """Whether `name` may change between a definition at `start` and the schedule at `here`:

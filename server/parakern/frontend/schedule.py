@@ -98,7 +98,8 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
         between=tuple(_serial(loop, ctx, between=True) for loop in between[0]),
         serial=tuple(serial_inside), body=body, nest=nest, accesses=accesses, locals=locals_,
         params=params, derived=tuple(scalars.derived), arrays=arrays, cache=cache, facts=facts,
-        host_loops=tuple(name for name, _ in site.host_loops if name), text=ctx.text_of(span))
+        host_loops=tuple(name for name, _ in site.host_loops if name), text=ctx.text_of(span),
+        function_span=fctx.span)
     return schedule, diagnostics
 
 
