@@ -109,29 +109,30 @@ def footprint(schedule: Schedule, array: str) -> Footprint:
 def footprints(schedule: Schedule, arrays=None) -> tuple[Footprint, ...]:
     """Footprints of the named arrays (default: every array), sharing one prover."""
     names = tuple(a.name for a in schedule.arrays) if arrays is None else tuple(arrays)
-    return _cached(_Shape(schedule), names)
+    return _cached(Shape(schedule), names)
 
 
-class _Shape:
+class Shape:
     """A schedule seen only through what footprints read: loops, accesses, arrays,
     parameters and facts. Variants that differ elsewhere (CSE temporaries in the
-    body, the register level) share one analysis."""
+    body, the register level) share one analysis. `extra` adds what another
+    memoised consumer also reads."""
 
-    def __init__(self, schedule: Schedule):
+    def __init__(self, schedule: Schedule, extra: tuple = ()):
         self.schedule = schedule
         s = schedule
         self.key = (s.grid, s.block, s.between, s.serial, s.accesses, s.arrays, s.params,
-                    s.derived, s.facts)
+                    s.derived, s.facts) + extra
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, _Shape) and self.key == other.key
+        return isinstance(other, Shape) and self.key == other.key
 
     def __hash__(self) -> int:
         return hash(self.key)
 
 
 @functools.lru_cache(maxsize=512)
-def _cached(shape: _Shape, names: tuple[str, ...]) -> tuple[Footprint, ...]:
+def _cached(shape: Shape, names: tuple[str, ...]) -> tuple[Footprint, ...]:
     # The counters, the staging and the strategies ask for the same footprints many
     # times while a case tree is built.
     analysis = _Analysis(shape.schedule)

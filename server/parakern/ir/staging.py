@@ -60,7 +60,7 @@ import sympy
 from llvmlite import ir
 
 from parakern import syntax
-from parakern.counters.footprint import DimRegion, footprint, footprints
+from parakern.counters.footprint import DimRegion, Shape, footprint, footprints
 from parakern.ir.memory import GlobalMemory
 from parakern.ir.types import I1, I32, I64, SHARED, LoweringError, convert, llvm_type
 from parakern.kernel import Kernel
@@ -105,13 +105,16 @@ class Staged:
 
 def plan(kernel: Kernel) -> tuple[Staged, ...]:
     """Where each cached array lives; LoweringError when one cannot be staged."""
-    return _plan(kernel.schedule, kernel.cached)
+    s = kernel.schedule
+    loop_types = tuple((n.var, n.ctype) for n in syntax.walk(s.nest) if isinstance(n, syntax.Loop))
+    return _plan(Shape(s, (s.cache, s.keyword_span, loop_types)), kernel.cached)
 
 
 @functools.lru_cache(maxsize=256)
-def _plan(s: Schedule, cached: tuple[str, ...]) -> tuple[Staged, ...]:
-    # Only the schedule and the cached arrays matter: the register levels of one
-    # variant share a plan.
+def _plan(shape: Shape, cached: tuple[str, ...]) -> tuple[Staged, ...]:
+    # What a plan reads of the schedule keys the cache: register levels and CSE
+    # variants of one schedule share a plan.
+    s = shape.schedule
     known = {a.name for a in s.arrays}
     for name in cached:
         if name not in known:
