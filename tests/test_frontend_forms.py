@@ -126,3 +126,17 @@ def test_parameter_named_like_a_machine_parameter_is_rejected():
     assert d.code == "PK018" and "threads per block" in d.message
     assert (d.span.line, d.span.col, d.span.end_col) == (3, 38, 39)
     assert d.related[0].span.line == 1
+
+
+def test_inserted_dispatcher_regions_are_ignored():
+    """After "Insert comprehensive dispatcher" the file holds CUDA between markers; the
+    front-end skips it and every position stays the same."""
+    from conftest import SAMPLES
+    from parakern.frontend import analyze_file
+    original = (SAMPLES / "jacobi1d.c").read_text()
+    inserted = original + ("// parakern:begin jacobi1d:0\n#ifndef PARAKERN_CPU\n#include <cuda_runtime.h>\n"
+                           "#endif\n__global__ void k(int *a) { a[threadIdx.x] = 0; }\n"
+                           "// parakern:end jacobi1d:0\n")
+    before = analyze_file(SAMPLES / "jacobi1d.c")
+    after = analyze_source(inserted, str(SAMPLES / "jacobi1d.c"))
+    assert after.diagnostics == () and after.schedules == before.schedules

@@ -1,4 +1,5 @@
-"""Command line: `parakern optimize FILE [--json | --format text|json|dot]`."""
+"""Command line: `parakern optimize FILE [--json | --format text|json|dot]`,
+`parakern emit FILE [-o out.cu] [--target sm_80]`."""
 from __future__ import annotations
 
 import argparse
@@ -29,6 +30,15 @@ def _parser() -> argparse.ArgumentParser:
     opt.add_argument("--occupancy", metavar="DEVICE", choices=sorted(PROFILES),
                      help="also branch on occupancy (P_occ) computed for this GPU "
                           f"({', '.join(sorted(PROFILES))})")
+    from parakern.verify.command import add_parser as add_verify
+    add_verify(sub)
+    from parakern.lsp.command import add_parser as add_serve
+    add_serve(sub)
+    emit = sub.add_parser("emit", help="write the comprehensive CUDA (kernels and dispatchers) of a C file")
+    emit.add_argument("file", help="C source with meta_schedule / meta_for constructs")
+    emit.add_argument("-o", "--output", metavar="OUT", help="write the .cu here (default: standard output)")
+    emit.add_argument("--target", default="sm_80", choices=TARGETS,
+                      help="GPU architecture registers are counted for (default sm_80)")
     return parser
 
 
@@ -41,6 +51,14 @@ def main(argv: "list[str] | None" = None) -> int:
     try:
         if args.command == "optimize":
             return _optimize(args)
+        if args.command == "emit":
+            return _emit(args)
+        if args.command == "verify":
+            from parakern.verify.command import run as run_verify
+            return run_verify(args)
+        if args.command == "serve":
+            from parakern.lsp.command import run as run_serve
+            return run_serve(args)
     except BrokenPipeError:  # output piped into `head`: not an error of the user's
         sys.stderr.close()
         return 0
@@ -67,6 +85,28 @@ def _optimize(args) -> int:
         print(report.dot(analysis))
     else:
         print(report.text(analysis))
+    return 0
+
+
+def _emit(args) -> int:
+    """The .cu on stdout or in OUT; diagnostics (schedules left out, and why) on stderr."""
+    source = _read(args.file)
+    if source is None:
+        return 2
+    from parakern.codegen import emit
+    from parakern.pipeline import Options, analyze
+    analysis = analyze(source, args.file, Options(target=args.target))
+    emitted = emit(analysis)
+    for d in analysis.diagnostics + emitted.diagnostics:
+        print(d.format(), file=sys.stderr)
+    if args.output is None:
+        sys.stdout.write(emitted.text)
+        return 0
+    try:
+        Path(args.output).write_text(emitted.text, encoding="utf-8")
+    except OSError as exc:
+        print(f"parakern: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -67,7 +67,10 @@ CODES = {
     "PK021": "independence of meta_for iterations could not be proved",
     "PK030": "the kernel cannot be lowered to GPU code",
     "PK031": "warning: an array of cache(...) cannot be staged in shared memory",
+    "PK097": "analysis of a meta_schedule ran past the time limit (language server)",
+    "PK098": "analysis of a meta_schedule crashed (language server)",
     "PK099": "internal error",
+    "PK100": "information: one case of the case tree (language server)",
 }
 
 

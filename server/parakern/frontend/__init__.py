@@ -14,6 +14,7 @@ from parakern.diagnostics import Diagnostic, Span, error
 from parakern.frontend.context import FileContext, FunctionContext, collect_writes
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol, scalar_type_name, symbol_from_decl
+from parakern.frontend.generated import mask_generated
 from parakern.frontend.parse import parse
 from parakern.frontend.preprocess import LABEL_PREFIX, prepare
 from parakern.frontend.schedule import Site, analyze_schedule
@@ -37,7 +38,7 @@ def analyze_source(text: str, file: str = "<input>") -> model.FrontendResult:
 
 
 def _analyze(text: str, file: str) -> model.FrontendResult:
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = mask_generated(text.replace("\r\n", "\n").replace("\r", "\n"))
     prepared = prepare(text, file)
     diagnostics: list[Diagnostic] = list(prepared.diagnostics)
     ast, parse_diagnostics = parse(prepared)

@@ -1,0 +1,210 @@
+"""Language-server latency over the paper samples, as an editor sees it.
+
+    .venv/bin/python bench/lsp.py [--hovers 200] [--samples matadd jacobi1d ...]
+
+For every sample, in a fresh `parakern serve` process (stdio, VS Code capabilities,
+UTF-16) opened right after `initialized`:
+  first     didOpen -> first publishDiagnostics (the front-end's, in-process)
+  cases     didOpen -> the case diagnostics (worker start-up included: a cold editor)
+  hover     hover on `meta_schedule` every 20 ms while that analysis runs: p50 / p95
+then in the same process:
+  cached    close + reopen the same text -> first diagnostics (case diagnostics included)
+  warm      a changed schedule (one constant) -> case diagnostics, workers already warm
+  edit      a comment line inserted above the function -> diagnostics of that version
+            (debounce of 300 ms included), then the same with didSave (no debounce)
+  hover*    hover with results cached: p50 / p95
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+ROOT = Path(__file__).resolve().parent.parent
+PAPER = ("matadd", "matmul", "jacobi1d", "transpose", "polydiv")
+
+
+class Client(LanguageClient):
+    def __init__(self):
+        super().__init__("parakern-bench", "1")
+        self.published: list[tuple[float, types.PublishDiagnosticsParams]] = []
+
+        @self.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def _publish(params: types.PublishDiagnosticsParams):
+            self.published.append((time.perf_counter(), params))
+
+        @self.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+        def _create(params):
+            return None
+
+        @self.feature(types.PROGRESS)
+        def _progress(params):
+            pass
+
+        @self.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+        def _refresh(params):
+            return None
+
+        @self.feature(types.WINDOW_SHOW_MESSAGE)
+        def _message(params):
+            pass
+
+    async def until(self, uri: str, version: int, since: float, predicate, timeout: float = 180.0) -> float:
+        """Seconds from `since` to the first publish for (uri, version) matching predicate."""
+        deadline = time.perf_counter() + timeout
+        seen = 0
+        while time.perf_counter() < deadline:
+            for stamp, params in self.published[seen:]:
+                if params.uri == uri and params.version == version and stamp >= since \
+                        and predicate(list(params.diagnostics)):
+                    return stamp - since
+            seen = max(0, len(self.published) - 1)
+            await asyncio.sleep(0.002)
+        raise TimeoutError(f"no matching diagnostics for {uri} v{version}")
+
+
+def has_cases(ds) -> bool:
+    return any(d.code in ("PK100", "PK097", "PK098") for d in ds)
+
+
+def anything(ds) -> bool:
+    return True
+
+
+def percentile(values, q: float) -> float:
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = min(len(values) - 1, max(0, round(q * (len(values) - 1))))
+    return values[k]
+
+
+async def hover_ms(client: Client, uri: str, line: int, character: int) -> float:
+    start = time.perf_counter()
+    await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri), types.Position(line, character)))
+    return (time.perf_counter() - start) * 1000
+
+
+async def one_sample(name: str, hovers: int) -> dict:
+    path = ROOT / "samples" / f"{name}.c"
+    text = path.read_text()
+    uri = path.as_uri()
+    lines = text.split("\n")
+    kw_line = next(k for k, l in enumerate(lines) if "meta_schedule" in l)
+    kw_char = lines[kw_line].index("meta_schedule") + 3
+    client = Client()
+    started = time.perf_counter()
+    await client.start_io(sys.executable, "-m", "parakern", "serve")
+    from pytest_lsp import client_capabilities  # the VS Code profile; pytest-lsp is a test extra
+    await client.initialize_async(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"), process_id=None,
+        initialization_options={"timeLimitSeconds": 120}))
+    client.initialized(types.InitializedParams())
+    figures = {"sample": name, "start": time.perf_counter() - started}
+
+    def open_doc(version: int, body: str) -> float:
+        t = time.perf_counter()
+        client.text_document_did_open(types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="c", version=version, text=body)))
+        return t
+
+    # cold
+    t0 = open_doc(1, text)
+    figures["first"] = await client.until(uri, 1, t0, anything)
+    latencies = []
+    done = asyncio.ensure_future(client.until(uri, 1, t0, has_cases))
+    while not done.done():
+        latencies.append(await hover_ms(client, uri, kw_line, kw_char))
+        await asyncio.sleep(0.02)
+    figures["cases"] = await done
+    figures["hover_running"] = latencies
+
+    # cached reopen
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    await asyncio.sleep(0.2)
+    t0 = open_doc(2, text)
+    figures["cached"] = await client.until(uri, 2, t0, anything)
+    figures["cached_has_cases"] = has_cases(client.published[-1][1].diagnostics)
+
+    # hover with results cached
+    figures["hover_cached"] = [await hover_ms(client, uri, kw_line, kw_char) for _ in range(hovers)]
+
+    # edit above the function: debounced, then saved
+    t0 = time.perf_counter()
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+        [types.TextDocumentContentChangePartial(range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+                                                text="// edited above\n")]))
+    figures["edit"] = await client.until(uri, 3, t0, has_cases)
+    t0 = time.perf_counter()
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(uri=uri, version=4),
+        [types.TextDocumentContentChangePartial(range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+                                                text="// and again\n")]))
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    figures["edit_saved"] = await client.until(uri, 4, t0, has_cases)
+
+    # a changed schedule with warm workers: one more statement-free change inside it
+    body_line = next(k for k, l in enumerate(lines) if k > kw_line and "meta_for" in l)
+    changed_lines = ["// edited above", "// and again"] + lines
+    changed_lines[body_line + 2] = changed_lines[body_line + 2].replace("meta_for (int", "meta_for ( int", 1)
+    changed = "\n".join(changed_lines)
+    t0 = time.perf_counter()
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(uri=uri, version=5),
+        [types.TextDocumentContentChangeWholeDocument(text=changed)]))
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    figures["warm"] = await client.until(uri, 5, t0, has_cases)
+
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return figures
+
+
+async def main_async(args) -> None:
+    rows = []
+    for name in args.samples:
+        rows.append(await one_sample(name, args.hovers))
+    print(f"{'sample':<10} {'start':>6} {'first':>7} {'cases':>7} {'cached':>7} {'warm':>7} "
+          f"{'edit':>7} {'saved':>7} {'hover run p50/p95':>18} {'hover cached p50/p95':>21}")
+    running, cached = [], []
+    for r in rows:
+        running += r["hover_running"]
+        cached += r["hover_cached"]
+        print(f"{r['sample']:<10} {r['start']:6.2f} {r['first']*1000:5.0f}ms {r['cases']:6.2f}s "
+              f"{r['cached']*1000:5.0f}ms {r['warm']:6.2f}s {r['edit']*1000:5.0f}ms {r['edit_saved']*1000:5.0f}ms "
+              f"{percentile(r['hover_running'], .5):7.1f}/{percentile(r['hover_running'], .95):5.1f} ms "
+              f"({len(r['hover_running'])}) {percentile(r['hover_cached'], .5):8.1f}/"
+              f"{percentile(r['hover_cached'], .95):5.1f} ms")
+        if not r["cached_has_cases"]:
+            print(f"  note: {r['sample']}: the cached reopen published no case diagnostics")
+    print()
+    print(f"hover while an analysis runs: p50 {percentile(running, .5):.1f} ms, "
+          f"p95 {percentile(running, .95):.1f} ms over {len(running)} hovers (target p95 <= 50 ms)")
+    print(f"hover, results cached:        p50 {percentile(cached, .5):.1f} ms, "
+          f"p95 {percentile(cached, .95):.1f} ms over {len(cached)} hovers")
+    print(f"first diagnostics, cold:      max {max(r['first'] for r in rows)*1000:.0f} ms (target <= 1500 ms); "
+          f"case diagnostics, cold: {min(r['cases'] for r in rows):.2f}-{max(r['cases'] for r in rows):.2f} s")
+    print(f"first diagnostics, cached:    max {max(r['cached'] for r in rows)*1000:.0f} ms (target <= 100 ms)")
+    print(f"edit above a schedule:        {statistics.mean(r['edit'] for r in rows)*1000:.0f} ms mean with the "
+          f"300 ms debounce, {statistics.mean(r['edit_saved'] for r in rows)*1000:.0f} ms mean on didSave")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", nargs="+", default=list(PAPER), choices=PAPER)
+    parser.add_argument("--hovers", type=int, default=200, help="cached hovers per sample")
+    args = parser.parse_args()
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+"""The host side: per schedule, one function that launches the first case that fits.
+
+Contract (other parts of the project compile against it):
+
+    int <function>_<index>_dispatch(<params in schedule.params order>,
+                                    <arrays as pointers, in schedule.arrays order>);
+
+returns the 1-based number of the case it launched, PARAKERN_NO_CASE_FITS
+when no case fits the device (nothing is launched), PARAKERN_CUDA_ERROR when
+a CUDA call failed. It reads the device's properties once per device (a
+static) and, for each case in the tree's order, one `try` function: the
+machine parameters of that launch (T = maxThreadsPerBlock, Z =
+sharedMemPerBlockOptin, R = min(255, regsPerBlock / threads)), the case's
+constraints in 64-bit arithmetic, then the real fit of nvcc's kernel
+(cudaFuncGetAttributes: numRegs <= R; shared bytes <= Z; threads <= T) —
+the constraints were derived from the IR's register count, which nvcc need
+not match. Kernels are launched only through PARAKERN_LAUNCH.
+"""
+from __future__ import annotations
+
+import sympy
+
+from parakern.codegen.cprint import INDENT, CodegenError, Names, identifiers, relation_c, sym_c
+from parakern.codegen.kernel import array_parameters, kernel_name, signature
+from parakern.codegen.launch import AXES, in_parameters, launch_of
+from parakern.comprehensive import Case, CaseTree
+from parakern.model import Schedule
+from parakern.strategies.rebuild import used_names
+from parakern.symbols import P_OCC
+
+MAX_REGISTERS = 255            # the most registers a thread can address
+STATIC_SHARED_LIMIT = "48 * 1024"  # above it a kernel must opt in to more dynamic shared memory
+# Grid limits of every GPU since compute capability 3.0 (x, y, z).
+GRID_LIMITS = ("2147483647LL", "65535", "65535")
+BLOCK_Z_LIMIT = 64
+_WIDE = ("int", "unsigned", "long", "long long")   # carried as long long on the host
+
+
+def dispatcher_name(schedule: Schedule) -> str:
+    return f"{schedule.function}_{schedule.index}_dispatch"
+
+
+def _try_name(schedule: Schedule, k: int) -> str:
+    return f"{schedule.function}_{schedule.index}_try_case{k}"
+
+
+def dispatcher_arguments(schedule: Schedule) -> list[str]:
+    return [f"{p.ctype} {p.name}" for p in schedule.params] + array_parameters(schedule, restrict=False)
+
+
+def prototype(tree: CaseTree) -> str:
+    """The dispatcher's declaration, with a comment listing its cases."""
+    s = tree.schedule
+    n = len(tree.cases)
+    lines = [f"{s.id} ({s.keyword_span}): {n} case{'s' * (n != 1)}, tried in order"]
+    for k, case in enumerate(tree.cases, 1):
+        lines.append(f"  {k}: {relation_c(case.constraints.relations)}   {' '.join(case.decisions)}")
+    for u in tree.uncovered:
+        lines.append(f"  no case fits where {relation_c(u.constraints.relations)}")
+    returns = f"1 to {n}" if n > 1 else "1" if n else "never"
+    lines.append(f"Returns the case launched ({returns}), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.")
+    comment = ["/*"] + [" * " + line for line in lines] + [" */"]
+    return "\n".join(comment + [signature("int " + dispatcher_name(s), dispatcher_arguments(s)) + ";"])
+
+
+def dispatcher_source(tree: CaseTree) -> str:
+    """The try function of every case, then the dispatcher."""
+    parts = [_try_case(tree, case, k) for k, case in enumerate(tree.cases, 1)]
+    return "\n\n".join(parts + [_dispatcher(tree)])
+
+
+# ------------------------------------------------------------------ one case
+
+def _host_type(ctype: str) -> str:
+    return "long long" if ctype in _WIDE else ctype
+
+
+def _try_case(tree: CaseTree, case: Case, k: int) -> str:
+    s = tree.schedule
+    names = Names(used_names(s) | {"R", "Z", "T"})
+    n = {w: names.fresh(w) for w in ("prop", "attr", "grid", "block", "threads", "shared_bytes")}
+    launch = launch_of(case)
+    kernel = kernel_name(s, k)
+    args = [f"const cudaDeviceProp &{n['prop']}"] + [f"{_host_type(p.ctype)} {p.name}" for p in s.params] \
+        + array_parameters(s, restrict=False)
+    body: list[str] = ["/* the launch, in 64-bit arithmetic: the constraints' products must not overflow */"]
+    grid, empty = [], []
+    for axis, size, limit in zip(AXES, launch.grid, GRID_LIMITS):
+        grid.append(_size(body, names, f"grid_{axis}", size))
+        if not sympy.sympify(size).is_Integer:
+            empty.append(f"{grid[-1]} < 1 || {grid[-1]} > {limit}")
+    block = [_size(body, names, f"block_{axis}", size) for axis, size in zip(AXES, launch.block)]
+    threads = " * ".join(b for b in block if b != "1") or "1"
+    body.append(f"const long long {n['threads']} = {threads};")
+    empty.append(f"{n['threads']} < 1")
+    if not sympy.sympify(launch.block[2]).is_Integer:
+        empty.append(f"{block[2]} > {BLOCK_Z_LIMIT}")
+    shared = launch.shared_bytes != 0
+    if shared:
+        body.append(f"const long long {n['shared_bytes']} = {sym_c(launch.shared_bytes)};")
+    body += [f"if ({' || '.join(empty)})",
+             INDENT + "return 0;  /* an empty grid or block, or one beyond CUDA's limits */"]
+    tests = _constraints(case, s)
+    fits = [f"{n['attr']}.numRegs > R"] + ([f"{n['shared_bytes']} > Z"] if shared else []) + [f"{n['threads']} > T"]
+    body += _machine(n, identifiers(tests + fits)) + tests
+    body += [f"cudaFuncAttributes {n['attr']};",
+             f"if (cudaFuncGetAttributes(&{n['attr']}, {kernel}) != cudaSuccess)",
+             INDENT + "return PARAKERN_CUDA_ERROR;",
+             f"if ({' || '.join(fits)})",
+             INDENT + "return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */"]
+    if shared:
+        body += [f"if ({n['shared_bytes']} > {STATIC_SHARED_LIMIT}",
+                 f"    && cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize,",
+                 f"                            (int){n['shared_bytes']}) != cudaSuccess)",
+                 INDENT + "return PARAKERN_CUDA_ERROR;"]
+    dims = [f"{n['grid']}({', '.join(_unsigned(g) for g in grid)})",
+            f"{n['block']}({', '.join(_unsigned(b) for b in block)})"]
+    call = [a.name for a in s.arrays] + [_kernel_argument(p) for p in s.params]
+    shared_arg = f"(size_t){n['shared_bytes']}" if shared else "0"
+    body += [f"const dim3 {', '.join(dims)};",
+             f"PARAKERN_LAUNCH({kernel}, {n['grid']}, {n['block']}, {shared_arg}, {', '.join(call)});",
+             f"return cudaGetLastError() == cudaSuccess ? {k} : PARAKERN_CUDA_ERROR;"]
+    comment = [f"/* {s.id}, case {k}: launches {kernel} when its constraints hold and it fits the device.",
+               f" * Returns {k} when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */"]
+    return "\n".join(comment + [signature(f"static int {_try_name(s, k)}", args), "{"]
+                     + [INDENT + line for line in body] + ["}"])
+
+
+def _size(body: list[str], names: Names, stem: str, size) -> str:
+    """A launch size: a constant as it is, otherwise a named 64-bit local."""
+    size = sympy.sympify(size)
+    if size.is_Integer:
+        return str(int(size))
+    name = names.fresh(stem)
+    body.append(f"const long long {name} = {sym_c(size)};")
+    return name
+
+
+def _unsigned(size: str) -> str:
+    return size if size.isdigit() else f"(unsigned){size}"
+
+
+def _kernel_argument(p) -> str:
+    """A parameter as the kernel takes it (the host carries integers as long long)."""
+    return f"({p.ctype}){p.name}" if _host_type(p.ctype) != p.ctype else p.name
+
+
+def _machine(n: dict, used: set) -> list[str]:
+    """The machine parameters the tests read (an unread local is a warning)."""
+    prop, threads = n["prop"], n["threads"]
+    values = {"T": f"{prop}.maxThreadsPerBlock",
+              "Z": f"(long long){prop}.sharedMemPerBlockOptin",
+              "R": f"{prop}.regsPerBlock / {threads} < {MAX_REGISTERS} "
+                   f"? {prop}.regsPerBlock / {threads} : {MAX_REGISTERS}"}
+    return ["/* the machine parameters for this block size */"] + \
+        [f"const long long {m} = {v};" for m, v in values.items() if m in used]
+
+
+def _constraints(case: Case, s: Schedule) -> list[str]:
+    relations = [in_parameters(r, s) for r in case.constraints.relations]
+    if any(P_OCC in r.free_symbols for r in relations):
+        raise CodegenError("the cases depend on an occupancy target (P_occ), which a dispatcher cannot "
+                           "read from the device; analyse without --occupancy to generate it",
+                           s.keyword_span)
+    if not relations:
+        return ["/* no constraint: the case holds everywhere */"]
+    return [f"if (!({relation_c(relations)}))", INDENT + "return 0;"]
+
+
+# ------------------------------------------------------------------ the dispatcher
+
+def _dispatcher(tree: CaseTree) -> str:
+    s = tree.schedule
+    head = signature("int " + dispatcher_name(s), dispatcher_arguments(s))
+    if not tree.cases:
+        return "\n".join([head, "{"] + [INDENT + line for line in _uncovered(tree)] + ["}"])
+    names = Names(used_names(s) | {"R", "Z", "T"})
+    prop, known, device, launched = (names.fresh(w) for w in ("prop", "prop_device", "device", "launched"))
+    call = [prop] + [p.name for p in s.params] + [a.name for a in s.arrays]
+    body = [f"static cudaDeviceProp {prop};  /* read once per device */",
+            f"static int {known} = -1;",
+            f"int {device};",
+            f"if (cudaGetDevice(&{device}) != cudaSuccess)",
+            INDENT + "return PARAKERN_CUDA_ERROR;",
+            f"if ({device} != {known}) {{",
+            INDENT + f"if (cudaGetDeviceProperties(&{prop}, {device}) != cudaSuccess)",
+            INDENT * 2 + "return PARAKERN_CUDA_ERROR;",
+            INDENT + f"{known} = {device};",
+            "}",
+            f"int {launched};"]
+    for k, _ in enumerate(tree.cases, 1):
+        body += [f"if (({launched} = {_try_name(s, k)}({', '.join(call)})) != 0)",
+                 INDENT + f"return {launched};"]
+    return "\n".join([head, "{"] + [INDENT + line for line in body + _uncovered(tree)] + ["}"])
+
+
+def _uncovered(tree: CaseTree) -> list[str]:
+    lines = ["/* No case fits this device for these parameters"]
+    if tree.uncovered:
+        lines[0] += ": the tree's uncovered regions are"
+        lines += [f" *   {relation_c(u.constraints.relations)}   ({u.counter})" for u in tree.uncovered]
+        if tree.coverage.status != "proved":
+            lines.append(" * (z3 did not prove that the cases and these regions cover everything)")
+    elif tree.coverage.status != "proved":
+        lines[0] += " (z3 did not prove that the cases cover everything)"
+    lines[-1] += " */"
+    return lines + ["return PARAKERN_NO_CASE_FITS;"]

@@ -1,0 +1,67 @@
+"""The launch configuration of a case: grid, block and dynamic shared memory.
+
+Grid and block sizes are the extents of the meta_for levels on each axis
+(x innermost, 1 where no level maps to an axis), as ir/host.py launches the
+IR; the dynamic shared memory is the shared-memory counter's polynomial,
+which is exactly the staging buffer (ir/staging.py). Everything is in the
+program and data parameters only: derived scalars (`dim`) are replaced by
+their definitions, so the host needs nothing but the parameters.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from parakern.codegen.cprint import sym_c
+from parakern.comprehensive import Case
+from parakern.model import Schedule
+from parakern.symbols import sym
+
+AXES = ("x", "y", "z")
+
+
+@dataclass(frozen=True)
+class Launch:
+    grid: tuple[sympy.Expr, sympy.Expr, sympy.Expr]    # x, y, z
+    block: tuple[sympy.Expr, sympy.Expr, sympy.Expr]
+    shared_bytes: sympy.Expr                           # dynamic, per block
+    threads: sympy.Expr                                # per block: the product of `block`
+
+
+def definitions(schedule: Schedule) -> dict:
+    """Derived symbol -> its value in parameters only (a definition may use earlier ones)."""
+    values: dict = {}
+    for d in schedule.derived:
+        values[sym(d.name)] = sympy.sympify(d.value).xreplace(values)
+    return values
+
+
+def in_parameters(expr, schedule: Schedule) -> sympy.Expr:
+    """`expr` with every derived scalar replaced by its definition."""
+    return sympy.sympify(expr).xreplace(definitions(schedule))
+
+
+def launch_of(case: Case) -> Launch:
+    s = case.kernel.schedule
+    sizes = {(lp.level, lp.axis): in_parameters(lp.extent, s) for lp in s.loops}
+    grid = tuple(sizes.get(("grid", a), sympy.S.One) for a in AXES)
+    block = tuple(sizes.get(("block", a), sympy.S.One) for a in AXES)
+    shared = in_parameters(dict(case.counters).get("shared_memory", 0), s)
+    return Launch(grid, block, sympy.expand(shared), sympy.expand(sympy.Mul(*block)))
+
+
+def dims_c(sizes) -> str:
+    """`(N - 2)/(B*s), 1, 1`: the three sizes in C."""
+    return ", ".join(sym_c(x) for x in sizes)
+
+
+def launch_snippet(case: Case, name: str) -> str:
+    """The launch as a CUDA programmer writes it (for reports; the dispatcher checks more)."""
+    s = case.kernel.schedule
+    launch = launch_of(case)
+    args = [a.name for a in s.arrays] + [p.name for p in s.params]
+    shared = sym_c(launch.shared_bytes)
+    return "\n".join([f"dim3 block({dims_c(launch.block)});",
+                      f"dim3 grid({dims_c(launch.grid)});",
+                      f"{name}<<<grid, block, {shared}>>>({', '.join(args)});"])

@@ -1,0 +1,357 @@
+"""Where the CUDA kernel reads and writes array elements: global memory, or the
+shared-memory staging of ir/staging.py, printed as CUDA source.
+
+Global arrays are flattened row-major from their declared extents, in 64-bit
+arithmetic as the IR computes it (`c[(long long)i * n + j]`): an N x N matrix
+may have more than 2^31 elements.
+
+Staging follows `ir.staging.plan(kernel)` region by region, so the CUDA and
+the IR (which the registers were counted on) agree: one dynamic buffer
+`parakern_shared`, each cached array's part at its byte offset; cooperative
+copy loops (thread `tid` copies elements tid, tid + nthreads, ...) that skip
+elements outside the array; `__syncthreads()` where the IR has its barriers;
+an access reads or writes its region's copy at (index - region lower bound);
+whole write-back where the plan proved the block writes every element,
+write-through (the store goes to both copies) otherwise; uniform choices
+(`t % 2`) select the regions with the same parameter-only conditions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from parakern import syntax
+from parakern.codegen.cprint import (BINARY, INDENT, POSTFIX, TERNARY, UNARY, CodegenError, Names, Raw,
+                                     binop, sym_c, sym_raw, wrap)
+from parakern.ir.staging import BUFFER, Region, Staged, plan
+from parakern.kernel import Kernel
+from parakern.model import Array
+
+_SUM = BINARY["+"]
+
+
+def global_element(array: Array, subscripts: list[Raw]) -> str:
+    """array[s0][s1]... as one subscript of the flattened array."""
+    if len(subscripts) == 1:
+        return f"{array.name}[{subscripts[0].text}]"
+    if len(array.dims) != len(subscripts):
+        raise CodegenError(f"the extents of '{array.name}' are not known, so it cannot be flattened",
+                           array.span)
+    first = subscripts[0]
+    offset = Raw(f"(long long){wrap(first, UNARY)}", UNARY)
+    for dim, sub in zip(array.dims[1:], subscripts[1:]):
+        offset = binop(binop(offset, "*", sym_raw(dim)), "+", sub)
+    return f"{array.name}[{offset.text}]"
+
+
+@dataclass(frozen=True)
+class Route:
+    """How one access reaches shared memory: its placements (one per distinct slot, with the
+    choices that use it) and whether its stores also go to global memory."""
+    staged: Staged
+    placements: tuple[tuple[tuple[int, int], tuple[int, ...]], ...]   # ((choice, region), choices)
+    through: bool
+
+
+class Staging:
+    """The staging code of one kernel variant, as lines of CUDA."""
+
+    def __init__(self, kernel: Kernel, names: Names, no_unroll: bool = False):
+        self.schedule = kernel.schedule
+        self.no_unroll = no_unroll  # `#pragma unroll 1` on the copy loops, as on every loop of the IR
+        self.staged = plan(kernel)
+        self.names = names
+        self.part = {st.array.name: names.fresh(st.array.name + "_shared") for st in self.staged}
+        self.tid, self.nthreads = names.fresh("tid"), names.fresh("nthreads")
+        self.element = names.fresh("e")
+        self._coords: dict[int, tuple[str, ...]] = {}
+        self._spans: dict = {}
+        for i, a in enumerate(self.schedule.accesses):
+            self._spans.setdefault((a.array, a.span), []).append(i)
+        s = self.schedule
+        declared = {n.name for n in syntax.walk(s.body) if isinstance(n, syntax.Decl)} | \
+            {n.var for n in syntax.walk(s.body) if isinstance(n, syntax.Loop)}
+        # Names whose value is the same in the whole block (a subscript in them has a known slot).
+        self._fixed = ({p.name for p in s.params} | {d.name for d in s.derived}
+                       | {lp.var for lp in s.grid + s.between}) - declared
+        self.bytes = sympy.expand(sum((st.elements * st.array.element_size for st in self.staged),
+                                      sympy.S.Zero))
+
+    # ---- declarations (the kernel keeps those its code uses)
+
+    def declarations(self) -> list[tuple[str, str]]:
+        """(name, line) pairs, in order: the buffer, each array's part, the linear thread id."""
+        out = [(BUFFER, f"PARAKERN_DYNAMIC_SHARED({BUFFER});")]
+        for st in self.staged:
+            t = st.array.ctype
+            where = BUFFER if st.offset == 0 else f"({BUFFER} + {sym_c(st.offset)})"
+            out.append((self.part[st.array.name], f"{t} *{self.part[st.array.name]} = ({t} *){where};"))
+        axes = [a for a in "xyz" if any(lp.axis == a for lp in self.schedule.block)] or ["x"]
+        tid, scale = f"threadIdx.{axes[0]}", f"blockDim.{axes[0]}"
+        for axis in axes[1:]:
+            factor = scale if "*" not in scale else f"({scale})"
+            tid += f" + threadIdx.{axis} * {factor}"
+            scale += f" * blockDim.{axis}"
+        out.append((self.tid, f"const int {self.tid} = {tid};"))
+        out.append((self.nthreads, f"const int {self.nthreads} = {scale};"))
+        return out
+
+    def summary(self) -> list[str]:
+        """Comment lines: where each array's part lies in the buffer."""
+        lines = []
+        for st in self.staged:
+            end = sympy.expand(st.offset + st.elements * st.array.element_size)
+            lines.append(f"{st.array.name}: bytes [{sym_c(st.offset)}, {sym_c(end)}) "
+                         f"of {BUFFER}, {sym_c(st.elements)} elements")
+        return lines
+
+    # ---- the phases around the body (ir/staging.py's prologue, before/after body, epilogue)
+
+    def prologue(self, depth: int) -> list[str]:
+        def wanted(r):
+            return r.hoisted and r.load
+        if not self._any(wanted):
+            return []
+        return self._copy_all(wanted, True, depth) + self._barrier(depth)
+
+    def before_body(self, depth: int) -> list[str]:
+        def wanted(r):
+            return not r.hoisted and r.load
+        if not self._any(wanted):
+            return []
+        return self._copy_all(wanted, True, depth) + self._barrier(depth)
+
+    def after_body(self, depth: int) -> list[str]:
+        def written(r):
+            return r.write_back and not r.hoisted
+        refill = bool(self.schedule.between) and self._any(lambda r: not r.hoisted and r.load)
+        lines = []
+        if self._any(written) or refill:
+            lines += self._barrier(depth, "the block is done with the copies" if refill else "")
+        if self._any(written):
+            lines += self._copy_all(written, False, depth)
+            if refill:
+                lines += self._barrier(depth, "before the next iteration refills them")
+        return lines
+
+    def epilogue(self, depth: int) -> list[str]:
+        def written(r):
+            return r.write_back and r.hoisted
+        if not self._any(written):
+            return []
+        return self._barrier(depth) + self._copy_all(written, False, depth)
+
+    # ---- accesses
+
+    def route(self, node: syntax.Index) -> "Route | None":
+        """How the body reaches this element; None: global memory."""
+        staged = next((st for st in self.staged if st.array.name == node.array), None)
+        if staged is None:
+            return None
+        ids = set(self._spans.get((node.array, node.span), ()))
+        options = [(c, k) for c, choice in enumerate(staged.choices)
+                   for k, region in enumerate(choice.regions) if ids & set(region.accesses)]
+        if not options:
+            raise CodegenError(f"cannot stage '{node.array}': this access is in no region of its footprint",
+                               node.span)
+        regions = [staged.choices[c].regions[k] for c, k in options]
+        if not any(r.load or r.write_back for r in regions):  # stored to, never read nor copied back
+            return None
+        placements: dict = {}
+        for c, k in options:
+            placements.setdefault(self._placement(staged, c, k), ((c, k), []))[1].append(c)
+        writes = any(self.schedule.accesses[i].is_write for i in ids)
+        through = writes and not all(r.write_back for r in regions)
+        return Route(staged, tuple((first, tuple(cs)) for first, cs in placements.values()), through)
+
+    def shared_element(self, route: Route, subscripts: list[tuple[Raw, str, syntax.Expr]]) -> str:
+        """The element's copy in shared memory; subscripts are (text, C type, syntax)."""
+        st = route.staged
+        slots = [(self._slot(st, c, k, subscripts), choices) for (c, k), choices in route.placements]
+        text = slots[-1][0]
+        for slot, choices in reversed(slots[:-1]):
+            text = Raw(f"{self._flag(st, choices)} ? {slot.text} : {wrap(text, TERNARY)}", TERNARY)
+        return f"{self.part[st.array.name]}[{text.text}]"
+
+    # ---- copies between global and shared memory
+
+    def _any(self, wanted) -> bool:
+        return any(wanted(r) for st in self.staged for c in st.choices for r in c.regions)
+
+    @staticmethod
+    def _barrier(depth: int, why: str = "") -> list[str]:
+        return [INDENT * depth + "__syncthreads();" + (f"  /* {why} */" if why else "")]
+
+    def _copy_all(self, wanted, load: bool, depth: int) -> list[str]:
+        lines = []
+        for st in self.staged:
+            todo = [c for c, choice in enumerate(st.choices) if any(map(wanted, choice.regions))]
+            if not todo:
+                continue
+            if len(st.choices) == 1:
+                for region in st.choices[0].regions:
+                    if wanted(region):
+                        lines += self._copy(st, region, load, depth)
+                continue
+            pad = INDENT * depth
+            for n, c in enumerate(todo):  # the uniform choice the parameters select
+                lines.append(f"{pad}{'} else if' if n else 'if'} ({self._flag(st, (c,))}) {{")
+                for region in st.choices[c].regions:
+                    if wanted(region):
+                        lines += self._copy(st, region, load, depth + 1)
+            lines.append(pad + "}")
+        return lines
+
+    def _copy(self, st: Staged, region: Region, load: bool, depth: int) -> list[str]:
+        """Threads copy the region's elements nthreads apart, skipping those off the array."""
+        pad, inner = INDENT * depth, INDENT * (depth + 1)
+        array, e = st.array, self.element
+        cast = "long" if st.index_type == "long" else None
+        sizes = [sym_raw(d.elements) for d in region.dims]
+        names = self._coordinate_names(len(region.dims))
+        lines = [pad + "/* " + ("load " if load else "write back ") + _describe(st, region) + " */"]
+        if self.no_unroll:
+            lines.append(pad + "#pragma unroll 1")
+        lines += [f"{pad}for (int {e} = {self.tid}; {e} < {wrap(sym_raw(region.elements), BINARY['<'], True)}; "
+                 f"{e} += {self.nthreads}) {{"]
+        checks, coords = [], _coordinates(Raw(e, POSTFIX), sizes)
+        for name, d, c, dim in zip(names, region.dims, coords, list(array.dims) + [None] * len(names)):
+            value = _global_index(d, c, cast)
+            lines.append(f"{inner}const {st.index_type} {name} = {value.text};")
+            if len(array.dims) == array.rank:
+                checks.append(f"0 <= {name} && {name} < {wrap(sym_raw(dim, cast), BINARY['<'], True)}")
+        slot = Raw(e, POSTFIX) if region.base == 0 else binop(sym_raw(region.base), "+", Raw(e, POSTFIX))
+        shared = f"{self.part[array.name]}[{slot.text}]"
+        glob = global_element(array, [Raw(n, POSTFIX) for n in names])
+        copy = f"{shared} = {glob};" if load else f"{glob} = {shared};"
+        if checks:  # a block at the edge of the array stops at it
+            lines += [f"{inner}if ({' && '.join(checks)})", f"{inner}{INDENT}{copy}"]
+        else:
+            lines.append(inner + copy)
+        return lines + [pad + "}"]
+
+    def _coordinate_names(self, rank: int) -> tuple[str, ...]:
+        if rank not in self._coords:
+            stems = ["g"] if rank == 1 else [f"g{k}" for k in range(rank)]
+            self._coords[rank] = tuple(self.names.fresh(s) for s in stems)
+        return self._coords[rank]
+
+    # ---- where an access goes (ir/staging.py's _placement, _slot, _locate, _unstride)
+
+    @staticmethod
+    def _placement(st: Staged, c: int, k: int):
+        choice = st.choices[c]
+        considered = choice.regions[:k + 1] if choice.overlapping else choice.regions[k:k + 1]
+        return tuple((r.dims, r.base) for r in considered)
+
+    def _flag(self, st: Staged, choices) -> str:
+        """C condition: the parameters select one of these choices."""
+        terms = [sympy.And(*(cond if taken else sympy.Not(cond) for cond, taken in st.choices[c].when))
+                 for c in choices]
+        return sym_c(sympy.Or(*terms))
+
+    def _slot(self, st: Staged, c: int, k: int, subscripts) -> Raw:
+        """Position in the part: the first region of the choice that holds the element."""
+        choice = st.choices[c]
+        result = None
+        for j in (range(k, -1, -1) if choice.overlapping else (k,)):
+            region = choice.regions[j]
+            local, inside = self._locate(st, region, subscripts, need_inside=j != k)
+            here = local if region.base == 0 else binop(sym_raw(region.base), "+", local)
+            result = here if result is None else \
+                Raw(f"{inside} ? {here.text} : {wrap(result, TERNARY)}", TERNARY)
+        return result
+
+    def _locate(self, st: Staged, region: Region, subscripts, need_inside: bool):
+        """Row-major position in the region and (need_inside) the C test that the region holds it."""
+        cast = "long" if st.index_type == "long" else None
+        linear, inside = None, []
+        for d, (g, gtype, node) in zip(region.dims, subscripts):
+            known = syntax.to_sympy(node) if syntax.variables(node) <= self._fixed else None
+            lower = sym_raw(d.lower, cast)
+            if need_inside and d.span == 1 and not d.repeats:  # a single element: the IR's test is g == lower
+                g64 = g if gtype in ("int", "long", "long long") else Raw(f"(long long){wrap(g, UNARY)}", UNARY)
+                inside.append(binop(g64, "==", lower).text)
+                position = Raw("0", POSTFIX)
+            elif need_inside:  # in 64 bits: an element far away must not wrap into the region
+                relative = binop(Raw(f"(long long){wrap(g, UNARY)}", UNARY), "-", lower)
+                inside.append(f"(unsigned long long)({relative.text}) < (unsigned long long){wrap(sym_raw(d.span), UNARY)}")
+                position = Raw(f"(int)({relative.text})", UNARY)
+            elif known is not None and sympy.expand(known - d.lower).is_Integer:  # a[N - 1] -> slot 0
+                position = sym_raw(sympy.expand(known - d.lower))
+            elif st.index_type == "int":
+                as_int = g if gtype == "int" else Raw(f"(int){wrap(g, UNARY)}", UNARY)
+                position = as_int if d.lower == 0 else binop(as_int, "-", lower)
+            else:
+                position = Raw(f"(int)({binop(Raw(f'(long){wrap(g, UNARY)}', UNARY), '-', lower).text})", UNARY)
+            if d.repeats:
+                position, holds = _unstride(d, position)
+                if need_inside:
+                    inside.extend(holds)
+            size = sym_raw(d.elements)
+            linear = position if linear is None else binop(binop(linear, "*", size), "+", position)
+        return linear, " && ".join(inside)
+
+
+def _coordinates(e: Raw, sizes: list[Raw]) -> list[Raw]:
+    """Row-major coordinates of local element e in a box of the given sizes."""
+    coords, q = [], e
+    for k in reversed(range(len(sizes))):
+        if k == 0:
+            coords.append(q)
+        else:
+            coords.append(binop(q, "%", sizes[k]))
+            q = binop(q, "/", sizes[k])
+    return coords[::-1]
+
+
+def _global_index(d, local: Raw, cast) -> Raw:
+    """lower + r + sum(stride * m) for a local position in one dimension of a region."""
+    run, q = local, None
+    if d.repeats:
+        extent = sym_raw(d.extent)
+        run, q = binop(local, "%", extent), binop(local, "/", extent)
+    index = run if d.lower == 0 else binop(sym_raw(d.lower, cast), "+", run)
+    for n, (stride, count) in enumerate(d.repeats):
+        if n + 1 < len(d.repeats):
+            m, q = binop(q, "%", sym_raw(count)), binop(q, "/", sym_raw(count))
+        else:
+            m = q
+        index = binop(index, "+", binop(sym_raw(stride, cast), "*", m))
+    return index
+
+
+def _unstride(d, relative: Raw):
+    """relative = r + sum(stride * m) -> r + extent * (m1 + count1 * (m2 + ...)), and its range tests."""
+    ms, rest = [], relative
+    for stride, _ in reversed(d.repeats):  # outermost stride first: the runs do not overlap
+        s = sym_raw(stride)
+        ms.insert(0, binop(rest, "/", s))
+        rest = binop(rest, "%", s)  # C's % is rest - (rest / s) * s, as the IR computes it
+    extent = sym_raw(d.extent)
+    holds = [f"(unsigned){wrap(rest, UNARY)} < (unsigned){wrap(extent, UNARY)}"]
+    position = None
+    for m, (_, count) in zip(reversed(ms), reversed(d.repeats)):
+        holds.append(f"(unsigned){wrap(m, UNARY)} < (unsigned){wrap(sym_raw(count), UNARY)}")
+        position = m if position is None else binop(binop(position, "*", sym_raw(count)), "+", m)
+    return binop(binop(position, "*", extent), "+", rest), holds
+
+
+def _describe(st: Staged, region: Region) -> str:
+    """`the B*s + 2 elements of a from B*i*s + N`, `the (By + 2) x (Bx + 2) tile of in from (...)`."""
+    def size(d):
+        text = sym_c(d.extent)
+        for stride, count in d.repeats:
+            text = f"{sym_c(count)} runs of {text} every {sym_c(stride)}"
+        return text
+    name = st.array.name
+    if len(region.dims) == 1:
+        d = region.dims[0]
+        if d.elements == 1:
+            return f"the element {name}[{sym_c(d.lower)}]"
+        what = f"{size(d)} elements" if not d.repeats else size(d)
+        return f"the {what} of {name} from {sym_c(d.lower)}"
+    sizes = " x ".join(f"({size(d)})" if not sympy.sympify(d.extent).is_Atom or d.repeats else size(d)
+                       for d in region.dims)
+    return f"the {sizes} tile of {name} from ({', '.join(sym_c(d.lower) for d in region.dims)})"

@@ -1,0 +1,3 @@
+from parakern.lsp import serve
+
+raise SystemExit(serve())

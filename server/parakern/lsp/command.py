@@ -1,0 +1,19 @@
+"""`parakern serve`: the argparse part (no pygls import until the server starts)."""
+from __future__ import annotations
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead (for debugging)")
+    parser.add_argument("--log-file", metavar="PATH", help="write the server's log to this file")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at debug level")
+
+
+def add_parser(sub) -> None:
+    serve = sub.add_parser("serve", help="run the language server (stdio, or --tcp HOST:PORT)")
+    add_arguments(serve)
+
+
+def run(args) -> int:
+    from parakern.lsp.server import run as run_server
+    return run_server(args)

@@ -1,0 +1,416 @@
+"""pygls 2 handlers: LSP in, LSP out. Everything else is in engine.py (state, jobs)
+and analysis.py (texts); positions are converted with the document's codec here.
+
+    parakern serve               stdio
+    parakern serve --tcp HOST:PORT
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from typing import Any, Optional
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path
+
+from parakern.lsp import benchcheck
+from parakern.lsp.analysis import SOURCE, DiagInfo, overlaps
+from parakern.lsp.engine import AnalysisError, Engine
+from parakern.lsp.positions import from_client_position, from_client_range, line_text, to_client_range
+from parakern.lsp.settings import section_of
+
+log = logging.getLogger("parakern.lsp")
+VERSION = "0.1.0"
+
+CMD_INSERT = "parakern.insertDispatcher"
+CMD_BENCH = "parakern.bench"
+CMD_TREE = "parakern.showCaseTree"
+
+_SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
+             "information": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
+_MESSAGE = {"error": types.MessageType.Error, "warning": types.MessageType.Warning,
+            "info": types.MessageType.Info, "log": types.MessageType.Log}
+
+
+class ParakernProtocol(LanguageServerProtocol):
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams):
+        """UTF-8 whenever the client offers it (Neovim >= 0.11), else pygls' choice
+        (the client's first supported encoding, UTF-16 when it lists none)."""
+        general = params.capabilities.general
+        if general is not None and general.position_encodings:
+            encodings = list(general.position_encodings)
+            if types.PositionEncodingKind.Utf8 in encodings:
+                encodings.remove(types.PositionEncodingKind.Utf8)
+                general.position_encodings = [types.PositionEncodingKind.Utf8] + encodings
+        return (yield from super().lsp_initialize(params))
+
+
+class ParakernServer(LanguageServer):
+    def __init__(self):
+        super().__init__("parakern", VERSION, protocol_cls=ParakernProtocol,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.engine = Engine(_Client(self))
+        self.pending_warnings: list[str] = []
+
+    def shutdown(self):
+        """Also when the connection ends without a shutdown request: stop the workers."""
+        self.engine.close()
+        super().shutdown()
+
+    # capabilities of the client
+    def cap(self, path: str, default=None):
+        obj: Any = self.client_capabilities
+        for part in path.split("."):
+            obj = getattr(obj, part, None) if obj is not None else None
+        return default if obj is None else obj
+
+    def document(self, uri: str):
+        return self.workspace.get_text_document(uri)
+
+    def diagnostic(self, document, uri: str, d: DiagInfo) -> types.Diagnostic:
+        related = None
+        if d.related and self.cap("text_document.publish_diagnostics.related_information", False):
+            related = [types.DiagnosticRelatedInformation(
+                location=types.Location(uri=uri, range=to_client_range(document, r)), message=m)
+                for r, m in d.related]
+        return types.Diagnostic(range=to_client_range(document, d.range), message=d.message,
+                                severity=_SEVERITY.get(d.severity, types.DiagnosticSeverity.Error),
+                                code=d.code, source=SOURCE, related_information=related)
+
+
+class _Client:
+    """engine.Client over the pygls server."""
+
+    def __init__(self, ls: ParakernServer):
+        self.ls = ls
+
+    def publish(self, uri: str, version: Optional[int], diagnostics: list) -> None:
+        document = self.ls.document(uri) if diagnostics else None
+        items = [self.ls.diagnostic(document, uri, d) for d in diagnostics]
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=version))
+
+    def refresh_lenses(self) -> None:
+        if self.ls.cap("workspace.code_lens.refresh_support", False):
+            self.ls.workspace_code_lens_refresh(None)
+
+    def progress_supported(self) -> bool:
+        return bool(self.ls.cap("window.work_done_progress", False))
+
+    async def progress_begin(self, token: str, title: str, message: str) -> bool:
+        try:
+            await self.ls.work_done_progress.create_async(token)
+        except Exception as exc:   # the client refused: no progress, nothing else changes
+            log.info("work done progress refused: %s", exc)
+            return False
+        self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title=title, message=message, percentage=0, cancellable=False))
+        return True
+
+    def progress_report(self, token: str, message: str, percentage: int) -> None:
+        self.ls.work_done_progress.report(token, types.WorkDoneProgressReport(
+            message=message, percentage=percentage))
+
+    def progress_end(self, token: str, message: str) -> None:
+        self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+    def show_message(self, kind: str, text: str) -> None:
+        self.ls.window_show_message(types.ShowMessageParams(
+            type=_MESSAGE.get(kind, types.MessageType.Info), message=text))
+
+
+server = ParakernServer()
+
+
+def _file_of(uri: str) -> str:
+    try:
+        return to_fs_path(uri) or uri
+    except Exception:
+        return uri
+
+
+# ------------------------------------------------------------------ lifecycle
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: ParakernServer, params: types.InitializeParams):
+    options = params.initialization_options
+    if isinstance(options, dict):
+        section = section_of(options)
+        ls.pending_warnings += ls.engine.update_settings(section if section is not None else options)
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: ParakernServer, params: types.InitializedParams):
+    ls.engine.start()
+    for warning in ls.pending_warnings:
+        ls.engine.client.show_message("warning", warning)
+    ls.pending_warnings.clear()
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: ParakernServer, params):
+    ls.engine.close()
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(ls: ParakernServer, params: types.DidChangeConfigurationParams):
+    section = section_of(params.settings)
+    if section is None and ls.cap("workspace.configuration", False):
+        try:
+            (section,) = await ls.workspace_configuration_async(types.ConfigurationParams(
+                items=[types.ConfigurationItem(section="parakern")]))
+        except Exception as exc:
+            log.info("workspace/configuration failed: %s", exc)
+            section = None
+    if section is None:
+        return
+    for warning in ls.engine.update_settings(section):
+        ls.engine.client.show_message("warning", warning)
+
+
+# ------------------------------------------------------------------ documents
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: ParakernServer, params: types.DidOpenTextDocumentParams):
+    doc = params.text_document
+    ls.engine.open(doc.uri, _file_of(doc.uri), doc.version, ls.document(doc.uri).source)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: ParakernServer, params: types.DidChangeTextDocumentParams):
+    doc = params.text_document
+    ls.engine.change(doc.uri, doc.version, ls.document(doc.uri).source)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+def did_save(ls: ParakernServer, params: types.DidSaveTextDocumentParams):
+    ls.engine.save(params.text_document.uri, ls.document(params.text_document.uri).source)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: ParakernServer, params: types.DidCloseTextDocumentParams):
+    ls.engine.close_document(params.text_document.uri)
+
+
+# ------------------------------------------------------------------ hover, lenses
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: ParakernServer, params: types.HoverParams):
+    uri = params.text_document.uri
+    if uri not in ls.engine.docs:
+        return None
+    document = ls.document(uri)
+    line, character = from_client_position(document, params.position)
+    text = ls.engine.hover(uri, line, character, line_text(document, line))
+    if text is None:
+        return None
+    formats = ls.cap("text_document.hover.content_format", []) or []
+    kind = types.MarkupKind.Markdown if (not formats or types.MarkupKind.Markdown in formats) \
+        else types.MarkupKind.PlainText
+    return types.Hover(contents=types.MarkupContent(kind=kind, value=text))
+
+
+def _summary_lens(ls: ParakernServer, uri: str, view, title: str, document) -> types.CodeLens:
+    return types.CodeLens(range=to_client_range(document, view.keyword),
+                          command=types.Command(title=title, command=CMD_TREE,
+                                                arguments=[uri, view.id, "markdown"]),
+                          data={"uri": uri, "id": view.id, "kind": "summary"})
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+def code_lens(ls: ParakernServer, params: types.CodeLensParams):
+    uri = params.text_document.uri
+    if uri not in ls.engine.docs:
+        return []
+    document = ls.document(uri)
+    # Where the client resolves lenses, the summary lens is filled in codeLens/resolve.
+    lazy = "command" in (ls.cap("text_document.code_lens.resolve_support.properties", []) or [])
+    lenses = []
+    for view, title in ls.engine.lenses(uri):
+        where = to_client_range(document, view.keyword)
+        summary = _summary_lens(ls, uri, view, title, document)
+        if lazy:
+            summary.command = None
+        lenses += [
+            summary,
+            types.CodeLens(range=where, command=types.Command(
+                title="Insert dispatcher", command=CMD_INSERT, arguments=[uri, view.id])),
+            types.CodeLens(range=where, command=types.Command(
+                title="Bench", command=CMD_BENCH, arguments=[uri, view.id])),
+        ]
+    return lenses
+
+
+@server.feature(types.CODE_LENS_RESOLVE)
+def code_lens_resolve(ls: ParakernServer, lens: types.CodeLens):
+    data = lens.data if isinstance(lens.data, dict) else {}
+    uri, ident = data.get("uri"), data.get("id")
+    if lens.command is not None or not uri or uri not in ls.engine.docs:
+        if lens.command is None:
+            lens.command = types.Command(title="parakern", command="")
+        return lens
+    for view, title in ls.engine.lenses(uri):
+        if view.id == ident:
+            lens.command = types.Command(title=title, command=CMD_TREE, arguments=[uri, view.id, "markdown"])
+            return lens
+    lens.command = types.Command(title="analysing…", command="")
+    return lens
+
+
+# ------------------------------------------------------------------ code actions
+
+
+ACTION_TITLE = "Insert comprehensive dispatcher"
+
+
+def _workspace_edit(ls: ParakernServer, uri: str, version, rng, new_text: str) -> types.WorkspaceEdit:
+    document = ls.document(uri)
+    edit = types.TextEdit(range=to_client_range(document, rng), new_text=new_text)
+    if ls.cap("workspace.workspace_edit.document_changes", False):
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+            edits=[edit])])
+    return types.WorkspaceEdit(changes={uri: [edit]})
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+    code_action_kinds=[types.CodeActionKind.Refactor, types.CodeActionKind.QuickFix], resolve_provider=True))
+async def code_action(ls: ParakernServer, params: types.CodeActionParams):
+    uri = params.text_document.uri
+    if uri not in ls.engine.docs:
+        return None
+    document = ls.document(uri)
+    wanted = from_client_range(document, params.range)
+    only = params.context.only
+    ours = [d for d in params.context.diagnostics or () if d.source == SOURCE]
+    resolvable = "edit" in (ls.cap("text_document.code_action.resolve_support.properties", []) or [])
+    actions = []
+    try:
+        views = await ls.engine.current_views(uri)
+    except AnalysisError:
+        views = ls.engine.views(uri)
+    for view in views:
+        if not overlaps(view.span, wanted):
+            continue
+        summary = ls.engine.cached(view)
+        disabled = None
+        if summary is not None and not summary.has_tree:
+            if not ls.cap("text_document.code_action.disabled_support", False):
+                continue
+            disabled = types.CodeActionDisabled(reason=f"{view.id} has no case tree ({summary.status})")
+        kinds = [types.CodeActionKind.Refactor]
+        if ours:
+            kinds.append(types.CodeActionKind.QuickFix)
+        for kind in kinds:
+            if only and not any(kind == k or kind.startswith(f"{k}.") for k in only):
+                continue
+            action = types.CodeAction(
+                title=f"{ACTION_TITLE} ({view.id})", kind=kind, disabled=disabled,
+                diagnostics=ours if kind == types.CodeActionKind.QuickFix else None,
+                data={"uri": uri, "id": view.id})
+            if disabled is None:
+                cached = ls.engine.dispatcher_cached(uri, view.id)
+                if cached is not None:
+                    action.edit = _workspace_edit(ls, uri, *cached)
+                elif not resolvable:
+                    try:
+                        action.edit = _workspace_edit(ls, uri, *await ls.engine.dispatcher_edit(uri, view.id))
+                    except AnalysisError as exc:
+                        action.disabled = types.CodeActionDisabled(reason=str(exc)) \
+                            if ls.cap("text_document.code_action.disabled_support", False) else None
+                        if action.disabled is None:
+                            continue
+            actions.append(action)
+    return actions
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+async def code_action_resolve(ls: ParakernServer, action: types.CodeAction):
+    data = action.data if isinstance(action.data, dict) else {}
+    uri, ident = data.get("uri"), data.get("id")
+    if action.edit is not None or not uri or not ident:
+        return action
+    try:
+        action.edit = _workspace_edit(ls, uri, *await ls.engine.dispatcher_edit(uri, ident))
+    except AnalysisError as exc:
+        ls.engine.client.show_message("warning", f"{ACTION_TITLE}: {exc}")
+    return action
+
+
+# ------------------------------------------------------------------ commands
+
+
+def _args(args, count: int, name: str) -> list:
+    values = list(args)
+    if len(values) < count or not all(isinstance(v, str) for v in values[:count]):
+        raise AnalysisError(f"{name} takes {count} string arguments, got {values!r}")
+    return values
+
+
+@server.command(CMD_INSERT)
+async def insert_dispatcher(ls: ParakernServer, *args):
+    try:
+        uri, ident = _args(args, 2, CMD_INSERT)[:2]
+        version, rng, text = await ls.engine.dispatcher_edit(uri, ident)
+    except AnalysisError as exc:
+        ls.engine.client.show_message("warning", f"{ACTION_TITLE}: {exc}")
+        return {"applied": False, "message": str(exc)}
+    if not ls.cap("workspace.apply_edit", False):
+        message = "this editor does not accept workspace edits from the server (workspace/applyEdit)"
+        ls.engine.client.show_message("warning", f"{ACTION_TITLE}: {message}")
+        return {"applied": False, "message": message}
+    result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
+        edit=_workspace_edit(ls, uri, version, rng, text), label=f"{ACTION_TITLE} ({ident})"))
+    return {"applied": bool(result.applied), "message": result.failure_reason or ""}
+
+
+@server.command(CMD_BENCH)
+async def bench(ls: ParakernServer, *args):
+    found = await asyncio.get_running_loop().run_in_executor(None, benchcheck.check)
+    ready, text = benchcheck.message(found)
+    ls.engine.client.show_message("info" if ready else "warning", text)
+    return {"ready": ready, "message": text, "pycuda": found["pycuda"], "gpus": found["gpus"]}
+
+
+@server.command(CMD_TREE)
+async def show_case_tree(ls: ParakernServer, *args):
+    try:
+        values = _args(args, 2, CMD_TREE)
+        fmt = values[2] if len(values) > 2 and isinstance(values[2], str) else "markdown"
+        return await ls.engine.case_tree(values[0], values[1], fmt)
+    except AnalysisError as exc:
+        return f"parakern: {exc}"
+
+
+# ------------------------------------------------------------------ entry point
+
+
+def main(argv=None) -> int:
+    from parakern.lsp.command import add_arguments
+    parser = argparse.ArgumentParser(prog="parakern serve", description="the parakern language server")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def run(args) -> int:
+    logging.basicConfig(filename=args.log_file, level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    import parakern.frontend  # noqa: F401  (imported now: the first didOpen answers at once)
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not port.isdigit():
+            print(f"parakern serve: --tcp wants HOST:PORT, got {args.tcp!r}", file=sys.stderr)
+            return 2
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0

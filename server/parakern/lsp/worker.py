@@ -1,0 +1,160 @@
+"""What runs in the analysis processes (spawned, never forked): one schedule -> a summary.
+
+Every entry point takes and returns plain picklable data. Nothing here imports pygls.
+A job re-reads the document with the front-end (milliseconds), picks its schedule by
+id, runs pipeline.optimize_schedule and summarises the result with analysis.summarize
+(z3 for the per-GPU conditions). The last few ScheduleResults are kept in the process
+so that emitting the dispatcher after an analysis does not rebuild the tree.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+
+from parakern.lsp import analysis
+
+GENERATOR_ENV = "PARAKERN_LSP_GENERATOR"   # "module:function", a stand-in for parakern.codegen
+_RESULTS: "OrderedDict[str, object]" = OrderedDict()
+_KEEP = 16
+
+_WARM_SOURCE = """void warm(int n, int B, float *x, float *y)
+{
+    int blocks = (n + B - 1) / B;
+    meta_schedule {
+        meta_for (int b = 0; b < blocks; b++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = b * B + t;
+                if (i < n)
+                    y[i] = 2.0f * x[i] + y[i];
+            }
+    }
+}
+"""
+
+
+def initialize() -> None:
+    """Process initializer: lower priority (the editor's server stays responsive), imports."""
+    try:
+        os.nice(5)
+    except (AttributeError, OSError):
+        pass
+    import parakern.pipeline  # noqa: F401  (sympy, z3, llvmlite: the slow imports)
+
+
+def warm_up() -> int:
+    """Runs one tiny analysis (llvmlite, z3 and the caches warm up) and returns the pid."""
+    try:
+        from parakern.frontend import analyze_source
+        from parakern.pipeline import optimize_schedule
+        for schedule in analyze_source(_WARM_SOURCE, "<warm-up>").schedules:
+            optimize_schedule(schedule)
+    except Exception:
+        pass
+    return os.getpid()
+
+
+class _Missing(Exception):
+    pass
+
+
+def _options(job: dict):
+    from parakern.pipeline import Options
+    strategies = job.get("strategies")
+    return Options(target=job.get("target", "sm_80"),
+                   strategies=None if strategies is None else tuple(strategies),
+                   occupancy=job.get("occupancy"))
+
+
+def _schedule(job: dict):
+    from parakern.frontend import analyze_source
+    frontend = analyze_source(analysis.mask_generated(job["text"]), job["file"])
+    for schedule in frontend.schedules:
+        if schedule.id == job["id"]:
+            return schedule
+    raise _Missing(f"meta_schedule {job['id']} is no longer in the document")
+
+
+def _fault(job: dict, schedule) -> None:
+    """Test hooks (settings.testFault, only with PARAKERN_LSP_TEST_HOOKS=1)."""
+    fault = job.get("fault")
+    if not fault or fault.get("function") not in (None, schedule.function):
+        return
+    mode = fault.get("mode")
+    if mode == "crash":
+        os._exit(70)
+    if mode == "raise":
+        raise RuntimeError("fault injected by the test hooks")
+    if mode == "sleep":
+        time.sleep(float(fault.get("seconds", 1.0)))
+
+
+def _remember(key: str, result) -> None:
+    _RESULTS[key] = result
+    _RESULTS.move_to_end(key)
+    while len(_RESULTS) > _KEEP:
+        _RESULTS.popitem(last=False)
+
+
+def analyse(job: dict) -> analysis.ScheduleSummary:
+    """job: text, file, id, key, target, strategies, occupancy, profiles, fault."""
+    start = time.perf_counter()
+    schedule = None
+    try:
+        schedule = _schedule(job)
+        _fault(job, schedule)
+        from parakern.pipeline import optimize_schedule
+        result = optimize_schedule(schedule, _options(job))
+        origin = analysis.function_origin(schedule)
+        _remember(f"{job['key']}@{origin}", result)
+        return analysis.summarize(result, job["key"], origin, job.get("profiles", ()),
+                                  time.perf_counter() - start, job["file"])
+    except _Missing as exc:
+        return analysis.ScheduleSummary(job["key"], job["id"], "", "missing", str(exc))
+    except Exception as exc:  # never a traceback to the user: one diagnostic on the keyword
+        if schedule is None:
+            return analysis.ScheduleSummary(job["key"], job["id"], "", "error",
+                                            f"internal error: {type(exc).__name__}: {exc}")
+        return analysis.failure(job["key"], schedule, "error",
+                                f"internal error while analysing this meta_schedule "
+                                f"({type(exc).__name__}: {exc}); please report it with this file",
+                                analysis.function_origin(schedule))
+
+
+def load_generator():
+    """The dispatcher generator: $PARAKERN_LSP_GENERATOR ("module:function") when set,
+    else parakern.codegen.emit_schedule; None when neither can be imported."""
+    spec = os.environ.get(GENERATOR_ENV)
+    if spec:
+        import importlib
+        module, _, name = spec.partition(":")
+        return getattr(importlib.import_module(module), name or "emit_schedule")
+    try:
+        from parakern.codegen import emit_schedule
+    except ImportError:
+        return None
+    return emit_schedule
+
+
+def emit(job: dict) -> tuple[bool, str]:
+    """(True, generated code) or (False, why not)."""
+    try:
+        generator = load_generator()
+        if generator is None:
+            return False, ("the CUDA generator (parakern.codegen.emit_schedule) is not part of this "
+                           "installation yet")
+        # Keyed by the function's first line too: the generated comments cite source lines.
+        schedule = _schedule(job)
+        where = f"{job['key']}@{analysis.function_origin(schedule)}"
+        result = _RESULTS.get(where)
+        if result is None:
+            from parakern.pipeline import optimize_schedule
+            result = optimize_schedule(schedule, _options(job))
+            _remember(where, result)
+        if result.tree is None:
+            return False, f"meta_schedule {job['id']} has no case tree: fix its errors first"
+        return True, str(generator(result))
+    except _Missing as exc:
+        return False, str(exc)
+    except Exception as exc:
+        return False, f"the dispatcher could not be generated ({type(exc).__name__}: {exc})"

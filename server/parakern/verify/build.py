@@ -1,0 +1,194 @@
+"""The two programs compared: the serial C library and the GPU version on the CPU emulation.
+
+serial.so   the file as written, `gcc -O1 -include metafork.h` (meta_for -> for).
+gpu_<i>.so  the same file with schedule i's `meta_schedule` statement replaced by a
+            call of its dispatcher (arrays passed as flat pointers: in the emulation
+            device memory is host memory), compiled with gcc, linked with the emitted
+            .cu compiled by g++ against parakern_cpu.h, and a little glue that logs
+            the case every dispatcher call returns.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+HEADER = Path(__file__).with_name("parakern_cpu.h")
+METAFORK_H = """/* metafork.h: MetaFork constructs as serial C */
+#ifndef METAFORK_H
+#define METAFORK_H
+#define meta_for for
+#define meta_schedule
+#define cache(...)
+#endif
+"""
+CFLAGS = ["-O1", "-fPIC", "-w"]
+CXXFLAGS = ["-std=c++17", "-O1", "-fPIC", "-pthread", "-w"]
+LOG_SIZE = 4096
+
+
+class ToolMissing(RuntimeError):
+    """gcc or g++ is not on PATH."""
+
+
+class BuildError(RuntimeError):
+    def __init__(self, what: str, output: str):
+        super().__init__(f"{what} failed to compile")
+        self.what, self.output = what, output
+
+    def excerpt(self, lines: int = 25) -> str:
+        kept = [line for line in self.output.splitlines() if line.strip()]
+        return "\n".join(kept[:lines])
+
+
+def tools() -> tuple[str, str]:
+    """Paths of gcc and g++ (ToolMissing names the first one missing)."""
+    found = []
+    for name in ("gcc", "g++"):
+        path = shutil.which(name)
+        if path is None:
+            raise ToolMissing(f"{name} not found on PATH: parakern verify compiles the serial C "
+                              "and the emulated CUDA with gcc and g++")
+        found.append(path)
+    return found[0], found[1]
+
+
+def _run(command: list, what: str, cwd: Path) -> None:
+    try:
+        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise BuildError(what, "the compiler ran for more than 300 s")
+    if done.returncode != 0:
+        raise BuildError(what, done.stderr + done.stdout)
+
+
+def offset(text: str, line: int, col: int) -> int:
+    """Offset of a 1-based (line, column) in text (columns in code points)."""
+    lines = text.split("\n")
+    return sum(len(l) + 1 for l in lines[:line - 1]) + col - 1
+
+
+@dataclass(frozen=True)
+class Call:
+    """How schedule i is called: the wrapper of its dispatcher, in C and C++."""
+    schedule: object
+    wrapper: str               # C name of the logging wrapper
+    dispatcher: str            # C++ name of the generated dispatcher
+    kernels: tuple             # ((case number, kernel name, registers), ...)
+
+    @property
+    def parameters(self) -> list[tuple[str, str]]:
+        s = self.schedule
+        return [(p.ctype, p.name) for p in s.params] + [(f"{a.ctype} *", a.name) for a in s.arrays]
+
+    def prototype(self) -> str:
+        args = ", ".join(f"{t} {n}" if not t.endswith("*") else f"{t}{n}" for t, n in self.parameters)
+        return f"int {self.wrapper}({args or 'void'})"
+
+    def statement(self) -> str:
+        s = self.schedule
+        args = [p.name for p in s.params] + [f"({a.ctype} *){a.name}" for a in s.arrays]
+        return f"{{ {self.wrapper}({', '.join(args)}); }}"
+
+
+def make_call(schedule, tree, cu_text: str) -> Call:
+    stem = f"{schedule.function}_{schedule.index}"
+    kernels = []
+    for k, case in enumerate(tree.cases, start=1):
+        name = f"{stem}_case{k}"
+        if re.search(rf"\b{re.escape(name)}\s*\(", cu_text):
+            kernels.append((k, name, int(case.counter("registers"))))
+    return Call(schedule, f"parakern_call_{stem}", f"{stem}_dispatch", tuple(kernels))
+
+
+def line_directive(file: str) -> str:
+    """`#line 1 "file"`: compiler messages name the user's file, not the copy built here."""
+    escaped = file.replace("\\", "\\\\").replace('"', '\\"')
+    return f'#line 1 "{escaped}"\n'
+
+
+def gpu_host_source(text: str, file: str, call: Call) -> str:
+    """The file with the schedule replaced by the dispatcher call, the wrapper declared first."""
+    span = call.schedule.span
+    start, end = offset(text, span.line, span.col), offset(text, span.end_line, span.end_col)
+    body = text[:start] + call.statement() + text[end:]
+    return f"{call.prototype()};\n{line_directive(file)}{body}"
+
+
+def glue_source(cu_name: str, calls: list[Call]) -> str:
+    """C++: the emitted .cu, a logging wrapper per dispatcher, the driver's controls."""
+    out = [f'#include "{cu_name}"', "#include <string>", "",
+           "namespace {", f"int parakern_log[{LOG_SIZE}];", "int parakern_calls = 0;",
+           "std::string parakern_failure;", "}", "", 'extern "C" {']
+    for call in calls:
+        names = ", ".join(n for _, n in call.parameters)
+        out += [f"{call.prototype()}", "{",
+                f"    int r = {call.dispatcher}({names});",
+                f"    if (parakern_calls < {LOG_SIZE}) parakern_log[parakern_calls] = r;",
+                "    ++parakern_calls;",
+                "    if (r < 0 && parakern_failure.empty())",
+                "        parakern_failure = r == -1 ? std::string(\"the dispatcher found no case that fits the device\")",
+                "                                   : \"CUDA error: \" + parakern_cpu::last_message;",
+                "    return r;", "}", ""]
+    out += ["void parakern_verify_init(void)", "{"]
+    for call in calls:
+        for _, kernel, registers in call.kernels:
+            out.append(f"    parakern_cpu_set_registers((const void *)&{kernel}, {registers});")
+    out += ["}", "",
+            "void parakern_verify_device(int regs, long optin, long dflt, int threads)",
+            "{", "    parakern_cpu_set_device(regs, (size_t)optin, threads, (size_t)dflt);", "}", "",
+            "void parakern_verify_reset(void) { parakern_calls = 0; parakern_failure.clear(); "
+            "parakern_cpu::last_message.clear(); }",
+            "int parakern_verify_calls(void) { return parakern_calls; }",
+            f"int parakern_verify_case(int i) {{ return i >= 0 && i < {LOG_SIZE} ? parakern_log[i] : 0; }}",
+            "const char *parakern_verify_failure(void) { return parakern_failure.c_str(); }",
+            "}", ""]
+    return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class Libraries:
+    serial: Path
+    gpu: dict            # schedule id -> Path of its library
+    errors: dict         # schedule id -> BuildError
+
+
+def build(text: str, file: str, cu_text: str, calls: list[Call], directory: Path) -> Libraries:
+    """Compile serial.so and one gpu_<i>.so per call, in `directory`."""
+    gcc, gxx = tools()
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "metafork.h").write_text(METAFORK_H)
+    include = ["-I", str(directory), "-I", str(Path(file).resolve().parent), "-include", "metafork.h"]
+    (directory / "source.c").write_text(line_directive(file) + text)
+    _run([gcc, *CFLAGS, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so", "-lm"],
+         "the serial C file", directory)
+    (directory / "kernels.cu").write_text(cu_text)
+    (directory / "glue.cpp").write_text(glue_source("kernels.cu", calls))
+    errors, gpu = {}, {}
+    try:
+        _run([gxx, *CXXFLAGS, "-include", str(HEADER), "-c", "glue.cpp", "-o", "glue.o"],
+             "the emitted .cu (with the CPU emulation header)", directory)
+    except BuildError as exc:
+        return Libraries(directory / "serial.so", {}, {c.schedule.id: exc for c in calls})
+    for i, call in enumerate(calls):
+        host = f"host_{i}.c"
+        (directory / host).write_text(gpu_host_source(text, file, call))
+        try:
+            _run([gcc, *CFLAGS, *include, "-c", host, "-o", f"host_{i}.o"],
+                 f"the C file calling {call.dispatcher}", directory)
+            _run([gxx, "-shared", "-pthread", "-Wl,-Bsymbolic", f"host_{i}.o", "glue.o", "-o", f"gpu_{i}.so",
+                  "-lm"], f"the GPU library of {call.schedule.id}", directory)
+            gpu[call.schedule.id] = directory / f"gpu_{i}.so"
+        except BuildError as exc:
+            errors[call.schedule.id] = exc
+    return Libraries(directory / "serial.so", gpu, errors)
+
+
+def environment() -> dict:
+    """The child's environment: no inherited sanitizer or preload surprises."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return env

@@ -1,0 +1,307 @@
+"""Definition 2 (ii), code soundness, checked by execution without a GPU.
+
+For every schedule with a case tree and every case: parameter points and an
+emulated device that make the dispatcher pick that case (points.py); the
+serial C function and the GPU version (the same function, the schedule
+replaced by its dispatcher, the emitted .cu run on parakern_cpu.h) are
+called on the same seeded inputs in a child process (runner.py), and every
+array is compared.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Optional
+
+from parakern.verify import build as building
+from parakern.verify import inputs
+from parakern.verify.points import Device, Point, build_model, expected_case, find_points
+from parakern.verify.results import CaseResult, FileResult, PointResult, ScheduleResult
+from parakern.verify.signature import SignatureError, signature
+
+RUNNER = Path(__file__).with_name("runner.py")
+GUARD = 16                   # guard elements on each side of every array
+CANDIDATES = 6             # points drawn per point asked: some may never reach the schedule
+ROUNDS = 12                  # batches: a point that never reaches the schedule is replaced
+
+
+def verify_file(path: "str | Path", points: int = 3, **options) -> FileResult:
+    """`verify_source` on a file (OSError when it cannot be read)."""
+    path = Path(path)
+    return verify_source(path.read_text(encoding="utf-8", errors="replace"), str(path), points, **options)
+
+
+def verify_source(text: str, file: str, points: int = 3, *, seed: int = 0, **options) -> FileResult:
+    """Runs every case of every schedule of `text` against the serial C (options: see Session).
+    Raises ToolMissing when gcc or g++ is missing; never raises on user input."""
+    start = time.perf_counter()
+    with Session(text, file, **options) as session:
+        result = session.verify(points, seed)
+    return replace(result, seconds=time.perf_counter() - start)
+
+
+@dataclass
+class Target:
+    """One schedule ready to run: its analysis, the function's signature, its GPU library."""
+    result: object
+    signature: object
+    model: object
+    gpu: Path
+
+
+class Session:
+    """A file analysed, its .cu emitted and compiled: points can run on any of its schedules.
+
+    transform_cu: applied to the emitted .cu before it is compiled (tests break a kernel with it).
+    emit: analysis -> .cu text, instead of parakern.codegen.emit_file.
+    build_dir: keep the generated sources and libraries there (default: a temporary directory,
+    removed by close() or at the end of a `with` block).
+    """
+
+    def __init__(self, text: str, file: str, *, transform_cu: Optional[Callable[[str], str]] = None,
+                 emit: Optional[Callable] = None, build_dir: "str | Path | None" = None, options=None):
+        building.tools()
+        self.text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self.file = file
+        self.problem = ""                  # why nothing of the file can run
+        self.unverifiable: dict = {}       # schedule id -> why it cannot run
+        self.targets: dict = {}            # schedule id -> Target
+        self.serial: "Path | None" = None
+        self._scratch = None if build_dir is not None else tempfile.TemporaryDirectory(prefix="parakern-verify-")
+        self.build_dir = Path(build_dir) if build_dir is not None else Path(self._scratch.name)
+        from parakern.pipeline import Options, analyze
+        self.analysis = analyze(self.text, file, options or Options())
+        self.cu_text = self._emit(emit, transform_cu)
+        if self.cu_text is not None:
+            self._build()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
+
+    def _emit(self, emit, transform_cu) -> "str | None":
+        if not self.analysis.results:
+            message = next((d.message for d in self.analysis.diagnostics if d.severity.value == "error"),
+                           "no meta_schedule in this file")
+            self.problem = f"nothing to verify: {message}"
+            return None
+        if emit is None:
+            try:
+                from parakern.codegen import emit_file as emit
+            except ImportError as exc:
+                self.problem = f"the CUDA generator is not available ({exc})"
+                return None
+        try:
+            cu_text = emit(self.analysis)
+        except Exception as exc:  # a generator failure is a finding, not a crash of verify
+            self.problem = f"the CUDA generator failed: {type(exc).__name__}: {exc}"
+            return None
+        return transform_cu(cu_text) if transform_cu is not None else cu_text
+
+    def _build(self) -> None:
+        calls = []
+        for result in self.analysis.results:
+            s = result.schedule
+            if result.tree is None or not result.tree.cases:
+                reason = next((d.message for d in result.diagnostics if d.severity.value == "error"),
+                              "the case tree has no case")
+                self.unverifiable[s.id] = f"no case tree: {reason}"
+            elif f"{s.function}_{s.index}_dispatch" not in self.cu_text:
+                self.unverifiable[s.id] = f"the emitted .cu has no {s.function}_{s.index}_dispatch"
+            else:
+                try:
+                    sig = signature(self.text, self.file, s.function)
+                except SignatureError as exc:
+                    self.unverifiable[s.id] = str(exc)
+                    continue
+                calls.append((result, sig, building.make_call(s, result.tree, self.cu_text)))
+        if not calls:
+            return
+        try:
+            libraries = building.build(self.text, self.file, self.cu_text, [c for _, _, c in calls],
+                                       self.build_dir)
+        except building.BuildError as exc:
+            self.problem = f"{exc}:\n{exc.excerpt()}"
+            return
+        self.serial = libraries.serial
+        for result, sig, call in calls:
+            s = result.schedule
+            if s.id in libraries.errors:
+                exc = libraries.errors[s.id]
+                self.unverifiable[s.id] = f"{exc}:\n{exc.excerpt()}"
+                continue
+            model = build_model(s, result.tree, {a.name for a in sig.arguments})
+            self.targets[s.id] = Target(result, sig, model, libraries.gpu[s.id])
+
+    def run(self, schedule_id: str, values: dict, device: Device, case: int = 0, seed: int = 0
+            ) -> "PointResult | None":
+        """One call of the function at `values` (the schedule's parameters) on `device`;
+        None when the call never reached the schedule."""
+        target = self.targets[schedule_id]
+        expected = None if target.model.host_dependent else expected_case(target.model, values, device)
+        point = Point(case or expected or 0, dict(values), device, expected, False, "given")
+        return self.run_points(schedule_id, [point], seed)[0]
+
+    def run_points(self, schedule_id: str, points: list, seed: int = 0) -> list:
+        target = self.targets[schedule_id]
+        return run_points(target.signature, target.result.schedule, target.model, self.serial, target.gpu,
+                          points, seed)
+
+    def verify(self, points: int = 3, seed: int = 0) -> FileResult:
+        keep = "" if self._scratch is not None else str(self.build_dir)
+        if self.problem:
+            return FileResult(self.file, error=self.problem, build_dir=keep)
+        schedules = []
+        for result in self.analysis.results:
+            s = result.schedule
+            if s.id in self.unverifiable:
+                schedules.append(ScheduleResult(s.id, s.span.line, error=self.unverifiable[s.id]))
+                continue
+            began = time.perf_counter()
+            cases = self._verify_schedule(s.id, points, seed)
+            schedules.append(ScheduleResult(s.id, s.span.line, tuple(cases), seconds=time.perf_counter() - began))
+        errors = tuple(f"{d.span.line}:{d.span.col}: {d.message}" for d in self.analysis.diagnostics
+                       if d.severity.value == "error")
+        return FileResult(self.file, tuple(schedules), build_dir=keep, errors=errors)
+
+    def _verify_schedule(self, schedule_id: str, count: int, seed: int) -> list[CaseResult]:
+        target = self.targets[schedule_id]
+        tree, model = target.result.tree, target.model
+        candidates = {k: find_points(model, k, count * CANDIDATES, seed) for k in range(len(tree.cases))}
+        done: dict[int, list[PointResult]] = {k: [] for k in candidates}
+        unreached = {k: 0 for k in candidates}
+        for _ in range(ROUNDS):
+            batch = []
+            for k, pool in candidates.items():
+                need = count - len(done[k])
+                while need > 0 and pool:
+                    batch.append(pool.pop(0))
+                    need -= 1
+            if not batch:
+                break
+            for point, outcome in zip(batch, self.run_points(schedule_id, batch, seed)):
+                if outcome is None:
+                    unreached[point.case - 1] += 1
+                else:
+                    done[point.case - 1].append(outcome)
+        cases = []
+        for k, case in enumerate(tree.cases):
+            note = ""
+            if len(done[k]) < count:
+                note = (f"{len(done[k])} of {count} points: "
+                        + ("no parameter point within the bounds selects this case"
+                           if not done[k] and not unreached[k]
+                           else f"{unreached[k]} drawn points never reached the schedule" if unreached[k]
+                           else "no more distinct points within the bounds"))
+            cases.append(CaseResult(k + 1, str(case.constraints), tuple(case.decisions), tuple(done[k]), note))
+        return cases
+
+
+def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int = 0) -> list:
+    """Runs the points in a child process; per point a PointResult, or None when the function
+    never reached the schedule (no dispatcher call)."""
+    jobs, prepared = [], []
+    for i, point in enumerate(batch):
+        values = inputs.scalars(sig, schedule, point.values, f"{schedule.id}:{point.case}:{i}:{seed}")
+        try:
+            count, dims = inputs.sizes(sig, schedule, model, values)
+        except inputs.InputError as exc:
+            prepared.append((point, values, str(exc)))
+            continue
+        prepared.append((point, values, ""))
+        jobs.append({"id": i, "scalars": values, "sizes": count, "dims": dims,
+                     "device": point.device.as_dict(), "seed": f"{schedule.id}:{point.case}:{i}:{seed}"})
+    arguments = [{"name": a.name, "ctype": a.ctype, "kind": a.kind} for a in sig.arguments]
+    job = {"serial": str(serial), "gpu": str(gpu), "function": sig.function, "arguments": arguments,
+           "guard": GUARD}
+    records = _run_child(job, jobs)
+    outcomes = []
+    for i, (point, values, problem) in enumerate(prepared):
+        record = records.get(i, {"error": problem or "not run"})
+        if problem:
+            record = {"error": problem}
+        if record.get("calls") == 0 and not record.get("error") and not record.get("mismatches"):
+            outcomes.append(None)
+            continue
+        chosen = tuple(record.get("cases", ()))
+        error = record.get("error", "")
+        if not error and any(c < 0 for c in chosen):
+            error = record.get("failure") or f"the dispatcher returned {min(chosen)}"
+        outcomes.append(PointResult(
+            point.case, values, point.device.as_dict(), point.expected, chosen,
+            tuple(record.get("mismatches", ())), tuple(record.get("guards", ())), error, point.uneven,
+            point.origin, record.get("serial_s", 0.0) + record.get("gpu_s", 0.0)))
+    return outcomes
+
+
+def _run_child(job: dict, points: list) -> dict:
+    """Point id -> the runner's result record; a crash or a hang costs the point it happened in."""
+    records: dict = {}
+    remaining = list(points)
+    while remaining:
+        current = None
+        try:
+            done = subprocess.run([sys.executable, str(RUNNER)], input=json.dumps({**job, "points": remaining}),
+                                  capture_output=True, text=True, timeout=60 + 20 * len(remaining),
+                                  env=building.environment())
+            out, code, stderr, hung = done.stdout, done.returncode, done.stderr, False
+        except subprocess.TimeoutExpired as exc:
+            out, code, hung = _text(exc.stdout), None, True
+            stderr = _text(exc.stderr)
+        finished = False
+        for line in out.splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if record.get("event") == "start":
+                current = (record["point"], record["phase"])
+            elif record.get("event") == "result":
+                records[record["point"]] = record
+                current = None
+            elif record.get("event") == "done":
+                finished = True
+        if finished:
+            break
+        if current is None:  # died before or between points: nothing to blame on one of them
+            why = _death(code, hung, stderr)
+            for p in remaining:
+                records.setdefault(p["id"], {"error": f"the runner failed: {why}"})
+            break
+        point, phase = current
+        version = "serial C" if phase == "serial" else "GPU version (emulated)"
+        records[point] = {"error": f"the {version} {_death(code, hung, stderr)}"}
+        remaining = [p for p in remaining if p["id"] not in records]
+    return records
+
+
+def _death(code, hung: bool, stderr: str) -> str:
+    if hung:
+        return "did not finish in time (a deadlock at __syncthreads?)"
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"crashed ({name})"
+    tail = " ".join(stderr.strip().splitlines()[-3:]) if stderr else ""
+    return f"exited with status {code}" + (f": {tail}" if tail else "")
+
+
+def _text(data) -> str:
+    if data is None:
+        return ""
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data

@@ -1,0 +1,125 @@
+"""The arguments of one call of the enclosing function at a parameter point.
+
+Scalars: the point's values for the schedule's parameters; a float parameter
+gets a seeded value; any other scalar argument of the function (jacobi's
+time-step count T) gets a small constant. Arrays: their declared dimensions
+at those values; a pointer the schedule indexes gets the largest subscript
+its accesses can reach over the box of loop bounds (guards ignored: an
+over-estimate) plus one; any other pointer a fixed size.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+
+import sympy
+
+from parakern.symbols import sym
+from parakern.verify.signature import FLOATING, Signature, evaluate
+
+OTHER_INT = 3            # scalar arguments that are not schedule parameters
+OTHER_FLOAT = 0.5
+UNKNOWN_SIZE = 1 << 16   # elements of a pointer whose extent cannot be worked out
+_MAX_CORNERS = 1 << 12
+
+
+class InputError(ValueError):
+    """An argument whose size cannot be worked out at this point."""
+
+
+def scalars(signature: Signature, schedule, values: dict, seed: str) -> dict:
+    rng = random.Random(seed)
+    params = {p.name for p in schedule.params}
+    result = {}
+    for a in signature.arguments:
+        if a.is_array:
+            continue
+        if a.name in values:
+            result[a.name] = values[a.name]
+        elif a.ctype in FLOATING:
+            result[a.name] = round(rng.uniform(0.5, 2.0), 3) if a.name in params else OTHER_FLOAT
+        else:
+            result[a.name] = OTHER_INT
+    return result
+
+
+def sizes(signature: Signature, schedule, model, scalar_values: dict) -> tuple[dict, dict]:
+    """(elements per array argument, dimensions per array argument)."""
+    defines = dict(signature.defines)
+    count, dims = {}, {}
+    for a in signature.arguments:
+        if not a.is_array:
+            continue
+        if a.kind == "array" and all(d is not None for d in a.dims):
+            try:
+                shape = [evaluate(d, scalar_values, defines) for d in a.dims]
+            except ValueError as exc:
+                raise InputError(f"size of '{a.name}': {exc}") from None
+            if any(n < 0 for n in shape):
+                raise InputError(f"'{a.name}' has a negative dimension {shape} at this point")
+            dims[a.name] = shape
+            total = 1
+            for n in shape:
+                total *= n
+            count[a.name] = max(total, 1)
+        else:
+            count[a.name] = _pointer_extent(schedule, model, a.name, scalar_values)
+            dims[a.name] = []
+    return count, dims
+
+
+def _pointer_extent(schedule, model, name: str, scalar_values: dict) -> int:
+    accesses = [x for x in schedule.accesses if x.array == name]
+    if not accesses:
+        return 1024
+    if any(not x.exact or len(x.indices) != 1 for x in accesses):
+        return UNKNOWN_SIZE
+    values = {k: v for k, v in scalar_values.items() if isinstance(v, int)}
+    from parakern.verify.points import _complete
+    full = _complete(model, {k: v for k, v in values.items() if k in model.settable}) or values
+    subs = {sym(k): sympy.Integer(v) for k, v in full.items()}
+    ranges = _loop_ranges(schedule, subs)
+    if ranges is None:
+        return UNKNOWN_SIZE
+    top = 0
+    for access in accesses:
+        high = _maximum(sympy.sympify(access.indices[0]).xreplace(subs), ranges)
+        if high is None:
+            return UNKNOWN_SIZE
+        top = max(top, high)
+    return top + 1
+
+
+def _loop_ranges(schedule, subs) -> "dict | None":
+    """Loop variable -> (lowest, highest) value over the nest, outer loops first."""
+    ranges = {}
+    for loop in list(schedule.grid) + list(schedule.between) + list(schedule.block) + list(schedule.serial):
+        lo = _minimum(sympy.sympify(loop.lo).xreplace(subs), ranges)
+        hi = _maximum(sympy.sympify(loop.hi).xreplace(subs), ranges)
+        if lo is None or hi is None:
+            return None
+        ranges[sym(loop.var)] = (lo, max(lo, hi - 1))
+    return ranges
+
+
+def _corners(expr, ranges):
+    free = sorted(expr.free_symbols, key=lambda s: s.name)
+    if any(s not in ranges for s in free):
+        return None
+    if 2 ** len(free) > _MAX_CORNERS:
+        return None
+    f = sympy.lambdify(free, expr, modules="math")
+    try:
+        return [int(f(*corner)) for corner in itertools.product(*(ranges[s] for s in free))]
+    except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+        return None
+
+
+def _maximum(expr, ranges) -> "int | None":
+    values = _corners(expr, ranges)
+    return max(values) if values else None
+
+
+def _minimum(expr, ranges) -> "int | None":
+    values = _corners(expr, ranges)
+    return min(values) if values else None

@@ -1,0 +1,357 @@
+/* parakern_cpu.h -- just enough CUDA, on the CPU, to run parakern's generated .cu files.
+ *
+ *   g++ -std=c++17 -pthread -include parakern_cpu.h kernels.cu ...
+ *
+ * Blocks of a launch run one after another; the threads of a block are std::threads,
+ * each with its own threadIdx (blockIdx, blockDim, gridDim are thread-local too).
+ * __syncthreads() is a barrier of the block's threads; a thread that returns from the
+ * kernel leaves the barrier, as an exited thread does on a GPU. The threads of a block
+ * take turns (one runs at a time, up to its next barrier or its end; threadIdx order in
+ * even blocks, reverse order in odd ones): runs are reproducible, and a missing barrier
+ * between one thread's write and another's read gives a wrong result. Each block gets fresh
+ * dynamic shared memory filled with a poison pattern (NaN as float or double, a huge
+ * int), so that reading data never staged gives a wrong result, followed by a guard
+ * zone: a write past the launch's `shared` bytes is a launch error.
+ *
+ * The device is emulated: the driver sets its limits (parakern_cpu_set_device) and the
+ * registers each kernel uses (parakern_cpu_set_registers). A launch is refused, and
+ * cudaGetLastError reports it, when a real device would refuse it: more threads than
+ * maxThreadsPerBlock, more dynamic shared memory than sharedMemPerBlock without
+ * cudaFuncAttributeMaxDynamicSharedMemorySize raised (and never above the opt-in limit),
+ * or numRegs * threads above regsPerBlock (no allocation granularity: exact counts).
+ */
+#ifndef PARAKERN_CPU_H
+#define PARAKERN_CPU_H
+#define PARAKERN_CPU 1
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+/* ------------------------------------------------------------------ keywords */
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __shared__ static /* blocks run one at a time: one copy serves the running block */
+#define __constant__ static
+#define __launch_bounds__(...)
+#define __maxnreg__(...)
+#define __align__(n) __attribute__((aligned(n)))
+/* __restrict__ is a g++ keyword already */
+
+struct uint3 { unsigned int x, y, z; };
+struct dim3 {
+    unsigned int x, y, z;
+    constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    constexpr operator uint3() const { return uint3{x, y, z}; }
+};
+
+inline thread_local uint3 threadIdx = {0, 0, 0};
+inline thread_local uint3 blockIdx = {0, 0, 0};
+inline thread_local dim3 blockDim;
+inline thread_local dim3 gridDim;
+
+/* CUDA's min/max of device code, and __ldg */
+template <class A, class B> inline auto min(A a, B b) -> decltype(a < b ? a : b) { return b < a ? b : a; }
+template <class A, class B> inline auto max(A a, B b) -> decltype(a < b ? a : b) { return a < b ? b : a; }
+template <class T> inline T __ldg(const T *p) { return *p; }
+
+/* ------------------------------------------------------------------ runtime API subset */
+enum cudaError_t {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorIllegalAddress = 700,
+    cudaErrorLaunchOutOfResources = 701,
+};
+typedef cudaError_t cudaError;
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+
+struct cudaDeviceProp {
+    char name[256];
+    size_t sharedMemPerBlock, sharedMemPerBlockOptin, sharedMemPerMultiprocessor;
+    int regsPerBlock, regsPerMultiprocessor, maxThreadsPerBlock, maxThreadsPerMultiProcessor;
+    int multiProcessorCount, warpSize, major, minor, maxBlocksPerMultiProcessor;
+    int maxThreadsDim[3], maxGridSize[3];
+};
+
+struct cudaFuncAttributes {
+    size_t sharedSizeBytes, constSizeBytes, localSizeBytes;
+    int maxThreadsPerBlock, numRegs, ptxVersion, binaryVersion, maxDynamicSharedSizeBytes;
+};
+
+namespace parakern_cpu {
+
+struct KernelInfo { int numRegs = 0; long maxDynamicShared = -1; /* -1: not raised */ };
+
+inline cudaDeviceProp default_device() {
+    cudaDeviceProp p = {};
+    snprintf(p.name, sizeof p.name, "parakern CPU emulation");
+    p.sharedMemPerBlock = 48 * 1024; p.sharedMemPerBlockOptin = 48 * 1024;
+    p.sharedMemPerMultiprocessor = 64 * 1024;
+    p.regsPerBlock = 65536; p.regsPerMultiprocessor = 65536;
+    p.maxThreadsPerBlock = 1024; p.maxThreadsPerMultiProcessor = 2048;
+    p.multiProcessorCount = 4; p.warpSize = 32; p.major = 8; p.minor = 0; p.maxBlocksPerMultiProcessor = 32;
+    p.maxThreadsDim[0] = p.maxThreadsDim[1] = 1024; p.maxThreadsDim[2] = 64;
+    p.maxGridSize[0] = 2147483647; p.maxGridSize[1] = p.maxGridSize[2] = 65535;
+    return p;
+}
+
+inline cudaDeviceProp device = default_device();
+inline int device_number = 0;          /* each parakern_cpu_set_device is a new device: a dispatcher
+                                          that caches the properties per device reads them again */
+inline std::map<const void *, KernelInfo> kernels;
+inline cudaError_t last_error = cudaSuccess;
+inline std::string last_message;       /* why the last error happened, for the driver */
+inline long launches = 0;
+
+inline cudaError_t fail(cudaError_t code, const std::string &why) {
+    last_error = code;
+    last_message = why;
+    return code;
+}
+
+/* ---- one block: its threads take turns, a barrier ends each thread's turn */
+constexpr size_t GUARD = 64;
+constexpr uint32_t POISON = 0x7FFFDEADu;
+enum : unsigned char { READY, WAITING, EXITED };
+
+struct Block {
+    std::mutex m;
+    std::vector<std::condition_variable> wake;  /* one per thread: only the thread whose turn it is runs */
+    std::condition_variable finished;
+    std::vector<unsigned> order, position;      /* the order the threads run in, in every phase */
+    std::vector<unsigned char> state;
+    long turn = -1;
+    unsigned long round = 0;                    /* round r runs block r - 1 of the launch */
+    bool done = false;
+    uint3 index = {0, 0, 0};
+    unsigned char *shared = nullptr;
+
+    explicit Block(unsigned n) : wake(n), order(n), position(n), state(n) {}
+
+    void start(unsigned long r, uint3 block_index, unsigned char *buffer, bool reverse) {
+        unsigned n = (unsigned)order.size();
+        for (unsigned p = 0; p < n; ++p) {
+            order[p] = reverse ? n - 1 - p : p;
+            position[order[p]] = p;
+            state[p] = READY;
+        }
+        index = block_index;
+        shared = buffer;
+        done = false;
+        round = r;
+        give(order[0]);
+    }
+    void give(long t) {
+        turn = t;
+        if (t >= 0) wake[t].notify_one();
+        else { done = true; finished.notify_one(); }
+    }
+    /* thread tid stops (at a barrier or returning): the next ready thread of this phase runs;
+       when every thread waits at the barrier or has returned, the next phase starts */
+    void pass(unsigned tid) {
+        unsigned n = (unsigned)order.size();
+        for (unsigned p = position[tid] + 1; p < n; ++p)
+            if (state[order[p]] == READY) { give(order[p]); return; }
+        bool waiting = false;
+        for (auto &st : state) if (st == WAITING) { st = READY; waiting = true; }
+        if (!waiting) { give(-1); return; }
+        for (unsigned p = 0; p < n; ++p)
+            if (state[order[p]] == READY) { give(order[p]); return; }
+    }
+    void sync(unsigned tid) {
+        std::unique_lock<std::mutex> lock(m);
+        state[tid] = WAITING;
+        pass(tid);
+        wake[tid].wait(lock, [&] { return turn == (long)tid; });
+    }
+    void leave(unsigned tid) {  /* an exited thread no longer counts at barriers, as on a GPU */
+        std::lock_guard<std::mutex> lock(m);
+        state[tid] = EXITED;
+        pass(tid);
+    }
+};
+
+inline thread_local Block *current = nullptr;
+inline thread_local unsigned current_thread = 0;
+
+inline unsigned char *shared_memory() { return current->shared; }
+
+inline void poison(unsigned char *p, size_t bytes) {
+    for (size_t i = 0; i < bytes; i += 4) {
+        uint32_t v = POISON;
+        memcpy(p + i, &v, bytes - i < 4 ? bytes - i : 4);
+    }
+}
+
+inline bool guard_intact(const unsigned char *p, size_t bytes) {
+    for (size_t i = 0; i < GUARD; ++i) if (p[bytes + i] != 0xA5) return false;
+    return true;
+}
+
+/* ---- a launch: block-size std::threads run the blocks one after another, one thread at a
+   time: forward order (threadIdx 0 first) in even blocks, reverse order in odd ones, so a
+   missing barrier between a write and a read of another thread shows up deterministically */
+template <typename... P, typename... A>
+void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A... args) {
+    const KernelInfo info = kernels[(const void *)kernel];
+    unsigned long threads = (unsigned long)block.x * block.y * block.z;
+    unsigned long blocks = (unsigned long)grid.x * grid.y * grid.z;
+    long limit = info.maxDynamicShared >= 0 ? info.maxDynamicShared : (long)device.sharedMemPerBlock;
+    char why[256];
+    if (threads == 0 || blocks == 0 || threads > (unsigned long)device.maxThreadsPerBlock ||
+        block.x > (unsigned)device.maxThreadsDim[0] || block.y > (unsigned)device.maxThreadsDim[1] ||
+        block.z > (unsigned)device.maxThreadsDim[2]) {
+        snprintf(why, sizeof why, "invalid configuration: block %ux%ux%u (%lu threads, maxThreadsPerBlock %d), grid %ux%ux%u",
+                 block.x, block.y, block.z, threads, device.maxThreadsPerBlock, grid.x, grid.y, grid.z);
+        fail(cudaErrorInvalidConfiguration, why);
+        return;
+    }
+    if ((long)shared > limit) {
+        snprintf(why, sizeof why, "%zu bytes of dynamic shared memory, limit %ld%s", shared, limit,
+                 info.maxDynamicShared >= 0 ? " (raised by cudaFuncSetAttribute)" : " (attribute not raised)");
+        fail(cudaErrorInvalidValue, why);
+        return;
+    }
+    if ((long)info.numRegs * (long)threads > (long)device.regsPerBlock) {
+        snprintf(why, sizeof why, "too many resources requested: %d registers x %lu threads > regsPerBlock %d",
+                 info.numRegs, threads, device.regsPerBlock);
+        fail(cudaErrorLaunchOutOfResources, why);
+        return;
+    }
+    ++launches;
+    std::tuple<P...> params(args...);
+    Block state((unsigned)threads);
+    auto worker = [&](unsigned t) {
+        threadIdx = uint3{t % block.x, t / block.x % block.y, t / (block.x * block.y)};
+        blockDim = block;
+        gridDim = grid;
+        current = &state;
+        current_thread = t;
+        for (unsigned long r = 1; r <= blocks; ++r) {
+            {
+                std::unique_lock<std::mutex> lock(state.m);
+                state.wake[t].wait(lock, [&] { return state.round >= r && state.turn == (long)t; });
+                blockIdx = state.index;
+            }
+            std::apply(kernel, params);
+            state.leave(t);
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker, t);
+    unsigned char *buffer = static_cast<unsigned char *>(::operator new(shared + GUARD, std::align_val_t(16)));
+    bool overflow = false;
+    for (unsigned long b = 0; b < blocks; ++b) {
+        poison(buffer, shared);
+        memset(buffer + shared, 0xA5, GUARD);
+        uint3 index = {(unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y),
+                       (unsigned)(b / ((unsigned long)grid.x * grid.y))};
+        std::unique_lock<std::mutex> lock(state.m);
+        state.start(b + 1, index, buffer, b % 2 == 1);
+        state.finished.wait(lock, [&] { return state.done; });
+        if (!guard_intact(buffer, shared)) overflow = true;
+    }
+    for (auto &t : pool) t.join();
+    ::operator delete(buffer, std::align_val_t(16));
+    if (overflow) {
+        snprintf(why, sizeof why, "a block wrote past its %zu bytes of dynamic shared memory", shared);
+        fail(cudaErrorIllegalAddress, why);
+    }
+}
+
+}  // namespace parakern_cpu
+
+inline void __syncthreads() { parakern_cpu::current->sync(parakern_cpu::current_thread); }
+
+#define PARAKERN_LAUNCH(kernel, grid, block, shared, ...) \
+    parakern_cpu::launch(kernel, dim3(grid), dim3(block), (size_t)(shared), __VA_ARGS__)
+#define PARAKERN_DYNAMIC_SHARED(name) unsigned char *const name = parakern_cpu::shared_memory()
+
+/* ---- the API the dispatcher uses */
+inline cudaError_t cudaGetDevice(int *device) { *device = parakern_cpu::device_number; return cudaSuccess; }
+inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device) {
+    if (device != parakern_cpu::device_number) return parakern_cpu::fail(cudaErrorInvalidValue, "no such device");
+    *prop = parakern_cpu::device;
+    return cudaSuccess;
+}
+template <class F> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, F *kernel) {
+    const parakern_cpu::KernelInfo &info = parakern_cpu::kernels[(const void *)kernel];
+    const cudaDeviceProp &d = parakern_cpu::device;
+    *attr = cudaFuncAttributes{};
+    attr->numRegs = info.numRegs;
+    attr->maxThreadsPerBlock = info.numRegs > 0 && d.regsPerBlock / info.numRegs < d.maxThreadsPerBlock
+                                   ? d.regsPerBlock / info.numRegs : d.maxThreadsPerBlock;
+    attr->sharedSizeBytes = 0;
+    attr->maxDynamicSharedSizeBytes = info.maxDynamicShared >= 0 ? (int)info.maxDynamicShared
+                                                                 : (int)d.sharedMemPerBlock;
+    attr->ptxVersion = attr->binaryVersion = 10 * d.major + d.minor;
+    return cudaSuccess;
+}
+template <class F> cudaError_t cudaFuncSetAttribute(F *kernel, cudaFuncAttribute attr, int value) {
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;
+    if (value < 0 || (size_t)value > parakern_cpu::device.sharedMemPerBlockOptin) {
+        char why[128];
+        snprintf(why, sizeof why, "cudaFuncSetAttribute: %d bytes above sharedMemPerBlockOptin %zu", value,
+                 parakern_cpu::device.sharedMemPerBlockOptin);
+        return parakern_cpu::fail(cudaErrorInvalidValue, why);
+    }
+    parakern_cpu::kernels[(const void *)kernel].maxDynamicShared = value;
+    return cudaSuccess;
+}
+inline cudaError_t cudaGetLastError() {
+    cudaError_t e = parakern_cpu::last_error;
+    parakern_cpu::last_error = cudaSuccess;
+    return e;
+}
+inline cudaError_t cudaPeekAtLastError() { return parakern_cpu::last_error; }
+inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+inline const char *cudaGetErrorString(cudaError_t e) {
+    switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
+    }
+    return "unknown error";
+}
+
+/* ---- for the driver: the emulated device */
+inline void parakern_cpu_set_device(int regsPerBlock, size_t sharedMemPerBlockOptin, int maxThreadsPerBlock,
+                                    size_t sharedMemPerBlock = 48 * 1024) {
+    cudaDeviceProp &d = parakern_cpu::device;
+    d = parakern_cpu::default_device();
+    ++parakern_cpu::device_number;
+    d.regsPerBlock = regsPerBlock;
+    d.regsPerMultiprocessor = regsPerBlock > 65536 ? regsPerBlock : 65536;
+    d.sharedMemPerBlockOptin = sharedMemPerBlockOptin;
+    d.sharedMemPerBlock = sharedMemPerBlock < sharedMemPerBlockOptin ? sharedMemPerBlock : sharedMemPerBlockOptin;
+    d.sharedMemPerMultiprocessor = sharedMemPerBlockOptin;
+    d.maxThreadsPerBlock = maxThreadsPerBlock;
+    d.maxThreadsDim[0] = d.maxThreadsDim[1] = maxThreadsPerBlock;
+    d.maxThreadsDim[2] = maxThreadsPerBlock < 64 ? maxThreadsPerBlock : 64;
+    for (auto &k : parakern_cpu::kernels) k.second.maxDynamicShared = -1;  /* raised for the previous device */
+    parakern_cpu::last_error = cudaSuccess;
+    parakern_cpu::last_message.clear();
+}
+inline void parakern_cpu_set_registers(const void *kernel, int numRegs) {
+    parakern_cpu::kernels[kernel].numRegs = numRegs;
+}
+
+#endif /* PARAKERN_CPU_H */

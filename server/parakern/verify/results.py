@@ -1,0 +1,161 @@
+"""What `parakern verify` found: per file, schedule, case and point; text and JSON forms."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TOLERANCE_NOTE = ("integers compared exactly; float: |got - expected| <= 1e-5 * max(1, |expected|); "
+                  "double: the same with 1e-12")
+
+
+@dataclass(frozen=True)
+class PointResult:
+    case: int                       # case the point was chosen for (1-based)
+    values: dict                    # scalar arguments of the call
+    device: dict                    # emulated device: regsPerBlock, sharedMemPerBlockOptin, ... and R, Z, T
+    expected: "int | None"          # case the dispatcher must return; None: depends on host state
+    chosen: tuple = ()              # case returned by each dispatcher call
+    mismatches: tuple = ()          # first mismatch per array: array, index, expected, got, count
+    guards: tuple = ()              # arrays written outside their bounds
+    error: str = ""                 # crash, timeout, dispatcher failure
+    uneven: bool = False
+    origin: str = ""
+    seconds: float = 0.0
+
+    @property
+    def right_case(self) -> bool:
+        """Every call returned the expected case (expected 0: every call said no case fits)."""
+        if not self.chosen:
+            return False
+        if self.expected == 0:
+            return all(c == -1 for c in self.chosen)
+        if any(c < 1 for c in self.chosen):
+            return False
+        return self.expected is None or all(c == self.expected for c in self.chosen)
+
+    @property
+    def ok(self) -> bool:
+        """Both versions agree and the dispatcher launched the expected case."""
+        return not self.mismatches and not self.guards and not self.error and self.right_case \
+            and self.expected != 0
+
+    def as_dict(self) -> dict:
+        return {"case": self.case, "values": self.values, "device": self.device, "expected": self.expected,
+                "chosen": list(self.chosen), "right_case": self.right_case, "mismatches": list(self.mismatches),
+                "out_of_bounds": list(self.guards), "error": self.error or None, "uneven": self.uneven,
+                "origin": self.origin, "ok": self.ok}
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    index: int                      # 1-based
+    constraints: str
+    decisions: tuple
+    points: tuple = ()
+    note: str = ""                  # why fewer points than asked
+
+    @property
+    def chosen(self) -> int:
+        """Points at which the dispatcher launched this case."""
+        return sum(1 for p in self.points if self.index in p.chosen)
+
+    @property
+    def mismatches(self) -> int:
+        return sum(1 for p in self.points if p.mismatches or p.guards)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.points) and all(p.ok for p in self.points) and self.chosen > 0
+
+    def as_dict(self) -> dict:
+        return {"case": self.index, "constraints": self.constraints, "decisions": list(self.decisions),
+                "points": [p.as_dict() for p in self.points], "chosen": self.chosen,
+                "mismatches": self.mismatches, "note": self.note or None, "ok": self.ok}
+
+
+@dataclass(frozen=True)
+class ScheduleResult:
+    id: str
+    line: int
+    cases: tuple = ()
+    error: str = ""                 # not verified: why
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and bool(self.cases) and all(c.ok for c in self.cases)
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "line": self.line, "ok": self.ok, "error": self.error or None,
+                "cases": [c.as_dict() for c in self.cases], "seconds": round(self.seconds, 3)}
+
+
+@dataclass(frozen=True)
+class FileResult:
+    file: str
+    schedules: tuple = ()
+    error: str = ""
+    seconds: float = 0.0
+    build_dir: str = ""
+    errors: tuple = field(default_factory=tuple)   # the analysis' errors ("line:col: message")
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and not self.errors and bool(self.schedules) and all(s.ok for s in self.schedules)
+
+    def as_dict(self) -> dict:
+        return {"file": self.file, "ok": self.ok, "error": self.error or None, "analysis_errors": list(self.errors),
+                "tolerance": TOLERANCE_NOTE,
+                "schedules": [s.as_dict() for s in self.schedules], "seconds": round(self.seconds, 3)}
+
+
+def _values(values: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in values.items())
+
+
+def _point_line(p: PointResult) -> str:
+    d = p.device
+    chosen = sorted(set(p.chosen))
+    calls = f"{len(p.chosen)} call{'s' if len(p.chosen) != 1 else ''}"
+    picked = ("case " + ",".join(str(c) for c in chosen)) if chosen else "no call"
+    want = "" if p.expected is None else (" (expected)" if p.right_case else f" (expected {p.expected})")
+    text = (f"      {_values(p.values)}{' (uneven)' if p.uneven else ''} | device R={d['R']} Z={d['Z']} T={d['T']}"
+            f"{' default shared ' + str(d['sharedMemPerBlock']) if d['sharedMemPerBlock'] != d['Z'] else ''}"
+            f" -> {picked}{want}, {calls}")
+    text += "  ok" if p.ok else "  FAILED"
+    lines = [text]
+    for m in p.mismatches:
+        index = "".join(f"[{i}]" for i in m["index"])
+        lines.append(f"        mismatch {m['array']}{index}: expected {m['expected']}, got {m['got']} "
+                     f"({m['count']} of {m['size']} elements differ)")
+    for g in p.guards:
+        lines.append(f"        {g['version']} version wrote outside '{g['array']}'")
+    if p.error:
+        lines.append(f"        {p.error}")
+    return "\n".join(lines)
+
+
+def text(result: FileResult, verbose: bool = True) -> str:
+    lines = [f"{result.file}: " + ("verified" if result.ok else "NOT verified")]
+    if result.error:
+        lines.append(f"  {result.error}")
+    for e in result.errors:
+        lines.append(f"  error in the analysis (that code is not verified): {e}")
+    for s in result.schedules:
+        total = sum(len(c.points) for c in s.cases)
+        lines.append(f"\n{s.id}  (line {s.line})  {len(s.cases)} cases, {total} points"
+                     f"{', all match' if s.ok else ''}  [{s.seconds:.1f} s]")
+        if s.error:
+            lines.append(f"  not verified: {s.error}")
+        for c in s.cases:
+            lines.append(f"  case {c.index}/{len(s.cases)}: {c.constraints}   {' '.join(c.decisions)}")
+            lines.append(f"    {len(c.points)} points, chosen at {c.chosen}, mismatches {c.mismatches}"
+                         f"{'' if c.ok else '  FAILED'}")
+            if c.note:
+                lines.append(f"    {c.note}")
+            if verbose or not c.ok:
+                lines.extend(_point_line(p) for p in c.points)
+    lines.append("")
+    lines.append(f"({TOLERANCE_NOTE})")
+    if result.build_dir:
+        lines.append(f"(build files kept in {result.build_dir})")
+    return "\n".join(lines)

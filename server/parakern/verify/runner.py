@@ -1,0 +1,184 @@
+"""Child process of `parakern verify`: runs the serial and the GPU-emulated library on points.
+
+Run as a script (`python runner.py < job.json`), never imported by the
+package, so that a crash of generated code (a segfault, an abort) or a hang
+costs one point and not the caller. Standard library only (ctypes).
+
+The job (JSON on stdin): the two shared libraries, the function, its
+arguments, and the points. For every point it prints JSON lines on stdout:
+{"event": "start", "point": i, "phase": "serial" | "gpu"} before each call,
+then {"event": "result", "point": i, ...} with the cases the dispatcher
+returned, the mismatches (first one per array, with a count) and the guard
+zones found overwritten. Arrays get the same seeded pseudo-random contents
+in both versions; each has guard elements on both sides.
+"""
+import ctypes
+import json
+import math
+import random
+import sys
+import time
+
+CTYPES = {
+    "char": ctypes.c_byte, "unsigned char": ctypes.c_ubyte, "short": ctypes.c_short,
+    "unsigned short": ctypes.c_ushort, "int": ctypes.c_int, "unsigned": ctypes.c_uint,
+    "long": ctypes.c_long, "unsigned long": ctypes.c_ulong, "long long": ctypes.c_longlong,
+    "unsigned long long": ctypes.c_ulonglong, "float": ctypes.c_float, "double": ctypes.c_double,
+}
+TOLERANCE = {"float": 1e-5, "double": 1e-12}   # relative; exact for integer types
+GUARD_BYTE = 0x5A
+
+
+def emit(record):
+    sys.stdout.write(json.dumps(record) + "\n")
+    sys.stdout.flush()
+
+
+def fill(ctype, count, rng):
+    if ctype in TOLERANCE:
+        return [rng.uniform(-1.0, 1.0) for _ in range(count)]
+    return [rng.randrange(0, 100) for _ in range(count)]
+
+
+class Buffer:
+    """An array argument with `guard` elements before and after it."""
+
+    def __init__(self, ctype, size, guard, values):
+        self.ctype, self.size, self.guard = ctype, size, guard
+        self.item = CTYPES[ctype]
+        self.data = (self.item * (size + 2 * guard))()
+        width = ctypes.sizeof(self.item)
+        ctypes.memset(self.data, GUARD_BYTE, width * (size + 2 * guard))
+        for i, v in enumerate(values):
+            self.data[guard + i] = v
+
+    def copy(self):
+        other = Buffer.__new__(Buffer)
+        other.ctype, other.size, other.guard, other.item = self.ctype, self.size, self.guard, self.item
+        other.data = (self.item * len(self.data)).from_buffer_copy(self.data)
+        return other
+
+    def pointer(self):
+        return ctypes.c_void_p(ctypes.addressof(self.data) + self.guard * ctypes.sizeof(self.item))
+
+    def body(self):
+        return self.data[self.guard:self.guard + self.size]
+
+    def guards_intact(self):
+        width = ctypes.sizeof(self.item)
+        raw = bytes(self.data)
+        zone = width * self.guard
+        return raw[:zone] == bytes([GUARD_BYTE]) * zone and raw[len(raw) - zone:] == bytes([GUARD_BYTE]) * zone
+
+
+def same(ctype, expected, got):
+    if ctype not in TOLERANCE:
+        return expected == got
+    if math.isnan(expected) or math.isnan(got):
+        return math.isnan(expected) and math.isnan(got)
+    if math.isinf(expected) or math.isinf(got):
+        return expected == got
+    return abs(got - expected) <= TOLERANCE[ctype] * max(1.0, abs(expected))
+
+
+def unflatten(flat, dims):
+    if not dims:
+        return [flat]
+    index = []
+    for d in reversed(dims):
+        index.append(flat % d)
+        flat //= d
+    return list(reversed(index))
+
+
+def compare(name, dims, expected, got):
+    if bytes(expected.data) == bytes(got.data):
+        return None
+    first, count = None, 0
+    for i, (e, g) in enumerate(zip(expected.body(), got.body())):
+        if not same(expected.ctype, e, g):
+            count += 1
+            if first is None:
+                first = {"array": name, "flat": i, "index": unflatten(i, dims), "expected": _json(e),
+                         "got": _json(g)}
+    if first is None:
+        return None
+    first["count"] = count
+    first["size"] = expected.size
+    return first
+
+
+def _json(v):
+    if isinstance(v, float) and (math.isnan(v) or math.isinf(v)):
+        return repr(v)
+    return v
+
+
+def setup(lib, function, arguments):
+    f = getattr(lib, function)
+    f.argtypes = [ctypes.c_void_p if a["kind"] != "scalar" else CTYPES[a["ctype"]] for a in arguments]
+    f.restype = None
+    return f
+
+
+def run_point(job, point, serial, gpu, lib):
+    rng = random.Random(point["seed"])
+    arguments = job["arguments"]
+    base = {}
+    for a in arguments:
+        if a["kind"] != "scalar":
+            size = point["sizes"][a["name"]]
+            base[a["name"]] = Buffer(a["ctype"], size, job["guard"], fill(a["ctype"], size, rng))
+    mine = {name: b.copy() for name, b in base.items()}
+
+    def args(buffers):
+        return [buffers[a["name"]].pointer() if a["kind"] != "scalar" else point["scalars"][a["name"]]
+                for a in arguments]
+
+    emit({"event": "start", "point": point["id"], "phase": "serial"})
+    start = time.perf_counter()
+    serial(*args(base))
+    serial_s = time.perf_counter() - start
+    d = point["device"]
+    lib.parakern_verify_device(d["regsPerBlock"], d["sharedMemPerBlockOptin"], d["sharedMemPerBlock"],
+                               d["maxThreadsPerBlock"])
+    lib.parakern_verify_reset()
+    emit({"event": "start", "point": point["id"], "phase": "gpu"})
+    start = time.perf_counter()
+    gpu(*args(mine))
+    gpu_s = time.perf_counter() - start
+    calls = lib.parakern_verify_calls()
+    cases = [lib.parakern_verify_case(i) for i in range(min(calls, 4096))]
+    failure = lib.parakern_verify_failure().decode("utf-8", "replace")
+    mismatches, guards = [], []
+    for a in arguments:
+        if a["kind"] == "scalar":
+            continue
+        name = a["name"]
+        for who, buf in (("serial", base[name]), ("gpu", mine[name])):
+            if not buf.guards_intact():
+                guards.append({"array": name, "version": who})
+        found = compare(name, point["dims"].get(name, []), base[name], mine[name])
+        if found:
+            mismatches.append(found)
+    emit({"event": "result", "point": point["id"], "calls": calls, "cases": cases, "failure": failure,
+          "mismatches": mismatches, "guards": guards, "serial_s": serial_s, "gpu_s": gpu_s})
+
+
+def main():
+    job = json.load(sys.stdin)
+    serial_lib = ctypes.CDLL(job["serial"])
+    gpu_lib = ctypes.CDLL(job["gpu"])
+    gpu_lib.parakern_verify_device.argtypes = [ctypes.c_int, ctypes.c_long, ctypes.c_long, ctypes.c_int]
+    gpu_lib.parakern_verify_case.argtypes = [ctypes.c_int]
+    gpu_lib.parakern_verify_failure.restype = ctypes.c_char_p
+    gpu_lib.parakern_verify_init()
+    serial = setup(serial_lib, job["function"], job["arguments"])
+    gpu = setup(gpu_lib, job["function"], job["arguments"])
+    for point in job["points"]:
+        run_point(job, point, serial, gpu, gpu_lib)
+    emit({"event": "done"})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,571 @@
+"""CUDA generation: golden files, nvcc, kernels vs the case tree, launches, the CLI, and the
+CUDA run on the CPU against the IR it must agree with.
+
+PARAKERN_UPDATE_GOLDEN=1 rewrites tests/golden/*.cu from the current output (read the diff).
+"""
+import ast
+import dataclasses
+import functools
+import itertools
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import sympy
+from pycparser import c_ast, c_parser
+
+from conftest import ROOT, SAMPLES, WRONG, sample_files
+from parakern import syntax
+from parakern.cli import main
+from parakern.codegen import (case_ptx, dispatcher_name, emit_file, emit_schedule, kernel_name,
+                              kernel_source, launch_of, register_cap)
+from parakern.codegen.cprint import CodegenError, CPrinter, relation_c, sym_c
+from parakern.diagnostics import Span
+from parakern.ir import staging
+from parakern.pipeline import analyze
+from parakern.symbols import R, T, Z, sym
+
+GOLDEN = ROOT / "tests" / "golden"
+NVCC = shutil.which("nvcc")
+GXX = shutil.which("g++")
+SAMPLE_NAMES = [p.stem for p in sample_files()]
+
+
+@functools.lru_cache(maxsize=None)
+def analysis(name: str, text: "str | None" = None):
+    """The analysis of samples/<name>.c under its relative name (stable golden files)."""
+    text = text if text is not None else (SAMPLES / f"{name}.c").read_text()
+    return analyze(text, f"samples/{name}.c")
+
+
+def tree(name: str):
+    (result,) = analysis(name).results
+    return result.tree
+
+
+def cached_matmul():
+    """matmul with cache(a, b, c): tiles refilled per k, c staged once around the k loop."""
+    text = (SAMPLES / "matmul.c").read_text().replace("meta_schedule {", "meta_schedule cache(a, b, c) {")
+    return analysis("matmul_cached", text)
+
+
+def nvcc(tmp_path, text: str, arch: str, *extra):
+    source = tmp_path / "k.cu"
+    source.write_text(text)
+    return subprocess.run([NVCC, "-c", f"-arch={arch}", "-Werror", "all-warnings", *extra, str(source),
+                           "-o", str(tmp_path / "k.o")], capture_output=True, text=True, timeout=300)
+
+
+def c_value(text: str) -> sympy.Expr:
+    """A C integer expression as sympy: `/` is floor division and `%` Mod (non-negative values)."""
+    def go(n):
+        if isinstance(n, ast.BinOp):
+            a, b = go(n.left), go(n.right)
+            return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+                    ast.Div: lambda: sympy.floor(a / b), ast.Mod: lambda: sympy.Mod(a, b)}[type(n.op)]()
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return -go(n.operand)
+        if isinstance(n, ast.Name):
+            return sym(n.id)
+        if isinstance(n, ast.Constant):
+            return sympy.Integer(n.value)
+        raise ValueError(ast.dump(n))
+    return go(ast.parse(text, mode="eval").body)
+
+
+# ------------------------------------------------------------------ golden files and nvcc
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_golden(name):
+    if shutil.which("ptxas") is None:
+        pytest.skip("the golden files hold ptxas register counts; ptxas is not on PATH")
+    text = emit_file(analysis(name))
+    golden = GOLDEN / f"{name}.cu"
+    if os.environ.get("PARAKERN_UPDATE_GOLDEN") == "1":
+        GOLDEN.mkdir(exist_ok=True)
+        golden.write_text(text)
+    assert golden.exists(), f"no golden file {golden}: run with PARAKERN_UPDATE_GOLDEN=1"
+    assert text == golden.read_text(), f"{name}: emitted CUDA differs from {golden} (PARAKERN_UPDATE_GOLDEN=1 rewrites it)"
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_nvcc_compiles_without_warnings(tmp_path, name, arch):
+    done = nvcc(tmp_path, emit_file(analysis(name)), arch)
+    assert done.returncode == 0 and not done.stderr.strip(), done.stderr
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_emit_schedule_compiles_alone(tmp_path):
+    (result,) = analysis("saxpy").results
+    text = emit_schedule(result) + "\n" + emit_schedule(result, preamble=True).split("/* ---", 1)[0]
+    done = nvcc(tmp_path, text, "sm_80")  # the preamble twice: still no warning
+    assert done.returncode == 0 and not done.stderr.strip(), done.stderr
+    assert "int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x);" in text
+
+
+# ------------------------------------------------------------------ the kernels follow the tree
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_one_kernel_per_case_with_its_constraints(name):
+    text = emit_file(analysis(name))
+    t = tree(name)
+    s = t.schedule
+    assert text.count("__global__ void") == len(t.cases) > 0
+    assert f"int {dispatcher_name(s)}(" in text
+    for k, case in enumerate(t.cases, 1):
+        kname = kernel_name(s, k)
+        assert re.search(rf"__global__ void (__maxnreg__\(\d+\) )?{kname}\(", text)
+        constraints = relation_c(case.constraints.relations)
+        assert f"runs where  {constraints}" in text
+        assert " ".join(case.decisions) in text
+        assert f"PARAKERN_LAUNCH({kname}, " in text
+        # the dispatcher tries the cases in the tree's order
+        assert text.index(f"_try_case{k}(prop") < text.index(f"_try_case{k + 1}(prop") \
+            if k < len(t.cases) else True
+    for u in t.uncovered:
+        assert relation_c(u.constraints.relations) in text
+    assert text.count("PARAKERN_LAUNCH(") == len(t.cases) + 1  # + the macro's definition
+    assert "<<<" not in text.split("#define PARAKERN_NO_CASE_FITS")[1]  # launches only through the macro
+
+
+def test_preamble_is_the_contract():
+    text = emit_file(analysis("saxpy"))
+    assert """#ifndef PARAKERN_CPU
+#include <cuda_runtime.h>
+#endif
+#ifndef PARAKERN_LAUNCH
+#define PARAKERN_LAUNCH(kernel, grid, block, shared, ...) kernel<<<(grid), (block), (shared)>>>(__VA_ARGS__)
+#endif
+#ifndef PARAKERN_DYNAMIC_SHARED
+#define PARAKERN_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
+#endif
+#define PARAKERN_NO_CASE_FITS (-1)
+#define PARAKERN_CUDA_ERROR (-2)
+""" in text
+    header = text.split("#ifndef PARAKERN_CPU")[0]
+    assert "samples/saxpy.c" in header and "sm_80" in header and "(H1)" in header
+    assert text.index("int saxpy_0_dispatch(") < text.index("__global__ void") < text.index("static int saxpy_0_try")
+
+
+def test_kernel_arguments_and_thread_mapping():
+    text = emit_file(analysis("matadd"))
+    assert "__global__ void matadd_0_case1(int *__restrict__ c, const int *__restrict__ a,\n" \
+           "                               const int *__restrict__ b, int N, int B0, int B1)" in text
+    assert "const int v = blockIdx.y;" in text and "const int q = threadIdx.x;" in text
+    assert "c[(long long)i * N + j] = a[(long long)i * N + j] + b[(long long)i * N + j];" in text
+    # granularity reduction: the new outermost grid level
+    assert "const int h = blockIdx.z;" in text
+    assert "int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b);" in text
+
+
+def test_matmul_between_loop_wraps_the_body():
+    kernel = kernel_source(tree("matmul").cases[0], 1)
+    loop = kernel.index("for (int k = 0; k < n / B0; k++) {")
+    assert loop < kernel.index("int p = i * B0 + v;")
+    assert "dim0" not in kernel.split("{", 1)[1].replace("[0, dim0)", "")  # derived, only in a comment
+
+
+def test_staging_follows_the_plan_jacobi():
+    t = tree("jacobi1d")
+    case = t.cases[0]
+    kernel = kernel_source(case, 1)
+    assert "PARAKERN_DYNAMIC_SHARED(parakern_shared);" in kernel
+    assert "int *a_shared = (int *)parakern_shared;" in kernel
+    assert kernel.count("__syncthreads();") == 2  # after the loads, before the write-back
+    # the uniform choice on t % 2 selects the regions, as the plan's `when`
+    assert "if (t % 2 != 0) {" in kernel and "} else if (t % 2 == 0) {" in kernel
+    assert "a_shared[B*s + 2 + (p1 - (B*i*s + 1))] = (a_shared[np - (B*i*s + N)]" in kernel
+    assert kernel.count("a[g] = a_shared[B*s + 2 + e];") == 2  # whole write-back of the written region
+    assert "write-through" not in kernel
+    (st,) = staging.plan(case.kernel)
+    assert st.elements == 2 * sym("B") * sym("s") + 2
+
+
+def test_staging_write_through_and_overlap_polydiv():
+    kernel = kernel_source(tree("polydiv").cases[0], 1)
+    assert "int *b_shared = (int *)(parakern_shared + 4*B*s + 4);" in kernel
+    # a[N - 1] may lie in the window too: the first region holding an element keeps its copy
+    slot = "a_shared[x == N - 1 ? 0 : 1 + (x - (B*s*u - M + N))]"
+    assert f"{slot} = (({slot} - e) % P + P) % P;" in kernel
+    assert f"a[x] = {slot};  /* write-through */" in kernel
+    assert "int e = a_shared[0] * b_shared[p - B*s*u] % P;" in kernel
+
+
+def test_staging_between_loops_matmul_cached():
+    (result,) = cached_matmul().results
+    kernel = kernel_source(result.tree.cases[0], 1)
+    body = kernel[kernel.index("{\n"):]
+    loop = body.index("for (int k = 0; k < n / B0; k++) {")
+    # c's tile does not move with k: loaded once before the loop, written back once after it
+    assert body.index("/* load the B0 x (s*ub1) tile of c") < loop
+    assert body.index("/* load the B0 x B0 tile of a from (B0*i, B0*k)") > loop
+    assert body.index("/* write back the B0 x (s*ub1) tile of c") > body.index("/* the block is done")
+    assert body.count("__syncthreads();") == 4
+
+
+def test_ir_levels_carried_into_the_source():
+    t = tree("jacobi1d")
+    level0, level2 = t.cases[0], t.cases[3]
+    assert level0.kernel.ir_level == 0 and level2.kernel.ir_level == 2
+    assert "#pragma unroll" not in kernel_source(level0, 1)
+    k2 = kernel_source(level2, 4)
+    assert k2.count("#pragma unroll 1") == k2.count("for (") > 0
+    assert all(line.strip() == "#pragma unroll 1" for a, line in zip(k2.split("\n")[1:], k2.split("\n"))
+               if a.strip().startswith("for ("))
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="the register cap is measured with ptxas")
+def test_level3_register_cap(tmp_path):
+    (result,) = cached_matmul().results
+    case = result.tree.cases[0]
+    capped = dataclasses.replace(case, kernel=dataclasses.replace(case.kernel, ir_level=3))
+    cap = register_cap(capped.kernel)
+    assert cap is not None
+    source = kernel_source(capped, 1)
+    assert f"__global__ void __maxnreg__({cap}) matmul_0_case1(" in source
+    assert f"capped at {cap}" in source
+    if NVCC is not None:
+        from parakern.codegen.emit import PREAMBLE
+        done = nvcc(tmp_path, PREAMBLE + source + "\n", "sm_80", "-Xptxas", "-v")
+        assert done.returncode == 0, done.stderr
+        used = int(re.search(r"Used (\d+) registers", done.stdout + done.stderr).group(1))
+        assert used <= cap
+    # level 3 where no cap can bind is level 2 without __maxnreg__
+    small = dataclasses.replace(tree("saxpy").cases[0].kernel, ir_level=3)
+    assert register_cap(small) is None
+    assert "__maxnreg__" not in kernel_source(dataclasses.replace(tree("saxpy").cases[0], kernel=small), 1)
+
+
+def test_ptx_available():
+    ptx = case_ptx(tree("saxpy").cases[0])
+    assert ".entry" in ptx and "saxpy_kernel0" in ptx
+
+
+# ------------------------------------------------------------------ launch
+
+def test_jacobi_launch_dims_and_shared_bytes():
+    t = tree("jacobi1d")
+    N, B, s = sym("N"), sym("B"), sym("s")
+    dim = sympy.floor((N - 2) / (B * s))
+    text = emit_file(analysis("jacobi1d"))
+    for k, case in enumerate(t.cases, 1):
+        launch = launch_of(case)
+        reduced = "(3b)" in case.decisions
+        assert launch.grid == (dim, s if reduced else 1, 1)
+        assert launch.block == (B, 1, 1) and launch.threads == B
+        assert sympy.expand(launch.shared_bytes - sympy.sympify(case.counter("shared_memory"))) == 0
+        if case.kernel.cached:
+            assert sympy.expand(launch.shared_bytes - staging.shared_bytes(case.kernel)) == 0
+        helper = text[text.index(f"static int jacobi1d_0_try_case{k}("):]
+        helper = helper[:helper.index("\n}\n")]
+        grid_x = re.search(r"const long long grid_x = (.+);", helper).group(1)
+        assert sympy.simplify(c_value(grid_x) - dim) == 0
+        assert ("grid_y = s;" in helper) == reduced
+        assert "const long long block_x = B;" in helper
+        shared = re.search(r"const long long shared_bytes = (.+);", helper)
+        if case.counter("shared_memory") == 0:
+            assert shared is None and f"PARAKERN_LAUNCH(jacobi1d_0_case{k}, grid, block, 0, " in helper
+        else:
+            assert sympy.expand(c_value(shared.group(1)) - case.counter("shared_memory")) == 0
+            assert "cudaFuncSetAttribute(jacobi1d_0_case" in helper
+        assert f"if (!({relation_c(case.constraints.relations)}))" in helper
+        assert "attr.numRegs > R" in helper and "threads > T" in helper
+    expected = {sympy.expand(8 * B * s + 8), sympy.expand(8 * B + 8), 0}
+    assert {sympy.expand(sympy.sympify(launch_of(c).shared_bytes)) for c in t.cases} == expected
+
+
+def test_dispatcher_contract_text():
+    text = emit_file(analysis("jacobi1d"))
+    disp = text[text.index("int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)\n{"):]
+    assert "cudaGetDevice(&device)" in disp and "cudaGetDeviceProperties(&prop, device)" in disp
+    assert "static cudaDeviceProp prop;" in disp
+    assert disp.index("jacobi1d_0_try_case1(") < disp.index("jacobi1d_0_try_case4(")
+    assert disp.rstrip().endswith("return PARAKERN_NO_CASE_FITS;\n}")
+    assert "R < 18   (registers)" in disp
+    helper = text[text.index("static int jacobi1d_0_try_case1("):]
+    assert "long long N, long long s, long long B," in helper  # 64-bit constraint arithmetic
+    assert "const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;" in helper
+    assert "const long long Z = (long long)prop.sharedMemPerBlockOptin;" in helper
+    assert "const long long T = prop.maxThreadsPerBlock;" in helper
+    assert "return cudaGetLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;" in helper
+
+
+# ------------------------------------------------------------------ printing
+
+def _random_expr(rng, depth):
+    span = Span("x", 1, 1, 1, 2)
+    if depth == 0 or rng.random() < 0.2:
+        if rng.random() < 0.3:
+            return syntax.Const(rng.randint(0, 9), "int", span, str(rng.randint(0, 9)))
+        return syntax.Var(rng.choice("abcd"), "int", span)
+    kind = rng.random()
+    if kind < 0.65:
+        op = rng.choice(list("+-*/%") + ["<<", ">>", "<", "<=", "==", "!=", "&", "|", "^", "&&", "||"])
+        return syntax.Binary(op, _random_expr(rng, depth - 1), _random_expr(rng, depth - 1), "int", span)
+    if kind < 0.8:
+        return syntax.Unary(rng.choice("-!~+"), _random_expr(rng, depth - 1), "int", span)
+    if kind < 0.9:
+        return syntax.Ternary(*(_random_expr(rng, depth - 1) for _ in range(3)), "int", span)
+    return syntax.Cast(rng.choice(["float", "long"]), _random_expr(rng, depth - 1), span)
+
+
+def _shape(node):
+    """The tree as nested tuples, from our syntax or from pycparser's AST."""
+    if isinstance(node, syntax.Binary) or isinstance(node, c_ast.BinaryOp):
+        return (node.op, _shape(node.left), _shape(node.right))
+    if isinstance(node, syntax.Unary):
+        return ("u" + node.op, _shape(node.operand))
+    if isinstance(node, c_ast.UnaryOp):
+        return ("u" + node.op, _shape(node.expr))
+    if isinstance(node, syntax.Ternary):
+        return ("?", _shape(node.cond), _shape(node.then), _shape(node.other))
+    if isinstance(node, c_ast.TernaryOp):
+        return ("?", _shape(node.cond), _shape(node.iftrue), _shape(node.iffalse))
+    if isinstance(node, syntax.Cast):
+        return ("cast", node.ctype, _shape(node.operand))
+    if isinstance(node, c_ast.Cast):
+        return ("cast", " ".join(node.to_type.type.type.names), _shape(node.expr))
+    if isinstance(node, syntax.Var) or isinstance(node, c_ast.ID):
+        return node.name
+    if isinstance(node, syntax.Const):
+        return node.text
+    if isinstance(node, c_ast.Constant):
+        return node.value
+    raise TypeError(node)
+
+
+def test_printed_expressions_parse_back_to_the_same_tree():
+    rng = random.Random(7)
+    parser = c_parser.CParser()
+    for _ in range(400):
+        e = _random_expr(rng, 5)
+        text = CPrinter().expr(e)
+        parsed = parser.parse(f"int f(void) {{ return {text}; }}").ext[0].body.block_items[0].expr
+        assert _shape(parsed) == _shape(e), text
+
+
+def test_minimal_parentheses():
+    span = Span("x", 1, 1, 1, 2)
+
+    def v(n):
+        return syntax.Var(n, "int", span)
+
+    def b(op, x, y):
+        return syntax.Binary(op, x, y, "int", span)
+
+    p = CPrinter().expr
+    assert p(b("-", v("a"), b("-", v("b"), v("c")))) == "a - (b - c)"
+    assert p(b("-", b("-", v("a"), v("b")), v("c"))) == "a - b - c"
+    assert p(b("*", b("+", v("a"), v("b")), v("c"))) == "(a + b) * c"
+    assert p(b("+", v("a"), b("*", v("b"), v("c")))) == "a + b * c"
+    assert p(b("%", b("*", v("a"), v("b")), v("c"))) == "a * b % c"
+    assert p(syntax.Unary("-", syntax.Unary("-", v("x"), "int", span), "int", span)) == "-(-x)"
+    assert p(syntax.Cast("float", b("+", v("a"), v("b")), span)) == "(float)(a + b)"
+    assert p(b("||", b("&&", v("a"), v("b")), v("c"))) == "(a && b) || c"  # gcc -Wparentheses
+
+
+def test_sympy_to_c_integer_semantics():
+    N, B, s, t = sym("N"), sym("B"), sym("s"), sym("t")
+    assert sym_c(sympy.floor((N - 2) / (B * s))) == "(N - 2)/(B*s)"
+    assert sym_c(8 * sympy.floor(N / B)) == "8*(N/B)"
+    assert sym_c(sympy.Mod(t, 2)) == "t % 2"
+    assert sym_c(sympy.Ne(sympy.Mod(t, 2), 0)) == "t % 2 != 0"
+    assert sym_c(sympy.ceiling(N / B)) == "(B + N - 1)/B"
+    assert relation_c([sympy.Le(20, R), sympy.Le(8 * B * s + 8, Z), sympy.Le(B, T)]) == \
+        "20 <= R && 8*B*s + 8 <= Z && B <= T"
+    for not_integer in (N / 2, (N + 1) / 2, sympy.Rational(1, 3) * B * s):
+        with pytest.raises(CodegenError):
+            sym_c(not_integer)
+
+
+# ------------------------------------------------------------------ the command line
+
+def test_cli_emit_writes_the_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "saxpy.cu"
+    assert main(["emit", "samples/saxpy.c", "-o", str(out)]) == 0
+    assert out.read_text() == emit_file(analysis("saxpy"))
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+def test_cli_emit_to_stdout(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(["emit", "samples/saxpy.c", "--target", "sm_80"]) == 0
+    assert capsys.readouterr().out == emit_file(analysis("saxpy"))
+
+
+def test_cli_emit_errors_are_diagnostics_and_exit_zero(tmp_path, capsys):
+    out = tmp_path / "f.cu"
+    assert main(["emit", str(WRONG / "one_bad_one_good.c"), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"one_bad_one_good\.c:7:17: error: .* \[PK004\]", err)
+    text = out.read_text()
+    assert "int f_1_dispatch(int n, int B, float *a)" in text and "f_0_" not in text
+
+
+def test_cli_emit_bad_usage_and_unreadable_file(tmp_path, capsys):
+    assert main(["emit", str(tmp_path / "missing.c")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert main(["emit"]) == 2
+    assert main(["emit", str(SAMPLES / "saxpy.c"), "--target", "sm_12"]) == 2
+    assert main(["emit", str(SAMPLES / "saxpy.c"), "-o", str(tmp_path / "no" / "dir" / "x.cu")]) == 2
+
+
+def test_cli_emit_subprocess_exit_code():
+    done = subprocess.run([sys.executable, "-m", "parakern", "emit", "samples/saxpy.c"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0 and "saxpy_0_dispatch" in done.stdout
+
+
+# ------------------------------------------------------------------ the CUDA runs like the IR
+
+EMULATION = r"""
+#define PARAKERN_CPU 1
+#include <barrier>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <thread>
+#include <vector>
+struct dim3 { unsigned x, y, z; dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {} };
+struct uint3 { unsigned x, y, z; };
+static thread_local uint3 threadIdx, blockIdx;
+static dim3 blockDim, gridDim;
+static thread_local std::barrier<> *emu_barrier;
+static thread_local unsigned char *emu_shared;
+#define __global__
+#define __maxnreg__(n)
+#define __align__(n) alignas(n)
+static void __syncthreads() { emu_barrier->arrive_and_wait(); }
+#define PARAKERN_DYNAMIC_SHARED(name) unsigned char *name = emu_shared
+struct cudaDeviceProp { int maxThreadsPerBlock; size_t sharedMemPerBlockOptin; int regsPerBlock; };
+struct cudaFuncAttributes { int numRegs; };
+enum cudaError_t { cudaSuccess = 0 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize };
+static cudaDeviceProp emu_prop;
+static cudaError_t cudaGetDevice(int *d) { *d = 0; return cudaSuccess; }
+static cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int) { *p = emu_prop; return cudaSuccess; }
+template <class F> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, F *) { a->numRegs = 0; return cudaSuccess; }
+template <class F> cudaError_t cudaFuncSetAttribute(F *, cudaFuncAttribute, int) { return cudaSuccess; }
+static cudaError_t cudaGetLastError() { return cudaSuccess; }
+static void emu_launch(dim3 grid, dim3 block, size_t shared, const std::function<void()> &body) {
+    gridDim = grid; blockDim = block;
+    unsigned n = block.x * block.y * block.z;
+    for (unsigned bz = 0; bz < grid.z; bz++) for (unsigned by = 0; by < grid.y; by++)
+    for (unsigned bx = 0; bx < grid.x; bx++) {
+        std::vector<unsigned char> buffer(shared + 64, 0xA5);  /* never-loaded reads show */
+        std::barrier<> barrier(n);
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < n; t++)
+            threads.emplace_back([&, t] {
+                blockIdx = {bx, by, bz};
+                threadIdx = {t % block.x, t / block.x % block.y, t / (block.x * block.y)};
+                emu_barrier = &barrier; emu_shared = buffer.data();
+                body();
+            });
+        for (auto &t : threads) t.join();
+        for (size_t i = shared; i < shared + 64; i++) if (buffer[i] != 0xA5) abort();
+    }
+}
+#define PARAKERN_LAUNCH(kernel, grid, block, shared, ...) \
+    emu_launch(grid, block, shared, [&] { kernel(__VA_ARGS__); })
+"""
+
+RUNS = {
+    "jacobi1d": [dict(N=34, s=2, B=4, t=0), dict(N=35, s=3, B=2, t=1)],
+    "matadd": [dict(N=6, B0=4, B1=2)],
+    "matmul": [dict(n=12, B0=3, ub1=2, s=2)],
+    "matvec": [dict(m=7, n=5, B=4)],
+    "polydiv": [dict(N=12, M=5, P=7, s=2, B=2)],
+    "saxpy": [dict(n=10, B=4, alpha=2.5)],
+    "stencil2d": [dict(N=9, Bx=3, By=2)],
+    "transpose": [dict(N=8, B0=2, B1=2, s=2)],
+    "matmul_cached": [dict(n=12, B0=3, ub1=2, s=2)],
+}
+POINTER_SIZES = {"matvec": {"A": "m*n", "x": "n", "y": "m"}, "saxpy": {"x": "n", "y": "n"}}
+
+
+def _machine(case, values, threads):
+    """R, Z, T that satisfy the case's constraints at these parameter values."""
+    relations = [sympy.sympify(r).subs(values) for r in case.constraints.relations]
+    for r, z, t in itertools.product(list(range(1, 64)) + [255], [0, 8, 16, 24, 40, 64, 100, 200, 400, 1 << 20],
+                                     [threads, 1024]):
+        if all(bool(x.subs({R: r, Z: z, T: t})) for x in relations):
+            return r, z, t
+    return None
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ is not on PATH")
+@pytest.mark.parametrize("name", list(RUNS))
+def test_cuda_agrees_with_the_ir_on_the_cpu(tmp_path, name):
+    """Every case's try function, run on a small CPU emulation of CUDA (threads and barriers per
+    block, a poisoned shared buffer), writes exactly what the IR of the same case computes."""
+    import ctypes
+    from parakern.ir.host import HostKernel, parameter_values
+    result = (cached_matmul() if name == "matmul_cached" else analysis(name)).results[0]
+    s = result.tree.schedule
+    ctype = {"int": ctypes.c_int, "float": ctypes.c_float, "double": ctypes.c_double}
+    main_lines, expected = ["int main() {"], []
+    for params in RUNS[name]:
+        values = parameter_values(s, {k: v for k, v in params.items() if isinstance(v, int)})
+        by_name = {str(k): v for k, v in values.items()}
+        sizes = {a.name: int(sympy.Mul(*[sympy.sympify(d).subs(values).subs(by_name) for d in
+                                           (a.dims or (sympy.sympify(POINTER_SIZES[name][a.name]),))]))
+                 for a in s.arrays}
+        init = {a.name: [(i * 7 + 3 * j + 1) % 11 + (0 if a.ctype == "int" else 0.5) for i in range(sizes[a.name])]
+                for j, a in enumerate(s.arrays)}
+        for k, case in enumerate(result.tree.cases, 1):
+            threads = int(sympy.sympify(case.counter("threads")).subs(values))
+            machine = _machine(case, values, threads)
+            if machine is None:
+                continue
+            r, z, t = machine
+            arrays = {n: (ctype[s.array(n).ctype] * len(v))(*v) for n, v in init.items()}
+            HostKernel(case.kernel).launch(dict(params, **arrays))
+            expected.append((k, [list(arrays[a.name]) for a in s.arrays]))
+            main_lines.append("  {")
+            for a in s.arrays:
+                main_lines.append(f"    static {a.ctype} {a.name}[] = {{{', '.join(map(str, init[a.name]))}}};")
+            main_lines.append(f"    emu_prop.maxThreadsPerBlock = {t}; emu_prop.sharedMemPerBlockOptin = {z};"
+                              f" emu_prop.regsPerBlock = {r * threads};")
+            call = ["emu_prop"] + [repr(params[p.name]) for p in s.params] + [a.name for a in s.arrays]
+            main_lines.append(f'    printf("case %d\\n", {s.function}_{s.index}_try_case{k}({", ".join(call)}));')
+            for a in s.arrays:
+                fmt = "%d" if a.ctype == "int" else "%.9g"
+                main_lines.append(f'    for (int i = 0; i < {sizes[a.name]}; i++)')
+                main_lines.append(f'        printf("{fmt} ", {a.name}[i]);')
+                main_lines.append('    printf("\\n");')
+            main_lines.append("  }")
+    source = tmp_path / "run.cpp"
+    source.write_text(EMULATION + emit_file(cached_matmul() if name == "matmul_cached" else analysis(name))
+                      + "\n".join(main_lines + ["}"]) + "\n")
+    build = subprocess.run([GXX, "-std=c++20", "-O1", "-Wall", "-Wno-unknown-pragmas", "-Wno-unused-function",
+                            str(source), "-o", str(tmp_path / "run"), "-pthread"],
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0 and not build.stderr, build.stderr[:4000]
+    out = subprocess.run([str(tmp_path / "run")], capture_output=True, text=True, timeout=300).stdout.split("\n")
+    assert expected, "no case could be exercised"
+    for n, (k, arrays) in enumerate(expected):
+        chunk = out[n * (1 + len(arrays)):(n + 1) * (1 + len(arrays))]
+        assert chunk[0] == f"case {k}", chunk[0]
+        for got, want in zip(chunk[1:], arrays):
+            values = [float(x) for x in got.split()]
+            assert values == pytest.approx([float(w) for w in want], rel=1e-5), f"case {k}"
+
+
+def test_occupancy_cases_get_a_diagnostic_not_a_dispatcher():
+    from parakern.codegen import emit
+    from parakern.pipeline import Options
+    text = (SAMPLES / "saxpy.c").read_text()
+    emitted = emit(analyze(text, "samples/saxpy.c", Options(occupancy="a100")))
+    (d,) = emitted.diagnostics
+    assert d.code == "PK030" and "P_occ" in d.message and d.span.line == 7
+    assert "saxpy_0_dispatch" not in emitted.text and "PARAKERN_NO_CASE_FITS (-1)" in emitted.text

@@ -1,0 +1,143 @@
+"""The language server's pure parts, without a server: the dispatcher edit, masking of
+generated regions, cache keys, settings, texts, and position conversion."""
+from __future__ import annotations
+
+import sympy
+from lsprotocol import types
+from pygls.workspace import TextDocument
+from pygls.workspace.position_codec import PositionCodec
+
+from conftest import SAMPLES
+from parakern.frontend import analyze_source
+from parakern.lsp import analysis
+from parakern.lsp.dispatcher import apply_edit, dispatcher_edit
+from parakern.lsp.positions import from_client_position, to_client_range
+from parakern.lsp.settings import Settings, section_of, update
+from parakern.symbols import sym
+
+CODE = "__global__ void k(void) { }\nint k_dispatch(void) { return 1; }\n"
+
+
+def _schedule(text: str, file: str = "t.c"):
+    (schedule,) = analyze_source(text, file).schedules
+    return schedule
+
+
+def test_dispatcher_edit_is_idempotent_and_leaves_the_rest_alone():
+    text = (SAMPLES / "matadd.c").read_text() + "\nint after(void) { return 0; }\n"
+    schedule = _schedule(text)
+    end = schedule.function_span.end_line - 1
+    once = apply_edit(text, *dispatcher_edit(text, schedule.id, end, CODE))
+    twice = apply_edit(once, *dispatcher_edit(once, schedule.id, end, CODE))
+    assert once == twice
+    begin = once.index("// parakern:begin matadd:0")
+    assert once[:begin].rstrip("\n") == text[:text.index("\nint after")].rstrip("\n")
+    assert once.endswith("// parakern:end matadd:0\n\nint after(void) { return 0; }\n")
+    # A new generation replaces the region only.
+    other = apply_edit(once, *dispatcher_edit(once, schedule.id, end, "int changed;\n"))
+    assert "int changed;" in other and "__global__" not in other and other.endswith("int after(void) { return 0; }\n")
+
+
+def test_dispatcher_edit_at_the_end_of_a_file_without_newline():
+    text = (SAMPLES / "saxpy.c").read_text().rstrip("\n")
+    schedule = _schedule(text)
+    end = schedule.function_span.end_line - 1
+    once = apply_edit(text, *dispatcher_edit(text, schedule.id, end, CODE))
+    assert once.startswith(text) and once.endswith("// parakern:end saxpy:0")
+    assert apply_edit(once, *dispatcher_edit(once, schedule.id, end, CODE)) == once
+
+
+def test_generated_regions_are_masked_position_for_position():
+    text = (SAMPLES / "matadd.c").read_text()
+    schedule = _schedule(text)
+    end = schedule.function_span.end_line - 1
+    inserted = apply_edit(text, *dispatcher_edit(text, schedule.id, end, "#include <cuda.h>\n" + CODE))
+    masked = analysis.mask_generated(inserted)
+    assert len(masked) == len(inserted) and masked.count("\n") == inserted.count("\n")
+    assert "__global__" not in masked and masked.startswith(text)
+    result = analyze_source(masked, "t.c")
+    assert not result.diagnostics and [s.id for s in result.schedules] == ["matadd:0"]
+
+
+def test_cache_key_ignores_lines_above_but_not_declarations():
+    text = (SAMPLES / "jacobi1d.c").read_text()
+    part = Settings().analysis_part("jacobi1d")
+
+    def key(source: str) -> str:
+        return analysis.cache_key(source.split("\n"), _schedule(source), part)
+
+    base = key(text)
+    assert key("// a comment\n\n" + text) == base
+    assert key(text + "\nint unrelated(void) { return 1; }\n") == base
+    assert key("#define EXTRA 3\n" + text) != base
+    assert key(text.replace("i * s * B", "i * B * s")) != base
+    other = Settings(target="sm_90").analysis_part("jacobi1d")
+    assert analysis.cache_key(text.split("\n"), _schedule(text), other) != base
+
+
+def test_settings_validation():
+    settings, warnings = update(Settings(), {"target": "sm_90", "gpuProfiles": ["H100", "nope"],
+                                              "strategies": ["3b", "(4b)", "x"], "occupancy": "a100",
+                                              "caseDiagnostics": False, "timeLimitSeconds": 5,
+                                              "bench": {"sizes": [1, 2]}, "testFault": {"mode": "crash"}})
+    assert settings.target == "sm_90" and settings.gpu_profiles == ("h100",)
+    assert settings.strategies == ("(3b)", "(4b)") and settings.occupancy == "a100"
+    assert settings.case_diagnostics is False and settings.time_limit_seconds == 5.0
+    assert settings.bench == {"sizes": [1, 2]}
+    assert settings.test_fault is None            # only with PARAKERN_LSP_TEST_HOOKS=1
+    assert len(warnings) == 2 and "nope" in warnings[0] and "'x'" in warnings[1]
+    same, warnings = update(settings, {"target": "sm_99", "timeLimitSeconds": -1, "caseTrees": "yes"})
+    assert same == settings and len(warnings) == 3
+    assert section_of({"parakern": {"target": "sm_80"}}) == {"target": "sm_80"}
+    assert section_of({"target": "sm_80"}) == {"target": "sm_80"}
+    assert section_of(None) is None and section_of({"other": 1}) is None
+
+
+def test_chained_relations_and_case_message():
+    B, s, Z, R = sym("B"), sym("s"), sym("Z"), sym("R")
+    text = analysis.chain_text([sympy.Le(8 * B + 8, Z), sympy.Lt(Z, 8 * B * s + 8), sympy.Le(20, R)])
+    assert text == "8·B + 8 ≤ Z < 8·B·s + 8 ∧ 20 ≤ R"
+    case = analysis.CaseInfo(2, (), (), text, ("(1)", "(4a)", "(3b)"), "20", "8·B + 8", "B", None, ("a",),
+                             (), True)
+    summary = analysis.ScheduleSummary("k", "f:0", "f", "ok", cases=(case, case, case))
+    assert analysis.case_message(summary, case) == \
+        "case 2/3: 8·B + 8 ≤ Z < 8·B·s + 8 ∧ 20 ≤ R — shared memory (4a), granularity reduced (3b)"
+    assert analysis.lens_title(summary) == "3 cases · 20 regs · smem 8·B + 8 B"
+    assert analysis.lens_title(None) == "analysing…"
+
+
+def test_tokens_for_hover():
+    text = (SAMPLES / "jacobi1d.c").read_text()
+    view = analysis.view_of(_schedule(text))
+    lines = text.split("\n")
+    assert analysis.token_at([view], lines[8], 8, 10)[1:] == ("meta_schedule", "")
+    assert analysis.token_at([view], lines[8], 8, 24)[1:] == ("cache", "")
+    assert analysis.token_at([view], lines[8], 8, 28)[1:] == ("cached", "a")
+    assert analysis.token_at([view], lines[10], 10, 18)[1:] == ("meta_for", "j")
+    assert analysis.token_at([view], lines[4], 4, 8) is None
+
+
+def test_positions_in_utf16_and_utf8():
+    source = "int x; /* ü😀 */ int y;\n"
+    col = source.index("int y")
+    for encoding, expected in (("utf-16", col + 1), ("utf-8", len(source[:col].encode()))):
+        doc = TextDocument("file:///t.c", source, position_codec=PositionCodec(encoding))
+        r = to_client_range(doc, (0, col, 0, col + 5))
+        assert (r.start.character, r.end.character) == (expected, expected + 5)
+        assert from_client_position(doc, types.Position(0, expected)) == (0, col)
+        # past the end of the line stays past it
+        end = len(source) - 1
+        assert to_client_range(doc, (0, end, 0, end + 1)).end.character == \
+            to_client_range(doc, (0, end, 0, end)).end.character + 1
+
+
+def test_bench_messages():
+    from parakern.lsp.benchcheck import check, message
+    ready, text = message({"pycuda": True, "pycuda_error": "", "gpu_error": "",
+                           "gpus": ["GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)"]})
+    assert ready and "NVIDIA H100 80GB HBM3" in text and "not part of this version" in text
+    ready, text = message({"pycuda": False, "pycuda_error": "ModuleNotFoundError", "gpus": [],
+                           "gpu_error": "nvidia-smi not found"})
+    assert not ready and "pip install -e '.[bench]'" in text and "NVIDIA GPU" in text
+    found = check()                          # whatever this machine has: never raises
+    assert isinstance(message(found)[1], str)

@@ -1,0 +1,233 @@
+"""parakern verify: Definition 2 (ii) by execution on the CPU emulation of CUDA.
+
+Every sample: every case of its case tree chosen by the dispatcher on an emulated device
+and matching the serial C. Broken kernels are caught; the dispatcher picks the case the
+device limits call for; the emulation refuses launches a GPU would refuse.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from parakern.verify import HEADER, Session, device, text, verify_file
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = sorted((ROOT / "samples").glob("*.c"))
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("g++") is None,
+                                reason="parakern verify needs gcc and g++")
+
+
+def kernel_body(cu: str, kernel: str) -> tuple[int, int]:
+    """(start, end) of the text of a __global__ function in the .cu."""
+    start = cu.index(f"void {kernel}(")
+    end = cu.index("\n}\n", start) + 3
+    return start, end
+
+
+def mutate(cu: str, kernel: str, old: str, new: str) -> str:
+    start, end = kernel_body(cu, kernel)
+    body = cu[start:end]
+    assert old in body, f"{old!r} not in {kernel}"
+    return cu[:start] + body.replace(old, new, 1) + cu[end:]
+
+
+# ------------------------------------------------------------------ every sample
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
+def test_sample_every_case_chosen_and_matching(path):
+    result = verify_file(path, points=3)
+    report = text(result)
+    assert result.ok, report
+    for schedule in result.schedules:
+        assert schedule.cases, report
+        for case in schedule.cases:
+            assert case.points, report
+            assert case.mismatches == 0, report
+            assert case.chosen >= 1, report              # the dispatcher launched this case
+            for point in case.points:
+                assert point.expected == case.index      # the device was built to select it
+                assert set(point.chosen) == {case.index}, report
+
+
+# ------------------------------------------------------------------ broken kernels are caught
+
+
+def test_missing_barrier_and_mislabelled_case_are_caught():
+    """Case 1 of jacobi stages `a` in shared memory: without the barrier after the loads a
+    thread reads poisoned shared memory. Case 3's launcher reports the wrong case number."""
+
+    def break_it(cu: str) -> str:
+        cu = mutate(cu, "jacobi1d_0_case1", "__syncthreads();", ";")
+        return cu.replace("return cudaGetLastError() == cudaSuccess ? 3 :",
+                          "return cudaGetLastError() == cudaSuccess ? 2 :", 1)
+
+    result = verify_file(ROOT / "samples" / "jacobi1d.c", points=3, transform_cu=break_it)
+    assert not result.ok
+    cases = {c.index: c for c in result.schedules[0].cases}
+    assert cases[1].mismatches >= 1, text(result)
+    first = next(p for p in cases[1].points if p.mismatches).mismatches[0]
+    assert first["array"] == "a" and first["expected"] != first["got"]
+    assert not cases[3].ok and cases[3].chosen == 0
+    assert all(not p.right_case and set(p.chosen) == {2} for p in cases[3].points)
+    assert cases[2].ok and cases[4].ok
+
+
+def test_wrong_index_is_caught_in_that_case_only():
+    def break_it(cu: str) -> str:
+        return mutate(cu, "stencil2d_0_case2", "int j = bx * Bx + tx + 1;", "int j = bx * Bx + tx + 2;")
+
+    result = verify_file(ROOT / "samples" / "stencil2d.c", points=3, transform_cu=break_it)
+    cases = {c.index: c for c in result.schedules[0].cases}
+    assert cases[2].mismatches >= 1 and not cases[2].ok
+    assert cases[1].ok and cases[3].ok
+    assert "mismatch out[" in text(result)
+
+
+def test_a_crashing_kernel_costs_its_points_only():
+    def break_it(cu: str) -> str:
+        return mutate(cu, "saxpy_0_case1", "{", "{ *(volatile int *)0 = 0;")
+
+    result = verify_file(ROOT / "samples" / "saxpy.c", points=2, transform_cu=break_it)
+    points = result.schedules[0].cases[0].points
+    assert len(points) == 2 and not result.ok
+    assert all("GPU version (emulated) crashed" in p.error for p in points)
+
+
+# ------------------------------------------------------------------ the dispatcher's choice
+
+
+@pytest.fixture(scope="module")
+def jacobi():
+    path = ROOT / "samples" / "jacobi1d.c"
+    with Session(path.read_text(), str(path)) as session:
+        yield session
+
+
+@pytest.mark.parametrize("R, Z, T, case", [
+    (32, 4096, 64, 1),     # everything fits: staged, granularity kept
+    (32, 100, 64, 2),      # 8*B + 8 <= Z < 8*B*s + 8: granularity reduced
+    (32, 16, 64, 3),       # Z < 8*B + 8: no shared memory
+    (19, 4096, 64, 4),     # 18 <= R < 20: the register-pressure variant
+])
+def test_dispatcher_picks_the_case_of_the_device(jacobi, R, Z, T, case):
+    values = {"N": 50, "s": 4, "B": 4}          # 8*B*s + 8 = 136, 8*B + 8 = 40
+    point = jacobi.run("jacobi1d:0", values, device(R, Z, T, threads=4))
+    assert point.expected == case
+    assert point.chosen == (case,) * 3          # T = 3 time steps: three launches
+    assert point.ok, (point.error, point.mismatches)
+
+
+@pytest.mark.parametrize("R, T", [(10, 64), (32, 2)])
+def test_dispatcher_says_when_no_case_fits(jacobi, R, T):
+    point = jacobi.run("jacobi1d:0", {"N": 50, "s": 4, "B": 4}, device(R, 4096, T, threads=4))
+    assert point.expected == 0
+    assert point.chosen == (-1,) * 3 and point.right_case
+    assert "no case that fits" in point.error
+
+
+# ------------------------------------------------------------------ the emulation itself
+
+EMULATION_TEST = r"""
+#include <stdio.h>
+__global__ void reverse(float *a, int n)
+{
+    PARAKERN_DYNAMIC_SHARED(parakern_shared);
+    float *s = (float *)parakern_shared;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) s[threadIdx.x] = a[i];
+    __syncthreads();
+    int j = blockIdx.x * blockDim.x + (blockDim.x - 1 - threadIdx.x);
+    if (i < n && j < n) a[i] = s[blockDim.x - 1 - threadIdx.x];
+}
+__global__ void early_exit(int *count)
+{
+    if (threadIdx.x % 2) return;          /* exited threads leave the barrier */
+    __syncthreads();
+    count[threadIdx.x] = 1;
+}
+int main()
+{
+    float a[64];
+    int count[64] = {0};
+    for (int i = 0; i < 64; i++) a[i] = i;
+    parakern_cpu_set_device(65536, 1024, 64, 512);
+    PARAKERN_LAUNCH(reverse, 2, 32, 32 * sizeof(float), a, 64);
+    printf("ok %d %g %g %g\n", cudaGetLastError(), a[0], a[31], a[32]);
+    PARAKERN_LAUNCH(reverse, 1, 128, 0, a, 64);            /* 128 threads > maxThreadsPerBlock 64 */
+    printf("threads %d\n", cudaGetLastError());
+    PARAKERN_LAUNCH(reverse, 1, 32, 768, a, 64);            /* above sharedMemPerBlock, not raised */
+    printf("shared %d\n", cudaGetLastError());
+    printf("raise %d\n", cudaFuncSetAttribute(reverse, cudaFuncAttributeMaxDynamicSharedMemorySize, 768));
+    PARAKERN_LAUNCH(reverse, 1, 32, 768, a, 64);
+    printf("raised %d\n", cudaGetLastError());
+    printf("optin %d\n", cudaFuncSetAttribute(reverse, cudaFuncAttributeMaxDynamicSharedMemorySize, 2048));
+    cudaGetLastError();
+    parakern_cpu_set_registers((const void *)reverse, 40);
+    cudaFuncAttributes attr;
+    cudaFuncGetAttributes(&attr, reverse);
+    parakern_cpu_set_device(2048, 1024, 64);
+    PARAKERN_LAUNCH(reverse, 1, 64, 0, a, 64);              /* 40 * 64 registers > 2048 */
+    printf("registers %d %d\n", attr.numRegs, cudaGetLastError());
+    PARAKERN_LAUNCH(early_exit, 1, 8, 0, count);
+    printf("exit %d %d %d %d\n", cudaGetLastError(), count[0], count[1], count[6]);
+    return 0;
+}
+"""
+
+
+def test_emulation_runs_blocks_and_refuses_what_a_gpu_refuses(tmp_path):
+    source = tmp_path / "emulation.cu"
+    source.write_text(EMULATION_TEST)
+    exe = tmp_path / "emulation"
+    subprocess.run(["g++", "-std=c++17", "-O1", "-pthread", "-include", str(HEADER), "-x", "c++", str(source),
+                    "-o", str(exe)], check=True, capture_output=True, text=True)
+    lines = dict(line.split(" ", 1) for line in subprocess.run([str(exe)], capture_output=True, text=True,
+                                                               check=True, timeout=60).stdout.splitlines())
+    assert lines["ok"] == "0 31 0 63"                     # each block reversed through shared memory
+    assert lines["threads"] == "9"                        # cudaErrorInvalidConfiguration
+    assert lines["shared"] == "1"                         # cudaErrorInvalidValue
+    assert lines["raise"] == "0" and lines["raised"] == "0"
+    assert lines["optin"] == "1"                          # above sharedMemPerBlockOptin
+    assert lines["registers"] == "40 701"                 # cudaErrorLaunchOutOfResources
+    assert lines["exit"] == "0 1 0 1"
+
+
+# ------------------------------------------------------------------ command line
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "parakern", "verify", *args], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=300)
+
+
+def test_cli_json_and_exit_status():
+    done = _cli("samples/saxpy.c", "--points", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["ok"] and doc["schedules"][0]["cases"][0]["chosen"] == 2
+    assert "1e-5" in doc["tolerance"]
+
+
+def test_cli_usage_and_missing_tools(tmp_path):
+    assert _cli("no/such/file.c").returncode == 2
+    assert _cli("samples/saxpy.c", "--points", "0").returncode == 2
+    env = dict(os.environ, PATH=str(tmp_path))                 # no gcc, no g++
+    done = _cli("samples/saxpy.c", env=env)
+    assert done.returncode == 3
+    assert "gcc" in done.stderr and "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_cli_reports_a_file_without_schedules(tmp_path):
+    plain = tmp_path / "plain.c"
+    plain.write_text("int add(int a, int b) { return a + b; }\n")
+    done = _cli(str(plain))
+    assert done.returncode == 1
+    assert "nothing to verify" in done.stdout and "Traceback" not in done.stderr
