@@ -43,6 +43,8 @@ def test_json_document_follows_the_contract(capsys):
         assert set(case["counters"]) == {"registers", "shared_bytes", "threads"}
         assert isinstance(case["counters"]["registers"], int)
         assert {"R", "Z", "T"} <= set(case["witness"])
+        assert case["kernel"].count("__global__ void jacobi1d_0_case") == 1
+        assert "<<<" in case["launch"] and "dim3 block(" in case["launch"]
     assert s["coverage"]["proven"] is True
     assert all("T < B" in u or "R <" in u or "Z <" in u for u in s["coverage"]["uncovered"])
 

@@ -25,7 +25,7 @@ def _witness(witness: "dict | None") -> dict:
     return {k: (v if isinstance(v, (int, float)) else str(v)) for k, v in sorted(witness.items())}
 
 
-def case_json(case: Case) -> dict:
+def case_json(case: Case, k: int = 0, cases: int = 0) -> dict:
     return {
         "constraints": [cs.to_text(r) for r in case.constraints.relations],
         "constraints_c": [cs.to_c(r) for r in case.constraints.relations],
@@ -35,7 +35,18 @@ def case_json(case: Case) -> dict:
         "verified": case.verified,
         "variant": {"cached": list(case.kernel.cached), "ir_level": case.kernel.ir_level,
                     "cse_level": case.kernel.cse_level, "applied": list(case.kernel.decisions)},
+        **_cuda(case, k, cases),
     }
+
+
+def _cuda(case: Case, k: int, cases: int) -> dict:
+    """The case's kernel and launch as CUDA (DESIGN.md section 4); null where it cannot be printed."""
+    from parakern.codegen import CodegenError, kernel_name, kernel_source, launch_snippet
+    try:
+        return {"kernel": kernel_source(case, k, cases),
+                "launch": launch_snippet(case, kernel_name(case.kernel.schedule, k))}
+    except CodegenError as exc:
+        return {"kernel": None, "launch": None, "codegen_error": exc.message}
 
 
 def region_text(system: cs.System) -> str:
@@ -44,7 +55,7 @@ def region_text(system: cs.System) -> str:
 
 def tree_json(tree: CaseTree) -> dict:
     return {
-        "cases": [case_json(c) for c in tree.cases],
+        "cases": [case_json(c, k, len(tree.cases)) for k, c in enumerate(tree.cases, 1)],
         "coverage": {"proven": tree.coverage.status == "proved", "status": tree.coverage.status,
                      "uncovered": [region_text(u.constraints) for u in tree.uncovered]},
         "tree": {"height": tree.height, "lemma1_bound": tree.bound, "pruned": tree.pruned,
