@@ -45,29 +45,6 @@ def source_kernel(text: str) -> Kernel:
     return Kernel.initial(result.schedules[0])
 
 
-@pytest.fixture(scope="module")
-def serial(tmp_path_factory):
-    """Compile C (a sample name or source text) with gcc -O0 and load it."""
-    build = tmp_path_factory.mktemp("serial")
-    libraries = {}
-
-    def load(sample: "str | None" = None, text: "str | None" = None) -> ctypes.CDLL:
-        key = sample or text
-        if key not in libraries:
-            source = ROOT / "samples" / f"{sample}.c"
-            if text is not None:
-                source = build / f"case{len(libraries)}.c"
-                source.write_text(text)
-            library = build / f"lib{len(libraries)}.so"
-            subprocess.run([GCC, "-O0", "-shared", "-fPIC", "-include", str(ROOT / "samples" / "metafork.h"),
-                            "-I", str(ROOT / "samples"), str(source), "-o", str(library), "-lm"],
-                           check=True, capture_output=True, timeout=60)
-            libraries[key] = ctypes.CDLL(str(library))
-        return libraries[key]
-
-    return load
-
-
 def array(ctype, values):
     return (ctype * len(values))(*values)
 
