@@ -293,7 +293,7 @@ def test_dispatcher_contract_text():
     assert "const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;" in helper
     assert "const long long Z = (long long)prop.sharedMemPerBlockOptin;" in helper
     assert "const long long T = prop.maxThreadsPerBlock;" in helper
-    assert "return cudaGetLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;" in helper
+    assert "return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;" in helper
 
 
 # ------------------------------------------------------------------ printing
@@ -456,6 +456,7 @@ static cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int) { *p = emu_pr
 template <class F> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, F *) { a->numRegs = 0; return cudaSuccess; }
 template <class F> cudaError_t cudaFuncSetAttribute(F *, cudaFuncAttribute, int) { return cudaSuccess; }
 static cudaError_t cudaGetLastError() { return cudaSuccess; }
+static cudaError_t cudaPeekAtLastError() { return cudaSuccess; }
 static void emu_launch(dim3 grid, dim3 block, size_t shared, const std::function<void()> &body) {
     gridDim = grid; blockDim = block;
     unsigned n = block.x * block.y * block.z;

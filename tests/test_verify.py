@@ -66,8 +66,9 @@ def test_missing_barrier_and_mislabelled_case_are_caught():
 
     def break_it(cu: str) -> str:
         cu = mutate(cu, "jacobi1d_0_case1", "__syncthreads();", ";")
-        return cu.replace("return cudaGetLastError() == cudaSuccess ? 3 :",
-                          "return cudaGetLastError() == cudaSuccess ? 2 :", 1)
+        assert "return cudaPeekAtLastError() == cudaSuccess ? 3 :" in cu  # the mutation must apply
+        return cu.replace("return cudaPeekAtLastError() == cudaSuccess ? 3 :",
+                          "return cudaPeekAtLastError() == cudaSuccess ? 2 :", 1)
 
     result = verify_file(ROOT / "samples" / "jacobi1d.c", points=3, transform_cu=break_it)
     assert not result.ok

@@ -299,8 +299,10 @@ static int jacobi1d_0_try_case1(const cudaDeviceProp &prop, long long N, long lo
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(jacobi1d_0_case1, grid, block, (size_t)shared_bytes, a, (int)N, (int)s, (int)B, (int)t);
-    return cudaGetLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
 /* jacobi1d:0, case 2: launches jacobi1d_0_case2 when its constraints hold and it fits the device.
@@ -332,8 +334,10 @@ static int jacobi1d_0_try_case2(const cudaDeviceProp &prop, long long N, long lo
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(jacobi1d_0_case2, grid, block, (size_t)shared_bytes, a, (int)N, (int)s, (int)B, (int)t);
-    return cudaGetLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
 /* jacobi1d:0, case 3: launches jacobi1d_0_case3 when its constraints hold and it fits the device.
@@ -360,8 +364,10 @@ static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, long long N, long lo
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(jacobi1d_0_case3, grid, block, 0, a, (int)N, (int)s, (int)B, (int)t);
-    return cudaGetLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
 }
 
 /* jacobi1d:0, case 4: launches jacobi1d_0_case4 when its constraints hold and it fits the device.
@@ -392,8 +398,10 @@ static int jacobi1d_0_try_case4(const cudaDeviceProp &prop, long long N, long lo
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(jacobi1d_0_case4, grid, block, (size_t)shared_bytes, a, (int)N, (int)s, (int)B, (int)t);
-    return cudaGetLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
 }
 
 int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)

@@ -111,8 +111,10 @@ static int matadd_0_try_case1(const cudaDeviceProp &prop, long long N, long long
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(matadd_0_case1, grid, block, 0, c, a, b, (int)N, (int)B0, (int)B1);
-    return cudaGetLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
 /* matadd:0, case 2: launches matadd_0_case2 when its constraints hold and it fits the device.
@@ -139,8 +141,10 @@ static int matadd_0_try_case2(const cudaDeviceProp &prop, long long N, long long
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 2), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(matadd_0_case2, grid, block, 0, c, a, b, (int)N, (int)B0, (int)B1);
-    return cudaGetLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
 int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b)

@@ -122,8 +122,10 @@ static int matmul_0_try_case1(const cudaDeviceProp &prop, long long n, long long
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(matmul_0_case1, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
-    return cudaGetLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
 /* matmul:0, case 2: launches matmul_0_case2 when its constraints hold and it fits the device.
@@ -150,8 +152,10 @@ static int matmul_0_try_case2(const cudaDeviceProp &prop, long long n, long long
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(matmul_0_case2, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
-    return cudaGetLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
 int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b)

@@ -110,8 +110,10 @@ static int matvec_0_try_case1(const cudaDeviceProp &prop, long long m, long long
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(matvec_0_case1, grid, block, 0, A, x, y, (int)m, (int)n, (int)B);
-    return cudaGetLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
 /* matvec:0, case 2: launches matvec_0_case2 when its constraints hold and it fits the device.
@@ -136,8 +138,10 @@ static int matvec_0_try_case2(const cudaDeviceProp &prop, long long m, long long
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(matvec_0_case2, grid, block, 0, A, x, y, (int)m, (int)n, (int)B);
-    return cudaGetLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
 int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, double *y)

@@ -331,8 +331,10 @@ static int polydiv_0_try_case1(const cudaDeviceProp &prop, long long N, long lon
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(polydiv_0_case1, grid, block, (size_t)shared_bytes, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
-    return cudaGetLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
 /* polydiv:0, case 2: launches polydiv_0_case2 when its constraints hold and it fits the device.
@@ -364,8 +366,10 @@ static int polydiv_0_try_case2(const cudaDeviceProp &prop, long long N, long lon
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(polydiv_0_case2, grid, block, (size_t)shared_bytes, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
-    return cudaGetLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
 /* polydiv:0, case 3: launches polydiv_0_case3 when its constraints hold and it fits the device.
@@ -392,8 +396,10 @@ static int polydiv_0_try_case3(const cudaDeviceProp &prop, long long N, long lon
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(polydiv_0_case3, grid, block, 0, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
-    return cudaGetLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
 }
 
 /* polydiv:0, case 4: launches polydiv_0_case4 when its constraints hold and it fits the device.
@@ -424,8 +430,10 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, long long N, long lon
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(polydiv_0_case4, grid, block, (size_t)shared_bytes, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
-    return cudaGetLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
 }
 
 /* polydiv:0, case 5: launches polydiv_0_case5 when its constraints hold and it fits the device.
@@ -457,8 +465,10 @@ static int polydiv_0_try_case5(const cudaDeviceProp &prop, long long N, long lon
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(polydiv_0_case5, grid, block, (size_t)shared_bytes, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
-    return cudaGetLastError() == cudaSuccess ? 5 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 5 : PARAKERN_CUDA_ERROR;
 }
 
 /* polydiv:0, case 6: launches polydiv_0_case6 when its constraints hold and it fits the device.
@@ -485,8 +495,10 @@ static int polydiv_0_try_case6(const cudaDeviceProp &prop, long long N, long lon
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(polydiv_0_case6, grid, block, 0, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
-    return cudaGetLastError() == cudaSuccess ? 6 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 6 : PARAKERN_CUDA_ERROR;
 }
 
 int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)

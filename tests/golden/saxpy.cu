@@ -80,8 +80,10 @@ static int saxpy_0_try_case1(const cudaDeviceProp &prop, long long n, long long 
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(saxpy_0_case1, grid, block, 0, y, x, (int)n, (int)B, alpha);
-    return cudaGetLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
 int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x)

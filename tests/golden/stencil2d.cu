@@ -153,8 +153,10 @@ static int stencil2d_0_try_case1(const cudaDeviceProp &prop, long long N, long l
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(stencil2d_0_case1, grid, block, (size_t)shared_bytes, out, in, (int)N, (int)Bx, (int)By);
-    return cudaGetLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
 /* stencil2d:0, case 2: launches stencil2d_0_case2 when its constraints hold and it fits the device.
@@ -182,8 +184,10 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, long long N, long l
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(stencil2d_0_case2, grid, block, 0, out, in, (int)N, (int)Bx, (int)By);
-    return cudaGetLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
 /* stencil2d:0, case 3: launches stencil2d_0_case3 when its constraints hold and it fits the device.
@@ -211,8 +215,10 @@ static int stencil2d_0_try_case3(const cudaDeviceProp &prop, long long N, long l
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(stencil2d_0_case3, grid, block, 0, out, in, (int)N, (int)Bx, (int)By);
-    return cudaGetLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
 }
 
 int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)

@@ -308,8 +308,10 @@ static int transpose_0_try_case1(const cudaDeviceProp &prop, long long N, long l
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case1, grid, block, (size_t)shared_bytes, c, a, (int)N, (int)B0, (int)B1, (int)s);
-    return cudaGetLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
 /* transpose:0, case 2: launches transpose_0_case2 when its constraints hold and it fits the device.
@@ -343,8 +345,10 @@ static int transpose_0_try_case2(const cudaDeviceProp &prop, long long N, long l
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case2, grid, block, (size_t)shared_bytes, c, a, (int)N, (int)B0, (int)B1, (int)s);
-    return cudaGetLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
 /* transpose:0, case 3: launches transpose_0_case3 when its constraints hold and it fits the device.
@@ -373,8 +377,10 @@ static int transpose_0_try_case3(const cudaDeviceProp &prop, long long N, long l
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case3, grid, block, 0, c, a, (int)N, (int)B0, (int)B1, (int)s);
-    return cudaGetLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
 }
 
 /* transpose:0, case 4: launches transpose_0_case4 when its constraints hold and it fits the device.
@@ -407,8 +413,10 @@ static int transpose_0_try_case4(const cudaDeviceProp &prop, long long N, long l
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case4, grid, block, (size_t)shared_bytes, c, a, (int)N, (int)B0, (int)B1, (int)s);
-    return cudaGetLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
 }
 
 /* transpose:0, case 5: launches transpose_0_case5 when its constraints hold and it fits the device.
@@ -442,8 +450,10 @@ static int transpose_0_try_case5(const cudaDeviceProp &prop, long long N, long l
                                 (int)shared_bytes) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case5, grid, block, (size_t)shared_bytes, c, a, (int)N, (int)B0, (int)B1, (int)s);
-    return cudaGetLastError() == cudaSuccess ? 5 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 5 : PARAKERN_CUDA_ERROR;
 }
 
 /* transpose:0, case 6: launches transpose_0_case6 when its constraints hold and it fits the device.
@@ -472,8 +482,10 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, long long N, long l
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case6, grid, block, 0, c, a, (int)N, (int)B0, (int)B1, (int)s);
-    return cudaGetLastError() == cudaSuccess ? 6 : PARAKERN_CUDA_ERROR;
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 6 : PARAKERN_CUDA_ERROR;
 }
 
 int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)

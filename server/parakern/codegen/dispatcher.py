@@ -7,7 +7,8 @@ Contract (other parts of the project compile against it):
 
 returns the 1-based number of the case it launched, PARAKERN_NO_CASE_FITS
 when no case fits the device (nothing is launched), PARAKERN_CUDA_ERROR when
-a CUDA call failed. It reads the device's properties once per device (a
+a CUDA call failed (a failed launch's error stays readable with
+cudaGetLastError). It reads the device's properties once per device (a
 static) and, for each case in the tree's order, one `try` function: the
 machine parameters of that launch (T = maxThreadsPerBlock, Z =
 sharedMemPerBlockOptin, R = min(255, regsPerBlock / threads)), the case's
@@ -118,8 +119,10 @@ def _try_case(tree: CaseTree, case: Case, k: int) -> str:
     call = [a.name for a in s.arrays] + [_kernel_argument(p) for p in s.params]
     shared_arg = f"(size_t){n['shared_bytes']}" if shared else "0"
     body += [f"const dim3 {', '.join(dims)};",
+             "(void)cudaGetLastError();  /* a stale error must not be taken for this launch's */",
              f"PARAKERN_LAUNCH({kernel}, {n['grid']}, {n['block']}, {shared_arg}, {', '.join(call)});",
-             f"return cudaGetLastError() == cudaSuccess ? {k} : PARAKERN_CUDA_ERROR;"]
+             "/* peek, not get: the caller can still read why a launch failed */",
+             f"return cudaPeekAtLastError() == cudaSuccess ? {k} : PARAKERN_CUDA_ERROR;"]
     comment = [f"/* {s.id}, case {k}: launches {kernel} when its constraints hold and it fits the device.",
                f" * Returns {k} when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */"]
     return "\n".join(comment + [signature(f"static int {_try_name(s, k)}", args), "{"]

@@ -1,0 +1,64 @@
+/**
+ * The server's commands are registered by vscode-languageclient itself (from the
+ * server's executeCommandProvider); this middleware only completes their arguments
+ * when they come from the command palette (no arguments: the active editor and the
+ * meta_schedule at or above the cursor), and shows the case tree the server returns.
+ */
+import * as vscode from "vscode";
+
+export const SERVER_COMMANDS = ["parakern.insertDispatcher", "parakern.bench", "parakern.showCaseTree"] as const;
+export const LANGUAGES = ["c", "cpp", "cuda-cpp"] as const;
+
+export interface ScheduleLens {
+    line: number;
+    id: string;
+}
+
+/** The schedule for a cursor line: the last one starting at or above it, else the first. */
+export function pickSchedule(schedules: ScheduleLens[], cursorLine: number): ScheduleLens | undefined {
+    const sorted = [...schedules].sort((a, b) => a.line - b.line);
+    let best: ScheduleLens | undefined;
+    for (const s of sorted) if (s.line <= cursorLine) best = s;
+    return best ?? sorted[0];
+}
+
+/** Schedules from the server's lenses: those whose command carries [uri, id]. */
+export function schedulesFromLenses(lenses: { range: { start: { line: number } }; command?: { command: string; arguments?: unknown[] } }[]): ScheduleLens[] {
+    const seen = new Map<string, ScheduleLens>();
+    for (const lens of lenses) {
+        const args = lens.command?.arguments;
+        if (lens.command?.command === "parakern.insertDispatcher" && args && typeof args[1] === "string") {
+            seen.set(args[1], { line: lens.range.start.line, id: args[1] });
+        }
+    }
+    return [...seen.values()];
+}
+
+export async function completeArguments(command: string, args: unknown[]): Promise<unknown[] | undefined> {
+    if (command === "parakern.bench" || args.length > 0) return args;
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || !(LANGUAGES as readonly string[]).includes(editor.document.languageId)) {
+        void vscode.window.showWarningMessage(`${command}: open a C, C++ or CUDA file with a meta_schedule first`);
+        return undefined;
+    }
+    const lenses = await vscode.commands.executeCommand<vscode.CodeLens[]>(
+        "vscode.executeCodeLensProvider", editor.document.uri);
+    const schedules = schedulesFromLenses((lenses ?? []).map((l) => ({
+        range: l.range, command: l.command ? { command: l.command.command, arguments: l.command.arguments } : undefined,
+    })));
+    const chosen = pickSchedule(schedules, editor.selection.active.line);
+    if (!chosen) {
+        void vscode.window.showWarningMessage(`${command}: no meta_schedule in this file`);
+        return undefined;
+    }
+    const uri = editor.document.uri.toString();
+    return command === "parakern.showCaseTree" ? [uri, chosen.id, "markdown"] : [uri, chosen.id];
+}
+
+/** What to do with a command's result: show the case tree in a markdown document. */
+export async function showResult(command: string, result: unknown): Promise<void> {
+    if (command === "parakern.showCaseTree" && typeof result === "string") {
+        const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: result });
+        await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+    }
+}

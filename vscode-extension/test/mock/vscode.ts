@@ -1,0 +1,72 @@
+/** The parts of the `vscode` API the extension's modules use, with state the tests set. */
+export const state = {
+    config: {} as Record<string, unknown>,
+    messages: [] as { level: string; text: string }[],
+    extensions: {} as Record<string, unknown>,
+    statusItems: [] as StatusBarItemMock[],
+};
+
+export function reset(config: Record<string, unknown> = {}): void {
+    state.config = config;
+    state.messages = [];
+    state.extensions = {};
+    state.statusItems = [];
+}
+
+export class ThemeColor {
+    constructor(public id: string) {}
+}
+
+export enum StatusBarAlignment { Left = 1, Right = 2 }
+export enum ViewColumn { Beside = -2 }
+
+export class StatusBarItemMock {
+    text = "";
+    tooltip: string | undefined;
+    command: string | undefined;
+    name: string | undefined;
+    backgroundColor: ThemeColor | undefined;
+    visible = false;
+    constructor(public id: string) {}
+    show(): void { this.visible = true; }
+    hide(): void { this.visible = false; }
+    dispose(): void { this.visible = false; }
+}
+
+export const workspace = {
+    workspaceFolders: undefined as { uri: { fsPath: string } }[] | undefined,
+    getConfiguration(section?: string) {
+        const prefix = section ? `${section}.` : "";
+        return {
+            get<T>(key: string, fallback?: T): T | undefined {
+                const full = prefix + key;
+                return (full in state.config ? state.config[full] : fallback) as T | undefined;
+            },
+            has(key: string) { return prefix + key in state.config; },
+        };
+    },
+};
+
+export const window = {
+    createStatusBarItem(id: string) {
+        const item = new StatusBarItemMock(id);
+        state.statusItems.push(item);
+        return item;
+    },
+    showErrorMessage(text: string) { state.messages.push({ level: "error", text }); return Promise.resolve(undefined); },
+    showWarningMessage(text: string) { state.messages.push({ level: "warning", text }); return Promise.resolve(undefined); },
+    activeTextEditor: undefined as unknown,
+};
+
+export const extensions = {
+    getExtension(id: string) { return state.extensions[id]; },
+};
+
+export const commands = {
+    executeCommand: async (..._args: unknown[]) => undefined as unknown,
+};
+
+export class Uri {
+    constructor(public fsPath: string) {}
+    toString() { return `file://${this.fsPath}`; }
+}

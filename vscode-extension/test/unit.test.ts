@@ -1,0 +1,229 @@
+/** Server resolution, settings, status and palette arguments, with the mocked `vscode` module. */
+import { strict as assert } from "node:assert";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { beforeEach, describe, it } from "node:test";
+import * as mock from "./mock/vscode";
+import { NOT_FOUND_MESSAGE, candidatesForInterpreter, expandPath, isResolved, resolveServer } from "../src/resolve";
+import { SERVER_KEYS, clientSettings, needsRestart, serverSettings } from "../src/settings";
+import { pickSchedule, schedulesFromLenses } from "../src/commands";
+import { activeInterpreter } from "../src/python";
+import { StatusItem } from "../src/status";
+
+function tree(): { root: string; exe: (rel: string) => string } {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "parakern-ext-"));
+    return {
+        root,
+        exe(rel: string) {
+            const file = path.join(root, rel);
+            fs.mkdirSync(path.dirname(file), { recursive: true });
+            fs.writeFileSync(file, "#!/bin/sh\n", { mode: 0o755 });
+            return file;
+        },
+    };
+}
+
+describe("server resolution", () => {
+    beforeEach(() => mock.reset());
+
+    it("uses parakern.path first, even when an interpreter and PATH have one", async () => {
+        const t = tree();
+        const explicit = t.exe("custom/parakern");
+        const venv = t.exe("venv/bin/parakern");
+        t.exe("venv/bin/python");
+        const onPath = t.exe("pathdir/parakern");
+        const r = await resolveServer({
+            path: explicit, interpreter: path.join(t.root, "venv/bin/python"),
+            env: { PATH: path.dirname(onPath) }, platform: "linux",
+        });
+        assert.ok(isResolved(r));
+        assert.equal(r.command, explicit);
+        assert.equal(r.source, "parakern.path");
+        assert.notEqual(r.command, venv);
+    });
+
+    it("reports a parakern.path that is not executable instead of falling through", async () => {
+        const t = tree();
+        const onPath = t.exe("pathdir/parakern");
+        const r = await resolveServer({ path: path.join(t.root, "missing"), env: { PATH: path.dirname(onPath) }, platform: "linux" });
+        assert.ok(!isResolved(r));
+        assert.match(r.error, /parakern\.path is set to .*missing/);
+    });
+
+    it("expands ${workspaceFolder}, ~ and relative paths", () => {
+        assert.equal(expandPath("${workspaceFolder}/.venv/bin/parakern", "/ws"), "/ws/.venv/bin/parakern");
+        assert.equal(expandPath(".venv/bin/parakern", "/ws"), "/ws/.venv/bin/parakern");
+        assert.equal(expandPath("~/x/parakern"), path.join(os.homedir(), "x/parakern"));
+        assert.equal(expandPath("${env:HOMEX}/p", undefined, { HOMEX: "/h" }), "/h/p");
+    });
+
+    it("then parakern.interpreter: <dir of python>/parakern", async () => {
+        const t = tree();
+        const python = t.exe("venv/bin/python");
+        const beside = t.exe("venv/bin/parakern");
+        const onPath = t.exe("pathdir/parakern");
+        let asked = false;
+        const r = await resolveServer({
+            interpreter: python, env: { PATH: path.dirname(onPath) }, platform: "linux",
+            pythonExtensionInterpreter: async () => { asked = true; return undefined; },
+        });
+        assert.ok(isResolved(r));
+        assert.equal(r.command, beside);
+        assert.equal(r.source, "parakern.interpreter");
+        assert.equal(asked, false, "the Python extension is not asked when parakern.interpreter is set");
+    });
+
+    it("then the Python extension's active interpreter (through its API)", async () => {
+        const t = tree();
+        const python = t.exe("env/bin/python3");
+        const beside = t.exe("env/bin/parakern");
+        mock.state.extensions["ms-python.python"] = {
+            isActive: true,
+            exports: { environments: { getActiveEnvironmentPath: () => ({ id: "x", path: python }) } },
+        };
+        const r = await resolveServer({ env: { PATH: "" }, platform: "linux", pythonExtensionInterpreter: () => activeInterpreter() });
+        assert.ok(isResolved(r));
+        assert.equal(r.command, beside);
+        assert.equal(r.source, "python extension");
+    });
+
+    it("activates the Python extension when it is not active yet", async () => {
+        let activated = false;
+        mock.state.extensions["ms-python.python"] = {
+            isActive: false,
+            activate: async () => { activated = true; return { environments: { getActiveEnvironmentPath: () => ({ id: "y", path: "/p/bin/python" }) } }; },
+        };
+        assert.equal(await activeInterpreter(), "/p/bin/python");
+        assert.ok(activated);
+    });
+
+    it("without the Python extension, the interpreter step is skipped", async () => {
+        assert.equal(await activeInterpreter(), undefined);
+    });
+
+    it("an environment folder from the Python extension is searched in bin/", () => {
+        const t = tree();
+        t.exe("env/bin/python");
+        const c = candidatesForInterpreter(path.join(t.root, "env"), "linux", {});
+        assert.equal(c[0], path.join(t.root, "env/bin/parakern"));
+    });
+
+    it("Windows: Scripts\\parakern.exe beside python.exe", () => {
+        const c = candidatesForInterpreter("C:\\env\\python.exe", "win32", { PATHEXT: ".EXE;.CMD" });
+        assert.ok(c.includes("C:\\env\\Scripts\\parakern.exe"));
+        assert.ok(c.includes("C:\\env\\parakern.exe"));
+    });
+
+    it("falls back to PATH when the interpreter has no parakern", async () => {
+        const t = tree();
+        const python = t.exe("venv/bin/python");
+        const onPath = t.exe("pathdir/parakern");
+        const r = await resolveServer({ interpreter: python, env: { PATH: `/nonexistent:${path.dirname(onPath)}` }, platform: "linux" });
+        assert.ok(isResolved(r));
+        assert.equal(r.command, onPath);
+        assert.equal(r.source, "PATH");
+        assert.ok(r.tried.some((x) => x.includes(path.join(t.root, "venv/bin/parakern"))));
+    });
+
+    it("skips a PATH entry that is not executable", async () => {
+        const t = tree();
+        const plain = path.join(t.root, "a/parakern");
+        fs.mkdirSync(path.dirname(plain), { recursive: true });
+        fs.writeFileSync(plain, "", { mode: 0o644 });
+        const good = t.exe("b/parakern");
+        const r = await resolveServer({ env: { PATH: `${path.dirname(plain)}:${path.dirname(good)}` }, platform: "linux" });
+        assert.ok(isResolved(r));
+        assert.equal(r.command, good);
+    });
+
+    it("nothing found: the message says how to fix it", async () => {
+        const r = await resolveServer({ env: { PATH: "/nonexistent" }, platform: "linux", pythonExtensionInterpreter: async () => { throw new Error("no api"); } });
+        assert.ok(!isResolved(r));
+        assert.equal(r.error, NOT_FOUND_MESSAGE);
+        assert.match(r.error, /pip install -e .* or set parakern\.path/);
+        assert.ok(r.tried.some((x) => x.startsWith("python extension: Error: no api")));
+    });
+});
+
+describe("settings", () => {
+    beforeEach(() => mock.reset());
+
+    it("initializationOptions carry the server's keys only", () => {
+        mock.reset({
+            "parakern.target": "sm_90", "parakern.gpuProfiles": ["h100"], "parakern.strategies": ["(3b)"],
+            "parakern.occupancy": "a100", "parakern.caseDiagnostics": false, "parakern.caseTrees": true,
+            "parakern.timeLimitSeconds": 5, "parakern.bench": { repeat: 3 },
+            "parakern.path": "/x", "parakern.interpreter": "/y", "parakern.trace.server": "verbose",
+        });
+        assert.deepEqual(serverSettings(), {
+            target: "sm_90", gpuProfiles: ["h100"], strategies: ["(3b)"], occupancy: "a100",
+            caseDiagnostics: false, caseTrees: true, timeLimitSeconds: 5, bench: { repeat: 3 },
+        });
+        assert.deepEqual(clientSettings(), { path: "/x", interpreter: "/y" });
+    });
+
+    it("unset settings are left out; null is kept (strategies: all)", () => {
+        mock.reset({ "parakern.strategies": null });
+        assert.deepEqual(serverSettings(), { strategies: null });
+        assert.deepEqual(clientSettings(), { path: "", interpreter: "" });
+    });
+
+    it("the server keys are those of the README table and of package.json", () => {
+        const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "../../package.json"), "utf8"));
+        const props = Object.keys(manifest.contributes.configuration.properties);
+        for (const key of SERVER_KEYS) assert.ok(props.includes(`parakern.${key}`), key);
+        for (const key of ["parakern.path", "parakern.interpreter", "parakern.trace.server"]) assert.ok(props.includes(key), key);
+        const readme = fs.readFileSync(path.join(__dirname, "../../../README.md"), "utf8");
+        for (const key of SERVER_KEYS) assert.ok(readme.includes(`| \`${key}\``), `README lists ${key}`);
+    });
+
+    it("path and interpreter changes restart the server; others do not", () => {
+        const event = (keys: string[]) => ({ affectsConfiguration: (k: string) => keys.includes(k) });
+        assert.ok(needsRestart(event(["parakern.path"]) as never));
+        assert.ok(needsRestart(event(["parakern.interpreter"]) as never));
+        assert.ok(!needsRestart(event(["parakern.target"]) as never));
+    });
+});
+
+describe("status bar and palette", () => {
+    beforeEach(() => mock.reset());
+
+    it("shows starting / running / stopped / error", () => {
+        const s = new StatusItem();
+        const item = mock.state.statusItems[0];
+        assert.ok(item.visible);
+        assert.equal(item.command, "parakern.showOutput");
+        assert.match(item.text, /parakern/);
+        for (const state of ["starting", "running", "stopped", "error"] as const) {
+            s.set(state, "detail");
+            assert.match(String(item.tooltip), new RegExp(`parakern: ${state}`));
+        }
+        assert.ok(item.backgroundColor);
+        s.set("running");
+        assert.equal(item.backgroundColor, undefined);
+        assert.match(item.text, /\$\(check\)/);
+    });
+
+    it("picks the schedule at or above the cursor", () => {
+        const lenses = [
+            { range: { start: { line: 3 } }, command: { command: "parakern.showCaseTree", arguments: ["u", "f#1", "markdown"] } },
+            { range: { start: { line: 3 } }, command: { command: "parakern.insertDispatcher", arguments: ["u", "f#1"] } },
+            { range: { start: { line: 20 } }, command: { command: "parakern.insertDispatcher", arguments: ["u", "g#1"] } },
+        ];
+        const schedules = schedulesFromLenses(lenses);
+        assert.deepEqual(schedules.map((s) => s.id), ["f#1", "g#1"]);
+        assert.equal(pickSchedule(schedules, 0)?.id, "f#1");
+        assert.equal(pickSchedule(schedules, 10)?.id, "f#1");
+        assert.equal(pickSchedule(schedules, 25)?.id, "g#1");
+        assert.equal(pickSchedule([], 1), undefined);
+    });
+});
+
+describe("extension code", () => {
+    it("does not register the server's commands itself", () => {
+        const src = ["extension.ts", "commands.ts"].map((f) => fs.readFileSync(path.join(__dirname, "../../src", f), "utf8")).join("\n");
+        const registered = [...src.matchAll(/registerCommand\(\s*"([^"]+)"/g)].map((m) => m[1]);
+        assert.deepEqual(registered.sort(), ["parakern.restartServer", "parakern.showOutput"]);
+    });
+});
