@@ -1,5 +1,5 @@
 // esbuild: the extension (dist/extension.js, `vscode` external) and, with --tests,
-// the tests (out/test/*.test.js) where `vscode` is the mock in test/mock/vscode.ts.
+// the tests (out/test/*.test.js) where `vscode` is the mock in test/mock/vscode-entry.js (test/mock/vscode.ts + stand-ins).
 import * as esbuild from "esbuild";
 import { readdirSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -29,6 +29,6 @@ if (!tests) {
         entryPoints: entries,
         outdir: "out/test",
         sourcemap: "inline",
-        alias: { vscode: "./test/mock/vscode.ts" },
+        alias: { vscode: "./test/mock/vscode-entry.js" },
     });
 }

@@ -55,7 +55,7 @@ describe("parakern serve through vscode-languageserver-protocol", { timeout: 100
         conn.onNotification(PublishDiagnosticsNotification.type, (p: PublishDiagnosticsParams) => {
             diagnostics.set(p.uri, p.diagnostics);
         });
-        conn.onRequest(WorkDoneProgressCreateRequest.type, () => null);
+        conn.onRequest(WorkDoneProgressCreateRequest.type, () => undefined);
         conn.onRequest("workspace/codeLens/refresh", () => null);
         conn.onRequest(ConfigurationRequest.type, (p) => p.items.map(() => configuration));
         conn.onNotification("window/showMessage", () => undefined);
@@ -114,8 +114,9 @@ describe("parakern serve through vscode-languageserver-protocol", { timeout: 100
         for (const stream of [proc.stdin, proc.stdout, proc.stderr]) stream?.destroy();
     });
 
+    const text = (d: Diagnostic) => (typeof d.message === "string" ? d.message : d.message.value);
     const caseInfos = (u: string) => (diagnostics.get(u) ?? []).filter(
-        (d) => d.severity === DiagnosticSeverity.Information && /^case /.test(d.message));
+        (d) => d.severity === DiagnosticSeverity.Information && /^case /.test(text(d)));
 
     it("PK004 on samples/wrong/write_param.c at line 6, characters 16-17", async () => {
         const pk004 = await waitFor("PK004", () => (diagnostics.get(uri(WRITE_PARAM)) ?? []).find((d) => d.code === "PK004"));
@@ -127,8 +128,8 @@ describe("parakern serve through vscode-languageserver-protocol", { timeout: 100
     it("two case information diagnostics on matadd's meta_schedule", async () => {
         const infos = await waitFor("two case diagnostics", () => { const c = caseInfos(uri(MATADD)); return c.length >= 2 ? c : undefined; });
         assert.equal(infos.length, 2);
-        assert.match(infos[0].message, /^case 1\/2: /);
-        assert.match(infos[1].message, /^case 2\/2: /);
+        assert.match(text(infos[0]), /^case 1\/2: /);
+        assert.match(text(infos[1]), /^case 2\/2: /);
         assert.ok(infos.every((d) => d.range.start.line === infos[0].range.start.line));
     });
 

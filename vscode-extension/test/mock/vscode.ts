@@ -4,6 +4,10 @@ export const state = {
     messages: [] as { level: string; text: string }[],
     extensions: {} as Record<string, unknown>,
     statusItems: [] as StatusBarItemMock[],
+    commands: new Map<string, (...args: unknown[]) => unknown>(),
+    executed: [] as unknown[][],
+    output: [] as string[],
+    configListeners: [] as ((e: { affectsConfiguration(k: string): boolean }) => void)[],
 };
 
 export function reset(config: Record<string, unknown> = {}): void {
@@ -11,7 +15,13 @@ export function reset(config: Record<string, unknown> = {}): void {
     state.messages = [];
     state.extensions = {};
     state.statusItems = [];
+    state.commands = new Map();
+    state.executed = [];
+    state.output = [];
+    state.configListeners = [];
 }
+
+const disposable = { dispose() { /* nothing */ } };
 
 export class ThemeColor {
     constructor(public id: string) {}
@@ -35,6 +45,10 @@ export class StatusBarItemMock {
 
 export const workspace = {
     workspaceFolders: undefined as { uri: { fsPath: string } }[] | undefined,
+    onDidChangeConfiguration(listener: (e: { affectsConfiguration(k: string): boolean }) => void) {
+        state.configListeners.push(listener);
+        return disposable;
+    },
     getConfiguration(section?: string) {
         const prefix = section ? `${section}.` : "";
         return {
@@ -56,6 +70,11 @@ export const window = {
     showErrorMessage(text: string) { state.messages.push({ level: "error", text }); return Promise.resolve(undefined); },
     showWarningMessage(text: string) { state.messages.push({ level: "warning", text }); return Promise.resolve(undefined); },
     activeTextEditor: undefined as unknown,
+    createOutputChannel(name: string) {
+        const line = (level: string) => (m: string) => { state.output.push(`${level} ${m}`); };
+        return { name, info: line("info"), error: line("error"), warn: line("warn"), trace: line("trace"),
+                 debug: line("debug"), appendLine: line("info"), append: line("info"), show() {}, dispose() {} };
+    },
 };
 
 export const extensions = {
@@ -63,7 +82,12 @@ export const extensions = {
 };
 
 export const commands = {
-    executeCommand: async (..._args: unknown[]) => undefined as unknown,
+    executeCommand: async (...args: unknown[]) => { state.executed.push(args); return undefined as unknown; },
+    registerCommand(id: string, fn: (...args: unknown[]) => unknown) {
+        if (state.commands.has(id)) throw new Error(`command '${id}' already exists`);
+        state.commands.set(id, fn);
+        return disposable;
+    },
 };
 
 export class Uri {
