@@ -34,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     add_verify(sub)
     from parakern.lsp.command import add_parser as add_serve
     add_serve(sub)
+    from parakern.bench.command import add_parser as add_bench
+    add_bench(sub)
     emit = sub.add_parser("emit", help="write the comprehensive CUDA (kernels and dispatchers) of a C file")
     emit.add_argument("file", help="C source with meta_schedule / meta_for constructs")
     emit.add_argument("-o", "--output", metavar="OUT", help="write the .cu here (default: standard output)")
@@ -56,6 +58,9 @@ def main(argv: "list[str] | None" = None) -> int:
         if args.command == "verify":
             from parakern.verify.command import run as run_verify
             return run_verify(args)
+        if args.command == "bench":
+            from parakern.bench.command import run as run_bench
+            return run_bench(args)
         if args.command == "serve":
             from parakern.lsp.command import run as run_serve
             return run_serve(args)

@@ -1,0 +1,125 @@
+"""`parakern bench FILE --data N=4096 --sweep B0=4,8,16 ... [--plan-only --profile h100]`."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from parakern.devices import PROFILES
+
+EXIT_MISSING = 3
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("bench", help="time every case of a schedule on a GPU over a parameter sweep")
+    p.add_argument("file", help="C source with meta_schedule / meta_for constructs")
+    p.add_argument("--schedule", metavar="ID", help="schedule id (function:index); default: the first")
+    p.add_argument("--data", action="append", default=[], metavar="N=V[,V...]", help="data parameter values")
+    p.add_argument("--sweep", action="append", default=[], metavar="B=V[,V...]", help="program parameter values")
+    p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
+    p.add_argument("--repeat", type=int, default=20, help="timed repeats per point (default 20)")
+    p.add_argument("--json", metavar="OUT", help="write the results as JSON")
+    p.add_argument("--csv", metavar="OUT", help="write the results as CSV")
+    p.add_argument("--plot", metavar="OUT.png", help="heat map of the speedups per case")
+    p.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    p.add_argument("--plan-only", action="store_true", help="print which case runs at each point; no GPU needed")
+    p.add_argument("--profile", choices=sorted(PROFILES), help="device profile for --plan-only")
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(message, file=sys.stderr)
+    return code
+
+
+def _progress(i: int, n: int, what: str) -> None:
+    if sys.stderr.isatty() or True:
+        width = 30
+        done = int(width * i / max(n, 1))
+        sys.stderr.write(f"\r[{'#' * done}{'.' * (width - done)}] {i}/{n} {what:<40.40}")
+        if i == n:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def run(args) -> int:
+    from parakern.bench import plan as planning
+    try:
+        data = planning.parse_assignments(args.data, "--data")
+        sweeps = planning.parse_assignments(args.sweep, "--sweep")
+    except planning.PlanError as exc:
+        return _fail(f"parakern bench: {exc}")
+    if args.plan_only and not args.profile:
+        return _fail("parakern bench: --plan-only needs --profile DEVICE "
+                     f"({', '.join(sorted(PROFILES))})")
+    if not args.plan_only:
+        from parakern.bench.runner import requirements
+        missing = requirements()
+        if missing:
+            return _fail(missing, EXIT_MISSING)
+    try:
+        text = Path(args.file).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return _fail(f"parakern bench: cannot read {args.file}: {exc.strerror or exc}")
+    from parakern.pipeline import analyze
+    analysis = analyze(text, args.file)
+    results = [r for r in analysis.results if args.schedule in (None, r.schedule.id)]
+    results = [r for r in results if r.tree is not None and r.tree.cases]
+    if not results:
+        known = ", ".join(r.schedule.id for r in analysis.results) or "none"
+        return _fail(f"parakern bench: no schedule with a case tree{' named ' + args.schedule if args.schedule else ''}"
+                     f" in {args.file} (schedules: {known})")
+    result = results[0]
+    try:
+        if args.plan_only:
+            plan = planning.make_plan(result, data, sweeps, planning.profile_machine(args.profile))
+            print(planning.plan_text(plan))
+            return 0
+        return _bench(args, text, result, data, sweeps)
+    except planning.PlanError as exc:
+        return _fail(f"parakern bench: {exc}")
+    except Exception as exc:  # one line, never a traceback
+        return _fail(f"parakern bench: {type(exc).__name__}: {exc}", 1)
+
+
+def _bench(args, text, result, data, sweeps) -> int:
+    from parakern.bench import plan as planning
+    from parakern.bench import report
+    from parakern.bench.baseline import Baseline
+    from parakern.bench.runner import GpuRunner
+    from parakern.codegen import schedule_code
+    from parakern.verify.runner import CTYPES
+    code = schedule_code(result)
+    gpu = GpuRunner(code, args.device)
+    try:
+        plan = planning.make_plan(result, data, sweeps, gpu.machine())
+        print(planning.plan_text(plan), file=sys.stderr)
+        measurements, baselines = [], {}
+        with Baseline(text, args.file, result) as base:
+            todo = plan.points
+            for i, p in enumerate(todo, 1):
+                _progress(i - 1, len(todo), " ".join(f"{n}={v}" for n, v in p.values.items()))
+                if p.skipped:
+                    measurements.append(report.Measurement(p.values, None, p.reason))
+                    continue
+                scalars, arrays, _ = base.inputs(p.values)
+                key = tuple(sorted(scalars.items()))
+                if key not in baselines:  # the serial C depends on the data (and the point's scalars)
+                    baselines[key] = base.run(scalars, arrays, repeat=min(args.repeat, 5))
+                serial_s, _, expected = baselines[key]
+                got = gpu.run(p, scalars, arrays, expected, CTYPES, args.repeat)
+                measurements.append(report.Measurement(p.values, p.case, "", serial_s=serial_s,
+                                                       launch=p.launch, **got))
+            _progress(len(todo), len(todo), "done")
+    finally:
+        gpu.close()
+    block = [n for n in plan.sweep_names if any(n in str(lp.extent) for lp in result.schedule.block)]
+    data_names = list(plan.data_names)
+    print(report.table_text(measurements, block, data_names, markdown=args.markdown))
+    extra = {"file": args.file, "schedule": result.schedule.id, "device": gpu.name, "machine": plan.machine}
+    if args.json:
+        report.write_json(args.json, measurements, extra)
+    if args.csv:
+        report.write_csv(args.csv, measurements)
+    if args.plot:
+        for path in report.write_heatmaps(args.plot, measurements, block, data_names):
+            print(f"wrote {path}", file=sys.stderr)
+    return 0 if all(m.correct is not False for m in measurements) else 1

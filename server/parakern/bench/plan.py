@@ -1,0 +1,262 @@
+"""Sweep planning: which case of a schedule runs at every point of a parameter sweep.
+
+A point gives every data and program parameter a value. It is skipped when a fact of
+the schedule (an `assert`, a loop bound, a definition) is false there, evaluated exactly
+with sympy, or when no case can run there. Otherwise the case is the one the dispatcher
+picks: the first whose constraints hold with the device's machine values and whose
+kernel fits (registers * threads <= registers per block). As in the dispatcher, the
+value of R for case j is min(R, regsPerBlock / threads_j) when the registers per block
+are known.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import sympy
+
+from parakern import constraints as cs
+from parakern.codegen.launch import definitions, launch_of
+from parakern.symbols import R, T, Z, sym
+
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+BLOCK_LIMITS = (1024, 1024, 64)
+
+
+class PlanError(ValueError):
+    """The sweep cannot be planned (a parameter without a value, a bad assignment)."""
+
+
+def parse_assignments(items, what: str = "--sweep") -> dict:
+    """["N=4096", "B0=4,8,16"] -> {"N": [4096], "B0": [4, 8, 16]} (order kept)."""
+    out: dict = {}
+    for item in items or ():
+        name, sep, values = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier() or not values.strip():
+            raise PlanError(f"{what} {item!r}: expected NAME=V1,V2,...")
+        try:
+            numbers = [int(v) for v in values.split(",") if v.strip()]
+        except ValueError:
+            raise PlanError(f"{what} {item!r}: values must be integers") from None
+        out.setdefault(name, [])
+        out[name] += [v for v in numbers if v not in out[name]]
+    return out
+
+
+def profile_machine(name: str) -> dict:
+    """Machine values of a named device profile (devices.py), with the registers per block."""
+    from parakern.devices import get_profile, machine_values
+    profile = get_profile(name)
+    return {**machine_values(profile), "regs_per_block": profile.max_registers_per_block,
+            "name": profile.name}
+
+
+@dataclass(frozen=True)
+class CasePick:
+    case: "int | None"              # 1-based case the dispatcher picks; None when skipped
+    holds: tuple = ()               # cases (1-based) whose constraints hold and which fit
+    reason: str = ""                # why the point is skipped
+    launch: "dict | None" = None    # grid, block, shared_bytes, threads of the picked case (ints)
+
+
+@dataclass(frozen=True)
+class PlanPoint:
+    values: dict                    # parameter -> value (data first, then the sweeps)
+    data: tuple                     # ((name, value), ...) of the data parameters
+    case: "int | None"
+    holds: tuple
+    reason: str
+    launch: "dict | None"
+
+    @property
+    def skipped(self) -> bool:
+        return self.case is None
+
+
+@dataclass
+class Plan:
+    schedule: object
+    tree: object
+    machine: dict
+    data_names: tuple
+    sweep_names: tuple
+    points: list = field(default_factory=list)
+
+    @property
+    def runnable(self) -> list:
+        return [p for p in self.points if not p.skipped]
+
+    @property
+    def skipped(self) -> list:
+        return [p for p in self.points if p.skipped]
+
+    def as_dict(self) -> dict:
+        return {"schedule": self.schedule.id, "machine": dict(self.machine),
+                "data": list(self.data_names), "sweep": list(self.sweep_names),
+                "cases": [str(c.constraints) for c in self.tree.cases],
+                "points": [{"values": p.values, "case": p.case, "holds": list(p.holds),
+                            "skipped": p.reason, "launch": p.launch} for p in self.points]}
+
+
+def _value(expr, subs):
+    return sympy.sympify(expr).xreplace(subs)
+
+
+def _truth(relation) -> "bool | None":
+    """True / False when the relation evaluates exactly; None when undecided."""
+    if relation is sympy.true or relation is True:
+        return True
+    if relation is sympy.false or relation is False:
+        return False
+    if relation.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        return None
+    try:
+        return bool(relation)
+    except TypeError:
+        return None
+
+
+def _integer(expr, subs) -> "int | None":
+    v = _value(expr, subs)
+    return int(v) if v.is_Integer else None
+
+
+def check_facts(schedule, subs: dict) -> str:
+    """'' when every fact that can be evaluated holds, else why the point is skipped."""
+    for fact in schedule.facts:
+        rel = _value(fact.relation, subs)
+        if rel.free_symbols:
+            continue  # reads a value the host sets (a time step): cannot be judged here
+        truth = _truth(rel)
+        if truth is None:
+            return f"{cs.to_text(fact.relation)} cannot be evaluated (division by zero?)"
+        if not truth:
+            return f"violates {cs.to_text(fact.relation)} ({fact.origin})"
+    return ""
+
+
+def pick_case(tree, subs: dict, machine: dict) -> CasePick:
+    """The case the dispatcher picks with these parameter values (subs: symbol -> Integer)."""
+    regs_per_block = machine.get("regs_per_block")
+    holds, failures, first, first_launch = [], [], None, None
+    for k, case in enumerate(tree.cases, 1):
+        launch = launch_of(case)
+        threads = _integer(launch.threads, subs)
+        if threads is None or threads < 1:
+            failures.append(f"case {k}: {threads} threads per block")
+            continue
+        r = int(machine["R"])
+        if regs_per_block:
+            r = min(r, int(regs_per_block) // threads)
+        env = dict(subs)
+        env.update({R: sympy.Integer(r), Z: sympy.Integer(int(machine["Z"])), T: sympy.Integer(int(machine["T"]))})
+        failed = ""
+        for rel in case.constraints.relations:
+            truth = _truth(_value(rel, env))
+            if truth is not True:
+                failed = cs.to_text(rel) + (" is false" if truth is False else " cannot be evaluated")
+                break
+        registers = int(case.counter("registers"))
+        if not failed and regs_per_block and registers * threads > int(regs_per_block):
+            failed = f"{registers} registers x {threads} threads > {regs_per_block} per block"
+        if failed:
+            failures.append(f"case {k}: {failed}")
+            continue
+        sizes = {"grid": [_integer(g, subs) for g in launch.grid],
+                 "block": [_integer(b, subs) for b in launch.block],
+                 "shared_bytes": _integer(launch.shared_bytes, subs), "threads": threads,
+                 "registers": registers}
+        bad = _launch_problem(sizes)
+        if bad:
+            failures.append(f"case {k}: {bad}")
+            continue
+        holds.append(k)
+        if first is None:
+            first, first_launch = k, sizes
+    if first is None:
+        machine_text = ", ".join(f"{n}={machine[n]}" for n in ("R", "Z", "T"))
+        return CasePick(None, (), f"no case can run with {machine_text}: " + "; ".join(failures))
+    return CasePick(first, tuple(holds), "", first_launch)
+
+
+def _launch_problem(sizes: dict) -> str:
+    if any(v is None for v in sizes["grid"] + sizes["block"]) or sizes["shared_bytes"] is None:
+        return "the launch configuration is not an integer here"
+    if any(g < 1 for g in sizes["grid"]):
+        return f"empty grid {tuple(sizes['grid'])}"
+    for axis, (g, top) in enumerate(zip(sizes["grid"], GRID_LIMITS)):
+        if g > top:
+            return f"grid {'xyz'[axis]} = {g} exceeds {top}"
+    for axis, (b, top) in enumerate(zip(sizes["block"], BLOCK_LIMITS)):
+        if b > top:
+            return f"block {'xyz'[axis]} = {b} exceeds {top}"
+    return ""
+
+
+def needed_parameters(schedule, tree) -> list:
+    """Integer parameters that the facts, the cases or the launches read."""
+    names = set()
+    defs = definitions(schedule)
+    for case in tree.cases:
+        for rel in case.constraints.relations:
+            names |= {s.name for s in _value(rel, defs).free_symbols}
+        launch = launch_of(case)
+        for e in (*launch.grid, *launch.block, launch.shared_bytes):
+            names |= {s.name for s in sympy.sympify(e).free_symbols}
+    names -= {"R", "Z", "T"}
+    return [p.name for p in schedule.params if p.name in names]
+
+
+def make_plan(result, data: dict, sweeps: dict, machine: dict) -> Plan:
+    """The cartesian product of the data values and the sweeps, each point with its case."""
+    schedule, tree = result.schedule, result.tree
+    if tree is None or not tree.cases:
+        raise PlanError(f"{schedule.id} has no case tree")
+    given = list(data) + [n for n in sweeps if n not in data]
+    missing = [n for n in needed_parameters(schedule, tree) if n not in given]
+    if missing:
+        raise PlanError(f"{schedule.id}: no value for {', '.join(missing)}; give --data or --sweep "
+                        f"{missing[0]}=...")
+    params = {p.name for p in schedule.params}
+    defs = definitions(schedule)
+    plan = Plan(schedule, tree, dict(machine), tuple(data), tuple(n for n in sweeps if n not in data))
+    axes = [(n, data[n]) for n in data] + [(n, sweeps[n]) for n in plan.sweep_names]
+    for combo in itertools.product(*(values for _, values in axes)):
+        values = {n: v for (n, _), v in zip(axes, combo)}
+        # parameters the host sets and no one gave (jacobi's time step t): 0, the first call
+        full = {n: values.get(n, 0) for n in params}
+        subs = {sym(n): sympy.Integer(v) for n, v in full.items()}
+        subs.update({s: _value(e, subs) for s, e in defs.items()})
+        data_key = tuple((n, values[n]) for n in plan.data_names)
+        reason = check_facts(schedule, subs)
+        if reason:
+            plan.points.append(PlanPoint(values, data_key, None, (), reason, None))
+            continue
+        pick = pick_case(tree, subs, machine)
+        plan.points.append(PlanPoint(values, data_key, pick.case, pick.holds, pick.reason, pick.launch))
+    return plan
+
+
+def _fmt(values: dict) -> str:
+    return " ".join(f"{n}={v}" for n, v in values.items())
+
+
+def plan_text(plan: Plan) -> str:
+    """The plan for the terminal: the cases, then per point the case that runs or why not."""
+    m = plan.machine
+    head = f"{plan.schedule.id}: {len(plan.points)} points, {len(plan.runnable)} runnable, " \
+           f"{len(plan.skipped)} skipped; machine R={m['R']} Z={m['Z']} T={m['T']}" + \
+           (f" ({m['name']})" if m.get("name") else "")
+    lines = [head]
+    for k, case in enumerate(plan.tree.cases, 1):
+        lines.append(f"  case {k}: {case.constraints}   [registers {int(case.counter('registers'))}]")
+    for p in plan.points:
+        if p.skipped:
+            lines.append(f"  {_fmt(p.values):<32} skipped: {p.reason}")
+        else:
+            l = p.launch
+            also = f" (also holds: {', '.join(map(str, p.holds[1:]))})" if len(p.holds) > 1 else ""
+            lines.append(f"  {_fmt(p.values):<32} case {p.case}  grid {tuple(l['grid'])} block {tuple(l['block'])}"
+                         f" shared {l['shared_bytes']} B{also}")
+    return "\n".join(lines)

@@ -1,0 +1,155 @@
+"""parakern bench without a GPU: planning, the serial baseline, the writers, the exit code."""
+import ctypes
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from parakern.bench import plan as planning
+from parakern.bench import report
+from parakern.pipeline import analyze
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+
+
+def _result(name):
+    path = SAMPLES / name
+    return path, analyze(path.read_text(), str(path)).results[0]
+
+
+@pytest.fixture(scope="module")
+def jacobi():
+    return _result("jacobi1d.c")
+
+
+@pytest.fixture(scope="module")
+def matadd():
+    return _result("matadd.c")
+
+
+def _at(plan, **values):
+    return next(p for p in plan.points if all(p.values[k] == v for k, v in values.items()))
+
+
+def test_parse_assignments():
+    assert planning.parse_assignments(["B0=4,8,16", "s=1"]) == {"B0": [4, 8, 16], "s": [1]}
+    with pytest.raises(planning.PlanError):
+        planning.parse_assignments(["B0"])
+
+
+def test_jacobi_plan_h100(jacobi):
+    _, result = jacobi
+    plan = planning.make_plan(result, {"N": [1026]}, {"B": [4, 8, 2048], "s": [1, 2]},
+                              planning.profile_machine("h100"))
+    assert len(plan.points) == 6
+    p = _at(plan, B=8, s=2)
+    assert p.case == 1 and p.launch["grid"] == [64, 1, 1] and p.launch["shared_bytes"] == 8 * 8 * 2 + 8
+    skipped = _at(plan, B=2048, s=1)
+    assert skipped.skipped and "dim >= 1" in skipped.reason
+
+
+def test_jacobi_plan_cases_by_machine(jacobi):
+    _, result = jacobi
+    data, sweep = {"N": [1026]}, {"B": [8], "s": [1, 2, 4]}
+    small_z = planning.make_plan(result, data, sweep, {"R": 255, "Z": 100, "T": 1024, "regs_per_block": 65536})
+    assert [p.case for p in small_z.points] == [1, 2, 2]           # 8Bs+8 > Z: stage a slice only
+    tiny_z = planning.make_plan(result, data, sweep, {"R": 255, "Z": 50, "T": 1024, "regs_per_block": 65536})
+    assert [p.case for p in tiny_z.points] == [3, 3, 3]             # nothing staged
+    few_regs = planning.make_plan(result, data, sweep, {"R": 19, "Z": 100, "T": 1024, "regs_per_block": 65536})
+    assert few_regs.points[0].case == 4
+    assert few_regs.points[1].skipped and "no case can run" in few_regs.points[1].reason
+    few_threads = planning.make_plan(result, data, sweep, {"R": 255, "Z": 1 << 16, "T": 4})
+    assert all(p.skipped and "B <= T" in p.reason for p in few_threads.points)
+
+
+def test_matadd_plan_h100(matadd):
+    _, result = matadd
+    plan = planning.make_plan(result, {"N": [1024, 1025]}, {"B0": [4, 32], "B1": [16, 64]},
+                              planning.profile_machine("h100"))
+    p = _at(plan, N=1024, B0=4, B1=16)
+    assert p.case == 1 and p.launch["block"] == [16, 4, 1] and p.launch["grid"] == [32, 256, 1]
+    too_big = _at(plan, N=1024, B0=32, B1=64)
+    assert too_big.skipped and "B0*B1 <= T" in too_big.reason
+    odd = [q for q in plan.points if q.values["N"] == 1025]
+    assert len(odd) == 4 and all(q.skipped and "Mod(N, 2)" in q.reason and "assert" in q.reason for q in odd)
+    with pytest.raises(planning.PlanError):
+        planning.make_plan(result, {"N": [1024]}, {"B0": [4]}, planning.profile_machine("h100"))
+    assert "skipped" in planning.plan_text(plan)
+
+
+def test_serial_baseline(jacobi, tmp_path):
+    from parakern.bench.baseline import Baseline
+    numpy = pytest.importorskip("numpy")
+    path, result = jacobi
+    with Baseline(path.read_text(), str(path), result, tmp_path) as base:
+        scalars, arrays, _ = base.inputs({"N": 1026, "B": 8, "s": 2})
+        assert scalars["T"] == 1 and arrays["a"].size == 2 * 1026
+        median, times, out = base.run(scalars, arrays, repeat=3)
+        assert isinstance(median, float) and 0 < median < 5 and len(times) == 3
+        direct = arrays["a"].copy()
+        lib = ctypes.CDLL(str(base.library))
+        lib.jacobi1d.argtypes = [ctypes.c_int] * 4 + [ctypes.c_void_p]
+        lib.jacobi1d(1026, 1, 2, 8, ctypes.c_void_p(direct.ctypes.data))
+        assert numpy.array_equal(out["a"], direct)
+        assert not numpy.array_equal(out["a"], arrays["a"])   # the inputs are untouched, the step did work
+
+
+def _synthetic():
+    ms = []
+    for b0, b1 in [(4, 16), (8, 16), (8, 32)]:
+        for s, gpu in [(1, 2e-3), (2, 1e-3)]:
+            ms.append(report.Measurement({"N": 4096, "B0": b0, "B1": b1, "s": s}, 1, gpu_s=gpu * b0 / 8,
+                                         serial_s=0.1, registers=20, correct=True))
+    ms.append(report.Measurement({"N": 4096, "B0": 32, "B1": 64, "s": 1}, None, "B0*B1 <= T is false"))
+    return ms
+
+
+def test_tables_mark_best():
+    ms = _synthetic()
+    text = report.table_text(ms, ["B0", "B1"], ["N"])
+    best = [line for line in text.splitlines()[1:] if "*" in line]
+    assert len(best) == 1 and best[0].lstrip().startswith("4x16") and "200.00x c1 *" in best[0]
+    assert "skip" in text
+    md = report.table_text(ms, ["B0", "B1"], ["N"], markdown=True)
+    assert "**200.00x c1**" in md and md.count("**200.00x") == 1 and "| B0xB1 \\ s | 1 | 2 |" in md
+
+
+def test_json_csv(tmp_path):
+    import csv
+    import json
+    ms = _synthetic()
+    report.write_json(tmp_path / "r.json", ms, {"schedule": "x:0"})
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["schedule"] == "x:0" and len(doc["results"]) == 7
+    assert doc["results"][-1]["case"] is None and doc["results"][-1]["speedup"] is None
+    assert math.isclose(doc["results"][0]["speedup"], 100.0)
+    report.write_csv(tmp_path / "r.csv", ms)
+    rows = list(csv.DictReader(open(tmp_path / "r.csv")))
+    assert len(rows) == 7 and rows[0]["B0"] == "4" and float(rows[0]["speedup"]) == pytest.approx(100.0)
+
+
+def test_heatmap_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    written = report.write_heatmaps(tmp_path / "h.png", _synthetic(), ["B0", "B1"], ["N"])
+    assert written == [tmp_path / "h.png"]
+    assert (tmp_path / "h.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_without_gpu_exits_3():
+    done = subprocess.run([sys.executable, "-m", "parakern", "bench", str(SAMPLES / "jacobi1d.c"),
+                           "--data", "N=1026", "--sweep", "B=4,8", "--sweep", "s=1,2"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 3, done.stderr
+    lines = [l for l in (done.stdout + done.stderr).splitlines() if l.strip()]
+    assert len(lines) == 1 and "pip install -e '.[bench]'" in lines[0] and "Traceback" not in lines[0]
+
+
+def test_plan_only_cli():
+    done = subprocess.run([sys.executable, "-m", "parakern", "bench", str(SAMPLES / "matadd.c"),
+                           "--data", "N=1024,1025", "--sweep", "B0=4,32", "--sweep", "B1=16,64",
+                           "--plan-only", "--profile", "h100"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "N=1024 B0=4 B1=16" in done.stdout and "case 1" in done.stdout and "violates" in done.stdout
