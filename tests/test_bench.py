@@ -98,44 +98,81 @@ def test_serial_baseline(jacobi, tmp_path):
 
 
 def _synthetic():
-    ms = []
+    """Case 1 everywhere, case 2 also at B0=8 (faster at B1=16 s=2); a skipped point; the dispatcher
+    launching case 1 everywhere."""
+    ms, ds = [], []
     for b0, b1 in [(4, 16), (8, 16), (8, 32)]:
         for s, gpu in [(1, 2e-3), (2, 1e-3)]:
-            ms.append(report.Measurement({"N": 4096, "B0": b0, "B1": b1, "s": s}, 1, gpu_s=gpu * b0 / 8,
-                                         serial_s=0.1, registers=20, correct=True))
+            values = {"N": 4096, "B0": b0, "B1": b1, "s": s}
+            ms.append(report.Measurement(values, 1, gpu_s=gpu * b0 / 8, serial_s=0.1, registers=20,
+                                         correct=True, bandwidth_gbs=100.0, copy_gbs=400.0, picked=1))
+            if b0 == 8:
+                faster = b1 == 16 and s == 2
+                ms.append(report.Measurement(values, 2, gpu_s=gpu * (0.5 if faster else 2), serial_s=0.1,
+                                             registers=16, correct=True, picked=1))
+            ds.append(report.Dispatch(values, 1, 1, dispatch_s=gpu * b0 / 8 * 1.05, serial_s=0.1, correct=True))
     ms.append(report.Measurement({"N": 4096, "B0": 32, "B1": 64, "s": 1}, None, "B0*B1 <= T is false"))
-    return ms
+    return ms, ds
 
 
 def test_tables_mark_best():
-    ms = _synthetic()
-    text = report.table_text(ms, ["B0", "B1"], ["N"])
-    best = [line for line in text.splitlines()[1:] if "*" in line]
-    assert len(best) == 1 and best[0].lstrip().startswith("4x16") and "200.00x c1 *" in best[0]
-    assert "skip" in text
-    md = report.table_text(ms, ["B0", "B1"], ["N"], markdown=True)
-    assert "**200.00x c1**" in md and md.count("**200.00x") == 1 and "| B0xB1 \\ s | 1 | 2 |" in md
+    ms, ds = _synthetic()
+    text = report.table_text(ms, ["B0", "B1"], ["N"], dispatches=ds)
+    blocks = text.split("\n\n")
+    assert [b.splitlines()[0].split(":")[0] for b in blocks[:3]] == ["case 1, N=4096", "case 2, N=4096",
+                                                                      "dispatcher, N=4096"]
+    case1 = blocks[0].splitlines()
+    best = [line for line in case1[1:] if "*" in line]
+    assert len(best) == 1 and best[0].lstrip().startswith("4x16") and "200.00x *" in best[0]
+    assert "skip" in blocks[0] and case1[1].split() == ["B0xB1", "\\", "s", "1", "2"]
+    case2 = blocks[1].splitlines()
+    assert case2[2].split() == ["4x16", "-", "-"]                       # case 2 cannot run there
+    assert case2[3].split() == ["8x16", "25.00x", "200.00x", "*"]
+    dispatcher = blocks[2].splitlines()
+    assert dispatcher[3].split() == ["8x16", "47.62x", "c1", "95.24x", "c1", "(c2", "faster)"]
+    summary = blocks[3].splitlines()
+    assert summary[0].startswith("case 1: best at N=4096 B0=4 B1=16 s=2: 200x over serial C, 0.5 ms, "
+                                 "100 GB/s = 25% of a "
+                                 "device copy (400 GB/s), 20 registers")
+    assert summary[2] == "dispatcher: launched the fastest case at 5 of 6 points; launched the case the plan " \
+                         "expects at 6 of 6"
+    assert summary[3].startswith("  elsewhere it ran at 48%-48% of the fastest case's speed")
+    md = report.table_text(ms, ["B0", "B1"], ["N"], markdown=True, dispatches=ds)
+    assert "**200.00x**" in md and "| B0xB1 \\ s | 1 | 2 |" in md and "**case 2, N=4096: speedup" in md
+
+
+def test_wrong_results_are_marked():
+    values = {"N": 64, "B": 32}
+    ms = [report.Measurement(values, 1, gpu_s=1e-3, serial_s=1e-2, correct=False, mismatch="c[3]: expected 1, got 2")]
+    text = report.table_text(ms, ["B"], ["N"])
+    assert "10.00x WRONG" in text and "case 1: 1 WRONG results" in text and "*" not in text.splitlines()[2]
 
 
 def test_json_csv(tmp_path):
     import csv
     import json
-    ms = _synthetic()
-    report.write_json(tmp_path / "r.json", ms, {"schedule": "x:0"})
+    ms, ds = _synthetic()
+    report.write_json(tmp_path / "r.json", ms, {"schedule": "x:0"}, ds)
     doc = json.loads((tmp_path / "r.json").read_text())
-    assert doc["schedule"] == "x:0" and len(doc["results"]) == 7
+    assert doc["schedule"] == "x:0" and len(doc["results"]) == 11 and len(doc["dispatcher"]) == 6
     assert doc["results"][-1]["case"] is None and doc["results"][-1]["speedup"] is None
-    assert math.isclose(doc["results"][0]["speedup"], 100.0)
-    report.write_csv(tmp_path / "r.csv", ms)
+    assert math.isclose(doc["results"][0]["speedup"], 100.0) and doc["results"][0]["copy_fraction"] == 0.25
+    assert doc["dispatcher"][0]["case"] == 1 and doc["dispatcher"][0]["picked"] == 1
+    report.write_csv(tmp_path / "r.csv", ms, ds)
     rows = list(csv.DictReader(open(tmp_path / "r.csv")))
-    assert len(rows) == 7 and rows[0]["B0"] == "4" and float(rows[0]["speedup"]) == pytest.approx(100.0)
+    assert len(rows) == 17 and rows[0]["B0"] == "4" and float(rows[0]["speedup"]) == pytest.approx(100.0)
+    assert [r["kind"] for r in rows].count("dispatcher") == 6
+    assert float(rows[-1]["gpu_s"]) == pytest.approx(1e-3 * 1.05)
 
 
 def test_heatmap_png(tmp_path):
     pytest.importorskip("matplotlib")
-    written = report.write_heatmaps(tmp_path / "h.png", _synthetic(), ["B0", "B1"], ["N"])
-    assert written == [tmp_path / "h.png"]
-    assert (tmp_path / "h.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    ms, _ = _synthetic()
+    written = report.write_heatmaps(tmp_path / "h.png", ms, ["B0", "B1"], ["N"])
+    assert written == [tmp_path / "h_case1.png", tmp_path / "h_case2.png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written)
+    one = report.write_heatmaps(tmp_path / "one.png", [m for m in ms if m.case != 2], ["B0", "B1"], ["N"])
+    assert one == [tmp_path / "one.png"]
 
 
 def test_bench_without_gpu_exits_3():

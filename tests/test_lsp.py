@@ -254,19 +254,23 @@ async def test_show_case_tree_markdown_and_dot(client: Editor):
 
 
 async def test_bench_says_what_is_missing(client: Editor):
+    """This machine has no pycuda and no GPU: one clear line, no trace (the emulated bench is
+    tested in test_lsp_bench.py)."""
+    uri, text = sample("matadd.c")
+    client.open(uri, text)
     client.messages.clear()
-    result = await client.command("parakern.bench", sample("matadd.c")[0], "matadd:0")
+    result = await client.command("parakern.bench", uri, "matadd:0")
     await client.wait_for(lambda: client.messages, what="window/showMessage")
     message = client.messages[-1].message
-    assert "Traceback" not in message
-    if result["ready"]:
-        assert "not part of this version" in message
-    else:
-        assert "Missing:" in message
-        if not result["pycuda"]:
-            assert "pip install -e '.[bench]'" in message and "CUDA" in message
-        if not result["gpus"]:
-            assert "NVIDIA GPU" in message
+    assert result["status"] == "missing" and result["message"] == message
+    assert "Traceback" not in message and "\n" not in message
+    assert "pip install -e '.[bench]'" in message and "NVIDIA GPU" in message
+    assert client.messages[-1].type == types.MessageType.Warning
+    bad = await client.command("parakern.bench", uri, "matadd:0", {"sweep": {"B0": [0]}})
+    assert bad["status"] == "error" and "parakern.bench.sweep.B0 must be a positive integer" in bad["message"]
+    gone = await client.command("parakern.bench", uri, "nothere:0")
+    assert gone["status"] == "error" and "no meta_schedule 'nothere:0'" in gone["message"]
+    client.close(uri)
 
 
 # ------------------------------------------------------------------ jobs: progress, cancel, faults

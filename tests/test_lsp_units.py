@@ -79,15 +79,20 @@ def test_settings_validation():
     settings, warnings = update(Settings(), {"target": "sm_90", "gpuProfiles": ["H100", "nope"],
                                               "strategies": ["3b", "(4b)", "x"], "occupancy": "a100",
                                               "caseDiagnostics": False, "timeLimitSeconds": 5,
-                                              "bench": {"sizes": [1, 2]}, "testFault": {"mode": "crash"}})
+                                              "bench": {"data": {"N": 4096}, "sweep": {"B": [64, 128]}},
+                                              "testFault": {"mode": "crash"}})
     assert settings.target == "sm_90" and settings.gpu_profiles == ("h100",)
     assert settings.strategies == ("(3b)", "(4b)") and settings.occupancy == "a100"
     assert settings.case_diagnostics is False and settings.time_limit_seconds == 5.0
-    assert settings.bench == {"sizes": [1, 2]}
+    assert settings.bench == {"data": {"N": 4096}, "sweep": {"B": [64, 128]}}
     assert settings.test_fault is None            # only with PARAKERN_LSP_TEST_HOOKS=1
     assert len(warnings) == 2 and "nope" in warnings[0] and "'x'" in warnings[1]
     same, warnings = update(settings, {"target": "sm_99", "timeLimitSeconds": -1, "caseTrees": "yes"})
     assert same == settings and len(warnings) == 3
+    for bad, why in [({"sizes": [1, 2]}, "unknown key 'sizes'"), ({"sweep": {"B": [64, -1]}}, "sweep.B must be"),
+                     ({"repeat": 0}, "repeat must be a positive integer"), ({"data": [4096]}, "data must be an object")]:
+        kept, warnings = update(settings, {"bench": bad})
+        assert kept.bench == settings.bench and len(warnings) == 1 and why in warnings[0], warnings
     assert section_of({"parakern": {"target": "sm_80"}}) == {"target": "sm_80"}
     assert section_of({"target": "sm_80"}) == {"target": "sm_80"}
     assert section_of(None) is None and section_of({"other": 1}) is None
@@ -129,15 +134,3 @@ def test_positions_in_utf16_and_utf8():
         end = len(source) - 1
         assert to_client_range(doc, (0, end, 0, end + 1)).end.character == \
             to_client_range(doc, (0, end, 0, end)).end.character + 1
-
-
-def test_bench_messages():
-    from parakern.lsp.benchcheck import check, message
-    ready, text = message({"pycuda": True, "pycuda_error": "", "gpu_error": "",
-                           "gpus": ["GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)"]})
-    assert ready and "NVIDIA H100 80GB HBM3" in text and "not part of this version" in text
-    ready, text = message({"pycuda": False, "pycuda_error": "ModuleNotFoundError", "gpus": [],
-                           "gpu_error": "nvidia-smi not found"})
-    assert not ready and "pip install -e '.[bench]'" in text and "NVIDIA GPU" in text
-    found = check()                          # whatever this machine has: never raises
-    assert isinstance(message(found)[1], str)

@@ -35,7 +35,7 @@ export function schedulesFromLenses(lenses: { range: { start: { line: number } }
 }
 
 export async function completeArguments(command: string, args: unknown[]): Promise<unknown[] | undefined> {
-    if (command === "parakern.bench" || args.length > 0) return args;
+    if (args.length > 0) return args;
     const editor = vscode.window.activeTextEditor;
     if (!editor || !(LANGUAGES as readonly string[]).includes(editor.document.languageId)) {
         void vscode.window.showWarningMessage(`${command}: open a C, C++ or CUDA file with a meta_schedule first`);
@@ -55,10 +55,29 @@ export async function completeArguments(command: string, args: unknown[]): Promi
     return command === "parakern.showCaseTree" ? [uri, chosen.id, "markdown"] : [uri, chosen.id];
 }
 
-/** What to do with a command's result: show the case tree in a markdown document. */
+interface BenchResult {
+    status?: string;
+    schedule?: string;
+    device?: string;
+    markdown?: string;
+    summary?: string[];
+    plan?: string;
+}
+
+/** The bench's report as markdown: the tables, the summary and the plan (which case ran where). */
+export function benchMarkdown(result: BenchResult): string | undefined {
+    if (result.status !== "done" || typeof result.markdown !== "string") return undefined;
+    const parts = [`# Bench of \`${result.schedule ?? "?"}\` on ${result.device ?? "the GPU"}`, "", result.markdown];
+    if (result.plan) parts.push("", "## Plan", "", "```", result.plan, "```");
+    return parts.join("\n");
+}
+
+/** What to do with a command's result: show the case tree, or the bench's tables, in a markdown document. */
 export async function showResult(command: string, result: unknown): Promise<void> {
-    if (command === "parakern.showCaseTree" && typeof result === "string") {
-        const doc = await vscode.workspace.openTextDocument({ language: "markdown", content: result });
-        await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
-    }
+    let content: string | undefined;
+    if (command === "parakern.showCaseTree" && typeof result === "string") content = result;
+    if (command === "parakern.bench" && result && typeof result === "object") content = benchMarkdown(result as BenchResult);
+    if (content === undefined) return;
+    const doc = await vscode.workspace.openTextDocument({ language: "markdown", content });
+    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
 }

@@ -7,7 +7,7 @@ import { beforeEach, describe, it } from "node:test";
 import * as mock from "./mock/vscode";
 import { NOT_FOUND_MESSAGE, candidatesForInterpreter, expandPath, isResolved, resolveServer } from "../src/resolve";
 import { SERVER_KEYS, clientSettings, needsRestart, serverSettings } from "../src/settings";
-import { pickSchedule, schedulesFromLenses } from "../src/commands";
+import { benchMarkdown, completeArguments, pickSchedule, schedulesFromLenses, showResult } from "../src/commands";
 import { activeInterpreter } from "../src/python";
 import { StatusItem } from "../src/status";
 
@@ -217,6 +217,35 @@ describe("status bar and palette", () => {
         assert.equal(pickSchedule(schedules, 10)?.id, "f#1");
         assert.equal(pickSchedule(schedules, 25)?.id, "g#1");
         assert.equal(pickSchedule([], 1), undefined);
+    });
+});
+
+describe("command results", () => {
+    beforeEach(() => mock.reset());
+
+    it("shows the bench's tables and plan in a markdown document", async () => {
+        const result = { status: "done", schedule: "matadd:0", device: "NVIDIA H100", plan: "matadd:0: 2 points",
+                         markdown: "**case 1, N=64: speedup over serial C**\n\n| B0xB1 | speedup |", summary: [] };
+        await showResult("parakern.bench", result);
+        assert.equal(mock.state.shown.length, 1);
+        const shown = mock.state.shown[0];
+        assert.equal(shown.language, "markdown");
+        assert.match(shown.content, /^# Bench of `matadd:0` on NVIDIA H100/);
+        assert.match(shown.content, /\| B0xB1 \| speedup \|/);
+        assert.match(shown.content, /## Plan\n\n```\nmatadd:0: 2 points\n```/);
+    });
+
+    it("shows nothing for a bench that did not run (the server's message says why)", async () => {
+        await showResult("parakern.bench", { status: "missing", message: "pycuda is not installed" });
+        await showResult("parakern.bench", undefined);
+        assert.equal(benchMarkdown({ status: "cancelled" }), undefined);
+        assert.equal(mock.state.shown.length, 0);
+    });
+
+    it("keeps the arguments of a lens and asks for an editor from the palette", async () => {
+        assert.deepEqual(await completeArguments("parakern.bench", ["file:///x.c", "f:0"]), ["file:///x.c", "f:0"]);
+        assert.equal(await completeArguments("parakern.bench", []), undefined);
+        assert.match(mock.state.messages[0].text, /parakern.bench: open a C, C\+\+ or CUDA file/);
     });
 });
 

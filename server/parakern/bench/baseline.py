@@ -1,4 +1,8 @@
-"""The serial C baseline: the file as written, built once with gcc, called through ctypes.
+"""The serial C baseline: the file as written, built once with gcc, called through ctypes;
+and the same function with its meta_schedule replaced by a call back into Python (the hook),
+which launches a case or the dispatcher on the GPU. Comparing the two whole calls is right
+for schedules inside a host loop too (polydiv's elimination steps, jacobi's time steps):
+every execution of the schedule is one launch, with the host's values of that moment.
 
 Reuses parakern.verify: the metafork.h that makes MetaFork serial C (build.py), the
 function's signature (signature.py), the scalar arguments and array sizes of a point
@@ -33,9 +37,43 @@ def build_serial(text: str, file: str, directory: Path, cflags=CFLAGS) -> Path:
     (directory / "metafork.h").write_text(building.METAFORK_H)
     (directory / "source.c").write_text(building.line_directive(file) + text)
     include = ["-I", str(directory), "-I", str(Path(file).resolve().parent), "-include", "metafork.h"]
-    building._run([gcc, *cflags, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so", "-lm"],
+    building.run_compiler([gcc, *cflags, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so", "-lm"],
                   "the serial C file", directory)
     return directory / "serial.so"
+
+
+# the schedule's parameters go through as doubles: exact for integers below 2**53, and floats
+# (saxpy's alpha) pass too
+HOOK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_void_p))
+
+
+def hook_shim(schedule, wrapper: str) -> str:
+    """C: the wrapper the hooked file calls instead of the schedule, forwarding to the hook."""
+    params = [(p.ctype, p.name) for p in schedule.params]
+    arrays = [(a.ctype, a.name) for a in schedule.arrays]
+    declared = ", ".join([f"{t} {n}" for t, n in params] + [f"{t} *{n}" for t, n in arrays]) or "void"
+    values = ", ".join(f"(double){n}" for _, n in params) or "0"
+    pointers = ", ".join(f"(void *){n}" for _, n in arrays) or "0"
+    return "\n".join([
+        "typedef int (*parakern_bench_hook_t)(const double *, void *const *);",
+        "static parakern_bench_hook_t parakern_bench_hook;",
+        "void parakern_bench_set_hook(parakern_bench_hook_t hook) { parakern_bench_hook = hook; }",
+        f"int {wrapper}({declared})", "{",
+        f"    const double values[] = {{{values}}};",
+        f"    void *const pointers[] = {{{pointers}}};",
+        "    return parakern_bench_hook ? parakern_bench_hook(values, pointers) : -2;", "}", ""])
+
+
+def build_hooked(text: str, file: str, schedule, directory: Path) -> Path:
+    """hooked.so: the file with the schedule replaced by a call of the hook (gcc, metafork.h)."""
+    stem = f"{schedule.function}_{schedule.index}"
+    call = building.Call(schedule, f"parakern_call_{stem}", "", ())
+    (directory / "hooked.c").write_text(building.gpu_host_source(text, file, call))
+    (directory / "hook.c").write_text(hook_shim(schedule, call.wrapper))
+    include = ["-I", str(directory), "-I", str(Path(file).resolve().parent), "-include", "metafork.h"]
+    building.run_compiler([shutil.which("gcc") or "gcc", *CFLAGS, "-shared", "-Wl,-Bsymbolic", *include, "hooked.c",
+                   "hook.c", "-o", "hooked.so", "-lm"], "the C file calling the GPU", directory)
+    return directory / "hooked.so"
 
 
 def dtype(ctype: str):
@@ -57,6 +95,8 @@ class Baseline:
         self._lib = ctypes.CDLL(str(self.library))
         self.arguments = [{"name": a.name, "ctype": a.ctype, "kind": a.kind} for a in self.signature.arguments]
         self.function = setup(self._lib, self.signature.function, self.arguments)
+        self.file = file
+        self._hooked_lib = self._hooked_fn = self._hooked_handle = None
 
     def close(self) -> None:
         if self._scratch is not None:
@@ -100,6 +140,55 @@ class Baseline:
         start = time.perf_counter()
         self.function(*args)
         return time.perf_counter() - start
+
+    # ------------------------------------------------------------ the hooked program
+
+    def _hooked(self):
+        if self._hooked_lib is None:
+            self._hooked_lib = build_hooked(self.text, self.file, self.schedule, self.directory)
+            lib = ctypes.CDLL(str(self._hooked_lib))
+            self._hooked_fn = setup(lib, self.signature.function, self.arguments)
+            lib.parakern_bench_set_hook.argtypes = [HOOK]
+            lib.parakern_bench_set_hook.restype = None
+            self._hooked_handle = lib
+        return self._hooked_handle, self._hooked_fn
+
+    def run_hooked(self, scalars: dict, arrays: dict, launch) -> tuple:
+        """(outputs, calls): the function on copies of `arrays`, each execution of the schedule
+        being `launch(values, host)` (values: the schedule's parameters at that moment; host:
+        {array: the numpy array the function is working on}, updated in place by `launch`)."""
+        lib, function = self._hooked()
+        out = {n: a.copy() for n, a in arrays.items()}
+        by_address = {a.ctypes.data: (n, a) for n, a in out.items()}
+        params = [(p.name, p.ctype in FLOATING) for p in self.schedule.params]
+        names = [a.name for a in self.schedule.arrays]
+        failure, calls = [], [0]
+
+        def hook(p, ptrs):
+            try:
+                calls[0] += 1
+                values = {n: float(p[i]) if floating else int(p[i]) for i, (n, floating) in enumerate(params)}
+                host = {}
+                for i, n in enumerate(names):
+                    found = by_address.get(ptrs[i] or 0)
+                    if found is None or found[0] != n:
+                        raise RuntimeError(f"the schedule's array {n} is not the function's argument {n} "
+                                           "(an offset or a local array): the bench cannot copy it")
+                    host[n] = found[1]
+                return int(launch(values, host))
+            except BaseException as exc:  # never let an exception cross the C frames
+                failure.append(exc)
+                return -2
+
+        callback = HOOK(hook)
+        lib.parakern_bench_set_hook(callback)
+        args = [ctypes.c_void_p(out[a["name"]].ctypes.data) if a["kind"] != "scalar" else scalars[a["name"]]
+                for a in self.arguments]
+        function(*args)
+        lib.parakern_bench_set_hook(HOOK())
+        if failure:
+            raise failure[0]
+        return out, calls[0]
 
     def run(self, scalars: dict, arrays: dict, repeat: int = 5) -> tuple:
         """(median seconds, all seconds, outputs): every repeat on fresh copies of the inputs."""

@@ -16,7 +16,9 @@ def add_parser(sub) -> None:
     p.add_argument("--data", action="append", default=[], metavar="N=V[,V...]", help="data parameter values")
     p.add_argument("--sweep", action="append", default=[], metavar="B=V[,V...]", help="program parameter values")
     p.add_argument("--device", type=int, default=0, help="CUDA device index (default 0)")
-    p.add_argument("--repeat", type=int, default=20, help="timed repeats per point (default 20)")
+    p.add_argument("--repeat", type=int, default=20, help="timed launches per case and point (default 20)")
+    p.add_argument("--serial-repeat", type=int, default=3, metavar="N",
+                   help="timed runs of the serial C per point, median taken (default 3)")
     p.add_argument("--json", metavar="OUT", help="write the results as JSON")
     p.add_argument("--csv", metavar="OUT", help="write the results as CSV")
     p.add_argument("--plot", metavar="OUT.png", help="heat map of the speedups per case")
@@ -31,22 +33,28 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 def _progress(i: int, n: int, what: str) -> None:
-    if sys.stderr.isatty() or True:
+    """A bar on stderr when it is a terminal; a line per step otherwise (logs stay readable)."""
+    if sys.stderr.isatty():
         width = 30
         done = int(width * i / max(n, 1))
         sys.stderr.write(f"\r[{'#' * done}{'.' * (width - done)}] {i}/{n} {what:<40.40}")
         if i == n:
             sys.stderr.write("\n")
-        sys.stderr.flush()
+    else:
+        sys.stderr.write(f"[{i}/{n}] {what}\n")
+    sys.stderr.flush()
 
 
 def run(args) -> int:
     from parakern.bench import plan as planning
+    from parakern.verify.build import BuildError, ToolMissing
     try:
         data = planning.parse_assignments(args.data, "--data")
         sweeps = planning.parse_assignments(args.sweep, "--sweep")
     except planning.PlanError as exc:
         return _fail(f"parakern bench: {exc}")
+    if args.repeat < 1 or args.serial_repeat < 1:
+        return _fail("parakern bench: --repeat and --serial-repeat must be at least 1")
     if args.plan_only and not args.profile:
         return _fail("parakern bench: --plan-only needs --profile DEVICE "
                      f"({', '.join(sorted(PROFILES))})")
@@ -76,50 +84,35 @@ def run(args) -> int:
         return _bench(args, text, result, data, sweeps)
     except planning.PlanError as exc:
         return _fail(f"parakern bench: {exc}")
+    except KeyboardInterrupt:
+        return _fail("\nparakern bench: interrupted", 130)
+    except (BuildError, ToolMissing) as exc:
+        detail = f":\n{exc.excerpt()}" if isinstance(exc, BuildError) else ""
+        return _fail(f"parakern bench: {exc}{detail}", 1)
     except Exception as exc:  # one line, never a traceback
         return _fail(f"parakern bench: {type(exc).__name__}: {exc}", 1)
 
 
 def _bench(args, text, result, data, sweeps) -> int:
-    from parakern.bench import plan as planning
-    from parakern.bench import report
-    from parakern.bench.baseline import Baseline
+    from parakern.bench import report, session
     from parakern.bench.runner import GpuRunner
-    from parakern.codegen import schedule_code
-    from parakern.verify.runner import CTYPES
-    code = schedule_code(result)
-    gpu = GpuRunner(code, args.device)
-    try:
-        plan = planning.make_plan(result, data, sweeps, gpu.machine())
-        print(planning.plan_text(plan), file=sys.stderr)
-        measurements, baselines = [], {}
-        with Baseline(text, args.file, result) as base:
-            todo = plan.points
-            for i, p in enumerate(todo, 1):
-                _progress(i - 1, len(todo), " ".join(f"{n}={v}" for n, v in p.values.items()))
-                if p.skipped:
-                    measurements.append(report.Measurement(p.values, None, p.reason))
-                    continue
-                scalars, arrays, _ = base.inputs(p.values)
-                key = tuple(sorted(scalars.items()))
-                if key not in baselines:  # the serial C depends on the data (and the point's scalars)
-                    baselines[key] = base.run(scalars, arrays, repeat=min(args.repeat, 5))
-                serial_s, _, expected = baselines[key]
-                got = gpu.run(p, scalars, arrays, expected, CTYPES, args.repeat)
-                measurements.append(report.Measurement(p.values, p.case, "", serial_s=serial_s,
-                                                       launch=p.launch, **got))
-            _progress(len(todo), len(todo), "done")
-    finally:
-        gpu.close()
-    block = [n for n in plan.sweep_names if any(n in str(lp.extent) for lp in result.schedule.block)]
-    data_names = list(plan.data_names)
-    print(report.table_text(measurements, block, data_names, markdown=args.markdown))
-    extra = {"file": args.file, "schedule": result.schedule.id, "device": gpu.name, "machine": plan.machine}
+    from parakern.bench.plan import plan_text
+    outcome = session.bench(text, args.file, result, data, sweeps, GpuRunner, args.device, args.repeat,
+                            progress=_progress, on_plan=lambda plan: print(plan_text(plan), file=sys.stderr),
+                            serial_repeat=args.serial_repeat)
+    rows, data_names = session.block_names(outcome.plan), list(outcome.plan.data_names)
+    print(report.table_text(outcome.measurements, rows, data_names, markdown=args.markdown,
+                            dispatches=outcome.dispatches))
     if args.json:
-        report.write_json(args.json, measurements, extra)
+        document = outcome.as_dict()
+        report.write_json(args.json, outcome.measurements, {k: v for k, v in document.items()
+                                                             if k not in ("results", "dispatcher")},
+                          outcome.dispatches)
     if args.csv:
-        report.write_csv(args.csv, measurements)
+        report.write_csv(args.csv, outcome.measurements, outcome.dispatches)
     if args.plot:
-        for path in report.write_heatmaps(args.plot, measurements, block, data_names):
+        for path in report.write_heatmaps(args.plot, outcome.measurements, rows, data_names):
             print(f"wrote {path}", file=sys.stderr)
-    return 0 if all(m.correct is not False for m in measurements) else 1
+    if not outcome.correct:
+        print("parakern bench: some results differ from the serial C (marked WRONG above)", file=sys.stderr)
+    return 0 if outcome.correct else 1

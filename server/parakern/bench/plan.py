@@ -58,6 +58,7 @@ class CasePick:
     holds: tuple = ()               # cases (1-based) whose constraints hold and which fit
     reason: str = ""                # why the point is skipped
     launch: "dict | None" = None    # grid, block, shared_bytes, threads of the picked case (ints)
+    launches: tuple = ()            # ((case, launch), ...) of every case in `holds`
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,10 @@ class PlanPoint:
     holds: tuple
     reason: str
     launch: "dict | None"
+    launches: tuple = ()            # ((case, launch), ...): every case that can run here
+
+    def launch_of(self, case: int) -> dict:
+        return dict(self.launches)[case]
 
     @property
     def skipped(self) -> bool:
@@ -139,7 +144,7 @@ def check_facts(schedule, subs: dict) -> str:
 def pick_case(tree, subs: dict, machine: dict) -> CasePick:
     """The case the dispatcher picks with these parameter values (subs: symbol -> Integer)."""
     regs_per_block = machine.get("regs_per_block")
-    holds, failures, first, first_launch = [], [], None, None
+    holds, failures, first, first_launch, launches = [], [], None, None, []
     for k, case in enumerate(tree.cases, 1):
         launch = launch_of(case)
         threads = _integer(launch.threads, subs)
@@ -172,12 +177,13 @@ def pick_case(tree, subs: dict, machine: dict) -> CasePick:
             failures.append(f"case {k}: {bad}")
             continue
         holds.append(k)
+        launches.append((k, sizes))
         if first is None:
             first, first_launch = k, sizes
     if first is None:
         machine_text = ", ".join(f"{n}={machine[n]}" for n in ("R", "Z", "T"))
         return CasePick(None, (), f"no case can run with {machine_text}: " + "; ".join(failures))
-    return CasePick(first, tuple(holds), "", first_launch)
+    return CasePick(first, tuple(holds), "", first_launch, tuple(launches))
 
 
 def _launch_problem(sizes: dict) -> str:
@@ -208,6 +214,15 @@ def needed_parameters(schedule, tree) -> list:
     return [p.name for p in schedule.params if p.name in names]
 
 
+def substitutions(schedule, values: dict, defs: "dict | None" = None) -> dict:
+    """symbol -> Integer for every parameter and derived scalar of the schedule at `values`;
+    parameters the host sets and no one gave (jacobi's time step t) are 0, the first call."""
+    defs = definitions(schedule) if defs is None else defs
+    subs = {sym(p.name): sympy.sympify(values.get(p.name, 0)) for p in schedule.params}
+    subs.update({s: _value(e, subs) for s, e in defs.items()})
+    return subs
+
+
 def make_plan(result, data: dict, sweeps: dict, machine: dict) -> Plan:
     """The cartesian product of the data values and the sweeps, each point with its case."""
     schedule, tree = result.schedule, result.tree
@@ -218,23 +233,20 @@ def make_plan(result, data: dict, sweeps: dict, machine: dict) -> Plan:
     if missing:
         raise PlanError(f"{schedule.id}: no value for {', '.join(missing)}; give --data or --sweep "
                         f"{missing[0]}=...")
-    params = {p.name for p in schedule.params}
     defs = definitions(schedule)
     plan = Plan(schedule, tree, dict(machine), tuple(data), tuple(n for n in sweeps if n not in data))
     axes = [(n, data[n]) for n in data] + [(n, sweeps[n]) for n in plan.sweep_names]
     for combo in itertools.product(*(values for _, values in axes)):
         values = {n: v for (n, _), v in zip(axes, combo)}
-        # parameters the host sets and no one gave (jacobi's time step t): 0, the first call
-        full = {n: values.get(n, 0) for n in params}
-        subs = {sym(n): sympy.Integer(v) for n, v in full.items()}
-        subs.update({s: _value(e, subs) for s, e in defs.items()})
+        subs = substitutions(schedule, values, defs)
         data_key = tuple((n, values[n]) for n in plan.data_names)
         reason = check_facts(schedule, subs)
         if reason:
             plan.points.append(PlanPoint(values, data_key, None, (), reason, None))
             continue
         pick = pick_case(tree, subs, machine)
-        plan.points.append(PlanPoint(values, data_key, pick.case, pick.holds, pick.reason, pick.launch))
+        plan.points.append(PlanPoint(values, data_key, pick.case, pick.holds, pick.reason, pick.launch,
+                                     pick.launches))
     return plan
 
 

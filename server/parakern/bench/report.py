@@ -1,6 +1,6 @@
-"""Results: the paper-style table (rows: block shape, columns: the remaining sweep
-parameter), JSON, CSV and a heat map per case. The best speedup of a table is marked
-with `*` (and in **bold** in markdown)."""
+"""Results: paper-style tables (rows: block shape, columns: the remaining sweep
+parameters), one per case and one for the dispatcher, JSON, CSV and a heat map per case.
+The best speedup of a table is marked with `*` (and in **bold** in markdown)."""
 from __future__ import annotations
 
 import csv
@@ -15,7 +15,7 @@ class Measurement:
     values: dict                     # parameter -> value
     case: "int | None"               # None: skipped
     skipped: str = ""                # why
-    gpu_s: float = math.nan          # median kernel time
+    gpu_s: float = math.nan          # median kernel time (summed over the executions of the schedule)
     gpu_spread_s: float = math.nan   # max - min over the repeats
     serial_s: float = math.nan       # median serial C time
     bytes_moved: int = 0
@@ -25,22 +25,60 @@ class Measurement:
     correct: "bool | None" = None
     mismatch: str = ""
     launch: dict = field(default_factory=dict)
+    picked: "int | None" = None      # the case the dispatcher picks at this point
+    calls: int = 1                   # executions of the schedule in one call of the function
 
     @property
     def speedup(self) -> float:
-        if self.case is None or not self.gpu_s or math.isnan(self.gpu_s) or math.isnan(self.serial_s):
-            return math.nan
-        return self.serial_s / self.gpu_s
+        return _ratio(self.serial_s, self.gpu_s) if self.case is not None else math.nan
+
+    @property
+    def copy_fraction(self) -> float:
+        """Effective bandwidth as a fraction of a device-to-device copy of the same bytes."""
+        return _ratio(self.bandwidth_gbs, self.copy_gbs)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["speedup"], d["copy_fraction"] = self.speedup, self.copy_fraction
+        return _clean(d)
+
+
+@dataclass
+class Dispatch:
+    """The generated host dispatcher called at one point: the case it launched and its time."""
+    values: dict
+    picked: "int | None"             # the case the plan says the dispatcher picks
+    case: "int | None" = None        # the case it returned (None: it failed)
+    dispatch_s: float = math.nan     # median, choice + launch + kernel
+    serial_s: float = math.nan
+    correct: "bool | None" = None
+    mismatch: str = ""
+    calls: int = 1
+    cases: list = field(default_factory=list)   # every case it launched (host loops: one per execution)
+
+    @property
+    def speedup(self) -> float:
+        return _ratio(self.serial_s, self.dispatch_s)
 
     def as_dict(self) -> dict:
         d = asdict(self)
         d["speedup"] = self.speedup
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
+        return _clean(d)
 
 
-def _axes(measurements, rows: list, data: list):
-    """(row names, column names, data names) from the first measurement's parameters."""
-    names = list(measurements[0].values) if measurements else []
+def _ratio(a: float, b: float) -> float:
+    if not b or math.isnan(a) or math.isnan(b):
+        return math.nan
+    return a / b
+
+
+def _clean(d: dict) -> dict:
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in d.items()}
+
+
+def _axes(items, rows: list, data: list):
+    """(row names, column names) from the first item's parameters."""
+    names = list(items[0].values) if items else []
     rows = [n for n in rows if n in names] or names[len(data):len(data) + 1]
     cols = [n for n in names if n not in rows and n not in data]
     return rows, cols
@@ -52,76 +90,151 @@ def _label(values: dict, names) -> str:
     return "x".join(str(values[n]) for n in names)
 
 
-def tables(measurements, rows: list, data: list) -> list:
-    """One table per data point: (title, row labels, column labels, cells {(r, c): Measurement})."""
+def _data_key(values: dict, data: list) -> tuple:
+    return tuple((n, values[n]) for n in data if n in values)
+
+
+def tables(measurements, rows: list, data: list, dispatches=()) -> list:
+    """Per data point, one table per case and one for the dispatcher:
+    (title, what, row name, column name, row labels, column labels, cells {(r, c): item})."""
     rows, cols = _axes(measurements, rows, data)
     groups: dict = {}
     for m in measurements:
-        groups.setdefault(tuple((n, m.values[n]) for n in data if n in m.values), []).append(m)
+        groups.setdefault(_data_key(m.values, data), []).append(m)
     out = []
     for key, group in groups.items():
         title = " ".join(f"{n}={v}" for n, v in key) or "all points"
         r_labels = list(dict.fromkeys(_label(m.values, rows) for m in group))
         c_labels = list(dict.fromkeys(_label(m.values, cols) for m in group))
-        cells = {(_label(m.values, rows), _label(m.values, cols)): m for m in group}
-        out.append((title, "x".join(rows), "x".join(cols) or "-", r_labels, c_labels, cells))
+        skipped = {(_label(m.values, rows), _label(m.values, cols)): m for m in group if m.case is None}
+        for k in sorted({m.case for m in group if m.case is not None}):
+            cells = dict(skipped)
+            cells.update({(_label(m.values, rows), _label(m.values, cols)): m for m in group if m.case == k})
+            out.append((title, f"case {k}", "x".join(rows), "x".join(cols) or "-", r_labels, c_labels, cells))
+        calls = [d for d in dispatches if _data_key(d.values, data) == key]
+        if calls:
+            cells = dict(skipped)
+            cells.update({(_label(d.values, rows), _label(d.values, cols)): d for d in calls})
+            out.append((title, "dispatcher", "x".join(rows), "x".join(cols) or "-", r_labels, c_labels, cells))
     return out
 
 
-def _best(cells) -> "Measurement | None":
+def _best(cells) -> "Measurement | Dispatch | None":
     ok = [m for m in cells.values() if not math.isnan(m.speedup) and m.correct is not False]
     return max(ok, key=lambda m: m.speedup) if ok else None
 
 
-def table_text(measurements, rows: list, data: list, markdown: bool = False) -> str:
+def fastest(measurements) -> dict:
+    """{values key: the correct Measurement with the least kernel time at that point}."""
+    best: dict = {}
+    for m in measurements:
+        if m.case is None or m.correct is False or math.isnan(m.gpu_s):
+            continue
+        key = tuple(m.values.items())
+        if key not in best or m.gpu_s < best[key].gpu_s:
+            best[key] = m
+    return best
+
+
+def _cell(item, best, markdown: bool, fastest_at: dict) -> str:
+    if item is None:
+        return "-"
+    if item.case is None:
+        return "skip" if isinstance(item, Measurement) else "FAILED"
+    if math.isnan(item.speedup):
+        return "-"
+    text = f"{item.speedup:.2f}x" if item.speedup >= 0.1 else f"{item.speedup:.2g}x"
+    if isinstance(item, Dispatch):
+        text += f" c{item.case}"
+        quickest = fastest_at.get(tuple(item.values.items()))
+        if quickest is not None and quickest.case != item.case:
+            text += f" (c{quickest.case} faster)"
+    if item.correct is False:
+        text += " WRONG"
+    if item is best:
+        text = f"**{text}**" if markdown else f"{text} *"
+    return text
+
+
+def table_text(measurements, rows: list, data: list, markdown: bool = False, dispatches=()) -> str:
+    fastest_at = fastest(measurements)
     blocks = []
-    for title, rname, cname, r_labels, c_labels, cells in tables(measurements, rows, data):
+    for title, what, rname, cname, r_labels, c_labels, cells in tables(measurements, rows, data, dispatches):
         best = _best(cells)
-
-        def cell(r, c):
-            m = cells.get((r, c))
-            if m is None:
-                return ""
-            if m.case is None:
-                return "skip"
-            if math.isnan(m.speedup):
-                return "-"
-            text = f"{m.speedup:.2f}x c{m.case}" + ("" if m.correct is not False else " WRONG")
-            if m is best:
-                text = f"**{text}**" if markdown else f"{text} *"
-            return text
-
-        header = [f"{rname} \\ {cname}"] + c_labels
-        body = [[r] + [cell(r, c) for c in c_labels] for r in r_labels]
+        header = [f"{rname} \\ {cname}"] + c_labels if cname != "-" else [rname, "speedup"]
+        body = [[r] + [_cell(cells.get((r, c)), best, markdown, fastest_at) for c in c_labels] for r in r_labels]
+        caption = f"{what}, {title}: speedup over serial C" + \
+            ("; the case it launched" if what == "dispatcher" else "") + ("" if markdown else "; * best")
         if markdown:
-            lines = [f"**{title}** (speedup over serial C, case number)", "",
-                     "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            lines = [f"**{caption}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
             lines += ["| " + " | ".join(row) + " |" for row in body]
         else:
             widths = [max(len(str(x[i])) for x in [header] + body) for i in range(len(header))]
-            lines = [f"{title} (speedup over serial C, case number; * best)"]
-            lines += ["  ".join(str(x).rjust(w) for x, w in zip(row, widths)) for row in [header] + body]
+            lines = [caption] + ["  ".join(str(x).rjust(w) for x, w in zip(row, widths)) for row in [header] + body]
         blocks.append("\n".join(lines))
+    summary = summary_lines(measurements, dispatches)
+    if summary:
+        blocks.append("\n".join(summary))
     return "\n\n".join(blocks)
 
 
-def write_json(path, measurements, extra: "dict | None" = None) -> None:
-    document = {**(extra or {}), "results": [m.as_dict() for m in measurements]}
+def summary_lines(measurements, dispatches=()) -> list:
+    """Per case its best point (speedup, time, bandwidth, fraction of copy bandwidth); the dispatcher
+    against the fastest case."""
+    lines = []
+    for k in sorted({m.case for m in measurements if m.case is not None}):
+        ok = [m for m in measurements if m.case == k and m.correct is not False and not math.isnan(m.gpu_s)]
+        wrong = sum(1 for m in measurements if m.case == k and m.correct is False)
+        if ok:
+            m = max(ok, key=lambda m: (m.speedup, -m.gpu_s))   # the table's best
+            where = " ".join(f"{n}={v}" for n, v in m.values.items())
+            lines.append(f"case {k}: best at {where}: {m.speedup:.3g}x over serial C, {m.gpu_s * 1e3:.4g} ms, "
+                         f"{m.bandwidth_gbs:.4g} GB/s"
+                         f" = {m.copy_fraction:.0%} of a device copy ({m.copy_gbs:.4g} GB/s), "
+                         f"{m.registers} registers" + (f"; {wrong} WRONG results" if wrong else ""))
+        elif wrong:
+            lines.append(f"case {k}: {wrong} WRONG results")
+    if dispatches:
+        fastest_at = fastest(measurements)
+        ran = [d for d in dispatches if d.case is not None]
+        same = [d for d in ran if (q := fastest_at.get(tuple(d.values.items()))) is not None and q.case == d.case]
+        failed = len(dispatches) - len(ran)
+        lines.append(f"dispatcher: launched the fastest case at {len(same)} of {len(ran)} points"
+                     + (f", failed at {failed}" if failed else "")
+                     + (f"; launched the case the plan expects at "
+                        f"{sum(1 for d in ran if d.case == d.picked)} of {len(ran)}" if ran else ""))
+        slow = [fastest_at[tuple(d.values.items())].gpu_s / d.dispatch_s for d in ran
+                if d not in same and tuple(d.values.items()) in fastest_at and d.dispatch_s]
+        if slow:
+            lines.append(f"  elsewhere it ran at {min(slow):.0%}-{max(slow):.0%} of the fastest case's speed "
+                         "(dispatch overhead included)")
+    return lines
+
+
+def write_json(path, measurements, extra: "dict | None" = None, dispatches=()) -> None:
+    document = {**(extra or {}), "results": [m.as_dict() for m in measurements],
+                "dispatcher": [d.as_dict() for d in dispatches]}
     Path(path).write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
 
 
-COLUMNS = ["case", "skipped", "gpu_s", "gpu_spread_s", "serial_s", "speedup", "bytes_moved", "bandwidth_gbs",
-           "copy_gbs", "registers", "correct", "mismatch"]
+COLUMNS = ["case", "picked", "skipped", "gpu_s", "gpu_spread_s", "serial_s", "speedup", "bytes_moved",
+           "bandwidth_gbs", "copy_gbs", "copy_fraction", "registers", "correct", "mismatch"]
 
 
-def write_csv(path, measurements) -> None:
+def write_csv(path, measurements, dispatches=()) -> None:
+    """One row per (point, case) with kind "case", one per dispatcher call with kind "dispatcher"
+    (its time in gpu_s)."""
     names = list(dict.fromkeys(n for m in measurements for n in m.values))
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(names + COLUMNS)
-        for m in measurements:
-            d = m.as_dict()
-            w.writerow([m.values.get(n, "") for n in names] + ["" if d[c] is None else d[c] for c in COLUMNS])
+        w.writerow(names + ["kind"] + COLUMNS)
+        for kind, items in (("case", measurements), ("dispatcher", dispatches)):
+            for m in items:
+                d = m.as_dict()
+                if kind == "dispatcher":
+                    d["gpu_s"] = d.pop("dispatch_s")
+                w.writerow([m.values.get(n, "") for n in names] + [kind] +
+                           ["" if d.get(c) is None else d[c] for c in COLUMNS])
 
 
 def write_heatmaps(path, measurements, rows: list, data: list) -> list:
@@ -131,10 +244,8 @@ def write_heatmaps(path, measurements, rows: list, data: list) -> list:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     path = Path(path)
-    maps = []
-    for title, rname, cname, r_labels, c_labels, cells in tables(measurements, rows, data):
-        for k in sorted({m.case for m in cells.values() if m.case is not None}):
-            maps.append((title, k, rname, cname, r_labels, c_labels, cells))
+    maps = [(title, int(what.split()[1]), rname, cname, r_labels, c_labels, cells)
+            for title, what, rname, cname, r_labels, c_labels, cells in tables(measurements, rows, data)]
     written = []
     for title, k, rname, cname, r_labels, c_labels, cells in maps:
         grid = [[(cells[(r, c)].speedup if (r, c) in cells and cells[(r, c)].case == k else math.nan)

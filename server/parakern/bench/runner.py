@@ -1,14 +1,22 @@
-"""The pycuda runner. NOT TESTED: written without a GPU; pycuda is imported inside functions
-so that the package imports without it.
+"""The pycuda runner: every case kernel of a schedule, and its host dispatcher, on a GPU.
 
-The kernels of a schedule (codegen's kernel_source, wrapped in extern "C") are compiled once
-with nvcc to a cubin for the device's architecture and loaded with module_from_file. A point
-is launched with its case's grid, block and dynamic shared bytes; CUDA events time warm-up
-launches then `repeat` timed ones (median and spread); the arrays are copied back and compared
-with the serial baseline (exact for integers, 1e-5 relative for float, 1e-12 for double).
+The kernels (codegen's kernel_source, wrapped in extern "C") are compiled once with nvcc
+to a cubin for the device's architecture and loaded with pycuda's module_from_file. A
+case is launched with its grid, block and dynamic shared bytes; CUDA events time warm-up
+launches then `repeat` timed ones (median and spread); the arrays are copied back and
+compared with the serial baseline (exact for integers, relative tolerance for floats).
+
+The dispatcher path is the generated host code itself: the schedule's .cu (kernels and
+dispatcher) built by nvcc into a shared library and called through ctypes on pycuda's
+device buffers. The CUDA runtime inside it uses the context pycuda made current.
+
+pycuda is imported inside functions so that the package imports without it. The tests
+run this module against a pycuda and an nvcc that execute on parakern's CPU emulation
+(tests/fakes); the API used here was checked against pycuda 2026.1's sources.
 """
 from __future__ import annotations
 
+import ctypes
 import shutil
 import statistics
 import subprocess
@@ -17,25 +25,26 @@ from pathlib import Path
 
 TOLERANCE = {"float": 1e-5, "double": 1e-12}
 WARMUP = 3
+DEFAULT_SHARED_LIMIT = 48 * 1024   # above it a kernel must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize)
+INSTALL_HINT = ("install it with `pip install -e '.[bench]'` together with the CUDA toolkit, "
+                "on a machine with an NVIDIA GPU (`parakern bench --plan-only --profile h100` works without one)")
 
 
 def requirements() -> str:
-    """'' when pycuda, numpy, nvcc and a GPU are all there; else one line: what is missing."""
-    how = ("install it with `pip install -e '.[bench]'` together with the CUDA toolkit, "
-           "on a machine with an NVIDIA GPU (`parakern bench --plan-only --profile h100` works without one)")
+    """'' when numpy, pycuda, nvcc and a GPU are all there; else one line: what is missing."""
     import importlib.util
     for module in ("numpy", "pycuda"):
         if importlib.util.find_spec(module) is None:
-            return f"parakern bench: {module} is not installed; {how}"
+            return f"parakern bench: {module} is not installed; {INSTALL_HINT}"
     if shutil.which("nvcc") is None:
-        return f"parakern bench: nvcc (the CUDA toolkit) is not on PATH; {how}"
+        return f"parakern bench: nvcc (the CUDA toolkit) is not on PATH; {INSTALL_HINT}"
     try:
         import pycuda.driver as cuda
         cuda.init()
         if cuda.Device.count() < 1:
-            return f"parakern bench: no NVIDIA GPU found; {how}"
+            return f"parakern bench: no NVIDIA GPU found; {INSTALL_HINT}"
     except Exception as exc:  # the driver is missing or broken
-        return f"parakern bench: the CUDA driver cannot be used ({type(exc).__name__}: {exc}); {how}"
+        return f"parakern bench: the CUDA driver cannot be used ({type(exc).__name__}: {exc}); {INSTALL_HINT}"
     return ""
 
 
@@ -45,32 +54,94 @@ def kernels_source(code) -> str:
     return PREAMBLE + INCLUDES + '\nextern "C" {\n\n' + "\n\n".join(code.kernels) + '\n\n}\n'
 
 
+DISPATCH_WRAPPER = "parakern_bench_dispatch"
+
+
+def dispatcher_parameters(schedule) -> list:
+    """(ctype, name, is_array) in the dispatcher's order: parameters, then arrays."""
+    return [(p.ctype, p.name, False) for p in schedule.params] + [(a.ctype, a.name, True) for a in schedule.arrays]
+
+
+def host_library_source(code) -> str:
+    """The schedule's .cu (kernels + dispatcher) and an extern "C" entry point for ctypes."""
+    from parakern.codegen.emit import INCLUDES, PREAMBLE
+    s = code.schedule
+    params = dispatcher_parameters(s)
+    declared = ", ".join(f"{t} *{n}" if array else f"{t} {n}" for t, n, array in params) or "void"
+    names = ", ".join(n for _, n, _ in params)
+    return "\n\n".join([
+        PREAMBLE + INCLUDES, code.prototype, *code.kernels, code.dispatcher,
+        f'extern "C" int {DISPATCH_WRAPPER}({declared})\n{{\n'
+        f"    return {s.function}_{s.index}_dispatch({names});\n}}",
+        'extern "C" const char *parakern_bench_last_error(void)\n{\n'
+        "    return cudaGetErrorString(cudaPeekAtLastError());\n}\n"])
+
+
+def nvcc_cubin_command(source: Path, out: Path, arch: str) -> list:
+    return ["nvcc", "-cubin", f"-arch={arch}", "-O3", "-o", str(out), str(source)]
+
+
+def nvcc_library_command(source: Path, out: Path, arch: str) -> list:
+    return ["nvcc", "-shared", "-Xcompiler", "-fPIC", f"-arch={arch}", "-O3", "-o", str(out), str(source)]
+
+
+def _nvcc(command: list, what: str) -> None:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"nvcc ran for more than 600 s on {what}") from None
+    if done.returncode != 0:
+        raise RuntimeError(f"nvcc failed on {what}:\n" + (done.stderr or done.stdout)[-2000:])
+
+
+def compare(schedule, expected: dict, got: dict) -> tuple[bool, str]:
+    """(all written arrays equal, the first difference): exact for integers, tolerance for floats."""
+    import numpy
+    for a in schedule.arrays:
+        if not a.written:
+            continue
+        e, g = expected[a.name], got[a.name]
+        if a.ctype in TOLERANCE:
+            bad = ~numpy.isclose(g, e, rtol=TOLERANCE[a.ctype], atol=TOLERANCE[a.ctype], equal_nan=True)
+        else:
+            bad = g != e
+        if bad.any():
+            i = int(numpy.flatnonzero(bad)[0])
+            return False, f"{a.name}[{i}]: expected {e[i]}, got {g[i]} ({int(bad.sum())} differ)"
+    return True, ""
+
+
+def bytes_moved(schedule, arrays: dict) -> int:
+    """Each array read once and/or written once: the least traffic any kernel needs."""
+    return sum(arrays[a.name].nbytes * (int(a.read) + int(a.written)) for a in schedule.arrays)
+
+
 class GpuRunner:
     def __init__(self, code, device: int = 0, directory: "str | None" = None):
         import pycuda.driver as cuda
         cuda.init()
         self.cuda = cuda
+        self.code, self.schedule = code, code.schedule
         self.device = cuda.Device(device)
         self.context = self.device.make_context()
-        self.schedule = code.schedule
-        a = cuda.device_attribute
-        self.name = self.device.name()
-        major, minor = self.device.compute_capability()
-        self.arch = f"sm_{major}{minor}"
-        self.regs_per_block = self.device.get_attribute(a.MAX_REGISTERS_PER_BLOCK)
-        self.shared_optin = self.device.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        self.max_threads = self.device.get_attribute(a.MAX_THREADS_PER_BLOCK)
         self._scratch = tempfile.TemporaryDirectory(prefix="parakern-bench-cu-") if directory is None else None
         self.directory = Path(directory or self._scratch.name)
-        source = self.directory / "kernels.cu"
-        source.write_text(kernels_source(code))
-        cubin = self.directory / "kernels.cubin"
-        done = subprocess.run(["nvcc", "-cubin", f"-arch={self.arch}", "-O3", "-o", str(cubin), str(source)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
+        self._host = None
+        try:
+            a = cuda.device_attribute
+            self.name = self.device.name()
+            major, minor = self.device.compute_capability()
+            self.arch = f"sm_{major}{minor}"
+            self.regs_per_block = self.device.get_attribute(a.MAX_REGISTERS_PER_BLOCK)
+            self.shared_optin = self.device.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            self.max_threads = self.device.get_attribute(a.MAX_THREADS_PER_BLOCK)
+            source, cubin = self.directory / "kernels.cu", self.directory / "kernels.cubin"
+            source.write_text(kernels_source(code))
+            _nvcc(nvcc_cubin_command(source, cubin, self.arch), "the case kernels")
+            self.module = cuda.module_from_file(str(cubin))
+        except BaseException:
             self.close()
-            raise RuntimeError("nvcc failed on the kernels:\n" + (done.stderr or done.stdout)[-2000:])
-        self.module = cuda.module_from_file(str(cubin))
+            raise
 
     def machine(self) -> dict:
         """R, Z, T as the dispatcher reads them (R is capped per case by regs_per_block / threads)."""
@@ -107,56 +178,50 @@ class GpuRunner:
             times.append(start.time_till(end) / 1000.0)
         return times
 
-    def run(self, point, scalars: dict, arrays: dict, expected: dict, ctypes_of: dict, repeat: int = 20) -> dict:
-        """Launch the point's case on copies of `arrays`; timings, correctness, bandwidth."""
+    def _buffers(self, arrays: dict) -> dict:
+        return {a.name: self.cuda.to_device(arrays[a.name]) for a in self.schedule.arrays}
+
+    def _reset(self, buffers: dict, arrays: dict) -> None:
+        for a in self.schedule.arrays:
+            self.cuda.memcpy_htod(buffers[a.name], arrays[a.name])
+
+    def _copy_back(self, buffers: dict, host: dict) -> None:
+        cuda = self.cuda
+        cuda.Context.synchronize()
+        for a in self.schedule.arrays:
+            if a.written:
+                cuda.memcpy_dtoh(host[a.name], buffers[a.name])
+
+    def launch(self, k: int, launch: dict, values: dict, host: dict, ctypes_of: dict, repeat: int = 20) -> list:
+        """One execution of the schedule by case k: `host` (the arrays as the function has them at
+        that moment) copied in, the kernel timed (warm-up, `repeat` launches), then launched once on
+        fresh copies and the results copied back into `host`. The kernel times, in seconds."""
         import numpy
         cuda = self.cuda
-        s = self.schedule
-        k, launch = point.case, point.launch
         f = self.function(k)
         shared = int(launch["shared_bytes"])
-        if shared > 48 * 1024:
+        if shared > DEFAULT_SHARED_LIMIT:
             f.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-        buffers = {a.name: cuda.to_device(arrays[a.name]) for a in s.arrays}
-        args = [buffers[a.name] for a in s.arrays]
-        for p in s.params:
-            value = scalars.get(p.name, point.values.get(p.name, 0))
-            args.append(numpy.dtype(ctypes_of[p.ctype]).type(value))
-        grid = tuple(int(g) for g in launch["grid"])
-        block = tuple(int(b) for b in launch["block"])
+        buffers = self._buffers(host)
+        try:
+            args = [buffers[a.name] for a in self.schedule.arrays]
+            args += [numpy.dtype(ctypes_of[p.ctype]).type(values[p.name]) for p in self.schedule.params]
+            grid = tuple(int(g) for g in launch["grid"])
+            block = tuple(int(b) for b in launch["block"])
 
-        def go():
-            f(*args, grid=grid, block=block, shared=shared)
+            def go():
+                f(*args, grid=grid, block=block, shared=shared)
 
-        # the timed launches run on the same buffers: results are taken from a fresh single launch
-        times = self._time(go, repeat)
-        for a in s.arrays:
-            cuda.memcpy_htod(buffers[a.name], arrays[a.name])
-        go()
-        cuda.Context.synchronize()
-        got = {a.name: cuda.from_device_like(buffers[a.name], arrays[a.name]) for a in s.arrays}
-        correct, mismatch = True, ""
-        for a in s.arrays:
-            if not a.written:
-                continue
-            e, g = expected[a.name], got[a.name]
-            if a.ctype in TOLERANCE:
-                bad = ~numpy.isclose(g, e, rtol=TOLERANCE[a.ctype], atol=TOLERANCE[a.ctype], equal_nan=True)
-            else:
-                bad = g != e
-            if bad.any():
-                i = int(numpy.flatnonzero(bad)[0])
-                correct, mismatch = False, f"{a.name}[{i}]: expected {e[i]}, got {g[i]} ({int(bad.sum())} differ)"
-                break
-        moved = sum(arrays[a.name].nbytes * (int(a.read) + int(a.written)) for a in s.arrays)
-        median = statistics.median(times)
-        copy_s = self.copy_time(moved // 2 or 1, repeat)
-        for b in buffers.values():
-            b.free()
-        return {"gpu_s": median, "gpu_spread_s": max(times) - min(times), "bytes_moved": moved,
-                "bandwidth_gbs": moved / median / 1e9 if median else float("nan"),
-                "copy_gbs": 2 * (moved // 2 or 1) / copy_s / 1e9 if copy_s else float("nan"),
-                "registers": self.registers(k), "correct": correct, "mismatch": mismatch}
+            # the timed launches may update the buffers in place (jacobi): the result comes from
+            # one launch on fresh copies
+            times = self._time(go, repeat)
+            self._reset(buffers, host)
+            go()
+            self._copy_back(buffers, host)
+        finally:
+            for b in buffers.values():
+                b.free()
+        return times
 
     def copy_time(self, nbytes: int, repeat: int) -> float:
         """Median seconds of a device-to-device copy of nbytes (reads + writes 2 * nbytes)."""
@@ -167,3 +232,48 @@ class GpuRunner:
         finally:
             src.free()
             dst.free()
+
+    # ---------------------------------------------------------------- the dispatcher path
+
+    def host_library(self):
+        """The schedule's host dispatcher, built with nvcc once and loaded with ctypes."""
+        if self._host is None:
+            from parakern.verify.runner import CTYPES
+            source, library = self.directory / "dispatch.cu", self.directory / "dispatch.so"
+            source.write_text(host_library_source(self.code))
+            _nvcc(nvcc_library_command(source, library, self.arch), "the host dispatcher")
+            lib = ctypes.CDLL(str(library))
+            entry = getattr(lib, DISPATCH_WRAPPER)
+            entry.argtypes = [ctypes.c_void_p if array else CTYPES[t]
+                              for t, _, array in dispatcher_parameters(self.schedule)]
+            entry.restype = ctypes.c_int
+            lib.parakern_bench_last_error.restype = ctypes.c_char_p
+            self._host = lib
+        return self._host
+
+    def dispatch(self, values: dict, host: dict, repeat: int = 20) -> tuple[int, list]:
+        """One execution of the schedule by the generated dispatcher (choice + launch), timed like
+        `launch`: (the case it returned, its times). The case is < 0 when it launched nothing."""
+        lib = self.host_library()
+        entry = getattr(lib, DISPATCH_WRAPPER)
+        buffers = self._buffers(host)
+        returned = []
+        try:
+            args = [int(buffers[n]) if array else values[n] for _, n, array in dispatcher_parameters(self.schedule)]
+
+            def go():
+                returned.append(entry(*args))
+
+            times = self._time(go, repeat)
+            self._reset(buffers, host)
+            returned.clear()
+            go()
+            if returned[0] >= 0:
+                self._copy_back(buffers, host)
+        finally:
+            for b in buffers.values():
+                b.free()
+        return returned[0], times
+
+    def last_error(self) -> str:
+        return (self.host_library().parakern_bench_last_error() or b"").decode(errors="replace")

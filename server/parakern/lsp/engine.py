@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
-from parakern.lsp import analysis, dispatcher, worker
+from parakern.lsp import analysis, benchjob, dispatcher, worker
 from parakern.lsp.analysis import DiagInfo, ScheduleSummary, ScheduleView
 from parakern.lsp.jobs import JobCrashed, JobPool, JobTimeout
 from parakern.lsp.settings import Settings, update
@@ -42,9 +42,10 @@ class Client(Protocol):
     def publish(self, uri: str, version: Optional[int], diagnostics: list) -> None: ...
     def refresh_lenses(self) -> None: ...
     def progress_supported(self) -> bool: ...
-    async def progress_begin(self, token: str, title: str, message: str) -> bool: ...
+    async def progress_begin(self, token: str, title: str, message: str, cancellable: bool = False) -> bool: ...
     def progress_report(self, token: str, message: str, percentage: int) -> None: ...
     def progress_end(self, token: str, message: str) -> None: ...
+    def progress_cancelled(self, token: str) -> bool: ...
     def show_message(self, kind: str, text: str) -> None: ...
 
 
@@ -444,6 +445,50 @@ class Engine:
                 f'digraph "{view.id}" {{ label="no case tree: {summary.status}"; }}'
         return analysis.tree_markdown(view.id, summary)
 
+    async def bench(self, uri: str, schedule_id: str, override=None) -> dict:
+        """Runs the bench of one schedule in its own process, with cancellable progress.
+        {"status": done | missing | error | cancelled, "message": one line, ...the results}."""
+        doc, snap, view = await self.fresh_view(uri, schedule_id)
+        s = self.settings
+        text = analysis.mask_generated(snap.text.replace("\r\n", "\n").replace("\r", "\n"))
+        base = {"text": text, "file": doc.file, "schedule": view.id, "target": s.target,
+                "strategies": None if s.strategies is None else list(s.strategies)}
+        try:
+            request = benchjob.request_from(s.bench, override, base)
+        except benchjob.BenchSettingsError as exc:
+            raise AnalysisError(str(exc)) from None
+        token = f"parakern-bench-{uuid.uuid4()}"
+        process = benchjob.BenchProcess(request)
+        shown = self.client.progress_supported() and await self.client.progress_begin(
+            token, f"parakern bench: {view.id}", "building the kernels and the serial C", cancellable=True)
+        ending = "stopped"
+        try:
+            plan = ""
+            while True:
+                if shown and self.client.progress_cancelled(token):
+                    return {"status": "cancelled", "message": f"bench of {view.id} stopped", "plan": plan}
+                event = await process.next_event()
+                if event is None:
+                    continue
+                kind = event[0]
+                if kind == "plan":
+                    plan = event[1]
+                elif kind == "progress":
+                    done, total, what = event[1:]
+                    if shown:
+                        self.client.progress_report(token, f"{done}/{total} {what}", int(100 * done / max(total, 1)))
+                elif kind == "done":
+                    ending = "done"
+                    return {"status": "done", "message": _bench_message(view.id, event[1]), "plan": plan,
+                            **event[1]}
+                else:  # missing, error
+                    ending = event[1]
+                    return {"status": kind, "message": f"parakern bench: {event[1]}", "plan": plan}
+        finally:
+            process.stop()
+            if shown:
+                self.client.progress_end(token, ending)
+
     def dispatcher_cached(self, uri: str, schedule_id: str):
         """The edit when its code is already generated for the current version, else None."""
         doc = self.docs.get(uri)
@@ -503,3 +548,16 @@ class Engine:
             while len(self.emitted) > 64:
                 self.emitted.popitem(last=False)
         return result
+
+
+def _bench_message(schedule_id: str, result: dict) -> str:
+    lines = result.get("summary") or []
+    head = f"parakern bench {schedule_id} on {result.get('device', 'the GPU')}"
+    if not result.get("correct", True):
+        head += ": some results differ from the serial C (marked WRONG)"
+    defaulted = result.get("defaulted") or []
+    if defaulted:
+        given = {**result.get("data", {}), **result.get("sweep", {})}
+        head += " (defaults: " + ", ".join(f"{n}={given[n]}" for n in defaulted) + \
+            "; set parakern.bench.data / .sweep to choose)"
+    return head + (": " + "; ".join(lines) if lines else "")

@@ -18,7 +18,6 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
-from parakern.lsp import benchcheck
 from parakern.lsp.analysis import SOURCE, DiagInfo, overlaps
 from parakern.lsp.engine import AnalysisError, Engine
 from parakern.lsp.positions import from_client_position, from_client_range, line_text, to_client_range
@@ -103,14 +102,14 @@ class _Client:
     def progress_supported(self) -> bool:
         return bool(self.ls.cap("window.work_done_progress", False))
 
-    async def progress_begin(self, token: str, title: str, message: str) -> bool:
+    async def progress_begin(self, token: str, title: str, message: str, cancellable: bool = False) -> bool:
         try:
             await self.ls.work_done_progress.create_async(token)
         except Exception as exc:   # the client refused: no progress, nothing else changes
             log.info("work done progress refused: %s", exc)
             return False
         self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title=title, message=message, percentage=0, cancellable=False))
+            title=title, message=message, percentage=0, cancellable=cancellable))
         return True
 
     def progress_report(self, token: str, message: str, percentage: int) -> None:
@@ -119,6 +118,11 @@ class _Client:
 
     def progress_end(self, token: str, message: str) -> None:
         self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+        self.ls.work_done_progress.tokens.pop(token, None)
+
+    def progress_cancelled(self, token: str) -> bool:
+        future = self.ls.work_done_progress.tokens.get(token)
+        return future is not None and future.cancelled()
 
     def show_message(self, kind: str, text: str) -> None:
         self.ls.window_show_message(types.ShowMessageParams(
@@ -375,10 +379,18 @@ async def insert_dispatcher(ls: ParakernServer, *args):
 
 @server.command(CMD_BENCH)
 async def bench(ls: ParakernServer, *args):
-    found = await asyncio.get_running_loop().run_in_executor(None, benchcheck.check)
-    ready, text = benchcheck.message(found)
-    ls.engine.client.show_message("info" if ready else "warning", text)
-    return {"ready": ready, "message": text, "pycuda": found["pycuda"], "gpus": found["gpus"]}
+    """[uri, schedule id, optional {data, sweep, repeat, device}]: the bench's tables and figures."""
+    try:
+        values = _args(args, 2, CMD_BENCH)
+        result = await ls.engine.bench(values[0], values[1], values[2] if len(values) > 2 else None)
+    except AnalysisError as exc:
+        ls.engine.client.show_message("warning", f"parakern bench: {exc}")
+        return {"status": "error", "message": f"parakern bench: {exc}"}
+    kind = {"done": "info", "cancelled": "info", "missing": "warning"}.get(result["status"], "error")
+    if result["status"] == "done" and not result.get("correct", True):
+        kind = "error"
+    ls.engine.client.show_message(kind, result["message"])
+    return result
 
 
 @server.command(CMD_TREE)

@@ -7,7 +7,7 @@
     caseDiagnostics   true                     one Information diagnostic per case
     caseTrees         true                     false: front-end diagnostics only (no worker jobs)
     timeLimitSeconds  60                       per schedule
-    bench             {}                       defaults for the bench runner, stored as given
+    bench             {}                       bench defaults: data, sweep, repeat, device
 
 A bad value keeps the previous one and produces a warning (shown to the user),
 never an exception. `testFault` is honoured only when the environment variable
@@ -136,7 +136,12 @@ def update(settings: Settings, raw) -> tuple[Settings, list[str]]:
     if "bench" in raw:
         value = raw["bench"]
         if isinstance(value, dict):
-            changes["bench"] = dict(value)
+            from parakern.lsp.benchjob import settings_problem
+            problem = settings_problem(value)
+            if problem:
+                warnings.append(problem)
+            else:
+                changes["bench"] = dict(value)
         elif value is None:
             changes["bench"] = {}
         else:

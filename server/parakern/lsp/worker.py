@@ -34,10 +34,17 @@ _WARM_SOURCE = """void warm(int n, int B, float *x, float *y)
 
 
 def initialize() -> None:
-    """Process initializer: lower priority (the editor's server stays responsive), imports."""
+    """Process initializer: lower priority (the editor's server stays responsive), stdout onto
+    stderr (the server's stdout is the LSP stream), imports."""
     try:
         os.nice(5)
     except (AttributeError, OSError):
+        pass
+    try:
+        import sys
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+    except OSError:
         pass
     import parakern.pipeline  # noqa: F401  (sympy, z3, llvmlite: the slow imports)
 

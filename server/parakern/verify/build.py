@@ -56,7 +56,7 @@ def tools() -> tuple[str, str]:
     return found[0], found[1]
 
 
-def _run(command: list, what: str, cwd: Path) -> None:
+def run_compiler(command: list, what: str, cwd: Path) -> None:
     try:
         done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
@@ -163,13 +163,13 @@ def build(text: str, file: str, cu_text: str, calls: list[Call], directory: Path
     (directory / "metafork.h").write_text(METAFORK_H)
     include = ["-I", str(directory), "-I", str(Path(file).resolve().parent), "-include", "metafork.h"]
     (directory / "source.c").write_text(line_directive(file) + text)
-    _run([gcc, *CFLAGS, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so", "-lm"],
+    run_compiler([gcc, *CFLAGS, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so", "-lm"],
          "the serial C file", directory)
     (directory / "kernels.cu").write_text(cu_text)
     (directory / "glue.cpp").write_text(glue_source("kernels.cu", calls))
     errors, gpu = {}, {}
     try:
-        _run([gxx, *CXXFLAGS, "-include", str(HEADER), "-c", "glue.cpp", "-o", "glue.o"],
+        run_compiler([gxx, *CXXFLAGS, "-include", str(HEADER), "-c", "glue.cpp", "-o", "glue.o"],
              "the emitted .cu (with the CPU emulation header)", directory)
     except BuildError as exc:
         return Libraries(directory / "serial.so", {}, {c.schedule.id: exc for c in calls})
@@ -177,9 +177,9 @@ def build(text: str, file: str, cu_text: str, calls: list[Call], directory: Path
         host = f"host_{i}.c"
         (directory / host).write_text(gpu_host_source(text, file, call))
         try:
-            _run([gcc, *CFLAGS, *include, "-c", host, "-o", f"host_{i}.o"],
+            run_compiler([gcc, *CFLAGS, *include, "-c", host, "-o", f"host_{i}.o"],
                  f"the C file calling {call.dispatcher}", directory)
-            _run([gxx, "-shared", "-pthread", "-Wl,-Bsymbolic", f"host_{i}.o", "glue.o", "-o", f"gpu_{i}.so",
+            run_compiler([gxx, "-shared", "-pthread", "-Wl,-Bsymbolic", f"host_{i}.o", "glue.o", "-o", f"gpu_{i}.so",
                   "-lm"], f"the GPU library of {call.schedule.id}", directory)
             gpu[call.schedule.id] = directory / f"gpu_{i}.so"
         except BuildError as exc:

@@ -8,6 +8,7 @@ export const state = {
     executed: [] as unknown[][],
     output: [] as string[],
     configListeners: [] as ((e: { affectsConfiguration(k: string): boolean }) => void)[],
+    shown: [] as { language: string; content: string }[],
 };
 
 export function reset(config: Record<string, unknown> = {}): void {
@@ -19,6 +20,7 @@ export function reset(config: Record<string, unknown> = {}): void {
     state.executed = [];
     state.output = [];
     state.configListeners = [];
+    state.shown = [];
 }
 
 const disposable = { dispose() { /* nothing */ } };
@@ -49,6 +51,7 @@ export const workspace = {
         state.configListeners.push(listener);
         return disposable;
     },
+    async openTextDocument(init: { language: string; content: string }) { return { ...init }; },
     getConfiguration(section?: string) {
         const prefix = section ? `${section}.` : "";
         return {
@@ -70,6 +73,7 @@ export const window = {
     showErrorMessage(text: string) { state.messages.push({ level: "error", text }); return Promise.resolve(undefined); },
     showWarningMessage(text: string) { state.messages.push({ level: "warning", text }); return Promise.resolve(undefined); },
     activeTextEditor: undefined as unknown,
+    async showTextDocument(doc: { language: string; content: string }) { state.shown.push(doc); return doc; },
     createOutputChannel(name: string) {
         const line = (level: string) => (m: string) => { state.output.push(`${level} ${m}`); };
         return { name, info: line("info"), error: line("error"), warn: line("warn"), trace: line("trace"),

@@ -1,0 +1,166 @@
+"""One bench of one schedule: plan the sweep on the device, run every case that can run at
+every point and the dispatcher once per point, each against the serial C baseline.
+
+Shared by `parakern bench` and the language server's `parakern.bench`: progress goes to
+a callback (a terminal bar, or LSP work-done progress) and a `cancelled` callable is
+polled between launches, so a stopped bench ends after the launch in flight.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Callable
+
+from parakern.bench import plan as planning
+from parakern.bench import report
+
+
+class Cancelled(Exception):
+    """The bench was stopped by its caller."""
+
+
+@dataclass
+class BenchOutcome:
+    file: str
+    plan: planning.Plan
+    device: str
+    measurements: list = field(default_factory=list)   # report.Measurement, one per (point, case)
+    dispatches: list = field(default_factory=list)     # report.Dispatch, one per runnable point
+
+    def as_dict(self) -> dict:
+        return {"file": self.file, "schedule": self.plan.schedule.id, "device": self.device,
+                "machine": self.plan.machine,
+                "cases": [str(c.constraints) for c in self.plan.tree.cases],
+                "results": [m.as_dict() for m in self.measurements],
+                "dispatcher": [d.as_dict() for d in self.dispatches]}
+
+    @property
+    def correct(self) -> bool:
+        return all(m.correct is not False for m in self.measurements) and \
+            all(d.correct is not False for d in self.dispatches)
+
+
+def steps(plan: planning.Plan) -> int:
+    """Units of progress: each case at each runnable point, and each dispatcher call."""
+    return sum(len(p.holds) + 1 for p in plan.runnable)
+
+
+def _never() -> bool:
+    return False
+
+
+def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory, device: int = 0,
+          repeat: int = 20, progress: "Callable[[int, int, str], None] | None" = None,
+          cancelled: Callable[[], bool] = _never, on_plan: "Callable | None" = None,
+          serial_repeat: int = 3) -> BenchOutcome:
+    """Run the bench; PlanError for a sweep that cannot be planned, Cancelled when stopped.
+
+    At every runnable point the function runs three ways on the same inputs: serial C (the
+    baseline), with each execution of the schedule launching case k (for every case that can
+    run there), and with each execution calling the generated dispatcher. The whole outputs
+    are compared; the times are the kernels' (or the dispatcher calls'), summed over the
+    executions of the schedule in one call of the function."""
+    from parakern.bench.baseline import Baseline
+    from parakern.codegen import schedule_code
+    progress = progress or (lambda i, n, what: None)
+    code = schedule_code(result)
+    gpu = runner_factory(code, device)
+    try:
+        plan = planning.make_plan(result, data, sweeps, gpu.machine())
+        if on_plan is not None:
+            on_plan(plan)
+        outcome = BenchOutcome(file, plan, gpu.name)
+        total, done, baselines = steps(plan), 0, {}
+        with Baseline(text, file, result) as base:
+            for p in plan.points:
+                label = " ".join(f"{n}={v}" for n, v in p.values.items())
+                if p.skipped:
+                    outcome.measurements.append(report.Measurement(p.values, None, p.reason))
+                    continue
+                scalars, arrays, _ = base.inputs(p.values)
+                key = tuple(sorted(scalars.items()))
+                if key not in baselines:  # the serial C depends on the data (and the point's scalars)
+                    baselines[key] = base.run(scalars, arrays, repeat=serial_repeat)
+                serial_s, _, expected = baselines[key]
+                for k in p.holds:
+                    if cancelled():
+                        raise Cancelled()
+                    progress(done, total, f"{label} case {k}")
+                    outcome.measurements.append(
+                        _case(gpu, base, plan, p, k, scalars, arrays, expected, serial_s, repeat))
+                    done += 1
+                if cancelled():
+                    raise Cancelled()
+                progress(done, total, f"{label} dispatcher")
+                outcome.dispatches.append(_dispatcher(gpu, base, p, scalars, arrays, expected, serial_s, repeat))
+                done += 1
+        progress(total, total, "done")
+        return outcome
+    finally:
+        gpu.close()
+
+
+class CaseCannotRun(Exception):
+    """A later execution of the schedule (other host values) is outside the case's region."""
+
+
+def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat) -> report.Measurement:
+    from parakern.bench.runner import bytes_moved, compare
+    from parakern.verify.runner import CTYPES
+    schedule = plan.schedule
+    calls = []   # (median s, spread s, bytes) per execution of the schedule
+
+    def launch(values, host):
+        pick = planning.pick_case(plan.tree, planning.substitutions(schedule, values), plan.machine)
+        if k not in pick.holds:
+            now = " ".join(f"{n}={v}" for n, v in values.items())
+            raise CaseCannotRun(f"case {k} cannot run at execution {len(calls) + 1} of the schedule ({now})")
+        times = gpu.launch(k, dict(pick.launches)[k], values, host, CTYPES, repeat)
+        calls.append((statistics.median(times), max(times) - min(times), bytes_moved(schedule, host)))
+        return k
+
+    try:
+        out, _ = base.run_hooked(scalars, arrays, launch)
+    except CaseCannotRun as exc:
+        return report.Measurement(point.values, k, str(exc), picked=point.case, serial_s=serial_s)
+    correct, mismatch = compare(schedule, expected, out)
+    gpu_s = sum(c[0] for c in calls)
+    moved = sum(c[2] for c in calls)
+    copy_bytes = max(1, calls[0][2] // 2) if calls else 1
+    copy_s = gpu.copy_time(copy_bytes, repeat)
+    return report.Measurement(
+        point.values, k, "", gpu_s=gpu_s, gpu_spread_s=sum(c[1] for c in calls), serial_s=serial_s,
+        bytes_moved=moved, bandwidth_gbs=moved / gpu_s / 1e9 if gpu_s else math.nan,
+        copy_gbs=2 * copy_bytes / copy_s / 1e9 if copy_s else math.nan, registers=gpu.registers(k),
+        correct=correct, mismatch=mismatch, launch=point.launch_of(k), picked=point.case, calls=len(calls))
+
+
+def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat) -> report.Dispatch:
+    from parakern.bench.runner import compare
+    cases, total = [], [0.0]
+
+    def launch(values, host):
+        case, times = gpu.dispatch(values, host, repeat)
+        if case < 0:
+            raise RuntimeError("the dispatcher found no case that fits this device" if case == -1 else
+                               f"the dispatcher's launch failed: {gpu.last_error()}")
+        cases.append(case)
+        total[0] += statistics.median(times)
+        return case
+
+    try:
+        out, _ = base.run_hooked(scalars, arrays, launch)
+    except RuntimeError as exc:
+        return report.Dispatch(point.values, point.case, None, serial_s=serial_s, correct=False, mismatch=str(exc))
+    correct, mismatch = compare(base.schedule, expected, out)
+    return report.Dispatch(point.values, point.case, cases[0] if cases else None, dispatch_s=total[0],
+                           serial_s=serial_s, correct=correct, mismatch=mismatch, calls=len(cases),
+                           cases=sorted(set(cases)))
+
+
+def block_names(plan: planning.Plan) -> list:
+    """The swept parameters that size the block: the rows of the paper's tables."""
+    import sympy
+    names = {x.name for lp in plan.schedule.block for x in sympy.sympify(lp.extent).free_symbols}
+    return [n for n in plan.sweep_names if n in names]

@@ -1,0 +1,200 @@
+"""`parakern.bench` from the editor: the bench of one schedule in a process of its own.
+
+The bench runs in a spawned process (pycuda and the CUDA driver never enter the server,
+a hung or crashed GPU run cannot take the server down, and stopping a bench is
+terminating that process). It reports through a queue: ("plan", text), ("progress",
+done, total, what), then one of ("done", result), ("missing", line) or ("error", line).
+Nothing here imports pygls; the engine turns these events into work-done progress.
+"""
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import queue as queues
+from dataclasses import dataclass, field
+
+DEFAULT_DATA = 1024          # every data parameter: a quick first look; set parakern.bench.data for more
+DEFAULT_BLOCK_1D = [32, 64, 128, 256]
+DEFAULT_BLOCK_2D = [8, 16, 32]
+DEFAULT_OTHER = [1, 2, 4]    # granularity and the other program parameters
+DEFAULT_REPEAT = 10
+
+
+class BenchSettingsError(ValueError):
+    """parakern.bench settings or command arguments that cannot be used."""
+
+
+@dataclass(frozen=True)
+class BenchRequest:
+    text: str                      # the document, generated regions masked
+    file: str
+    schedule: str                  # schedule id
+    target: str
+    strategies: "list | None"
+    data: dict = field(default_factory=dict)     # name -> [values]; missing ones get defaults
+    sweep: dict = field(default_factory=dict)
+    repeat: int = DEFAULT_REPEAT
+    device: int = 0
+
+
+def _values(name: str, value, where: str) -> list:
+    items = value if isinstance(value, list) else [value]
+    if not items or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in items):
+        raise BenchSettingsError(f"{where}.{name} must be a positive integer or a list of them, got {value!r}")
+    return list(dict.fromkeys(items))
+
+
+def request_from(settings: dict, override, base: dict) -> BenchRequest:
+    """The request from parakern.bench settings ({data, sweep, repeat, device}) and the command's
+    optional third argument (the same keys, which win)."""
+    merged = dict(settings or {})
+    if override is not None:
+        if not isinstance(override, dict):
+            raise BenchSettingsError("the third argument of parakern.bench must be an object "
+                                     "like {\"data\": {\"N\": 4096}, \"sweep\": {\"B\": [64, 128]}}")
+        merged.update(override)
+    out = {}
+    for key in ("data", "sweep"):
+        raw = merged.get(key) or {}
+        if not isinstance(raw, dict):
+            raise BenchSettingsError(f"parakern.bench.{key} must be an object of parameter values")
+        out[key] = {str(n): _values(str(n), v, f"parakern.bench.{key}") for n, v in raw.items()}
+    for key, default in (("repeat", DEFAULT_REPEAT), ("device", 0)):
+        value = merged.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < (1 if key == "repeat" else 0):
+            raise BenchSettingsError(f"parakern.bench.{key} must be {'a positive' if key == 'repeat' else 'a'} "
+                                     f"integer, got {value!r}")
+        out[key] = value
+    return BenchRequest(**base, **out)
+
+
+def settings_problem(value: dict) -> str:
+    """'' when parakern.bench can be used, else what is wrong with it."""
+    unknown = sorted(set(value) - {"data", "sweep", "repeat", "device"})
+    if unknown:
+        return f"parakern.bench: unknown key {unknown[0]!r} (use data, sweep, repeat, device)"
+    try:
+        request_from(value, None, {"text": "", "file": "", "schedule": "", "target": "", "strategies": None})
+    except BenchSettingsError as exc:
+        return str(exc)
+    return ""
+
+
+def complete_sweep(schedule, tree, data: dict, sweep: dict) -> tuple[dict, dict, list]:
+    """Defaults for the parameters the bench needs and was not given: (data, sweep, defaulted)."""
+    import sympy
+    from parakern.bench.plan import needed_parameters
+    data, sweep, defaulted = dict(data), dict(sweep), []
+    block = {x.name for lp in schedule.block for x in sympy.sympify(lp.extent).free_symbols}
+    # a program parameter in a case's constraints is a tuning knob (granularity s in 8·s·B+8 ≤ Z);
+    # one that only sizes the grid is a problem size (saxpy's n, whose array size is not visible)
+    tuning = {x.name for case in tree.cases for rel in case.constraints.relations
+              for x in sympy.sympify(rel).free_symbols}
+    kinds = {p.name: p.kind for p in schedule.params}
+    for name in needed_parameters(schedule, tree):
+        if name in data or name in sweep:
+            continue
+        if name in block:
+            sweep[name] = DEFAULT_BLOCK_2D if len(block) > 1 else DEFAULT_BLOCK_1D
+        elif kinds.get(name) == "data" or name not in tuning:
+            data[name] = [DEFAULT_DATA]
+        else:
+            sweep[name] = DEFAULT_OTHER
+        defaulted.append(name)
+    return data, sweep, defaulted
+
+
+# ---------------------------------------------------------------- the bench process
+
+def run_child(request: BenchRequest, events) -> None:
+    """The process body: everything reported through `events`, nothing raised."""
+    import os
+    import sys
+    try:  # the server's stdout is the LSP stream: nothing of this process may write there
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+    except OSError:
+        pass
+    try:
+        events.put(("done", _bench(request, events)))
+    except _Missing as exc:
+        events.put(("missing", str(exc)))
+    except Exception as exc:  # one line for the user, never a traceback
+        excerpt = getattr(exc, "excerpt", None)
+        detail = f": {excerpt(3)}" if callable(excerpt) else ""
+        events.put(("error", f"{type(exc).__name__}: {exc}{detail}"))
+
+
+class _Missing(Exception):
+    pass
+
+
+def _bench(request: BenchRequest, events) -> dict:
+    from parakern.bench import plan as planning
+    from parakern.bench import report, session
+    from parakern.bench.runner import GpuRunner, requirements
+    missing = requirements()
+    if missing:
+        raise _Missing(missing.replace("parakern bench: ", "", 1))
+    from parakern.frontend import analyze_source
+    from parakern.pipeline import Options, optimize_schedule
+    schedule = next((s for s in analyze_source(request.text, request.file).schedules
+                     if s.id == request.schedule), None)
+    if schedule is None:
+        raise ValueError(f"no meta_schedule {request.schedule} in the document")
+    options = Options(target=request.target,
+                      strategies=None if request.strategies is None else tuple(request.strategies))
+    result = optimize_schedule(schedule, options)
+    if result.tree is None or not result.tree.cases:
+        raise ValueError(f"meta_schedule {request.schedule} has no case tree: fix its errors first")
+    data, sweep, defaulted = complete_sweep(schedule, result.tree, request.data, request.sweep)
+    try:
+        outcome = session.bench(
+            request.text, request.file, result, data, sweep, GpuRunner, request.device, request.repeat,
+            progress=lambda i, n, what: events.put(("progress", i, n, what)),
+            on_plan=lambda plan: events.put(("plan", planning.plan_text(plan))))
+    except planning.PlanError as exc:
+        raise ValueError(str(exc)) from None
+    rows, names = session.block_names(outcome.plan), list(outcome.plan.data_names)
+    document = outcome.as_dict()
+    document.update({
+        "data": data, "sweep": sweep, "defaulted": defaulted, "repeat": request.repeat,
+        "correct": outcome.correct,
+        "markdown": report.table_text(outcome.measurements, rows, names, markdown=True,
+                                      dispatches=outcome.dispatches),
+        "summary": report.summary_lines(outcome.measurements, outcome.dispatches)})
+    return document
+
+
+class BenchProcess:
+    """One bench in a spawned process; `events()` yields its reports, `stop()` ends it."""
+
+    def __init__(self, request: BenchRequest):
+        context = multiprocessing.get_context("spawn")
+        self.events_queue = context.Queue()
+        self.process = context.Process(target=run_child, args=(request, self.events_queue), daemon=True,
+                                       name="parakern-bench")
+        self.process.start()
+
+    async def next_event(self, poll: float = 0.2):
+        """The next report; None when there was none for `poll` seconds (the caller checks for a
+        cancellation then); an ("error", ...) when the process died without a last word."""
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(None, self.events_queue.get, True, poll)
+        except queues.Empty:
+            if self.process.is_alive():
+                return None
+            try:
+                return self.events_queue.get_nowait()
+            except queues.Empty:
+                return ("error", f"the bench process ended with exit code {self.process.exitcode}")
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(5)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join(5)
+        self.events_queue.close()

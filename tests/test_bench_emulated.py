@@ -1,0 +1,171 @@
+"""`parakern bench` end to end on the emulated GPU: tests/fakes holds a pycuda and an nvcc
+that run the generated kernels (and the generated host dispatcher) on parakern's CPU
+emulation, with the real nvcc checking the CUDA and giving ptxas's register counts.
+Timings mean nothing here; what is checked is everything around them: every case that can
+run at a point is launched with its launch configuration and compared with the serial C,
+host loops around a schedule (polydiv, jacobi's T steps) launch once per execution, the
+dispatcher path, wrong kernels caught, cancellation, and the files written."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+FAKES = Path(__file__).resolve().parent / "fakes"
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _env(**extra) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(FAKES), env.get("PYTHONPATH", "")) if p)
+    env["PATH"] = os.pathsep.join([str(FAKES / "bin"), env.get("PATH", "")])
+    env.update(extra)
+    return env
+
+
+def _bench(*args, **env):
+    return subprocess.run([sys.executable, "-m", "parakern", "bench", *map(str, args)], capture_output=True,
+                          text=True, env=_env(**env), timeout=280)
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """The fakes in this process (for tests that call the session directly)."""
+    monkeypatch.syspath_prepend(str(FAKES))
+    monkeypatch.setenv("PATH", os.pathsep.join([str(FAKES / "bin"), os.environ.get("PATH", "")]))
+    for name in [m for m in sys.modules if m == "pycuda" or m.startswith("pycuda.")]:
+        monkeypatch.delitem(sys.modules, name)
+    yield
+    for name in [m for m in sys.modules if m == "pycuda" or m.startswith("pycuda.")]:
+        del sys.modules[name]
+
+
+def test_matadd_every_output(tmp_path):
+    done = _bench(SAMPLES / "matadd.c", "--data", "N=32", "--sweep", "B0=4,8", "--sweep", "B1=8", "--repeat", 2,
+                  "--json", tmp_path / "r.json", "--csv", tmp_path / "r.csv", "--plot", tmp_path / "m.png")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["device"] == "parakern CPU emulation" and doc["schedule"] == "matadd:0"
+    assert [(r["values"], r["case"]) for r in doc["results"]] == [
+        ({"N": 32, "B0": 4, "B1": 8}, 1), ({"N": 32, "B0": 8, "B1": 8}, 1)]
+    for r in doc["results"]:
+        assert r["correct"] is True and r["calls"] == 1 and r["picked"] == 1
+        assert r["registers"] > 0                                 # ptxas's count, through the fake cubin
+        assert r["bytes_moved"] == 3 * 32 * 32 * 4                 # a, b read, c written
+        assert r["gpu_s"] > 0 and r["speedup"] > 0 and 0 < r["copy_fraction"]
+    assert r["launch"] == {"grid": [2, 4, 1], "block": [8, 8, 1], "shared_bytes": 0, "threads": 64,
+                           "registers": 16}
+    assert [(d["case"], d["correct"]) for d in doc["dispatcher"]] == [(1, True), (1, True)]
+    assert (tmp_path / "r.csv").read_text().count("\n") == 5      # header, 2 cases, 2 dispatcher calls
+    assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
+    assert "dispatcher, N=32: speedup over serial C" in done.stdout
+    assert "dispatcher: launched the fastest case at 2 of 2 points" in done.stdout
+
+
+def test_cases_by_region_and_host_loops(tmp_path):
+    """A device with 2 KiB of shared memory: jacobi's case 1 (8Bs+8 bytes) where it fits, case 2
+    (8B+8) where it does not; T=3 time steps launch three times per call; the dispatcher agrees."""
+    done = _bench(SAMPLES / "jacobi1d.c", "--data", "N=258", "--data", "T=3", "--sweep", "B=16,64",
+                  "--sweep", "s=1,4", "--repeat", 1, "--json", tmp_path / "j.json",
+                  PARAKERN_FAKE_DEVICE="65536,2048,1024")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads((tmp_path / "j.json").read_text())
+    ran = {(r["values"]["B"], r["values"]["s"]): (r["case"], r["calls"], r["correct"]) for r in doc["results"]}
+    assert ran == {(16, 1): (1, 3, True), (16, 4): (1, 3, True), (64, 1): (1, 3, True), (64, 4): (2, 3, True)}
+    launched = {(d["values"]["B"], d["values"]["s"]): (d["cases"], d["calls"], d["correct"]) for d in doc["dispatcher"]}
+    assert launched[(64, 4)] == ([2], 3, True) and launched[(16, 1)] == ([1], 3, True)
+    big = next(r for r in doc["results"] if r["case"] == 2)
+    assert big["launch"]["shared_bytes"] == 8 * 64 + 8 and big["launch"]["grid"] == [1, 4, 1]
+
+
+def test_polydiv_launches_once_per_elimination_step():
+    done = _bench(SAMPLES / "polydiv.c", "--data", "N=40", "--data", "M=16", "--data", "P=97", "--sweep", "B=8",
+                  "--sweep", "s=1,2", "--repeat", 1)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "WRONG" not in done.stdout and "launched the fastest case at 2 of 2" in done.stdout
+
+
+def test_skipped_points_say_why():
+    done = _bench(SAMPLES / "matadd.c", "--data", "N=32", "--sweep", "B0=4,64", "--sweep", "B1=32", "--repeat", 1)
+    assert done.returncode == 0, done.stderr
+    assert "B0=64 B1=32" in done.stderr and "skipped: no case can run" in done.stderr
+    assert "skip" in done.stdout
+
+
+def test_a_wrong_kernel_is_caught(fake_gpu):
+    """A kernel that subtracts instead of adding: every case and the dispatcher are WRONG."""
+    from parakern.bench import session
+    from parakern.bench.runner import GpuRunner
+    from parakern.pipeline import analyze
+    text = (SAMPLES / "matadd.c").read_text()
+    result = analyze(text, str(SAMPLES / "matadd.c")).results[0]
+
+    def broken(code, device):
+        kernels = tuple(k.replace("a[", "-a[") for k in code.kernels)
+        assert kernels != code.kernels
+        return GpuRunner(dataclasses.replace(code, kernels=kernels), device)
+
+    outcome = session.bench(text, str(SAMPLES / "matadd.c"), result, {"N": [16]}, {"B0": [4], "B1": [8]},
+                            broken, repeat=1)
+    assert not outcome.correct
+    (m,) = outcome.measurements
+    assert m.correct is False and m.mismatch.startswith("c[0]: expected ") and "differ)" in m.mismatch
+    (d,) = outcome.dispatches
+    assert d.correct is False and d.case == 1
+
+
+def test_cancelled_between_launches(fake_gpu):
+    from parakern.bench import session
+    from parakern.bench.runner import GpuRunner
+    from parakern.pipeline import analyze
+    import pycuda.driver as cuda
+    text = (SAMPLES / "matadd.c").read_text()
+    result = analyze(text, "matadd.c").results[0]
+    seen = []
+    with pytest.raises(session.Cancelled):
+        session.bench(text, str(SAMPLES / "matadd.c"), result, {"N": [16]}, {"B0": [4, 8], "B1": [8]}, GpuRunner,
+                      repeat=1, progress=lambda i, n, what: seen.append((i, n, what)), cancelled=lambda: len(seen) >= 2)
+    assert seen == [(0, 4, "N=16 B0=4 B1=8 case 1"), (1, 4, "N=16 B0=4 B1=8 dispatcher")]
+    assert cuda._contexts == []                      # the runner's context was popped
+    assert cuda._live == {}                          # and every buffer freed
+
+
+def test_requirements_with_the_fakes(fake_gpu):
+    from parakern.bench.runner import requirements
+    assert requirements() == ""
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="the CUDA toolkit is not installed")
+def test_the_real_nvcc_builds_what_the_runner_loads(tmp_path):
+    """The exact nvcc command lines of the runner, with the real nvcc: the cubin for the device's
+    architecture and the host dispatcher as a shared library that ctypes can load."""
+    import ctypes
+    from parakern.bench import runner
+    from parakern.codegen import schedule_code
+    from parakern.pipeline import analyze
+    text = (SAMPLES / "jacobi1d.c").read_text()
+    code = schedule_code(analyze(text, "jacobi1d.c").results[0])
+    (tmp_path / "k.cu").write_text(runner.kernels_source(code))
+    (tmp_path / "d.cu").write_text(runner.host_library_source(code))
+    for command in (runner.nvcc_cubin_command(tmp_path / "k.cu", tmp_path / "k.cubin", "sm_90"),
+                    runner.nvcc_library_command(tmp_path / "d.cu", tmp_path / "d.so", "sm_90")):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=280)
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "k.cubin").read_bytes()[:4] == b"\x7fELF"
+    symbols = subprocess.run(["nm", "-D", "--defined-only", str(tmp_path / "d.so")], capture_output=True,
+                             text=True).stdout
+    assert " T parakern_bench_dispatch" in symbols and " T parakern_bench_last_error" in symbols
+    names = subprocess.run(["cuobjdump", "-elf", str(tmp_path / "k.cubin")], capture_output=True, text=True).stdout \
+        if shutil.which("cuobjdump") else "jacobi1d_0_case1 jacobi1d_0_case4"
+    assert "jacobi1d_0_case1" in names and "jacobi1d_0_case4" in names
+    ctypes.CDLL  # the library loads only where libcudart's driver is present: not checked here
