@@ -57,12 +57,15 @@ def run(sample: str, tag: str, data: list, sweep: list, serial_repeat: int, out:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("samples", nargs="*", choices=[[]] + sorted(SUITE), default=[])
+    parser.add_argument("samples", nargs="*", default=[], help=f"some of {', '.join(SUITE)} (default: all)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "bench")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the path, gives no figures")
     args = parser.parse_args(argv)
     suite = QUICK if args.quick else SUITE
+    unknown = [s for s in args.samples if s not in suite]
+    if unknown:
+        parser.error(f"unknown sample {unknown[0]!r}: choose from {', '.join(suite)}")
     args.out.mkdir(parents=True, exist_ok=True)
     runs = []
     for sample in args.samples or list(suite):

@@ -107,6 +107,8 @@ async def test_bench_is_cancelled_from_its_progress(client: Editor):
     await client.wait_for(lambda: any(r.kind == "report" for t in _new_tokens(client, before)
                                       for r in client.progress_reports[t]), timeout=120, what="a progress report")
     (token,) = _new_tokens(client, before)
+    busy = await client.command("parakern.bench", uri, "jacobi1d:0", {"data": {"N": 130}, "repeat": 1})
+    assert busy["status"] == "busy" and "the bench of jacobi1d:0 is still running" in busy["message"]
     client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
     result = await asyncio.wait_for(task, 30)
     assert result["status"] == "cancelled" and "stopped" in result["message"]

@@ -114,6 +114,7 @@ class Engine:
         self._frontend = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parakern-frontend")
         self._tasks: set = set()
         self._closed = False
+        self._bench_running: "str | None" = None   # one bench at a time: two on one GPU time each other
         self.stats = {"jobs": 0, "cache_hits": 0, "dropped": 0, "timeouts": 0, "crashes": 0}
 
     # ------------------------------------------------------------ lifecycle
@@ -447,7 +448,7 @@ class Engine:
 
     async def bench(self, uri: str, schedule_id: str, override=None) -> dict:
         """Runs the bench of one schedule in its own process, with cancellable progress.
-        {"status": done | missing | error | cancelled, "message": one line, ...the results}."""
+        {"status": done | missing | error | cancelled | busy, "message": one line, ...the results}."""
         doc, snap, view = await self.fresh_view(uri, schedule_id)
         s = self.settings
         text = analysis.mask_generated(snap.text.replace("\r\n", "\n").replace("\r", "\n"))
@@ -457,12 +458,16 @@ class Engine:
             request = benchjob.request_from(s.bench, override, base)
         except benchjob.BenchSettingsError as exc:
             raise AnalysisError(str(exc)) from None
+        if self._bench_running is not None:
+            return {"status": "busy", "message": f"parakern bench: the bench of {self._bench_running} is still "
+                    "running; wait for it or cancel it from its progress notification"}
+        self._bench_running = view.id
         token = f"parakern-bench-{uuid.uuid4()}"
-        process = benchjob.BenchProcess(request)
-        shown = self.client.progress_supported() and await self.client.progress_begin(
-            token, f"parakern bench: {view.id}", "building the kernels and the serial C", cancellable=True)
-        ending = "stopped"
+        process, shown, ending = None, False, "stopped"
         try:
+            process = benchjob.BenchProcess(request)
+            shown = self.client.progress_supported() and await self.client.progress_begin(
+                token, f"parakern bench: {view.id}", "building the kernels and the serial C", cancellable=True)
             plan = ""
             while True:
                 if shown and self.client.progress_cancelled(token):
@@ -485,7 +490,9 @@ class Engine:
                     ending = event[1]
                     return {"status": kind, "message": f"parakern bench: {event[1]}", "plan": plan}
         finally:
-            process.stop()
+            if process is not None:
+                process.stop()
+            self._bench_running = None
             if shown:
                 self.client.progress_end(token, ending)
 

@@ -386,7 +386,7 @@ async def bench(ls: ParakernServer, *args):
     except AnalysisError as exc:
         ls.engine.client.show_message("warning", f"parakern bench: {exc}")
         return {"status": "error", "message": f"parakern bench: {exc}"}
-    kind = {"done": "info", "cancelled": "info", "missing": "warning"}.get(result["status"], "error")
+    kind = {"done": "info", "cancelled": "info", "missing": "warning", "busy": "warning"}.get(result["status"], "error")
     if result["status"] == "done" and not result.get("correct", True):
         kind = "error"
     ls.engine.client.show_message(kind, result["message"])
