@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -64,7 +65,8 @@ async def test_bench_runs_every_case_with_progress(client: Editor):
     # every point runs case 1 (8Bs+8 <= 48 KiB): measured, compared, and launched by the dispatcher
     assert {(tuple(r["values"].values()), r["case"]) for r in result["results"]} == \
         {((130, b, s), 1) for b in (16, 32) for s in (1, 4)}
-    assert all(r["correct"] and r["registers"] > 0 and r["speedup"] > 0 for r in result["results"])
+    assert all(r["correct"] and r["speedup"] > 0 for r in result["results"])
+    assert all(r["registers"] > 0 for r in result["results"]) or shutil.which("nvcc") is None  # ptxas's
     assert [d["case"] for d in result["dispatcher"]] == [1, 1, 1, 1]
     assert all(d["correct"] for d in result["dispatcher"])
     assert "**case 1, N=130: speedup over serial C**" in result["markdown"]
