@@ -27,7 +27,7 @@
 /* ------------------------------------------------------------ dispatchers */
 
 /*
- * jacobi1d:0 (samples/jacobi1d.c:9:9): 4 cases, tried in order
+ * jacobi1d:0 (samples/jacobi1d.c:9:9): 4 cases, tried in order, then by the real fit of nvcc's kernels alone
  *   1: 20 <= R && 8*B*s + 8 <= Z && B <= T   (1) (4a) (3a)
  *   2: 20 <= R && 8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T   (1) (4a) (3b)
  *   3: 20 <= R && Z < 8*B + 8 && B <= T   (1) (4b) (3b)
@@ -271,10 +271,11 @@ __global__ void jacobi1d_0_case4(int *__restrict__ a, int N, int s, int B, int t
 
 /* ------------------------------------------------------------ host */
 
-/* jacobi1d:0, case 1: launches jacobi1d_0_case1 when its constraints hold and it fits the device.
+/* jacobi1d:0, case 1: launches jacobi1d_0_case1 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int jacobi1d_0_try_case1(const cudaDeviceProp &prop, long long N, long long s, long long B,
-                                long long t, int *a)
+static int jacobi1d_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long N, long long s,
+                                long long B, long long t, int *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (N - 2)/(B*s);
@@ -287,7 +288,7 @@ static int jacobi1d_0_try_case1(const cudaDeviceProp &prop, long long N, long lo
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(20 <= R && 8*B*s + 8 <= Z && B <= T))
+    if (!(by_fit ? (8*B*s + 8 <= Z && B <= T) : (20 <= R && 8*B*s + 8 <= Z && B <= T)))
         return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, jacobi1d_0_case1) != cudaSuccess)
@@ -305,10 +306,11 @@ static int jacobi1d_0_try_case1(const cudaDeviceProp &prop, long long N, long lo
     return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
-/* jacobi1d:0, case 2: launches jacobi1d_0_case2 when its constraints hold and it fits the device.
+/* jacobi1d:0, case 2: launches jacobi1d_0_case2 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int jacobi1d_0_try_case2(const cudaDeviceProp &prop, long long N, long long s, long long B,
-                                long long t, int *a)
+static int jacobi1d_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long N, long long s,
+                                long long B, long long t, int *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (N - 2)/(B*s);
@@ -322,7 +324,7 @@ static int jacobi1d_0_try_case2(const cudaDeviceProp &prop, long long N, long lo
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(20 <= R && 8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T))
+    if (!(by_fit ? (8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T) : (20 <= R && 8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T)))
         return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, jacobi1d_0_case2) != cudaSuccess)
@@ -340,10 +342,11 @@ static int jacobi1d_0_try_case2(const cudaDeviceProp &prop, long long N, long lo
     return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
-/* jacobi1d:0, case 3: launches jacobi1d_0_case3 when its constraints hold and it fits the device.
+/* jacobi1d:0, case 3: launches jacobi1d_0_case3 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, long long N, long long s, long long B,
-                                long long t, int *a)
+static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long long N, long long s,
+                                long long B, long long t, int *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (N - 2)/(B*s);
@@ -356,7 +359,7 @@ static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, long long N, long lo
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(20 <= R && Z < 8*B + 8 && B <= T))
+    if (!(by_fit ? (Z < 8*B + 8 && B <= T) : (20 <= R && Z < 8*B + 8 && B <= T)))
         return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, jacobi1d_0_case3) != cudaSuccess)
@@ -370,10 +373,11 @@ static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, long long N, long lo
     return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
 }
 
-/* jacobi1d:0, case 4: launches jacobi1d_0_case4 when its constraints hold and it fits the device.
+/* jacobi1d:0, case 4: launches jacobi1d_0_case4 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
  * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int jacobi1d_0_try_case4(const cudaDeviceProp &prop, long long N, long long s, long long B,
-                                long long t, int *a)
+static int jacobi1d_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long long N, long long s,
+                                long long B, long long t, int *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (N - 2)/(B*s);
@@ -386,7 +390,7 @@ static int jacobi1d_0_try_case4(const cudaDeviceProp &prop, long long N, long lo
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(18 <= R && R < 20 && 8*B*s + 8 <= Z && B <= T))
+    if (!(by_fit ? (8*B*s + 8 <= Z && B <= T) : (18 <= R && R < 20 && 8*B*s + 8 <= Z && B <= T)))
         return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, jacobi1d_0_case4) != cudaSuccess)
@@ -417,13 +421,23 @@ int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)
         prop_device = device;
     }
     int launched;
-    if ((launched = jacobi1d_0_try_case1(prop, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case1(prop, false, N, s, B, t, a)) != 0)
         return launched;
-    if ((launched = jacobi1d_0_try_case2(prop, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case2(prop, false, N, s, B, t, a)) != 0)
         return launched;
-    if ((launched = jacobi1d_0_try_case3(prop, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case3(prop, false, N, s, B, t, a)) != 0)
         return launched;
-    if ((launched = jacobi1d_0_try_case4(prop, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case4(prop, false, N, s, B, t, a)) != 0)
+        return launched;
+    /* no case both holds and fits: nvcc's kernels need not use the registers
+     * counted, so the first case whose kernel really fits */
+    if ((launched = jacobi1d_0_try_case1(prop, true, N, s, B, t, a)) != 0)
+        return launched;
+    if ((launched = jacobi1d_0_try_case2(prop, true, N, s, B, t, a)) != 0)
+        return launched;
+    if ((launched = jacobi1d_0_try_case3(prop, true, N, s, B, t, a)) != 0)
+        return launched;
+    if ((launched = jacobi1d_0_try_case4(prop, true, N, s, B, t, a)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   20 <= R && 8*B*s + 8 <= Z && T < B   (threads)

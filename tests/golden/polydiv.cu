@@ -27,7 +27,7 @@
 /* ------------------------------------------------------------ dispatchers */
 
 /*
- * polydiv:0 (samples/polydiv.c:10:9): 6 cases, tried in order
+ * polydiv:0 (samples/polydiv.c:10:9): 6 cases, tried in order, then by the real fit of nvcc's kernels alone
  *   1: 20 <= R && 8*B*s + 4 <= Z && B <= T   (1) (4a) (3a)
  *   2: 20 <= R && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T   (1) (4a) (3b)
  *   3: 20 <= R && Z < 8*B + 4 && B <= T   (1) (4b) (3b)
@@ -303,10 +303,11 @@ __global__ void polydiv_0_case6(int *__restrict__ a, const int *__restrict__ b, 
 
 /* ------------------------------------------------------------ host */
 
-/* polydiv:0, case 1: launches polydiv_0_case1 when its constraints hold and it fits the device.
+/* polydiv:0, case 1: launches polydiv_0_case1 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case1(const cudaDeviceProp &prop, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
+                               long long P, long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -319,7 +320,7 @@ static int polydiv_0_try_case1(const cudaDeviceProp &prop, long long N, long lon
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(20 <= R && 8*B*s + 4 <= Z && B <= T))
+    if (!(by_fit ? (8*B*s + 4 <= Z && B <= T) : (20 <= R && 8*B*s + 4 <= Z && B <= T)))
         return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, polydiv_0_case1) != cudaSuccess)
@@ -337,10 +338,11 @@ static int polydiv_0_try_case1(const cudaDeviceProp &prop, long long N, long lon
     return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
-/* polydiv:0, case 2: launches polydiv_0_case2 when its constraints hold and it fits the device.
+/* polydiv:0, case 2: launches polydiv_0_case2 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case2(const cudaDeviceProp &prop, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
+                               long long P, long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -354,7 +356,7 @@ static int polydiv_0_try_case2(const cudaDeviceProp &prop, long long N, long lon
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(20 <= R && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T))
+    if (!(by_fit ? (8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T) : (20 <= R && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T)))
         return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, polydiv_0_case2) != cudaSuccess)
@@ -372,10 +374,11 @@ static int polydiv_0_try_case2(const cudaDeviceProp &prop, long long N, long lon
     return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
-/* polydiv:0, case 3: launches polydiv_0_case3 when its constraints hold and it fits the device.
+/* polydiv:0, case 3: launches polydiv_0_case3 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case3(const cudaDeviceProp &prop, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
+                               long long P, long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -388,7 +391,7 @@ static int polydiv_0_try_case3(const cudaDeviceProp &prop, long long N, long lon
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(20 <= R && Z < 8*B + 4 && B <= T))
+    if (!(by_fit ? (Z < 8*B + 4 && B <= T) : (20 <= R && Z < 8*B + 4 && B <= T)))
         return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, polydiv_0_case3) != cudaSuccess)
@@ -402,10 +405,11 @@ static int polydiv_0_try_case3(const cudaDeviceProp &prop, long long N, long lon
     return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
 }
 
-/* polydiv:0, case 4: launches polydiv_0_case4 when its constraints hold and it fits the device.
+/* polydiv:0, case 4: launches polydiv_0_case4 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
  * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case4(const cudaDeviceProp &prop, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
+                               long long P, long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -418,7 +422,7 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, long long N, long lon
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(14 <= R && R < 20 && 8*B*s + 4 <= Z && B <= T))
+    if (!(by_fit ? (8*B*s + 4 <= Z && B <= T) : (14 <= R && R < 20 && 8*B*s + 4 <= Z && B <= T)))
         return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, polydiv_0_case4) != cudaSuccess)
@@ -436,10 +440,11 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, long long N, long lon
     return cudaPeekAtLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
 }
 
-/* polydiv:0, case 5: launches polydiv_0_case5 when its constraints hold and it fits the device.
+/* polydiv:0, case 5: launches polydiv_0_case5 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
  * Returns 5 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case5(const cudaDeviceProp &prop, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case5(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
+                               long long P, long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -453,7 +458,7 @@ static int polydiv_0_try_case5(const cudaDeviceProp &prop, long long N, long lon
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(18 <= R && R < 20 && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T))
+    if (!(by_fit ? (8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T) : (18 <= R && R < 20 && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T)))
         return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, polydiv_0_case5) != cudaSuccess)
@@ -471,10 +476,11 @@ static int polydiv_0_try_case5(const cudaDeviceProp &prop, long long N, long lon
     return cudaPeekAtLastError() == cudaSuccess ? 5 : PARAKERN_CUDA_ERROR;
 }
 
-/* polydiv:0, case 6: launches polydiv_0_case6 when its constraints hold and it fits the device.
+/* polydiv:0, case 6: launches polydiv_0_case6 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
  * Returns 6 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case6(const cudaDeviceProp &prop, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case6(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
+                               long long P, long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -487,7 +493,7 @@ static int polydiv_0_try_case6(const cudaDeviceProp &prop, long long N, long lon
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(18 <= R && R < 20 && Z < 8*B + 4 && B <= T))
+    if (!(by_fit ? (Z < 8*B + 4 && B <= T) : (18 <= R && R < 20 && Z < 8*B + 4 && B <= T)))
         return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, polydiv_0_case6) != cudaSuccess)
@@ -514,17 +520,31 @@ int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
         prop_device = device;
     }
     int launched;
-    if ((launched = polydiv_0_try_case1(prop, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case1(prop, false, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case2(prop, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case2(prop, false, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case3(prop, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case3(prop, false, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case4(prop, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case4(prop, false, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case5(prop, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case5(prop, false, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case6(prop, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case6(prop, false, N, M, P, s, B, a, b)) != 0)
+        return launched;
+    /* no case both holds and fits: nvcc's kernels need not use the registers
+     * counted, so the first case whose kernel really fits */
+    if ((launched = polydiv_0_try_case1(prop, true, N, M, P, s, B, a, b)) != 0)
+        return launched;
+    if ((launched = polydiv_0_try_case2(prop, true, N, M, P, s, B, a, b)) != 0)
+        return launched;
+    if ((launched = polydiv_0_try_case3(prop, true, N, M, P, s, B, a, b)) != 0)
+        return launched;
+    if ((launched = polydiv_0_try_case4(prop, true, N, M, P, s, B, a, b)) != 0)
+        return launched;
+    if ((launched = polydiv_0_try_case5(prop, true, N, M, P, s, B, a, b)) != 0)
+        return launched;
+    if ((launched = polydiv_0_try_case6(prop, true, N, M, P, s, B, a, b)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   20 <= R && 8*B*s + 4 <= Z && T < B   (threads)

@@ -27,7 +27,7 @@
 /* ------------------------------------------------------------ dispatchers */
 
 /*
- * saxpy:0 (samples/saxpy.c:7:5): 1 case, tried in order
+ * saxpy:0 (samples/saxpy.c:7:5): 1 case, tried in order, then by the real fit of nvcc's kernels alone
  *   1: 10 <= R && B <= T   (1) (4b) (3a)
  *   no case fits where 10 <= R && T < B
  *   no case fits where R < 10
@@ -58,10 +58,11 @@ __global__ void saxpy_0_case1(float *__restrict__ y, const float *__restrict__ x
 
 /* ------------------------------------------------------------ host */
 
-/* saxpy:0, case 1: launches saxpy_0_case1 when its constraints hold and it fits the device.
+/* saxpy:0, case 1: launches saxpy_0_case1 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int saxpy_0_try_case1(const cudaDeviceProp &prop, long long n, long long B, float alpha,
-                             float *y, const float *x)
+static int saxpy_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long n, long long B,
+                             float alpha, float *y, const float *x)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B + n - 1)/B;
@@ -72,7 +73,7 @@ static int saxpy_0_try_case1(const cudaDeviceProp &prop, long long n, long long 
     /* the machine parameters for this block size */
     const long long T = prop.maxThreadsPerBlock;
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(10 <= R && B <= T))
+    if (!(by_fit ? (B <= T) : (10 <= R && B <= T)))
         return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, saxpy_0_case1) != cudaSuccess)
@@ -99,7 +100,11 @@ int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x)
         prop_device = device;
     }
     int launched;
-    if ((launched = saxpy_0_try_case1(prop, n, B, alpha, y, x)) != 0)
+    if ((launched = saxpy_0_try_case1(prop, false, n, B, alpha, y, x)) != 0)
+        return launched;
+    /* no case both holds and fits: nvcc's kernels need not use the registers
+     * counted, so the first case whose kernel really fits */
+    if ((launched = saxpy_0_try_case1(prop, true, n, B, alpha, y, x)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   10 <= R && T < B   (threads)

@@ -15,7 +15,12 @@ sharedMemPerBlockOptin, R = min(255, regsPerBlock / threads)), the case's
 constraints in 64-bit arithmetic, then the real fit of nvcc's kernel
 (cudaFuncGetAttributes: numRegs <= R; shared bytes <= Z; threads <= T) —
 the constraints were derived from the IR's register count, which nvcc need
-not match. Kernels are launched only through PARAKERN_LAUNCH.
+not match. When no case both holds and fits, a second pass tries the cases
+in the same order by the real fit alone (the constraints on R dropped, those
+on Z, T and the program parameters kept): where nvcc's kernel of an earlier
+case needs more registers than counted, a later case whose region is cut by
+that count still runs instead of PARAKERN_NO_CASE_FITS. Kernels are launched
+only through PARAKERN_LAUNCH.
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ from parakern.codegen.launch import AXES, in_parameters, launch_of
 from parakern.comprehensive import Case, CaseTree
 from parakern.model import Schedule
 from parakern.strategies.rebuild import used_names
-from parakern.symbols import P_OCC
+from parakern.symbols import P_OCC, R
 
 MAX_REGISTERS = 255            # the most registers a thread can address
 STATIC_SHARED_LIMIT = "48 * 1024"  # above it a kernel must opt in to more dynamic shared memory
@@ -53,7 +58,8 @@ def prototype(tree: CaseTree) -> str:
     """The dispatcher's declaration, with a comment listing its cases."""
     s = tree.schedule
     n = len(tree.cases)
-    lines = [f"{s.id} ({s.keyword_span}): {n} case{'s' * (n != 1)}, tried in order"]
+    lines = [f"{s.id} ({s.keyword_span}): {n} case{'s' * (n != 1)}, tried in order"
+             + (", then by the real fit of nvcc's kernels alone" if _by_fit_pass(tree) else "")]
     for k, case in enumerate(tree.cases, 1):
         lines.append(f"  {k}: {relation_c(case.constraints.relations)}   {' '.join(case.decisions)}")
     for u in tree.uncovered:
@@ -62,6 +68,11 @@ def prototype(tree: CaseTree) -> str:
     lines.append(f"Returns the case launched ({returns}), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.")
     comment = ["/*"] + [" * " + line for line in lines] + [" */"]
     return "\n".join(comment + [signature("int " + dispatcher_name(s), dispatcher_arguments(s)) + ";"])
+
+
+def _by_fit_pass(tree: CaseTree) -> bool:
+    """A second pass by the real fit is worth it when some case is cut by a register count."""
+    return any(R in sympy.sympify(r).free_symbols for c in tree.cases for r in c.constraints.relations)
 
 
 def dispatcher_source(tree: CaseTree) -> str:
@@ -79,11 +90,11 @@ def _host_type(ctype: str) -> str:
 def _try_case(tree: CaseTree, case: Case, k: int) -> str:
     s = tree.schedule
     names = Names(used_names(s) | {"R", "Z", "T"})
-    n = {w: names.fresh(w) for w in ("prop", "attr", "grid", "block", "threads", "shared_bytes")}
+    n = {w: names.fresh(w) for w in ("prop", "by_fit", "attr", "grid", "block", "threads", "shared_bytes")}
     launch = launch_of(case)
     kernel = kernel_name(s, k)
-    args = [f"const cudaDeviceProp &{n['prop']}"] + [f"{_host_type(p.ctype)} {p.name}" for p in s.params] \
-        + array_parameters(s, restrict=False)
+    args = [f"const cudaDeviceProp &{n['prop']}", f"bool {n['by_fit']}"] \
+        + [f"{_host_type(p.ctype)} {p.name}" for p in s.params] + array_parameters(s, restrict=False)
     body: list[str] = ["/* the launch, in 64-bit arithmetic: the constraints' products must not overflow */"]
     grid, empty = [], []
     for axis, size, limit in zip(AXES, launch.grid, GRID_LIMITS):
@@ -101,7 +112,7 @@ def _try_case(tree: CaseTree, case: Case, k: int) -> str:
         body.append(f"const long long {n['shared_bytes']} = {sym_c(launch.shared_bytes)};")
     body += [f"if ({' || '.join(empty)})",
              INDENT + "return 0;  /* an empty grid or block, or one beyond CUDA's limits */"]
-    tests = _constraints(case, s)
+    tests = _constraints(case, s, n["by_fit"])
     fits = [f"{n['attr']}.numRegs > R"] + ([f"{n['shared_bytes']} > Z"] if shared else []) + [f"{n['threads']} > T"]
     body += _machine(n, identifiers(tests + fits)) + tests
     body += [f"cudaFuncAttributes {n['attr']};",
@@ -123,7 +134,8 @@ def _try_case(tree: CaseTree, case: Case, k: int) -> str:
              f"PARAKERN_LAUNCH({kernel}, {n['grid']}, {n['block']}, {shared_arg}, {', '.join(call)});",
              "/* peek, not get: the caller can still read why a launch failed */",
              f"return cudaPeekAtLastError() == cudaSuccess ? {k} : PARAKERN_CUDA_ERROR;"]
-    comment = [f"/* {s.id}, case {k}: launches {kernel} when its constraints hold and it fits the device.",
+    comment = [f"/* {s.id}, case {k}: launches {kernel} when its constraints hold and it fits the device",
+               f" * ({n['by_fit']}: its constraints on R dropped, the fit of nvcc's kernel decides).",
                f" * Returns {k} when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */"]
     return "\n".join(comment + [signature(f"static int {_try_name(s, k)}", args), "{"]
                      + [INDENT + line for line in body] + ["}"])
@@ -159,7 +171,7 @@ def _machine(n: dict, used: set) -> list[str]:
         [f"const long long {m} = {v};" for m, v in values.items() if m in used]
 
 
-def _constraints(case: Case, s: Schedule) -> list[str]:
+def _constraints(case: Case, s: Schedule, by_fit: str) -> list[str]:
     relations = [in_parameters(r, s) for r in case.constraints.relations]
     if any(P_OCC in r.free_symbols for r in relations):
         raise CodegenError("the cases depend on an occupancy target (P_occ), which a dispatcher cannot "
@@ -167,7 +179,11 @@ def _constraints(case: Case, s: Schedule) -> list[str]:
                            s.keyword_span)
     if not relations:
         return ["/* no constraint: the case holds everywhere */"]
-    return [f"if (!({relation_c(relations)}))", INDENT + "return 0;"]
+    without_r = [r for r in relations if R not in r.free_symbols]
+    if len(without_r) == len(relations):
+        return [f"if (!({relation_c(relations)}))", INDENT + "return 0;"]
+    loose = relation_c(without_r) if without_r else "true"
+    return [f"if (!({by_fit} ? ({loose}) : ({relation_c(relations)})))", INDENT + "return 0;"]
 
 
 # ------------------------------------------------------------------ the dispatcher
@@ -191,9 +207,15 @@ def _dispatcher(tree: CaseTree) -> str:
             INDENT + f"{known} = {device};",
             "}",
             f"int {launched};"]
-    for k, _ in enumerate(tree.cases, 1):
-        body += [f"if (({launched} = {_try_name(s, k)}({', '.join(call)})) != 0)",
-                 INDENT + f"return {launched};"]
+    passes = [("false", None)]
+    if _by_fit_pass(tree):
+        passes.append(("true", ["/* no case both holds and fits: nvcc's kernels need not use the registers",
+                                " * counted, so the first case whose kernel really fits */"]))
+    for flag, why in passes:
+        body += why or []
+        for k, _ in enumerate(tree.cases, 1):
+            body += [f"if (({launched} = {_try_name(s, k)}({', '.join([call[0], flag] + call[1:])})) != 0)",
+                     INDENT + f"return {launched};"]
     return "\n".join([head, "{"] + [INDENT + line for line in body + _uncovered(tree)] + ["}"])
 
 
