@@ -119,3 +119,15 @@ async def test_bench_is_cancelled_from_its_progress(client: Editor):
     hover = await client.hover(uri, 8, 12)
     assert hover is not None
     client.close(uri)
+
+
+async def test_bench_beside_a_schedule_with_errors(client: Editor):
+    """The broken schedule cannot be benched (it has no case tree); its good neighbour can."""
+    uri, text = sample("wrong/one_bad_one_good.c")
+    client.open(uri, text)
+    bad = await client.command("parakern.bench", uri, "f:0")
+    assert bad["status"] == "error" and "no meta_schedule 'f:0'" in bad["message"]
+    good = await client.command("parakern.bench", uri, "f:1", {"data": {"n": 64}, "sweep": {"B": [16]}, "repeat": 1})
+    assert good["status"] == "done", good["message"]
+    assert [(r["case"], r["correct"]) for r in good["results"]] == [(1, True)]
+    client.close(uri)
