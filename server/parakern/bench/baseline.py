@@ -28,17 +28,20 @@ from parakern.verify.signature import FLOATING, signature
 CFLAGS = ["-O2", "-fPIC", "-w"]
 
 
-def build_serial(text: str, file: str, directory: Path, cflags=CFLAGS) -> Path:
-    """serial.so of the file (gcc -include metafork.h); BuildError / ToolMissing."""
+def _gcc() -> str:
     gcc = shutil.which("gcc")
     if gcc is None:
         raise building.ToolMissing("gcc not found on PATH: the serial baseline is compiled with gcc")
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "metafork.h").write_text(building.METAFORK_H)
+    return gcc
+
+
+def build_serial(text: str, file: str, directory: Path, cflags=CFLAGS) -> Path:
+    """serial.so of the file (gcc -include metafork.h); BuildError / ToolMissing."""
+    gcc = _gcc()
+    include = building.serial_includes(directory, file)
     (directory / "source.c").write_text(building.line_directive(file) + text)
-    include = ["-I", str(directory), "-I", str(Path(file).resolve().parent), "-include", "metafork.h"]
-    building.run_compiler([gcc, *cflags, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so", "-lm"],
-                  "the serial C file", directory)
+    building.run_compiler([gcc, *cflags, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so",
+                           "-lm"], "the serial C file", directory)
     return directory / "serial.so"
 
 
@@ -70,9 +73,9 @@ def build_hooked(text: str, file: str, schedule, directory: Path) -> Path:
     call = building.Call(schedule, f"parakern_call_{stem}", "", ())
     (directory / "hooked.c").write_text(building.gpu_host_source(text, file, call))
     (directory / "hook.c").write_text(hook_shim(schedule, call.wrapper))
-    include = ["-I", str(directory), "-I", str(Path(file).resolve().parent), "-include", "metafork.h"]
-    building.run_compiler([shutil.which("gcc") or "gcc", *CFLAGS, "-shared", "-Wl,-Bsymbolic", *include, "hooked.c",
-                   "hook.c", "-o", "hooked.so", "-lm"], "the C file calling the GPU", directory)
+    include = building.serial_includes(directory, file)
+    building.run_compiler([_gcc(), *CFLAGS, "-shared", "-Wl,-Bsymbolic", *include, "hooked.c", "hook.c", "-o",
+                           "hooked.so", "-lm"], "the C file calling the GPU", directory)
     return directory / "hooked.so"
 
 

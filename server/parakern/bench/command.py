@@ -104,10 +104,7 @@ def _bench(args, text, result, data, sweeps) -> int:
     print(report.table_text(outcome.measurements, rows, data_names, markdown=args.markdown,
                             dispatches=outcome.dispatches))
     if args.json:
-        document = outcome.as_dict()
-        report.write_json(args.json, outcome.measurements, {k: v for k, v in document.items()
-                                                             if k not in ("results", "dispatcher")},
-                          outcome.dispatches)
+        report.write_json(args.json, outcome.measurements, outcome.header(), outcome.dispatches)
     if args.csv:
         report.write_csv(args.csv, outcome.measurements, outcome.dispatches)
     if args.plot:

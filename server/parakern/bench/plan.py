@@ -200,6 +200,11 @@ def _launch_problem(sizes: dict) -> str:
     return ""
 
 
+def block_parameters(schedule) -> set:
+    """Names of the parameters that size the block (B0, B1 of the block-level meta_for extents)."""
+    return {x.name for lp in schedule.block for x in sympy.sympify(lp.extent).free_symbols}
+
+
 def needed_parameters(schedule, tree) -> list:
     """Integer parameters that the facts, the cases or the launches read."""
     names = set()

@@ -23,7 +23,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-TOLERANCE = {"float": 1e-5, "double": 1e-12}
+from parakern.verify.runner import TOLERANCE
+
 WARMUP = 3
 DEFAULT_SHARED_LIMIT = 48 * 1024   # above it a kernel must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize)
 INSTALL_HINT = ("install it with `pip install -e '.[bench]'` together with the CUDA toolkit, "
@@ -192,36 +193,42 @@ class GpuRunner:
             if a.written:
                 cuda.memcpy_dtoh(host[a.name], buffers[a.name])
 
+    def _execute(self, host: dict, build, repeat: int, succeeded=lambda result: True) -> tuple:
+        """`build(buffers)` gives a no-argument launch. It is timed on device copies of `host`
+        (warm-up, `repeat` launches; they may update the buffers in place, as jacobi does), then
+        run once on fresh copies, whose written arrays go back into `host` when
+        `succeeded(its result)`. (the times in seconds, that result)"""
+        buffers = self._buffers(host)
+        try:
+            go = build(buffers)
+            times = self._time(go, repeat)
+            self._reset(buffers, host)
+            result = go()
+            if succeeded(result):
+                self._copy_back(buffers, host)
+        finally:
+            for b in buffers.values():
+                b.free()
+        return times, result
+
     def launch(self, k: int, launch: dict, values: dict, host: dict, ctypes_of: dict, repeat: int = 20) -> list:
-        """One execution of the schedule by case k: `host` (the arrays as the function has them at
-        that moment) copied in, the kernel timed (warm-up, `repeat` launches), then launched once on
-        fresh copies and the results copied back into `host`. The kernel times, in seconds."""
+        """One execution of the schedule by case k on `host` (the arrays as the function has them
+        at that moment, updated in place). The kernel times, in seconds."""
         import numpy
         cuda = self.cuda
         f = self.function(k)
         shared = int(launch["shared_bytes"])
         if shared > DEFAULT_SHARED_LIMIT:
             f.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
-        buffers = self._buffers(host)
-        try:
-            args = [buffers[a.name] for a in self.schedule.arrays]
-            args += [numpy.dtype(ctypes_of[p.ctype]).type(values[p.name]) for p in self.schedule.params]
-            grid = tuple(int(g) for g in launch["grid"])
-            block = tuple(int(b) for b in launch["block"])
+        grid = tuple(int(g) for g in launch["grid"])
+        block = tuple(int(b) for b in launch["block"])
+        scalars = [numpy.dtype(ctypes_of[p.ctype]).type(values[p.name]) for p in self.schedule.params]
 
-            def go():
-                f(*args, grid=grid, block=block, shared=shared)
+        def build(buffers):
+            args = [buffers[a.name] for a in self.schedule.arrays] + scalars
+            return lambda: f(*args, grid=grid, block=block, shared=shared)
 
-            # the timed launches may update the buffers in place (jacobi): the result comes from
-            # one launch on fresh copies
-            times = self._time(go, repeat)
-            self._reset(buffers, host)
-            go()
-            self._copy_back(buffers, host)
-        finally:
-            for b in buffers.values():
-                b.free()
-        return times
+        return self._execute(host, build, repeat)[0]
 
     def copy_time(self, nbytes: int, repeat: int) -> float:
         """Median seconds of a device-to-device copy of nbytes (reads + writes 2 * nbytes)."""
@@ -254,26 +261,14 @@ class GpuRunner:
     def dispatch(self, values: dict, host: dict, repeat: int = 20) -> tuple[int, list]:
         """One execution of the schedule by the generated dispatcher (choice + launch), timed like
         `launch`: (the case it returned, its times). The case is < 0 when it launched nothing."""
-        lib = self.host_library()
-        entry = getattr(lib, DISPATCH_WRAPPER)
-        buffers = self._buffers(host)
-        returned = []
-        try:
+        entry = getattr(self.host_library(), DISPATCH_WRAPPER)
+
+        def build(buffers):
             args = [int(buffers[n]) if array else values[n] for _, n, array in dispatcher_parameters(self.schedule)]
+            return lambda: entry(*args)
 
-            def go():
-                returned.append(entry(*args))
-
-            times = self._time(go, repeat)
-            self._reset(buffers, host)
-            returned.clear()
-            go()
-            if returned[0] >= 0:
-                self._copy_back(buffers, host)
-        finally:
-            for b in buffers.values():
-                b.free()
-        return returned[0], times
+        times, case = self._execute(host, build, repeat, succeeded=lambda case: case >= 0)
+        return case, times
 
     def last_error(self) -> str:
         return (self.host_library().parakern_bench_last_error() or b"").decode(errors="replace")

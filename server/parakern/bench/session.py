@@ -28,11 +28,13 @@ class BenchOutcome:
     measurements: list = field(default_factory=list)   # report.Measurement, one per (point, case)
     dispatches: list = field(default_factory=list)     # report.Dispatch, one per runnable point
 
-    def as_dict(self) -> dict:
+    def header(self) -> dict:
+        """What the bench ran on: everything but the results."""
         return {"file": self.file, "schedule": self.plan.schedule.id, "device": self.device,
-                "machine": self.plan.machine,
-                "cases": [str(c.constraints) for c in self.plan.tree.cases],
-                "results": [m.as_dict() for m in self.measurements],
+                "machine": self.plan.machine, "cases": [str(c.constraints) for c in self.plan.tree.cases]}
+
+    def as_dict(self) -> dict:
+        return {**self.header(), "results": [m.as_dict() for m in self.measurements],
                 "dispatcher": [d.as_dict() for d in self.dispatches]}
 
     @property
@@ -161,6 +163,5 @@ def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat) -
 
 def block_names(plan: planning.Plan) -> list:
     """The swept parameters that size the block: the rows of the paper's tables."""
-    import sympy
-    names = {x.name for lp in plan.schedule.block for x in sympy.sympify(lp.extent).free_symbols}
+    names = planning.block_parameters(plan.schedule)
     return [n for n in plan.sweep_names if n in names]

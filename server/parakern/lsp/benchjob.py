@@ -44,9 +44,9 @@ def _values(name: str, value, where: str) -> list:
     return list(dict.fromkeys(items))
 
 
-def request_from(settings: dict, override, base: dict) -> BenchRequest:
-    """The request from parakern.bench settings ({data, sweep, repeat, device}) and the command's
-    optional third argument (the same keys, which win)."""
+def bench_values(settings: dict, override=None) -> dict:
+    """{data, sweep, repeat, device} from parakern.bench settings and the command's optional third
+    argument (the same keys, which win); BenchSettingsError says what is wrong."""
     merged = dict(settings or {})
     if override is not None:
         if not isinstance(override, dict):
@@ -65,7 +65,12 @@ def request_from(settings: dict, override, base: dict) -> BenchRequest:
             raise BenchSettingsError(f"parakern.bench.{key} must be {'a positive' if key == 'repeat' else 'a'} "
                                      f"integer, got {value!r}")
         out[key] = value
-    return BenchRequest(**base, **out)
+    return out
+
+
+def request_from(settings: dict, override, base: dict) -> BenchRequest:
+    """The request for one schedule (`base`: text, file, schedule, target, strategies)."""
+    return BenchRequest(**base, **bench_values(settings, override))
 
 
 def settings_problem(value: dict) -> str:
@@ -74,7 +79,7 @@ def settings_problem(value: dict) -> str:
     if unknown:
         return f"parakern.bench: unknown key {unknown[0]!r} (use data, sweep, repeat, device)"
     try:
-        request_from(value, None, {"text": "", "file": "", "schedule": "", "target": "", "strategies": None})
+        bench_values(value)
     except BenchSettingsError as exc:
         return str(exc)
     return ""
@@ -83,9 +88,9 @@ def settings_problem(value: dict) -> str:
 def complete_sweep(schedule, tree, data: dict, sweep: dict) -> tuple[dict, dict, list]:
     """Defaults for the parameters the bench needs and was not given: (data, sweep, defaulted)."""
     import sympy
-    from parakern.bench.plan import needed_parameters
+    from parakern.bench.plan import block_parameters, needed_parameters
     data, sweep, defaulted = dict(data), dict(sweep), []
-    block = {x.name for lp in schedule.block for x in sympy.sympify(lp.extent).free_symbols}
+    block = block_parameters(schedule)
     # a program parameter in a case's constraints is a tuning knob (granularity s in 8·s·B+8 ≤ Z);
     # one that only sizes the grid is a problem size (saxpy's n, whose array size is not visible)
     tuning = {x.name for case in tree.cases for rel in case.constraints.relations
@@ -136,15 +141,12 @@ def _bench(request: BenchRequest, events) -> dict:
     missing = requirements()
     if missing:
         raise _Missing(missing.replace("parakern bench: ", "", 1))
-    from parakern.frontend import analyze_source
-    from parakern.pipeline import Options, optimize_schedule
-    schedule = next((s for s in analyze_source(request.text, request.file).schedules
-                     if s.id == request.schedule), None)
-    if schedule is None:
-        raise ValueError(f"no meta_schedule {request.schedule} in the document")
-    options = Options(target=request.target,
-                      strategies=None if request.strategies is None else tuple(request.strategies))
-    result = optimize_schedule(schedule, options)
+    from parakern.lsp import worker
+    from parakern.pipeline import optimize_schedule
+    job = {"text": request.text, "file": request.file, "id": request.schedule, "target": request.target,
+           "strategies": request.strategies}
+    schedule = worker.schedule_of(job)
+    result = optimize_schedule(schedule, worker.options_of(job))
     if result.tree is None or not result.tree.cases:
         raise ValueError(f"meta_schedule {request.schedule} has no case tree: fix its errors first")
     data, sweep, defaulted = complete_sweep(schedule, result.tree, request.data, request.sweep)

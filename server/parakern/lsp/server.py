@@ -7,7 +7,6 @@ and analysis.py (texts); positions are converted with the document's codec here.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from typing import Any, Optional

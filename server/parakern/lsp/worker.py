@@ -61,11 +61,11 @@ def warm_up() -> int:
     return os.getpid()
 
 
-class _Missing(Exception):
-    pass
+class ScheduleMissing(Exception):
+    """The job's schedule id is no longer in its text."""
 
 
-def _options(job: dict):
+def options_of(job: dict):
     from parakern.pipeline import Options
     strategies = job.get("strategies")
     return Options(target=job.get("target", "sm_80"),
@@ -73,13 +73,13 @@ def _options(job: dict):
                    occupancy=job.get("occupancy"))
 
 
-def _schedule(job: dict):
+def schedule_of(job: dict):
     from parakern.frontend import analyze_source
     frontend = analyze_source(analysis.mask_generated(job["text"]), job["file"])
     for schedule in frontend.schedules:
         if schedule.id == job["id"]:
             return schedule
-    raise _Missing(f"meta_schedule {job['id']} is no longer in the document")
+    raise ScheduleMissing(f"meta_schedule {job['id']} is no longer in the document")
 
 
 def _fault(job: dict, schedule) -> None:
@@ -108,15 +108,15 @@ def analyse(job: dict) -> analysis.ScheduleSummary:
     start = time.perf_counter()
     schedule = None
     try:
-        schedule = _schedule(job)
+        schedule = schedule_of(job)
         _fault(job, schedule)
         from parakern.pipeline import optimize_schedule
-        result = optimize_schedule(schedule, _options(job))
+        result = optimize_schedule(schedule, options_of(job))
         origin = analysis.function_origin(schedule)
         _remember(f"{job['key']}@{origin}", result)
         return analysis.summarize(result, job["key"], origin, job.get("profiles", ()),
                                   time.perf_counter() - start, job["file"])
-    except _Missing as exc:
+    except ScheduleMissing as exc:
         return analysis.ScheduleSummary(job["key"], job["id"], "", "missing", str(exc))
     except Exception as exc:  # never a traceback to the user: one diagnostic on the keyword
         if schedule is None:
@@ -151,17 +151,17 @@ def emit(job: dict) -> tuple[bool, str]:
             return False, ("the CUDA generator (parakern.codegen.emit_schedule) is not part of this "
                            "installation yet")
         # Keyed by the function's first line too: the generated comments cite source lines.
-        schedule = _schedule(job)
+        schedule = schedule_of(job)
         where = f"{job['key']}@{analysis.function_origin(schedule)}"
         result = _RESULTS.get(where)
         if result is None:
             from parakern.pipeline import optimize_schedule
-            result = optimize_schedule(schedule, _options(job))
+            result = optimize_schedule(schedule, options_of(job))
             _remember(where, result)
         if result.tree is None:
             return False, f"meta_schedule {job['id']} has no case tree: fix its errors first"
         return True, str(generator(result))
-    except _Missing as exc:
+    except ScheduleMissing as exc:
         return False, str(exc)
     except Exception as exc:
         return False, f"the dispatcher could not be generated ({type(exc).__name__}: {exc})"

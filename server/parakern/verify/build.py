@@ -65,6 +65,14 @@ def run_compiler(command: list, what: str, cwd: Path) -> None:
         raise BuildError(what, done.stderr + done.stdout)
 
 
+def serial_includes(directory: Path, file: str) -> list:
+    """Writes metafork.h (MetaFork as serial C) into `directory`; the gcc flags that find it and the
+    user's own headers beside `file`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "metafork.h").write_text(METAFORK_H)
+    return ["-I", str(directory), "-I", str(Path(file).resolve().parent), "-include", "metafork.h"]
+
+
 def offset(text: str, line: int, col: int) -> int:
     """Offset of a 1-based (line, column) in text (columns in code points)."""
     lines = text.split("\n")
@@ -159,9 +167,7 @@ class Libraries:
 def build(text: str, file: str, cu_text: str, calls: list[Call], directory: Path) -> Libraries:
     """Compile serial.so and one gpu_<i>.so per call, in `directory`."""
     gcc, gxx = tools()
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "metafork.h").write_text(METAFORK_H)
-    include = ["-I", str(directory), "-I", str(Path(file).resolve().parent), "-include", "metafork.h"]
+    include = serial_includes(directory, file)
     (directory / "source.c").write_text(line_directive(file) + text)
     run_compiler([gcc, *CFLAGS, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so", "-lm"],
          "the serial C file", directory)
