@@ -1,77 +1,161 @@
-"""The bench of the paper's examples (section 6) on a GPU: one `parakern bench` run per
-sample and data size, with the paper's sweeps, written to docs/bench/ (markdown tables,
-JSON, CSV, heat maps) with an index RESULTS.md.
+"""The GPU bench of every sample (the paper's section 6 and ours): one `parakern bench
+--every-case` run per sample, variant and data size, with the paper's sweeps, written to a
+folder (markdown tables, JSON, CSV, heat maps) with an index RESULTS.json.
 
-    python bench/paper_gpu.py [SAMPLE ...] [--out docs/bench] [--repeat 20] [--quick]
+    python bench/paper_gpu.py [SAMPLE ...] [--out DIR] [--repeat 20] [--quick] [--deadline S]
 
-Needs pycuda, nvcc and an NVIDIA GPU (see docs/bench/README.md for a machine without
-network). --quick uses tiny sizes: a check of the whole path (e.g. on the emulated GPU of
-tests/fakes), not figures.
+Samples are named as in SUITE: `matmul` and `matmul+cache` (the same file with
+`cache(a, b)` on its meta_schedule), `jacobi1d`, ... Needs pycuda, nvcc and an NVIDIA GPU
+(bench/gpu_all.sh runs this, the references and the sanitizer in one go; see
+docs/bench/README.md). --quick uses tiny sizes: a check of the whole path (e.g. on the
+emulated GPU of tests/fakes), not figures. --deadline stops starting new runs after S
+seconds, so that a run with a time limit still returns what it measured.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# sample -> [(tag, data arguments)], sweep arguments, serial repeats (the serial C of a big
-# matmul takes seconds: once is enough)
+
+@dataclass(frozen=True)
+class Entry:
+    sample: str                      # samples/<sample>.c
+    sizes: tuple                     # ((tag, ["N=4096", ...]), ...)
+    sweep: tuple                     # ("B0=4,8", ...)
+    serial_repeat: int = 3
+    cache: str = ""                  # a cache(...) clause put on the meta_schedule (a variant)
+    small: tuple = field(default=())  # one small point for the sanitizer: (data..., sweep...)
+    serial_jobs: int = 1             # serial C runs at a time (only where they do not share memory bandwidth)
+
+
+PAIRS_MM = ["ub1=8,16,32,64", "B0=4,8", "s=2,4"]   # (ub1, B0) of the paper's Table 1, plus (8, 4)
+
+# Sizes: the paper's where it gives them, and where its kernels would run for less than
+# 100 microseconds on a current GPU, larger ones (each kernel >= 100 us on an H100).
 SUITE = {
-    "matadd": ([("N4096", ["N=4096"])], ["B0=4,8,16,32", "B1=8,16,32,64"], 3),
-    "matmul": ([("n1024", ["n=1024"]), ("n2048", ["n=2048"])], ["ub1=8,16,32,64", "B0=4,8", "s=2,4"], 1),
-    "jacobi1d": ([("N32770_T4", ["N=32770", "T=4"])], ["B=16,32,64,128,256", "s=2,4,8"], 3),
-    "transpose": ([("N16384", ["N=16384"])], ["B0=4,8,16,32", "B1=32", "s=2,4,8"], 1),
-    "polydiv": ([(f"M{m}", [f"M={m}", f"N={m + 100}", "P=65521"]) for m in (8192, 16384, 32768)],
-                ["B=16,32,64,128,256,512", "s=1"], 1),
+    "matmul": Entry("matmul", (("n1024", ("n=1024",)), ("n2048", ("n=2048",))), tuple(PAIRS_MM), 1,
+                    small=("n=128", "ub1=16", "B0=8", "s=2"), serial_jobs=8),
+    "matmul+cache": Entry("matmul", (("n1024", ("n=1024",)), ("n2048", ("n=2048",))), tuple(PAIRS_MM), 1,
+                          cache="cache(a, b)", small=("n=128", "ub1=16", "B0=8", "s=2"), serial_jobs=8),
+    "jacobi1d": Entry("jacobi1d", (("N32770_T4", ("N=32770", "T=4")),), ("B=16,32,64,128,256", "s=2,4,8"), 3,
+                      small=("N=4098", "T=2", "B=64", "s=2")),
+    "transpose": Entry("transpose", (("N16384", ("N=16384",)),), ("B0=4,8,16,32", "B1=32", "s=2,4,8"), 1,
+                       small=("N=512", "B0=8", "B1=32", "s=2")),
+    "matadd": Entry("matadd", (("N8192", ("N=8192",)),), ("B0=4,8,16,32", "B1=8,16,32,64"), 1,
+                    small=("N=512", "B0=8", "B1=32")),
+    "polydiv": Entry("polydiv", (("M8192", ("M=8192", "N=8292", "P=65521")),
+                                 ("M32768", ("M=32768", "N=32868", "P=65521")),
+                                 ("M33554432", ("M=33554432", "N=33554442", "P=65521"))),
+                     ("B=16,32,64,128,256,512", "s=1,2"), 1, small=("M=2048", "N=2060", "P=65521", "B=128", "s=2")),
+    "saxpy": Entry("saxpy", (("n67108864", ("n=67108864",)),), ("B=64,128,256,512,1024",), 3,
+                   small=("n=100000", "B=256")),
+    "stencil2d": Entry("stencil2d", (("N8192", ("N=8192",)),), ("Bx=16,32,64", "By=4,8,16"), 3,
+                       small=("N=300", "Bx=32", "By=8")),
+    "matvec": Entry("matvec", (("m8192", ("m=8192", "n=8192")),), ("B=32,64,128,256,512",), 3,
+                    small=("m=1000", "n=700", "B=128")),
 }
 QUICK = {
-    "matadd": ([("N32", ["N=32"])], ["B0=4,8", "B1=8"], 1),
-    "matmul": ([("n16", ["n=16"])], ["ub1=4,8", "B0=4", "s=2"], 1),
-    "jacobi1d": ([("N130_T2", ["N=130", "T=2"])], ["B=16,32", "s=2"], 1),
-    "transpose": ([("N32", ["N=32"])], ["B0=4", "B1=8", "s=2"], 1),
-    "polydiv": ([("M16", ["M=16", "N=20", "P=97"])], ["B=8", "s=1"], 1),
+    "matmul": Entry("matmul", (("n16", ("n=16",)),), ("ub1=4,8", "B0=4", "s=2"), 1),
+    "matmul+cache": Entry("matmul", (("n16", ("n=16",)),), ("ub1=4,8", "B0=4", "s=2"), 1, cache="cache(a, b)"),
+    "jacobi1d": Entry("jacobi1d", (("N130_T2", ("N=130", "T=2")),), ("B=16,32", "s=2"), 1),
+    "transpose": Entry("transpose", (("N32", ("N=32",)),), ("B0=4", "B1=8", "s=2"), 1),
+    "matadd": Entry("matadd", (("N32", ("N=32",)),), ("B0=4,8", "B1=8"), 1),
+    "polydiv": Entry("polydiv", (("M16", ("M=16", "N=20", "P=97")),), ("B=8", "s=1"), 1),
 }
 
 
-def run(sample: str, tag: str, data: list, sweep: list, serial_repeat: int, out: Path, repeat: int) -> dict:
-    stem = out / f"{sample}_{tag}"
-    command = [sys.executable, "-m", "parakern", "bench", str(ROOT / "samples" / f"{sample}.c"),
+def variant_file(entry: Entry, folder: Path) -> Path:
+    """The sample as it is benched: a copy under folder/<variant>/ with the cache clause put on
+    its meta_schedule. Every bench runs in the folder of its file and names it by its base
+    name, so that the serial programs of two variants are the same (Baseline.run's cache)."""
+    source = ROOT / "samples" / f"{entry.sample}.c"
+    if not entry.cache:
+        return source
+    text = source.read_text()
+    changed, count = re.subn(r"meta_schedule\s*(cache\([^)]*\))?\s*\{", f"meta_schedule {entry.cache} {{", text)
+    if count != 1:
+        raise SystemExit(f"{source}: expected one meta_schedule to put {entry.cache} on, found {count}")
+    target = folder / "variants" / re.sub(r"\W+", "_", entry.cache).strip("_") / source.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(changed)
+    return target
+
+
+def bench_command(file: Path, data, sweep, repeat: int, serial_repeat: int, stem: "Path | None",
+                  serial_cache: "Path | None", serial_jobs: int = 1) -> list:
+    command = [sys.executable, "-m", "parakern", "bench", file.name, "--every-case",
                *[a for d in data for a in ("--data", d)], *[a for s in sweep for a in ("--sweep", s)],
-               "--repeat", str(repeat), "--serial-repeat", str(serial_repeat), "--markdown",
-               "--json", f"{stem}.json", "--csv", f"{stem}.csv", "--plot", f"{stem}.png"]
+               "--repeat", str(repeat), "--serial-repeat", str(serial_repeat), "--markdown"]
+    if serial_jobs > 1:
+        command += ["--serial-jobs", str(serial_jobs)]
+    if serial_cache is not None:
+        command += ["--serial-cache", str(serial_cache)]
+    if stem is not None:
+        command += ["--json", f"{stem}.json", "--csv", f"{stem}.csv", "--plot", f"{stem}.png"]
+    return command
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "server"), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def run(name: str, entry: Entry, tag: str, data, out: Path, repeat: int, timeout: float) -> dict:
+    file = variant_file(entry, out)
+    stem = (out / f"{name.replace('+', '_')}_{tag}").resolve()
+    command = bench_command(file, data, entry.sweep, repeat, entry.serial_repeat, stem, out.resolve() / "serial-cache",
+                            entry.serial_jobs)
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, cwd=file.parent, env=_env(),
+                              timeout=max(1.0, timeout))
+        code, stdout, stderr = done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired as exc:
+        code, stdout = 124, (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        stderr = f"stopped after {timeout:.0f} s (the run's deadline)"
     seconds = time.perf_counter() - start
-    plan = "\n".join(line for line in done.stderr.splitlines() if not line.startswith("["))
-    (Path(f"{stem}.md")).write_text(f"# {sample} ({' '.join(data)})\n\n`{' '.join(command[2:])}`\n\n"
-                                    f"{done.stdout}\n\n## Plan and messages\n\n```\n{plan}\n```\n")
-    print(f"{sample} {tag}: exit {done.returncode} in {seconds:.1f} s -> {stem}.md", file=sys.stderr)
-    return {"sample": sample, "tag": tag, "exit": done.returncode, "seconds": round(seconds, 1),
-            "report": f"{stem.name}.md"}
+    plan = "\n".join(line for line in stderr.splitlines() if not line.startswith("["))
+    shown = " ".join(["parakern", *command[3:4], f"samples/{entry.sample}.c" if not entry.cache else
+                      f"<samples/{entry.sample}.c with {entry.cache}>", *command[5:]]).replace(str(out.resolve()), "OUT")
+    Path(f"{stem}.md").write_text(f"# {name} ({' '.join(data)})\n\n`{shown}`\n\n"
+                                  f"{stdout}\n\n## Plan and messages\n\n```\n{plan}\n```\n")
+    print(f"{name} {tag}: exit {code} in {seconds:.1f} s -> {stem.name}.md", file=sys.stderr, flush=True)
+    return {"sample": name, "tag": tag, "exit": code, "seconds": round(seconds, 1), "report": f"{stem.name}.md"}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("samples", nargs="*", default=[], help=f"some of {', '.join(SUITE)} (default: all)")
-    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "bench")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "bench" / "raw")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the path, gives no figures")
+    parser.add_argument("--deadline", type=float, default=0, help="seconds after which no new run starts (0: none)")
     args = parser.parse_args(argv)
     suite = QUICK if args.quick else SUITE
     unknown = [s for s in args.samples if s not in suite]
     if unknown:
         parser.error(f"unknown sample {unknown[0]!r}: choose from {', '.join(suite)}")
     args.out.mkdir(parents=True, exist_ok=True)
-    runs = []
-    for sample in args.samples or list(suite):
-        cases, sweep, serial_repeat = suite[sample]
-        for tag, data in cases:
-            runs.append(run(sample, tag, data, sweep, serial_repeat, args.out, args.repeat))
+    start, runs = time.monotonic(), []
+    for name in args.samples or list(suite):
+        entry = suite[name]
+        for tag, data in entry.sizes:
+            left = args.deadline - (time.monotonic() - start) if args.deadline else 24 * 3600
+            if left < 10:
+                print(f"{name} {tag}: not started, the deadline is reached", file=sys.stderr)
+                runs.append({"sample": name, "tag": tag, "exit": None, "seconds": 0, "report": None})
+                continue
+            runs.append(run(name, entry, tag, data, args.out, args.repeat, left))
     index = args.out / "RESULTS.json"
     previous = json.loads(index.read_text()) if index.exists() else {}
     previous.update({f"{r['sample']}_{r['tag']}": r for r in runs})

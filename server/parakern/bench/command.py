@@ -19,6 +19,13 @@ def add_parser(sub) -> None:
     p.add_argument("--repeat", type=int, default=20, help="timed launches per case and point (default 20)")
     p.add_argument("--serial-repeat", type=int, default=3, metavar="N",
                    help="timed runs of the serial C per point, median taken (default 3)")
+    p.add_argument("--every-case", action="store_true",
+                   help="time every case that fits the device at each point, not only those whose "
+                        "constraints hold (the constraints on R dropped, as the dispatcher's second pass)")
+    p.add_argument("--serial-cache", metavar="DIR",
+                   help="keep the serial C results in DIR and reuse them for the same program and inputs")
+    p.add_argument("--serial-jobs", type=int, default=1, metavar="N",
+                   help="run the serial C of all points first, N at a time (default 1: one by one)")
     p.add_argument("--json", metavar="OUT", help="write the results as JSON")
     p.add_argument("--csv", metavar="OUT", help="write the results as CSV")
     p.add_argument("--plot", metavar="OUT.png", help="heat map of the speedups per case")
@@ -53,8 +60,8 @@ def run(args) -> int:
         sweeps = planning.parse_assignments(args.sweep, "--sweep")
     except planning.PlanError as exc:
         return _fail(f"parakern bench: {exc}")
-    if args.repeat < 1 or args.serial_repeat < 1:
-        return _fail("parakern bench: --repeat and --serial-repeat must be at least 1")
+    if args.repeat < 1 or args.serial_repeat < 1 or args.serial_jobs < 1:
+        return _fail("parakern bench: --repeat, --serial-repeat and --serial-jobs must be at least 1")
     if args.plan_only and not args.profile:
         return _fail("parakern bench: --plan-only needs --profile DEVICE "
                      f"({', '.join(sorted(PROFILES))})")
@@ -78,7 +85,7 @@ def run(args) -> int:
     result = results[0]
     try:
         if args.plan_only:
-            plan = planning.make_plan(result, data, sweeps, planning.profile_machine(args.profile))
+            plan = planning.make_plan(result, data, sweeps, planning.profile_machine(args.profile), args.every_case)
             print(planning.plan_text(plan))
             return 0
         return _bench(args, text, result, data, sweeps)
@@ -99,7 +106,8 @@ def _bench(args, text, result, data, sweeps) -> int:
     from parakern.bench.plan import plan_text
     outcome = session.bench(text, args.file, result, data, sweeps, GpuRunner, args.device, args.repeat,
                             progress=_progress, on_plan=lambda plan: print(plan_text(plan), file=sys.stderr),
-                            serial_repeat=args.serial_repeat)
+                            serial_repeat=args.serial_repeat, every_case=args.every_case,
+                            serial_cache=args.serial_cache, serial_jobs=args.serial_jobs)
     rows, data_names = session.block_names(outcome.plan), list(outcome.plan.data_names)
     print(report.table_text(outcome.measurements, rows, data_names, markdown=args.markdown,
                             dispatches=outcome.dispatches))

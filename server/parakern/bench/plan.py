@@ -58,7 +58,8 @@ class CasePick:
     holds: tuple = ()               # cases (1-based) whose constraints hold and which fit
     reason: str = ""                # why the point is skipped
     launch: "dict | None" = None    # grid, block, shared_bytes, threads of the picked case (ints)
-    launches: tuple = ()            # ((case, launch), ...) of every case in `holds`
+    launches: tuple = ()            # ((case, launch), ...) of every case in `holds` and `runs`
+    runs: tuple = ()                # cases that can run when the constraints on R are dropped (every_case)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class PlanPoint:
     reason: str
     launch: "dict | None"
     launches: tuple = ()            # ((case, launch), ...): every case that can run here
+    runs: tuple = ()                # what the bench launches here: `holds`, or every case that fits
 
     def launch_of(self, case: int) -> dict:
         return dict(self.launches)[case]
@@ -87,6 +89,7 @@ class Plan:
     data_names: tuple
     sweep_names: tuple
     points: list = field(default_factory=list)
+    every_case: bool = False        # the bench launches every case that fits, not only those that hold
 
     @property
     def runnable(self) -> list:
@@ -100,7 +103,8 @@ class Plan:
         return {"schedule": self.schedule.id, "machine": dict(self.machine),
                 "data": list(self.data_names), "sweep": list(self.sweep_names),
                 "cases": [str(c.constraints) for c in self.tree.cases],
-                "points": [{"values": p.values, "case": p.case, "holds": list(p.holds),
+                "every_case": self.every_case,
+                "points": [{"values": p.values, "case": p.case, "holds": list(p.holds), "runs": list(p.runs),
                             "skipped": p.reason, "launch": p.launch} for p in self.points]}
 
 
@@ -141,49 +145,74 @@ def check_facts(schedule, subs: dict) -> str:
     return ""
 
 
-def pick_case(tree, subs: dict, machine: dict) -> CasePick:
-    """The case the dispatcher picks with these parameter values (subs: symbol -> Integer)."""
-    regs_per_block = machine.get("regs_per_block")
+def pick_case(tree, subs: dict, machine: dict, every_case: bool = False) -> CasePick:
+    """The case the dispatcher picks with these parameter values (subs: symbol -> Integer).
+
+    every_case: also list in `runs` the cases whose kernel can run on the device here though
+    their constraints on R, Z, T do not hold (those say when the tree prefers a kernel, not
+    whether it runs): their own threads and shared memory fit the device, the registers of
+    nvcc's kernel are checked by the runner when it launches. Every kernel of the tree is
+    worth timing, not only the one the model prefers."""
     holds, failures, first, first_launch, launches = [], [], None, None, []
+    runs = []
     for k, case in enumerate(tree.cases, 1):
-        launch = launch_of(case)
-        threads = _integer(launch.threads, subs)
-        if threads is None or threads < 1:
-            failures.append(f"case {k}: {threads} threads per block")
-            continue
-        r = int(machine["R"])
-        if regs_per_block:
-            r = min(r, int(regs_per_block) // threads)
-        env = dict(subs)
-        env.update({R: sympy.Integer(r), Z: sympy.Integer(int(machine["Z"])), T: sympy.Integer(int(machine["T"]))})
-        failed = ""
-        for rel in case.constraints.relations:
-            truth = _truth(_value(rel, env))
-            if truth is not True:
-                failed = cs.to_text(rel) + (" is false" if truth is False else " cannot be evaluated")
-                break
-        registers = int(case.counter("registers"))
-        if not failed and regs_per_block and registers * threads > int(regs_per_block):
-            failed = f"{registers} registers x {threads} threads > {regs_per_block} per block"
+        sizes, failed = _try_case(case, subs, machine)
+        if failed and every_case and sizes is not None:
+            dropped, still = _try_case(case, subs, machine, by_fit=True)
+            if not still:
+                runs.append(k)
+                launches.append((k, dropped))
         if failed:
             failures.append(f"case {k}: {failed}")
             continue
-        sizes = {"grid": [_integer(g, subs) for g in launch.grid],
-                 "block": [_integer(b, subs) for b in launch.block],
-                 "shared_bytes": _integer(launch.shared_bytes, subs), "threads": threads,
-                 "registers": registers}
-        bad = _launch_problem(sizes)
-        if bad:
-            failures.append(f"case {k}: {bad}")
-            continue
         holds.append(k)
+        runs.append(k)
         launches.append((k, sizes))
         if first is None:
             first, first_launch = k, sizes
+    runs = tuple(sorted(runs))
     if first is None:
         machine_text = ", ".join(f"{n}={machine[n]}" for n in ("R", "Z", "T"))
-        return CasePick(None, (), f"no case can run with {machine_text}: " + "; ".join(failures))
-    return CasePick(first, tuple(holds), "", first_launch, tuple(launches))
+        return CasePick(None, (), f"no case can run with {machine_text}: " + "; ".join(failures), runs=runs,
+                        launches=tuple(sorted(launches)))
+    return CasePick(first, tuple(holds), "", first_launch, tuple(sorted(launches)), runs)
+
+
+def _try_case(case, subs: dict, machine: dict, by_fit: bool = False) -> tuple:
+    """(launch sizes or None, '' or why the case cannot run here). by_fit: instead of the
+    relations on R, Z, T and the IR's register count, the kernel's own threads and shared
+    memory against the device's (nvcc's registers are checked when it is launched)."""
+    regs_per_block = machine.get("regs_per_block")
+    launch = launch_of(case)
+    threads = _integer(launch.threads, subs)
+    if threads is None or threads < 1:
+        return None, f"{threads} threads per block"
+    r = int(machine["R"])
+    if regs_per_block:
+        r = min(r, int(regs_per_block) // threads)
+    env = dict(subs)
+    env.update({R: sympy.Integer(r), Z: sympy.Integer(int(machine["Z"])), T: sympy.Integer(int(machine["T"]))})
+    registers = int(case.counter("registers"))
+    sizes = {"grid": [_integer(g, subs) for g in launch.grid],
+             "block": [_integer(b, subs) for b in launch.block],
+             "shared_bytes": _integer(launch.shared_bytes, subs), "threads": threads,
+             "registers": registers}
+    for rel in case.constraints.relations:
+        if by_fit and sympy.sympify(rel).free_symbols & {R, Z, T}:
+            continue
+        truth = _truth(_value(rel, env))
+        if truth is not True:
+            return sizes, cs.to_text(rel) + (" is false" if truth is False else " cannot be evaluated")
+    if by_fit and threads > int(machine["T"]):
+        return sizes, f"{threads} threads > {machine['T']} per block"
+    if by_fit and sizes["shared_bytes"] is not None and sizes["shared_bytes"] > int(machine["Z"]):
+        return sizes, f"{sizes['shared_bytes']} bytes of shared memory > {machine['Z']} per block"
+    if not by_fit and regs_per_block and registers * threads > int(regs_per_block):
+        return sizes, f"{registers} registers x {threads} threads > {regs_per_block} per block"
+    bad = _launch_problem(sizes)
+    if bad:
+        return None, bad
+    return sizes, ""
 
 
 def _launch_problem(sizes: dict) -> str:
@@ -228,8 +257,9 @@ def substitutions(schedule, values: dict, defs: "dict | None" = None) -> dict:
     return subs
 
 
-def make_plan(result, data: dict, sweeps: dict, machine: dict) -> Plan:
-    """The cartesian product of the data values and the sweeps, each point with its case."""
+def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool = False) -> Plan:
+    """The cartesian product of the data values and the sweeps, each point with its case
+    (every_case: and every other case that can run there, see pick_case)."""
     schedule, tree = result.schedule, result.tree
     if tree is None or not tree.cases:
         raise PlanError(f"{schedule.id} has no case tree")
@@ -239,7 +269,8 @@ def make_plan(result, data: dict, sweeps: dict, machine: dict) -> Plan:
         raise PlanError(f"{schedule.id}: no value for {', '.join(missing)}; give --data or --sweep "
                         f"{missing[0]}=...")
     defs = definitions(schedule)
-    plan = Plan(schedule, tree, dict(machine), tuple(data), tuple(n for n in sweeps if n not in data))
+    plan = Plan(schedule, tree, dict(machine), tuple(data), tuple(n for n in sweeps if n not in data),
+                every_case=every_case)
     axes = [(n, data[n]) for n in data] + [(n, sweeps[n]) for n in plan.sweep_names]
     for combo in itertools.product(*(values for _, values in axes)):
         values = {n: v for (n, _), v in zip(axes, combo)}
@@ -249,9 +280,10 @@ def make_plan(result, data: dict, sweeps: dict, machine: dict) -> Plan:
         if reason:
             plan.points.append(PlanPoint(values, data_key, None, (), reason, None))
             continue
-        pick = pick_case(tree, subs, machine)
+        pick = pick_case(tree, subs, machine, every_case)
+        runs = pick.runs if every_case else pick.holds
         plan.points.append(PlanPoint(values, data_key, pick.case, pick.holds, pick.reason, pick.launch,
-                                     pick.launches))
+                                     pick.launches, runs))
     return plan
 
 
@@ -274,6 +306,8 @@ def plan_text(plan: Plan) -> str:
         else:
             l = p.launch
             also = f" (also holds: {', '.join(map(str, p.holds[1:]))})" if len(p.holds) > 1 else ""
+            extra = [k for k in p.runs if k not in p.holds]
+            also += f" (also run, machine constraints dropped: {', '.join(map(str, extra))})" if extra else ""
             lines.append(f"  {_fmt(p.values):<32} case {p.case}  grid {tuple(l['grid'])} block {tuple(l['block'])}"
                          f" shared {l['shared_bytes']} B{also}")
     return "\n".join(lines)

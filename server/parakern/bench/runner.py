@@ -31,6 +31,10 @@ INSTALL_HINT = ("install it with `pip install -e '.[bench]'` together with the C
                 "on a machine with an NVIDIA GPU (`parakern bench --plan-only --profile h100` works without one)")
 
 
+class DoesNotFit(Exception):
+    """nvcc's kernel of a case needs more registers or shared memory than the device gives."""
+
+
 def requirements() -> str:
     """'' when numpy, pycuda, nvcc and a GPU are all there; else one line: what is missing."""
     import importlib.util
@@ -218,6 +222,13 @@ class GpuRunner:
         cuda = self.cuda
         f = self.function(k)
         shared = int(launch["shared_bytes"])
+        threads = int(launch["threads"])
+        registers = self.registers(k)
+        if registers * threads > self.regs_per_block:
+            raise DoesNotFit(f"case {k}: nvcc's kernel needs {registers} registers x {threads} threads > "
+                             f"{self.regs_per_block} per block")
+        if shared > self.shared_optin:
+            raise DoesNotFit(f"case {k}: {shared} bytes of shared memory > {self.shared_optin} per block")
         if shared > DEFAULT_SHARED_LIMIT:
             f.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
         grid = tuple(int(g) for g in launch["grid"])

@@ -25,13 +25,15 @@ class BenchOutcome:
     file: str
     plan: planning.Plan
     device: str
+    serial_jobs: int = 1                                # serial C runs timed at the same time
     measurements: list = field(default_factory=list)   # report.Measurement, one per (point, case)
     dispatches: list = field(default_factory=list)     # report.Dispatch, one per runnable point
 
     def header(self) -> dict:
         """What the bench ran on: everything but the results."""
         return {"file": self.file, "schedule": self.plan.schedule.id, "device": self.device,
-                "machine": self.plan.machine, "cases": [str(c.constraints) for c in self.plan.tree.cases]}
+                "machine": self.plan.machine, "cases": [str(c.constraints) for c in self.plan.tree.cases],
+                "every_case": self.plan.every_case, "serial_jobs": self.serial_jobs}
 
     def as_dict(self) -> dict:
         return {**self.header(), "results": [m.as_dict() for m in self.measurements],
@@ -45,7 +47,7 @@ class BenchOutcome:
 
 def steps(plan: planning.Plan) -> int:
     """Units of progress: each case at each runnable point, and each dispatcher call."""
-    return sum(len(p.holds) + 1 for p in plan.runnable)
+    return sum(len(p.runs) + 1 for p in plan.runnable)
 
 
 def _never() -> bool:
@@ -55,26 +57,34 @@ def _never() -> bool:
 def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory, device: int = 0,
           repeat: int = 20, progress: "Callable[[int, int, str], None] | None" = None,
           cancelled: Callable[[], bool] = _never, on_plan: "Callable | None" = None,
-          serial_repeat: int = 3) -> BenchOutcome:
+          serial_repeat: int = 3, every_case: bool = False, serial_cache: "str | None" = None,
+          serial_jobs: int = 1) -> BenchOutcome:
     """Run the bench; PlanError for a sweep that cannot be planned, Cancelled when stopped.
 
     At every runnable point the function runs three ways on the same inputs: serial C (the
     baseline), with each execution of the schedule launching case k (for every case that can
     run there), and with each execution calling the generated dispatcher. The whole outputs
     are compared; the times are the kernels' (or the dispatcher calls'), summed over the
-    executions of the schedule in one call of the function."""
+    executions of the schedule in one call of the function. every_case: each case that can run
+    at a point is timed there, its constraints on R dropped (planning.pick_case); serial_cache:
+    a folder keeping serial results between benches of the same program (Baseline.run);
+    serial_jobs > 1: the serial C of all points runs first, that many at a time (threads: the
+    C call releases the GIL), before any GPU work, so a long serial baseline (matmul at
+    n = 2048) costs a fraction of the wall time; each call is still timed on its own core."""
     from parakern.bench.baseline import Baseline
     from parakern.codegen import schedule_code
     progress = progress or (lambda i, n, what: None)
     code = schedule_code(result)
     gpu = runner_factory(code, device)
     try:
-        plan = planning.make_plan(result, data, sweeps, gpu.machine())
+        plan = planning.make_plan(result, data, sweeps, gpu.machine(), every_case)
         if on_plan is not None:
             on_plan(plan)
-        outcome = BenchOutcome(file, plan, gpu.name)
+        outcome = BenchOutcome(file, plan, gpu.name, serial_jobs)
         total, done, baselines = steps(plan), 0, {}
         with Baseline(text, file, result) as base:
+            if serial_jobs > 1:
+                baselines = _serial_all(base, plan, serial_repeat, serial_cache, serial_jobs, progress, cancelled)
             for p in plan.points:
                 label = " ".join(f"{n}={v}" for n, v in p.values.items())
                 if p.skipped:
@@ -83,9 +93,9 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
                 scalars, arrays, _ = base.inputs(p.values)
                 key = tuple(sorted(scalars.items()))
                 if key not in baselines:  # the serial C depends on the data (and the point's scalars)
-                    baselines[key] = base.run(scalars, arrays, repeat=serial_repeat)
+                    baselines[key] = base.run(scalars, arrays, repeat=serial_repeat, cache=serial_cache)
                 serial_s, _, expected = baselines[key]
-                for k in p.holds:
+                for k in p.runs:
                     if cancelled():
                         raise Cancelled()
                     progress(done, total, f"{label} case {k}")
@@ -103,19 +113,43 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
         gpu.close()
 
 
+def _serial_all(base, plan, repeat: int, cache, jobs: int, progress, cancelled) -> dict:
+    """{scalars key: (median s, times, outputs)} of every runnable point, `jobs` at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+    keys = {}
+    for p in plan.runnable:
+        scalars = base.scalars(p.values)
+        keys.setdefault(tuple(sorted(scalars.items())), p.values)
+
+    def one(values):
+        if cancelled():
+            raise Cancelled()
+        scalars, arrays, _ = base.inputs(values)
+        return base.run(scalars, arrays, repeat=repeat, cache=cache)
+
+    out = {}
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {key: pool.submit(one, values) for key, values in keys.items()}
+        for i, (key, future) in enumerate(futures.items()):
+            progress(0, steps(plan), f"serial C {i + 1}/{len(futures)}")
+            out[key] = future.result()
+    return out
+
+
 class CaseCannotRun(Exception):
     """A later execution of the schedule (other host values) is outside the case's region."""
 
 
 def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat) -> report.Measurement:
-    from parakern.bench.runner import bytes_moved, compare
+    from parakern.bench.runner import DoesNotFit, bytes_moved, compare
     from parakern.verify.runner import CTYPES
     schedule = plan.schedule
     calls = []   # (median s, spread s, bytes) per execution of the schedule
 
     def launch(values, host):
-        pick = planning.pick_case(plan.tree, planning.substitutions(schedule, values), plan.machine)
-        if k not in pick.holds:
+        pick = planning.pick_case(plan.tree, planning.substitutions(schedule, values), plan.machine,
+                                  plan.every_case)
+        if k not in (pick.runs if plan.every_case else pick.holds):
             now = " ".join(f"{n}={v}" for n, v in values.items())
             raise CaseCannotRun(f"case {k} cannot run at execution {len(calls) + 1} of the schedule ({now})")
         times = gpu.launch(k, dict(pick.launches)[k], values, host, CTYPES, repeat)
@@ -124,7 +158,7 @@ def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat
 
     try:
         out, _ = base.run_hooked(scalars, arrays, launch)
-    except CaseCannotRun as exc:
+    except (CaseCannotRun, DoesNotFit) as exc:
         return report.Measurement(point.values, k, str(exc), picked=point.case, serial_s=serial_s)
     correct, mismatch = compare(schedule, expected, out)
     gpu_s = sum(c[0] for c in calls)

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Everything parakern measures on a GPU, in one command (docs/bench/README.md):
+#
+#   bash bench/gpu_all.sh [PART ...]
+#
+# PART: env (machine, toolkit, versions), refs (copy, cuBLAS SGEMM, CuPy add/transpose),
+# sanitize (compute-sanitizer on every case of every sample), or a sample of
+# bench/paper_gpu.py's SUITE (matmul, matmul+cache, jacobi1d, ...). Default: all of them.
+# Results go to $RESULTS (default docs/bench/raw); when $OUT is set (the device tool), they
+# are also packed into $OUT/results-<first part>.tar.gz. $DEADLINE (seconds, default none)
+# stops starting new bench runs in time for the results to be packed; QUICK=1 benches tiny
+# sizes (a check of the path, no figures).
+#
+# Offline GPU machines: put the wheels this needs (pycuda built for that Python, z3-solver,
+# pycparser, pytools, platformdirs, mako, siphash24) in .whl/; they are installed into
+# /tmp/parakern-site when pycuda or z3 cannot be imported.
+set -u
+here="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$here"
+py="${PYTHON:-python3}"
+results="${RESULTS:-docs/bench/raw}"
+mkdir -p "$results"
+start=$(date +%s)
+export PYTHONUNBUFFERED=1
+
+if ! "$py" -c "import pycuda, z3, pycparser" 2>/dev/null; then
+  if [ -d .whl ]; then
+    "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/parakern-site \
+      .whl/*.whl || { echo "gpu_all: the wheels in .whl/ did not install"; exit 3; }
+    export PYTHONPATH="/tmp/parakern-site${PYTHONPATH:+:$PYTHONPATH}"
+  fi
+  "$py" -c "import pycuda, z3, pycparser" || { echo "gpu_all: pycuda, z3-solver and pycparser are needed: \
+pip install -e '.[bench]' (or carry wheels in .whl/)"; exit 3; }
+fi
+export PYTHONPATH="$here/server${PYTHONPATH:+:$PYTHONPATH}"
+
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(env refs sanitize matadd transpose jacobi1d polydiv saxpy stencil2d matvec matmul matmul+cache)
+left() { if [ -n "${DEADLINE:-}" ]; then echo $(( DEADLINE - ($(date +%s) - start) )); else echo 0; fi; }
+status=0
+samples=()
+for part in "${parts[@]}"; do
+  case "$part" in
+    env)
+      { echo "date: $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
+        nvcc --version | tail -2; "$py" --version; gcc --version | head -1
+        lscpu | grep -E "Model name|^CPU\(s\)"; "$py" -c "import importlib.metadata as m, llvmlite, z3, numpy, sympy; print('pycuda', m.version('pycuda'), 'llvmlite', llvmlite.__version__, 'z3', z3.get_version_string(), 'numpy', numpy.__version__, 'sympy', sympy.__version__)"
+        "$py" -c "import cupy; print('cupy', cupy.__version__)"; compute-sanitizer --version | head -2; ncu --version | tail -1
+      } > "$results/environment.txt" 2>&1
+      cat "$results/environment.txt" ;;
+    refs) "$py" bench/gpu_references.py --out "$results/references.json" || status=1 ;;
+    sanitize) "$py" bench/gpu_sanitize.py --out "$results" || status=1 ;;
+    *) samples+=("$part") ;;
+  esac
+done
+if [ ${#samples[@]} -gt 0 ]; then
+  "$py" bench/paper_gpu.py --out "$results" --deadline "$(left)" ${QUICK:+--quick} "${samples[@]}" || status=1
+fi
+if [ -n "${OUT:-}" ]; then
+  name="results-$(echo "${parts[0]}" | tr -c 'A-Za-z0-9_\n-' '_').tar.gz"
+  tar czf "$OUT/$name" --exclude=serial-cache --exclude=variants -C "$results" . && ls -la "$OUT"
+fi
+echo "gpu_all: done in $(( $(date +%s) - start )) s, status $status"
+exit $status
