@@ -4,7 +4,8 @@
 #   bash bench/gpu_all.sh [PART ...]
 #
 # PART: env (machine, toolkit, versions), refs (copy, cuBLAS SGEMM, CuPy add/transpose),
-# sanitize (compute-sanitizer on every case of every sample), or a sample of
+# sanitize (compute-sanitizer on every case of every sample), profile:SAMPLE:N=V,N=V (ncu on
+# every case's kernel of SAMPLE at that point), or a sample of
 # bench/paper_gpu.py's SUITE (matmul, matmul+cache, jacobi1d, ...). Default: all of them.
 # Results go to $RESULTS (default docs/bench/raw); when $OUT is set (the device tool), they
 # are also packed into $OUT/results-<first part>.tar.gz. $DEADLINE (seconds, default none)
@@ -50,6 +51,8 @@ for part in "${parts[@]}"; do
       cat "$results/environment.txt" ;;
     refs) "$py" bench/gpu_references.py --out "$results/references.json" || status=1 ;;
     sanitize) "$py" bench/gpu_sanitize.py --out "$results" || status=1 ;;
+    profile:*:*) IFS=: read -r _ sample point <<< "$part"
+      "$py" bench/gpu_profile.py "$sample" --point "$point" --out "$results" || status=1 ;;
     *) samples+=("$part") ;;
   esac
 done

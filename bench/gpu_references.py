@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     copy_gbs = out["copy"]["1024MiB"]["gbs"]
     out["sgemm"] = {f"n{n}": sgemm_reference(cupy, n, args.repeat) for n in (1024, 2048, 4096)}
     out["add_int32"] = {"N8192": add_reference(cupy, 8192, args.repeat, out["copy"]["256MiB"]["gbs"])}
-    out["transpose_float32"] = {"N16384": transpose_reference(cupy, 16384, args.repeat, copy_gbs)}
+    out["transpose_float32"] = {"N8192": transpose_reference(cupy, 8192, args.repeat, out["copy"]["256MiB"]["gbs"])}
     with open(args.out, "w") as f:
         json.dump(out, f, indent=2)
     print(json.dumps({"copy_GBs": {k: round(v["gbs"]) for k, v in out["copy"].items()},

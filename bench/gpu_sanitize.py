@@ -34,7 +34,8 @@ def sanitize(name: str, tool: str, out: Path, timeout: float) -> dict:
         code, text = 124, f"stopped after {timeout:.0f} s"
     log = out / f"sanitize_{name.replace('+', '_')}_{tool}.log"
     log.write_text(text)
-    found = re.findall(r"ERROR SUMMARY: (\d+) error", text)
+    # memcheck: "ERROR SUMMARY: 0 errors"; racecheck: "RACECHECK SUMMARY: 0 hazards displayed (0 errors, ...)"
+    found = re.findall(r"(?:ERROR SUMMARY: |SUMMARY: \d+ hazards? displayed \()(\d+) error", text)
     launched = sorted(set(re.findall(r"case (\d+)\n", text + "\n")))
     result = {"sample": name, "tool": tool, "point": list(entry.small), "exit": code,
               "errors": int(found[-1]) if found else None, "seconds": round(time.perf_counter() - start, 1),

@@ -26,6 +26,22 @@ from pathlib import Path
 from parakern.verify.runner import TOLERANCE
 
 WARMUP = 3
+SPIN_NS = 200_000   # the GPU waits this long before each timed launch while the host enqueues it
+SPIN_KERNEL = "parakern_bench_spin"
+SPIN_SOURCE = f"""
+/* Timing: keeps the GPU busy while the host enqueues the start event and the launch, so that
+ * the events time the kernel alone, not pycuda's (or the dispatcher's) launch overhead. */
+__global__ void {SPIN_KERNEL}(unsigned long long ns)
+{{
+#ifdef __CUDA_ARCH__
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {{
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    }} while (now - start < ns);
+#endif
+}}
+"""
 DEFAULT_SHARED_LIMIT = 48 * 1024   # above it a kernel must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize)
 INSTALL_HINT = ("install it with `pip install -e '.[bench]'` together with the CUDA toolkit, "
                 "on a machine with an NVIDIA GPU (`parakern bench --plan-only --profile h100` works without one)")
@@ -56,7 +72,7 @@ def requirements() -> str:
 def kernels_source(code) -> str:
     """The kernels of one ScheduleCode only, extern "C" (unmangled names), no host dispatcher."""
     from parakern.codegen.emit import INCLUDES, PREAMBLE
-    return PREAMBLE + INCLUDES + '\nextern "C" {\n\n' + "\n\n".join(code.kernels) + '\n\n}\n'
+    return PREAMBLE + INCLUDES + '\nextern "C" {\n\n' + "\n\n".join([*code.kernels, SPIN_SOURCE]) + '\n\n}\n'
 
 
 DISPATCH_WRAPPER = "parakern_bench_dispatch"
@@ -132,6 +148,7 @@ class GpuRunner:
         self._scratch = tempfile.TemporaryDirectory(prefix="parakern-bench-cu-") if directory is None else None
         self.directory = Path(directory or self._scratch.name)
         self._host = None
+        self._copies = {}
         try:
             a = cuda.device_attribute
             self.name = self.device.name()
@@ -144,6 +161,7 @@ class GpuRunner:
             source.write_text(kernels_source(code))
             _nvcc(nvcc_cubin_command(source, cubin, self.arch), "the case kernels")
             self.module = cuda.module_from_file(str(cubin))
+            self._spin = self.module.get_function(SPIN_KERNEL)
         except BaseException:
             self.close()
             raise
@@ -169,6 +187,7 @@ class GpuRunner:
         return self.function(k).get_attribute(self.cuda.function_attribute.NUM_REGS)
 
     def _time(self, launch, repeat: int) -> list:
+        import numpy
         cuda = self.cuda
         for _ in range(WARMUP):
             launch()
@@ -176,6 +195,7 @@ class GpuRunner:
         times = []
         for _ in range(max(1, repeat)):
             start, end = cuda.Event(), cuda.Event()
+            self._spin(numpy.uint64(SPIN_NS), grid=(1, 1), block=(1, 1, 1))
             start.record()
             launch()
             end.record()
@@ -242,14 +262,18 @@ class GpuRunner:
         return self._execute(host, build, repeat)[0]
 
     def copy_time(self, nbytes: int, repeat: int) -> float:
-        """Median seconds of a device-to-device copy of nbytes (reads + writes 2 * nbytes)."""
-        cuda = self.cuda
-        src, dst = cuda.mem_alloc(nbytes), cuda.mem_alloc(nbytes)
-        try:
-            return statistics.median(self._time(lambda: cuda.memcpy_dtod(dst, src, nbytes), repeat))
-        finally:
-            src.free()
-            dst.free()
+        """Median seconds of a device-to-device copy of nbytes (reads + writes 2 * nbytes),
+        measured once per size and runner."""
+        if nbytes not in self._copies:
+            cuda = self.cuda
+            src, dst = cuda.mem_alloc(nbytes), cuda.mem_alloc(nbytes)
+            try:
+                self._copies[nbytes] = statistics.median(
+                    self._time(lambda: cuda.memcpy_dtod(dst, src, nbytes), repeat))
+            finally:
+                src.free()
+                dst.free()
+        return self._copies[nbytes]
 
     # ---------------------------------------------------------------- the dispatcher path
 
