@@ -4,7 +4,8 @@
 #   bash bench/gpu_all.sh [PART ...]
 #
 # PART: env (machine, toolkit, versions), refs (copy, cuBLAS SGEMM, CuPy add/transpose),
-# sanitize (compute-sanitizer on every case of every sample), profile:SAMPLE:N=V,N=V (ncu on
+# sanitize (compute-sanitizer on every case of every sample; sanitize:S1,S2 on some),
+# profile:SAMPLE:N=V,N=V (ncu on
 # every case's kernel of SAMPLE at that point), or a sample of
 # bench/paper_gpu.py's SUITE (matmul, matmul+cache, jacobi1d, ...). Default: all of them.
 # Results go to $RESULTS (default docs/bench/raw); when $OUT is set (the device tool), they
@@ -37,10 +38,10 @@ export PYTHONPATH="$here/server${PYTHONPATH:+:$PYTHONPATH}"
 
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(env refs sanitize matadd transpose jacobi1d polydiv saxpy stencil2d matvec matmul matmul+cache)
-left() { if [ -n "${DEADLINE:-}" ]; then echo $(( DEADLINE - ($(date +%s) - start) )); else echo 0; fi; }
+left() { if [ -n "${DEADLINE:-}" ]; then echo $(( DEADLINE - ($(date +%s) - start) )); else echo 86400; fi; }
 status=0
-samples=()
-for part in "${parts[@]}"; do
+for part in "${parts[@]}"; do   # in the order given
+  if [ "$(left)" -lt 20 ]; then echo "gpu_all: $part not started, the deadline is reached"; status=1; continue; fi
   case "$part" in
     env)
       { echo "date: $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
@@ -50,15 +51,14 @@ for part in "${parts[@]}"; do
       } > "$results/environment.txt" 2>&1
       cat "$results/environment.txt" ;;
     refs) "$py" bench/gpu_references.py --out "$results/references.json" || status=1 ;;
-    sanitize) "$py" bench/gpu_sanitize.py --out "$results" || status=1 ;;
+    sanitize) "$py" bench/gpu_sanitize.py --out "$results" --timeout "$(left)" || status=1 ;;
+    sanitize:*) IFS=, read -r -a some <<< "${part#sanitize:}"
+      "$py" bench/gpu_sanitize.py --out "$results" --timeout "$(left)" "${some[@]}" || status=1 ;;
     profile:*:*) IFS=: read -r _ sample point <<< "$part"
-      "$py" bench/gpu_profile.py "$sample" --point "$point" --out "$results" || status=1 ;;
-    *) samples+=("$part") ;;
+      "$py" bench/gpu_profile.py "$sample" --point "$point" --out "$results" --timeout "$(left)" || status=1 ;;
+    *) "$py" bench/paper_gpu.py --out "$results" --deadline "$(left)" ${QUICK:+--quick} "$part" || status=1 ;;
   esac
 done
-if [ ${#samples[@]} -gt 0 ]; then
-  "$py" bench/paper_gpu.py --out "$results" --deadline "$(left)" ${QUICK:+--quick} "${samples[@]}" || status=1
-fi
 if [ -n "${OUT:-}" ]; then
   name="results-$(echo "${parts[0]}" | tr -c 'A-Za-z0-9_\n-' '_').tar.gz"
   tar czf "$OUT/$name" --exclude=serial-cache --exclude=variants -C "$results" . && ls -la "$OUT"

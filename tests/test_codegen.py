@@ -303,10 +303,10 @@ def test_dispatcher_contract_text():
 
 @pytest.mark.skipif(GXX is None, reason="g++ is not on PATH")
 def test_dispatcher_falls_back_on_the_real_fit(tmp_path):
-    """matmul's case 1 (32 <= R, counted 32 registers) compiled by nvcc into a kernel needing 40, on a
-    device giving R = 36 per thread at this block size: case 2's region (22 <= R < 32) does not
-    contain R = 36, so without the second pass nothing would run. The dispatcher launches case 2,
-    whose real kernel fits, and the product is right; with case 2 needing 40 too, nothing fits."""
+    """matmul's case 1 (48 <= R, counted 48 registers) compiled by nvcc into a kernel needing 60, on a
+    device giving R = 50 per thread at this block size: no other case's region (R < 48) contains
+    R = 50, so without the second pass nothing would run. The dispatcher launches case 2, whose
+    real kernel fits (40), and the product is right; with every case needing 60, nothing fits."""
     from parakern.verify.build import HEADER
     text = emit_file(analysis("matmul"))
     n, b0, ub1, s = 8, 4, 4, 2            # 16 threads per block
@@ -315,9 +315,9 @@ def test_dispatcher_falls_back_on_the_real_fit(tmp_path):
 int main() {{
     static float a[{n * n}], b[{n * n}], c[{n * n}];
     for (int i = 0; i < {n * n}; i++) {{ a[i] = (float)(i % 7); b[i] = (float)(i % 5); c[i] = 0.0f; }}
-    parakern_cpu_set_device(36 * 16, 48 * 1024, 1024);
-    parakern_cpu_set_registers((const void *)matmul_0_case1, 40);
-    parakern_cpu_set_registers((const void *)matmul_0_case2, 26);
+    parakern_cpu_set_device(50 * 16, 48 * 1024, 1024);
+    parakern_cpu_set_registers((const void *)matmul_0_case1, 60);
+    parakern_cpu_set_registers((const void *)matmul_0_case2, 40);
     int r = matmul_0_dispatch({n}, {b0}, {ub1}, {s}, c, a, b);
     float worst = 0.0f;
     for (int i = 0; i < {n}; i++)
@@ -328,11 +328,15 @@ int main() {{
             if (d < 0) d = -d;
             if (d > worst) worst = d;
         }}
-    parakern_cpu_set_registers((const void *)matmul_0_case2, 40);
+{{too_many}}
     int none = matmul_0_dispatch({n}, {b0}, {ub1}, {s}, c, a, b);
     printf("%d %g %d\\n", r, worst, none);
 }}
 """
+    cases = len(tree("matmul").cases)
+    assert "48 <= R" in str(tree("matmul").cases[0].constraints) and cases > 2
+    main = main.replace("{too_many}", "\n".join(
+        f"    parakern_cpu_set_registers((const void *)matmul_0_case{k}, 60);" for k in range(1, cases + 1)))
     source = tmp_path / "fallback.cpp"
     source.write_text(text + main)
     build = subprocess.run([GXX, "-std=c++17", "-O1", "-include", str(HEADER), str(source), "-o",

@@ -208,6 +208,7 @@ def trail(kernel: Kernel) -> tuple[str, ...]:
     codes.append("(4b)" if "(4b)" in applied else ("(4a)" if kernel.schedule.cache else "(4b)"))
     codes.append("(3b)" if "(3b)" in applied else "(3a)")
     codes.extend(d for d in applied if d == "(2)")
+    codes.extend(d for d in applied if d == "(5)")
     return tuple(codes)
 
 

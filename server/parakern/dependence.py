@@ -107,6 +107,39 @@ def iterations_independent(schedule: Schedule, loop_var: str,
     return verdict
 
 
+@functools.lru_cache(maxsize=1024)
+def interchange_legal(schedule: Schedule, outer: str, inner: str,
+                      timeout_ms: int = DEFAULT_TIMEOUT_MS) -> str:
+    """"proved" when the perfectly nested serial loops `outer` { `inner` { ... } } of one
+    thread may be interchanged: no two of their iterations touch one element, one writing,
+    with the outer variable increasing and the inner one decreasing between them (the pairs
+    whose order the interchange reverses), and no local scalar declared outside is assigned
+    inside. "refuted" / "unknown" otherwise."""
+    instances = _serial_instances(schedule.nest, outer)
+    if len(instances) != 1:
+        return "unknown"
+    loop, visible = instances[0]
+    if _assigned_names(loop.body) & visible:
+        return "refuted"
+    prover = _Prover(schedule, timeout_ms)
+    same_thread = [v.var for v in schedule.loops] + [lp.var for lp in schedule.between]
+    inside = {n.span for n in syntax.walk(loop.body) if isinstance(n, syntax.Index)}
+    accesses = [a for a in schedule.accesses if a.span in inside and outer in a.loops and inner in a.loops]
+    verdict = "proved"
+    for a1, a2 in _conflicting_pairs(accesses):
+        enclosing = list(a1.loops[:a1.loops.index(outer)])
+        for first, second in ((a1, a2), (a2, a1)):   # either access may come first
+            pair = prover.pair(first, second)
+            e1, e2 = pair.copies
+            reversed_order = z3.And(e1.rename[outer] < e2.rename[outer], e1.rename[inner] > e2.rename[inner])
+            outcome = pair.solve(z3.And(pair.equal(same_thread + enclosing), reversed_order))
+            if outcome == "sat" and pair.exact:
+                return "refuted"
+            if outcome != "unsat":
+                verdict = "unknown"
+    return verdict
+
+
 # ------------------------------------------------------------------ pairs of accesses
 
 def _conflicting_pairs(accesses) -> list[tuple[Access, Access]]:

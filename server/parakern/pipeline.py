@@ -19,6 +19,7 @@ from parakern.ir import LoweringError, staging
 from parakern.kernel import Kernel
 from parakern.model import FrontendResult, Schedule
 from parakern.strategies import default_strategies
+from parakern.strategies.accumulate import CODE as ACCUMULATE, RegisterAccumulators
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,10 @@ def optimize_schedule(schedule: Schedule, options: Options = Options()) -> Sched
         counters = default_counters(options.target, device)
         strategies = tuple(s for s in default_strategies()
                            if options.strategies is None or s.code in options.strategies)
-        kernel, warnings = _stageable(Kernel.initial(schedule, options.target))
+        kernel = Kernel.initial(schedule, options.target)
+        if options.strategies is None or ACCUMULATE in options.strategies:   # every case has them
+            kernel = RegisterAccumulators().apply(kernel) or kernel
+        kernel, warnings = _stageable(kernel)
         tree = comprehensive_optimization(kernel, counters, strategies)
         return ScheduleResult(schedule, tree, found + warnings)
     except LoweringError as exc:

@@ -204,4 +204,7 @@ def _decisions(case: Case, cap) -> str:
     words.append("granularity reduced" if "(3b)" in case.decisions else "granularity as written")
     if kernel.cse_level:
         words.append(f"common subexpressions eliminated (level {kernel.cse_level})")
+    if "(5)" in case.decisions:
+        from parakern.strategies.accumulate import accumulated_arrays
+        words.append(", ".join(accumulated_arrays(kernel.schedule)) + " accumulated in registers")
     return ", ".join(words)

@@ -32,6 +32,7 @@ DECISIONS = {
     "(3b)": "granularity reduced",
     "(4a)": "shared memory",
     "(4b)": "no shared memory",
+    "(5)": "register accumulators",
 }
 # Decisions that mean "nothing was done": left out of the one-line case message.
 _PLAIN = {"(1)", "(3a)"}

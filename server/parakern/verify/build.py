@@ -16,6 +16,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from parakern.verify.fma import fma_flags
+
 HEADER = Path(__file__).with_name("parakern_cpu.h")
 METAFORK_H = """/* metafork.h: MetaFork constructs as serial C */
 #ifndef METAFORK_H
@@ -27,6 +29,8 @@ METAFORK_H = """/* metafork.h: MetaFork constructs as serial C */
 """
 CFLAGS = ["-O1", "-fPIC", "-w"]
 CXXFLAGS = ["-std=c++17", "-O1", "-fPIC", "-pthread", "-w"]
+FMA_FLAGS = fma_flags()
+
 LOG_SIZE = 4096
 
 
@@ -175,7 +179,7 @@ def build(text: str, file: str, cu_text: str, calls: list[Call], directory: Path
     (directory / "glue.cpp").write_text(glue_source("kernels.cu", calls))
     errors, gpu = {}, {}
     try:
-        run_compiler([gxx, *CXXFLAGS, "-include", str(HEADER), "-c", "glue.cpp", "-o", "glue.o"],
+        run_compiler([gxx, *CXXFLAGS, *FMA_FLAGS, "-include", str(HEADER), "-c", "glue.cpp", "-o", "glue.o"],
              "the emitted .cu (with the CPU emulation header)", directory)
     except BuildError as exc:
         return Libraries(directory / "serial.so", {}, {c.schedule.id: exc for c in calls})

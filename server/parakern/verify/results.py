@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-TOLERANCE_NOTE = ("integers compared exactly; float: |got - expected| <= 1e-5 * max(1, |expected|); "
-                  "double: the same with 1e-12")
+TOLERANCE_NOTE = ("integers compared exactly; float: |got - expected| <= 1e-5 * max(1, max |expected| "
+                  "over the array); double: the same with 1e-12")
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,20 @@ from pathlib import Path
 
 import numpy as np
 
+
+def _fma_flags() -> list:
+    """parakern.verify.fma's flags (loaded by path: this double runs without parakern's dependencies)."""
+    import importlib.util
+    path = Path(__file__).resolve().parents[3] / "server" / "parakern" / "verify" / "fma.py"
+    spec = importlib.util.spec_from_file_location("parakern_fake_fma", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.fma_flags()
+
+
+_FMA = _fma_flags()
+
+
 HEADER = Path(__file__).resolve().parents[3] / "server" / "parakern" / "verify" / "parakern_cpu.h"
 _WORK = Path(tempfile.mkdtemp(prefix="fake-pycuda-"))
 atexit.register(shutil.rmtree, _WORK, True)
@@ -292,7 +306,7 @@ class Module:
         if not library.exists():
             src = _WORK / f"module_{digest}.cpp"
             src.write_text(text)
-            done = subprocess.run(["g++", "-std=c++17", "-O1", "-fPIC", "-pthread", "-shared", "-w",
+            done = subprocess.run(["g++", "-std=c++17", "-O1", "-fPIC", "-pthread", "-shared", "-w", *_FMA,
                                    "-include", str(HEADER), str(src), "-o", str(library)],
                                   capture_output=True, text=True)
             if done.returncode != 0:

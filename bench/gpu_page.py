@@ -1,0 +1,279 @@
+"""The page of one GPU's figures, from what bench/gpu_all.sh wrote: targets, references,
+every sample's cases and dispatcher, compute-sanitizer, the paper's figures beside ours.
+
+    python bench/gpu_page.py docs/bench/h100 --out docs/bench/H100.md [--before DIR --change TEXT]
+
+Every number on the page is read from the JSON, CSV and logs in the folder (or computed from
+them: ratios, minima); nothing is typed in but the paper's own figures (PAPER) and the
+targets (TARGETS). --before names the folder of an earlier run: samples present in both get
+a before/after table (what --change says was changed in between).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+from pathlib import Path
+
+# target thresholds of issue 12
+COPY_TARGET = 0.70          # memory-bound leaves: best point >= 70 % of a device copy
+DISPATCH_TARGET = 0.90      # the dispatcher's pick >= 90 % of the best case's speed, every point
+CUBLAS_TARGET = 2.0         # best matmul case within 2x of cuBLAS SGEMM at n = 2048
+MEMORY_BOUND = ("matadd", "transpose", "jacobi1d")
+
+# The paper's best speedups over serial C on a Tesla M2050 (its Tables 1 to 4), by our run name
+PAPER = {
+    "matmul_n1024": ("194 at (ub1, B0) = (16, 8), s = 4", 194),
+    "matmul_n2048": ("202 at (ub1, B0) = (32, 8), s = 4", 202),
+    "jacobi1d_N32770_T4": ("10.4 at B = 128, s = 2", 10.4),
+    "transpose_N8192": ("112 at (B0, B1) = (8, 32), s = 2, for N = 2^14", 111.971),
+    "polydiv_M32768": ("23.9 at B = 128 (without granularity)", 23.881),
+}
+
+FLOPS = {"matmul": lambda v: 2 * v["n"] ** 3}   # arithmetic of a sample, for GFLOP/s
+
+
+def load(folder: Path) -> dict:
+    runs = {}
+    for path in sorted(folder.glob("*.json")):
+        if path.name in ("RESULTS.json", "references.json", "sanitizer.json"):
+            continue
+        doc = json.loads(path.read_text())
+        if "results" in doc:
+            runs[path.stem] = doc
+    return runs
+
+
+def sample_of(run: str) -> str:
+    """matmul_cache_n2048 -> matmul+cache; jacobi1d_N32770_T4 -> jacobi1d."""
+    stem = re.sub(r"_(n|N|M|m)\d+.*$", "", run)
+    return stem.replace("_cache", "+cache")
+
+
+def base_sample(run: str) -> str:
+    return sample_of(run).split("+")[0]
+
+
+def cases_best(doc: dict) -> dict:
+    """{case: the correct result with the least time}."""
+    best = {}
+    for r in doc["results"]:
+        if r["case"] is None or r.get("gpu_s") is None or r.get("correct") is False:
+            continue
+        if r["case"] not in best or r["gpu_s"] < best[r["case"]]["gpu_s"]:
+            best[r["case"]] = r
+    return best
+
+
+def dispatcher_ratios(doc: dict) -> list:
+    """Per point: (values, case launched, fastest case there, best case time / dispatcher time)."""
+    out = []
+    for d in doc["dispatcher"]:
+        here = [r for r in doc["results"] if r["values"] == d["values"] and r.get("gpu_s") and r.get("correct")]
+        if not here or not d.get("dispatch_s"):
+            continue
+        fastest = min(here, key=lambda r: r["gpu_s"])
+        out.append((d["values"], d["case"], fastest["case"], fastest["gpu_s"] / d["dispatch_s"]))
+    return out
+
+
+def fmt_point(values: dict, skip=()) -> str:
+    return " ".join(f"{k}={v}" for k, v in values.items() if k not in skip)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.4g} ms"
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def data_names(doc: dict, run: str) -> set:
+    """Parameters fixed in a run (its data), not swept: from the run's name."""
+    first = doc["results"][0]["values"]
+    fixed = set()
+    for name, value in first.items():
+        if all(r["values"].get(name) == value for r in doc["results"]):
+            fixed.add(name)
+    return fixed
+
+
+def references(folder: Path) -> dict:
+    path = folder / "references.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def sanitizer(folder: Path) -> list:
+    """(sample, tool, errors, cases launched) from the sanitizer's own logs."""
+    rows = []
+    for log in sorted(folder.glob("sanitize_*_*.log")):
+        m = re.match(r"sanitize_(.+)_(memcheck|racecheck)\.log$", log.name)
+        text = log.read_text(errors="replace")
+        found = re.findall(r"(?:ERROR SUMMARY: |SUMMARY: \d+ hazards? displayed \()(\d+) error", text)
+        launched = sorted({int(k) for k in re.findall(r"case (\d+)\n", text + "\n")})
+        failed = "parakern bench:" in text and "differ" in text
+        rows.append((m.group(1).replace("_cache", "+cache"), m.group(2), int(found[-1]) if found else None,
+                     launched, failed))
+    return rows
+
+
+def targets(runs: dict, refs: dict) -> list:
+    rows = []
+    for sample in MEMORY_BOUND:
+        docs = {k: d for k, d in runs.items() if sample_of(k) == sample}
+        best = None
+        for run, doc in docs.items():
+            for k, r in cases_best(doc).items():
+                if r.get("copy_fraction") and (best is None or r["copy_fraction"] > best[2]["copy_fraction"]):
+                    best = (run, k, r)
+        if best:
+            run, k, r = best
+            rows.append((f"{sample}: best point >= {pct(COPY_TARGET)} of a device copy",
+                         f"{pct(r['copy_fraction'])} (case {k}, {fmt_point(r['values'])}: "
+                         f"{r['bandwidth_gbs']:.0f} of {r['copy_gbs']:.0f} GB/s)", r["copy_fraction"] >= COPY_TARGET))
+    for run, doc in runs.items():
+        ratios = dispatcher_ratios(doc)
+        if not ratios:
+            continue
+        worst = min(ratios, key=lambda x: x[3])
+        below = sum(1 for x in ratios if x[3] < DISPATCH_TARGET)
+        rows.append((f"{run}: dispatcher >= {pct(DISPATCH_TARGET)} of the best case, every point",
+                     f"lowest {pct(worst[3])} at {fmt_point(worst[0], data_names(doc, run))} (launched case "
+                     f"{worst[1]}, case {worst[2]} fastest); {below} of {len(ratios)} points below",
+                     below == 0))
+    sgemm = refs.get("sgemm", {}).get("n2048")
+    mm = [(run, k, r) for run, doc in runs.items() if base_sample(run) == "matmul" and run.endswith("n2048")
+          for k, r in cases_best(doc).items()]
+    if sgemm and mm:
+        run, k, r = min(mm, key=lambda x: x[2]["gpu_s"])
+        ratio = r["gpu_s"] / sgemm["median_s"]
+        rows.append((f"best matmul case within {CUBLAS_TARGET:g}x of cuBLAS SGEMM at n = 2048",
+                     f"{ratio:.1f}x: {ms(r['gpu_s'])} ({sample_of(run)} case {k}, {fmt_point(r['values'], {'n'})}) "
+                     f"vs {ms(sgemm['median_s'])}", ratio <= CUBLAS_TARGET))
+    return rows
+
+
+def sample_section(run: str, doc: dict, folder: Path, link: str) -> list:
+    fixed = data_names(doc, run)
+    lines = [f"### {sample_of(run)} ({fmt_point({k: v for k, v in doc['results'][0]['values'].items() if k in fixed})})",
+             "", f"Tables of every point: [{run}.md]({link}/{run}.md); heat maps: "
+             + ", ".join(f"[case {p.stem.rsplit('case', 1)[-1]}]({link}/{p.name})"
+                         for p in sorted(folder.glob(f"{run}_case*.png"))) + ".", ""]
+    flops = FLOPS.get(base_sample(run))
+    head = "| case | constraints | registers | best point | time | speedup | " + \
+           ("GFLOP/s |" if flops else "GB/s | of a copy |")
+    lines += [head, "|" + "---|" * (head.count("|") - 1)]
+    wrong = {}
+    for r in doc["results"]:
+        if r.get("correct") is False:
+            wrong[r["case"]] = wrong.get(r["case"], 0) + 1
+    best = cases_best(doc)
+    for k, constraint in enumerate(doc["cases"], 1):
+        r = best.get(k)
+        if r is None:
+            why = f"{wrong[k]} results differ from the serial C" if k in wrong else "never ran"
+            lines.append(f"| {k} | `{constraint}` | | {why} | | | |")
+            continue
+        rate = f"{flops(r['values']) / r['gpu_s'] / 1e9:.0f} |" if flops else \
+            f"{r['bandwidth_gbs']:.0f} | {pct(r['copy_fraction'])} |"
+        lines.append(f"| {k} | `{constraint}` | {r['registers']} | {fmt_point(r['values'], fixed)} | "
+                     f"{ms(r['gpu_s'])} | {r['speedup']:.1f}x | {rate}")
+    if wrong:
+        lines += ["", "Results that differ from the serial C: " +
+                  ", ".join(f"case {k}: {n}" for k, n in sorted(wrong.items())) + "."]
+    ratios = dispatcher_ratios(doc)
+    if ratios:
+        fastest = sum(1 for _, c, f, _ in ratios if c == f)
+        lines += ["", f"Dispatcher: launched the fastest case at {fastest} of {len(ratios)} points; its speed "
+                      f"against the fastest case's: {pct(min(x[3] for x in ratios))} to {pct(max(x[3] for x in ratios))} "
+                      f"(median {pct(sorted(x[3] for x in ratios)[len(ratios) // 2])})."]
+        launched = sorted({c for _, c, _, _ in ratios if c is not None})
+        winners = sorted({f for _, _, f, _ in ratios})
+        lines.append(f"It launched case {', '.join(map(str, launched))}; the fastest were case "
+                     f"{', '.join(map(str, winners))}.")
+    paper = PAPER.get(run)
+    if paper:
+        ours = max((r["speedup"] for r in best.values() if r.get("speedup")), default=math.nan)
+        lines += ["", f"Paper (Tesla M2050, its serial C): best speedup {paper[0]}. Here (H100 against gcc -O2 "
+                      f"on this machine's CPU): best {ours:.1f}x."]
+    return lines + [""]
+
+
+def before_after(before: dict, after: dict) -> list:
+    lines = ["| run | case | before: best time (point) | after: best time (point) | after / before |",
+             "|---|---|---|---|---|"]
+    for run in sorted(set(before) & set(after)):
+        b, a = cases_best(before[run]), cases_best(after[run])
+        for k in sorted(set(b) | set(a)):
+            rb, ra = b.get(k), a.get(k)
+            cell = lambda r: f"{ms(r['gpu_s'])} ({fmt_point(r['values'], data_names(after[run], run))})" if r else "-"
+            ratio = f"{ra['gpu_s'] / rb['gpu_s']:.2f}" if rb and ra else "-"
+            lines.append(f"| {run} | {k} | {cell(rb)} | {cell(ra)} | {ratio} |")
+    return lines
+
+
+def page(folder: Path, out: Path, before: "Path | None", change: str) -> str:
+    runs, refs = load(folder), references(folder)
+    env = (folder / "environment.txt").read_text() if (folder / "environment.txt").exists() else ""
+    device = next(iter(runs.values()))["device"] if runs else "?"
+    link = os.path.relpath(folder.resolve(), out.parent.resolve())
+    lines = [f"# parakern on an {device}", "",
+             f"Figures taken with `bash bench/gpu_all.sh` (see [README.md](README.md)); raw tables, JSON, CSV and "
+             f"heat maps in [{link}]({link}). This page is written by `python bench/gpu_page.py {folder} "
+             f"--out {out}` from those files.", "", "```", env.strip(), "```", "", "## Targets", "",
+             "| target | measured | met |", "|---|---|---|"]
+    lines += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok in targets(runs, refs)]
+    if refs:
+        lines += ["", "## References (CuPy, same machine, same run)", "", "| what | median time | rate |", "|---|---|---|"]
+        for size, c in refs.get("copy", {}).items():
+            lines.append(f"| device-to-device copy of {size} | {ms(c['median_s'])} | {c['gbs']:.0f} GB/s (read + written) |")
+        for n, s in refs.get("sgemm", {}).items():
+            lines.append(f"| cuBLAS SGEMM (cupy.matmul, FP32), {n} | {ms(s['median_s'])} | {s['tflops']:.1f} TFLOP/s |")
+        for n, s in refs.get("add_int32", {}).items():
+            lines.append(f"| CuPy add of two int32 matrices, {n} | {ms(s['median_s'])} | {s['gbs']:.0f} GB/s = "
+                         f"{pct(s['copy_fraction'])} of a copy |")
+        for n, s in refs.get("transpose_float32", {}).items():
+            lines.append(f"| CuPy transposing copy, float32, {n} | {ms(s['median_s'])} | {s['gbs']:.0f} GB/s = "
+                         f"{pct(s['copy_fraction'])} of a copy |")
+    if before is not None:
+        lines += ["", "## Before and after", "", change, ""] + before_after(load(before), runs)
+    lines += ["", "## Samples", "",
+              "Every case that fits the device is timed at every point (`--every-case`: a case's constraints "
+              "on R, Z, T say when the tree prefers it, not whether it can run), kernel time by CUDA events "
+              "with the GPU kept busy while the launch is enqueued, median of 20; speedup over the serial C "
+              "(gcc -O2) on this machine's CPU; GB/s counts each array read once and written once; "
+              "\"of a copy\" divides by a device-to-device copy of the same bytes in the same run.", ""]
+    for run, doc in runs.items():
+        lines += sample_section(run, doc, folder, str(link))
+    rows = sanitizer(folder)
+    if rows:
+        lines += ["## compute-sanitizer", "",
+                  "`parakern bench --every-case` at one small point per sample under `compute-sanitizer` "
+                  "(`bench/gpu_sanitize.py`): every case that fits is launched, then the dispatcher.", "",
+                  "| sample | tool | errors | cases launched | results vs serial C |", "|---|---|---|---|---|"]
+        for sample, tool, errors, launched, failed in rows:
+            lines.append(f"| {sample} | {tool} | {errors if errors is not None else '?'} | "
+                         f"{', '.join(map(str, launched))} | {'differ' if failed else 'match'} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--before", type=Path)
+    parser.add_argument("--change", default="")
+    args = parser.parse_args(argv)
+    if not args.folder.is_dir():
+        print(f"gpu_page: {args.folder} is not a folder", file=sys.stderr)
+        return 2
+    args.out.write_text(page(args.folder, args.out, args.before, args.change))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
