@@ -57,11 +57,11 @@ def base_sample(run: str) -> str:
     return sample_of(run).split("+")[0]
 
 
-def cases_best(doc: dict) -> dict:
-    """{case: the correct result with the least time}."""
+def cases_best(doc: dict, flagged: bool = False) -> dict:
+    """{case: the correct result with the least time} (flagged: those that differ too)."""
     best = {}
     for r in doc["results"]:
-        if r["case"] is None or r.get("gpu_s") is None or r.get("correct") is False:
+        if r["case"] is None or r.get("gpu_s") is None or (r.get("correct") is False and not flagged):
             continue
         if r["case"] not in best or r["gpu_s"] < best[r["case"]]["gpu_s"]:
             best[r["case"]] = r
@@ -118,6 +118,27 @@ def sanitizer(folder: Path) -> list:
         failed = "parakern bench:" in text and "differ" in text
         rows.append((m.group(1).replace("_cache", "+cache"), m.group(2), int(found[-1]) if found else None,
                      launched, failed))
+    return rows
+
+
+NCU_METRICS = ("Duration", "Compute (SM) Throughput", "Memory Throughput", "DRAM Throughput",
+               "L1/TEX Cache Throughput", "Executed Ipc Active", "Registers Per Thread", "Achieved Occupancy")
+
+
+def ncu_reports(folder: Path) -> list:
+    """(report file, kernel, {metric: "value unit"}, busiest pipeline) from ncu's text output."""
+    rows = []
+    for report in sorted(folder.glob("ncu_*.txt")):
+        text = report.read_text(errors="replace")
+        for block in re.split(r"\n(?=  \w+_case\d+ \()", text)[1:]:
+            kernel = block.split()[0]
+            metrics = {}
+            for name in NCU_METRICS:
+                m = re.search(rf"^\s+{re.escape(name)}\s+(\S+)?\s+([\d.,]+)\s*$", block, re.M)
+                if m and name not in metrics:
+                    metrics[name] = f"{m.group(2)} {m.group(1) or ''}".strip()
+            pipe = re.search(r"(\w+) is the highest-utilized pipeline \(([\d.]+)%\)", block)
+            rows.append((report.name, kernel, metrics, f"{pipe.group(1)} {pipe.group(2)} %" if pipe else ""))
     return rows
 
 
@@ -204,15 +225,34 @@ def sample_section(run: str, doc: dict, folder: Path, link: str) -> list:
 
 
 def before_after(before: dict, after: dict) -> list:
-    lines = ["| run | case | before: best time (point) | after: best time (point) | after / before |",
+    """Per run in both: the fastest case before and after (case numbers differ between two
+    trees), and what the dispatcher launched at that run's fastest point."""
+    lines = ["| run | before: fastest case | after: fastest case | after / before | dispatcher before -> after |",
              "|---|---|---|---|---|"]
+    flagged = False
+
+    def fastest(doc):
+        best = cases_best(doc, flagged=True)
+        return min(best.items(), key=lambda kv: kv[1]["gpu_s"]) if best else (None, None)
+
+    def dispatch_best(doc):
+        times = [d["dispatch_s"] for d in doc["dispatcher"] if d.get("dispatch_s")]
+        return min(times) if times else None
+
     for run in sorted(set(before) & set(after)):
-        b, a = cases_best(before[run]), cases_best(after[run])
-        for k in sorted(set(b) | set(a)):
-            rb, ra = b.get(k), a.get(k)
-            cell = lambda r: f"{ms(r['gpu_s'])} ({fmt_point(r['values'], data_names(after[run], run))})" if r else "-"
-            ratio = f"{ra['gpu_s'] / rb['gpu_s']:.2f}" if rb and ra else "-"
-            lines.append(f"| {run} | {k} | {cell(rb)} | {cell(ra)} | {ratio} |")
+        (kb, rb), (ka, ra) = fastest(before[run]), fastest(after[run])
+        if rb is None or ra is None:
+            continue
+        fixed = data_names(after[run], run)
+        flagged |= rb.get("correct") is False or ra.get("correct") is False
+        mark = lambda r: " †" if r.get("correct") is False else ""  # noqa: E731
+        db, da = dispatch_best(before[run]), dispatch_best(after[run])
+        dispatch = f"{ms(db)} -> {ms(da)}" if db and da else "-"
+        lines.append(f"| {run} | case {kb}: {ms(rb['gpu_s'])} ({fmt_point(rb['values'], fixed)}){mark(rb)} | "
+                     f"case {ka}: {ms(ra['gpu_s'])} ({fmt_point(ra['values'], fixed)}){mark(ra)} | "
+                     f"{ra['gpu_s'] / rb['gpu_s']:.2f} | {dispatch} |")
+    if flagged:
+        lines += ["", "† that run flagged the result as different from the serial C (see its tables)."]
     return lines
 
 
@@ -228,7 +268,10 @@ def page(folder: Path, out: Path, before: "Path | None", change: str) -> str:
              "| target | measured | met |", "|---|---|---|"]
     lines += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok in targets(runs, refs)]
     if refs:
-        lines += ["", "## References (CuPy, same machine, same run)", "", "| what | median time | rate |", "|---|---|---|"]
+        lines += ["", "## References", "", "CuPy on the same kind of machine, in the run of the matmul figures "
+                  "(`bench/gpu_references.py`); each sample's own JSON also holds a device-to-device copy of its "
+                  "bytes measured in its run, which its \"of a copy\" fractions use.", "",
+                  "| what | median time | rate |", "|---|---|---|"]
         for size, c in refs.get("copy", {}).items():
             lines.append(f"| device-to-device copy of {size} | {ms(c['median_s'])} | {c['gbs']:.0f} GB/s (read + written) |")
         for n, s in refs.get("sgemm", {}).items():
@@ -249,6 +292,17 @@ def page(folder: Path, out: Path, before: "Path | None", change: str) -> str:
               "\"of a copy\" divides by a device-to-device copy of the same bytes in the same run.", ""]
     for run, doc in runs.items():
         lines += sample_section(run, doc, folder, str(link))
+    profiled = ncu_reports(folder)
+    if profiled:
+        lines += ["## Nsight Compute", "",
+                  "`ncu` on the second launch of every case kernel at one point (`bench/gpu_profile.py`); "
+                  "the whole reports are beside the tables.", "",
+                  "| report | kernel | " + " | ".join(NCU_METRICS) + " | busiest pipeline |",
+                  "|" + "---|" * (len(NCU_METRICS) + 3)]
+        for report, kernel, metrics, pipe in profiled:
+            lines.append(f"| [{report}]({link}/{report}) | {kernel} | "
+                         + " | ".join(metrics.get(n, "") for n in NCU_METRICS) + f" | {pipe} |")
+        lines.append("")
     rows = sanitizer(folder)
     if rows:
         lines += ["## compute-sanitizer", "",

@@ -80,6 +80,58 @@ def test_matadd_plan_h100(matadd):
     assert "skipped" in planning.plan_text(plan)
 
 
+def test_every_case_plans_the_kernels_the_device_can_run(jacobi):
+    """On an H100 only case 1 (and 4) hold for Jacobi, yet every kernel fits: --every-case times
+    them all; a kernel whose own shared memory or threads exceed the device is still left out."""
+    _, result = jacobi
+    h100 = planning.profile_machine("h100")
+    data, sweep = {"N": [1026]}, {"B": [8], "s": [2]}
+    only = planning.make_plan(result, data, sweep, h100)
+    every = planning.make_plan(result, data, sweep, h100, every_case=True)
+    assert only.points[0].runs == only.points[0].holds == (1,)
+    assert every.points[0].case == 1 and every.points[0].runs == (1, 2, 3, 4)
+    assert set(dict(every.points[0].launches)) == {1, 2, 3, 4}
+    assert "machine constraints dropped: 2, 3, 4" in planning.plan_text(every)
+    # case 1 stages 8*B*s + 8 bytes; with Z = 100 at B = 8, s = 2 (136 bytes) it cannot run at all
+    small = planning.make_plan(result, data, sweep, {"R": 255, "Z": 100, "T": 1024, "regs_per_block": 65536},
+                               every_case=True)
+    assert small.points[0].case == 2 and 1 not in small.points[0].runs and 3 in small.points[0].runs
+
+
+def test_serial_cache_is_shared_by_the_same_program(jacobi, tmp_path):
+    """A variant that differs only in cache(...) is the same serial program: its result is reused."""
+    from parakern.bench.baseline import Baseline
+    pytest.importorskip("numpy")
+    path, result = jacobi
+    text = path.read_text()
+    variant = tmp_path / "v" / "jacobi1d.c"
+    variant.parent.mkdir()
+    variant.write_text(text.replace("meta_schedule cache(a)", "meta_schedule"))
+    other = analyze(variant.read_text(), "jacobi1d.c").results[0]
+    cache = tmp_path / "cache"
+    with Baseline(text, "jacobi1d.c", result, tmp_path / "a") as base:
+        scalars, arrays, _ = base.inputs({"N": 1026, "B": 8, "s": 2})
+        first = base.run(scalars, arrays, repeat=1, cache=cache)
+    assert len(list(cache.glob("*.npz"))) == 1
+    with Baseline(variant.read_text(), "jacobi1d.c", other, tmp_path / "b") as base:
+        base.call = lambda *a: pytest.fail("the serial C ran again")   # the cache must answer
+        again = base.run(scalars, arrays, repeat=1, cache=cache)
+    assert again[1] == first[1] and (again[2]["a"] == first[2]["a"]).all()
+    changed = text.replace("a[p1] = (a[np] + a[np1] + a[np2]) / 3;", "a[p1] = (a[np] + a[np2]) / 2;")
+    with Baseline(changed, "jacobi1d.c", result, tmp_path / "c") as base:
+        base.run(scalars, arrays, repeat=1, cache=cache)
+    assert len(list(cache.glob("*.npz"))) == 2                        # another program, another entry
+
+
+def test_kernels_source_has_the_timing_spin(jacobi):
+    from parakern.bench.runner import SPIN_KERNEL, kernels_source
+    from parakern.codegen import schedule_code
+    _, result = jacobi
+    source = kernels_source(schedule_code(result))
+    assert f"__global__ void {SPIN_KERNEL}(unsigned long long ns)" in source
+    assert "%globaltimer" in source and "#ifdef __CUDA_ARCH__" in source
+
+
 def test_serial_baseline(jacobi, tmp_path):
     from parakern.bench.baseline import Baseline
     numpy = pytest.importorskip("numpy")
@@ -190,3 +242,21 @@ def test_plan_only_cli():
                            "--plan-only", "--profile", "h100"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "N=1024 B0=4 B1=16" in done.stdout and "case 1" in done.stdout and "violates" in done.stdout
+
+
+def test_gpu_page_from_the_committed_h100_run(tmp_path):
+    """bench/gpu_page.py reads a run's files and computes the page: the targets from the JSON."""
+    folder = ROOT / "docs" / "bench" / "h100"
+    if not folder.is_dir():
+        pytest.skip("no H100 figures in this checkout")
+    out = tmp_path / "page.md"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_page.py"), str(folder), "--out", str(out),
+                           "--before", str(ROOT / "docs" / "bench" / "h100-before-accumulators")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    page = out.read_text()
+    assert "NVIDIA H100" in page and "## Targets" in page and "## compute-sanitizer" in page
+    matadd = next(line for line in page.splitlines() if line.startswith("| matadd: best point"))
+    assert "| yes |" in matadd
+    assert "| memcheck | 0 |" in page and "| racecheck | 0 |" in page
+    assert "## Before and after" in page and "matmul_n2048" in page
