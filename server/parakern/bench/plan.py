@@ -3,10 +3,10 @@
 A point gives every data and program parameter a value. It is skipped when a fact of
 the schedule (an `assert`, a loop bound, a definition) is false there, evaluated exactly
 with sympy, or when no case can run there. Otherwise the case is the one the dispatcher
-picks: the first whose constraints hold with the device's machine values and whose
-kernel fits (registers * threads <= registers per block). As in the dispatcher, the
-value of R for case j is min(R, regsPerBlock / threads_j) when the registers per block
-are known.
+picks (parakern.dispatch, with the IR's register counts): the first whose constraints
+hold with the device's machine values and whose kernel fits, else the first that fits
+with its constraints on R dropped. As in the dispatcher, the value of R for case j is
+min(R, regsPerBlock / threads_j) when the registers per block are known.
 """
 from __future__ import annotations
 
@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 import sympy
 
 from parakern import constraints as cs
+from parakern import dispatch
 from parakern.codegen.launch import definitions, launch_of
-from parakern.symbols import R, T, Z, sym
-
-GRID_LIMITS = (2**31 - 1, 65535, 65535)
-BLOCK_LIMITS = (1024, 1024, 64)
+from parakern.symbols import sym
 
 
 class PlanError(ValueError):
@@ -55,7 +53,7 @@ def profile_machine(name: str) -> dict:
 @dataclass(frozen=True)
 class CasePick:
     case: "int | None"              # 1-based case the dispatcher picks; None when skipped
-    holds: tuple = ()               # cases (1-based) whose constraints hold and which fit
+    holds: tuple = ()               # cases (1-based) the dispatcher's choosing pass accepts (the first is `case`)
     reason: str = ""                # why the point is skipped
     launch: "dict | None" = None    # grid, block, shared_bytes, threads of the picked case (ints)
     launches: tuple = ()            # ((case, launch), ...) of every case in `holds` and `runs`
@@ -112,32 +110,13 @@ def _value(expr, subs):
     return sympy.sympify(expr).xreplace(subs)
 
 
-def _truth(relation) -> "bool | None":
-    """True / False when the relation evaluates exactly; None when undecided."""
-    if relation is sympy.true or relation is True:
-        return True
-    if relation is sympy.false or relation is False:
-        return False
-    if relation.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-        return None
-    try:
-        return bool(relation)
-    except TypeError:
-        return None
-
-
-def _integer(expr, subs) -> "int | None":
-    v = _value(expr, subs)
-    return int(v) if v.is_Integer else None
-
-
 def check_facts(schedule, subs: dict) -> str:
     """'' when every fact that can be evaluated holds, else why the point is skipped."""
     for fact in schedule.facts:
         rel = _value(fact.relation, subs)
         if rel.free_symbols:
             continue  # reads a value the host sets (a time step): cannot be judged here
-        truth = _truth(rel)
+        truth = dispatch.truth(rel)
         if truth is None:
             return f"{cs.to_text(fact.relation)} cannot be evaluated (division by zero?)"
         if not truth:
@@ -153,80 +132,22 @@ def pick_case(tree, subs: dict, machine: dict, every_case: bool = False) -> Case
     whether it runs): their own threads and shared memory fit the device, the registers of
     nvcc's kernel are checked by the runner when it launches. Every kernel of the tree is
     worth timing, not only the one the model prefers."""
-    holds, failures, first, first_launch, launches = [], [], None, None, []
-    runs = []
-    for k, case in enumerate(tree.cases, 1):
-        sizes, failed = _try_case(case, subs, machine)
-        if failed and every_case and sizes is not None:
-            dropped, still = _try_case(case, subs, machine, by_fit=True)
-            if not still:
-                runs.append(k)
-                launches.append((k, dropped))
-        if failed:
-            failures.append(f"case {k}: {failed}")
-            continue
-        holds.append(k)
-        runs.append(k)
-        launches.append((k, sizes))
-        if first is None:
-            first, first_launch = k, sizes
-    runs = tuple(sorted(runs))
-    if first is None:
+    device = dispatch.Machine(machine.get("regs_per_block") or None, int(machine["Z"]), int(machine["T"]),
+                              int(machine["R"]))
+    choice = dispatch.choose(tree, device, subs)
+    runs = set(choice.accepted) | (set(choice.can_run) if every_case else set())
+    registers = [int(c.counter("registers")) for c in tree.cases]
+    launches = tuple((k, _launch(choice.launches[k - 1], registers[k - 1])) for k in sorted(runs))
+    if choice.case is None:
         machine_text = ", ".join(f"{n}={machine[n]}" for n in ("R", "Z", "T"))
-        return CasePick(None, (), f"no case can run with {machine_text}: " + "; ".join(failures), runs=runs,
-                        launches=tuple(sorted(launches)))
-    return CasePick(first, tuple(holds), "", first_launch, tuple(sorted(launches)), runs)
+        return CasePick(None, (), f"no case can run with {machine_text}: {choice.reason}", runs=tuple(sorted(runs)),
+                        launches=launches)
+    return CasePick(choice.case, choice.accepted, "", dict(launches)[choice.case], launches, tuple(sorted(runs)))
 
 
-def _try_case(case, subs: dict, machine: dict, by_fit: bool = False) -> tuple:
-    """(launch sizes or None, '' or why the case cannot run here). by_fit: instead of the
-    relations on R, Z, T and the IR's register count, the kernel's own threads and shared
-    memory against the device's (nvcc's registers are checked when it is launched)."""
-    regs_per_block = machine.get("regs_per_block")
-    launch = launch_of(case)
-    threads = _integer(launch.threads, subs)
-    if threads is None or threads < 1:
-        return None, f"{threads} threads per block"
-    r = int(machine["R"])
-    if regs_per_block:
-        r = min(r, int(regs_per_block) // threads)
-    env = dict(subs)
-    env.update({R: sympy.Integer(r), Z: sympy.Integer(int(machine["Z"])), T: sympy.Integer(int(machine["T"]))})
-    registers = int(case.counter("registers"))
-    sizes = {"grid": [_integer(g, subs) for g in launch.grid],
-             "block": [_integer(b, subs) for b in launch.block],
-             "shared_bytes": _integer(launch.shared_bytes, subs), "threads": threads,
-             "registers": registers}
-    for rel in case.constraints.relations:
-        if by_fit and sympy.sympify(rel).free_symbols & {R, Z, T}:
-            continue
-        truth = _truth(_value(rel, env))
-        if truth is not True:
-            return sizes, cs.to_text(rel) + (" is false" if truth is False else " cannot be evaluated")
-    if by_fit and threads > int(machine["T"]):
-        return sizes, f"{threads} threads > {machine['T']} per block"
-    if by_fit and sizes["shared_bytes"] is not None and sizes["shared_bytes"] > int(machine["Z"]):
-        return sizes, f"{sizes['shared_bytes']} bytes of shared memory > {machine['Z']} per block"
-    if not by_fit and regs_per_block and registers * threads > int(regs_per_block):
-        return sizes, f"{registers} registers x {threads} threads > {regs_per_block} per block"
-    bad = _launch_problem(sizes)
-    if bad:
-        return None, bad
-    return sizes, ""
-
-
-def _launch_problem(sizes: dict) -> str:
-    if any(v is None for v in sizes["grid"] + sizes["block"]) or sizes["shared_bytes"] is None:
-        return "the launch configuration is not an integer here"
-    if any(g < 1 for g in sizes["grid"]):
-        return f"empty grid {tuple(sizes['grid'])}"
-    for axis, (g, top) in enumerate(zip(sizes["grid"], GRID_LIMITS)):
-        if g > top:
-            return f"grid {'xyz'[axis]} = {g} exceeds {top}"
-    for axis, (b, top) in enumerate(zip(sizes["block"], BLOCK_LIMITS)):
-        if b > top:
-            return f"block {'xyz'[axis]} = {b} exceeds {top}"
-    return ""
+def _launch(sizes: dispatch.Sizes, registers: int) -> dict:
+    return {"grid": list(sizes.grid), "block": list(sizes.block), "shared_bytes": sizes.shared_bytes,
+            "threads": sizes.threads, "registers": registers}
 
 
 def block_parameters(schedule) -> set:

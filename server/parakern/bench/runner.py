@@ -85,6 +85,7 @@ def dispatcher_parameters(schedule) -> list:
 
 def host_library_source(code) -> str:
     """The schedule's .cu (kernels + dispatcher) and an extern "C" entry point for ctypes."""
+    from parakern.codegen import dispatcher_name
     from parakern.codegen.emit import INCLUDES, PREAMBLE
     s = code.schedule
     params = dispatcher_parameters(s)
@@ -93,7 +94,7 @@ def host_library_source(code) -> str:
     return "\n\n".join([
         PREAMBLE + INCLUDES, code.prototype, *code.kernels, code.dispatcher,
         f'extern "C" int {DISPATCH_WRAPPER}({declared})\n{{\n'
-        f"    return {s.function}_{s.index}_dispatch({names});\n}}",
+        f"    return {dispatcher_name(s)}({names});\n}}",
         'extern "C" const char *parakern_bench_last_error(void)\n{\n'
         "    return cudaGetErrorString(cudaPeekAtLastError());\n}\n"])
 

@@ -11,38 +11,34 @@ a CUDA call failed (a failed launch's error stays readable with
 cudaGetLastError). It reads the device's properties once per device (a
 static) and, for each case in the tree's order, one `try` function: the
 machine parameters of that launch (T = maxThreadsPerBlock, Z =
-sharedMemPerBlockOptin, R = min(255, regsPerBlock / threads)), the case's
-constraints in 64-bit arithmetic, then the real fit of nvcc's kernel
-(cudaFuncGetAttributes: numRegs <= R; shared bytes <= Z; threads <= T) —
-the constraints were derived from the IR's register count, which nvcc need
-not match. When no case both holds and fits, a second pass tries the cases
-in the same order by the real fit alone (the constraints on R dropped, those
-on Z, T and the program parameters kept): where nvcc's kernel of an earlier
-case needs more registers than counted, a later case whose region is cut by
-that count still runs instead of PARAKERN_NO_CASE_FITS. Kernels are launched
-only through PARAKERN_LAUNCH.
+sharedMemPerBlockOptin, R = min(255, regsPerBlock / threads)), the launch
+limits, the case's constraints in 64-bit arithmetic, then the real fit of
+nvcc's kernel (cudaFuncGetAttributes: numRegs <= R; shared bytes <= Z;
+threads <= T). When no case both holds and fits, a second pass tries the
+cases in the same order with the constraints on R dropped. The rule (order,
+passes, limits, fit) is parakern.dispatch's, printed here; its Python
+`dispatch.choose` is what verify, the bench and the editor use. Kernels are
+launched only through PARAKERN_LAUNCH.
 """
 from __future__ import annotations
 
 import sympy
 
+from parakern import dispatch
 from parakern.codegen.cprint import INDENT, CodegenError, Names, identifiers, relation_c, sym_c
 from parakern.codegen.kernel import array_parameters, kernel_name, signature
-from parakern.codegen.launch import AXES, in_parameters, launch_of
-from parakern.comprehensive import Case, CaseTree
+from parakern.codegen.launch import AXES, in_parameters
+from parakern.comprehensive import CaseTree
 from parakern.model import Schedule
 from parakern.strategies.rebuild import used_names
-from parakern.symbols import P_OCC, R
+from parakern.symbols import P_OCC
 
-MAX_REGISTERS = 255            # the most registers a thread can address
 STATIC_SHARED_LIMIT = "48 * 1024"  # above it a kernel must opt in to more dynamic shared memory
-# Grid limits of every GPU since compute capability 3.0 (x, y, z).
-GRID_LIMITS = ("2147483647LL", "65535", "65535")
-BLOCK_Z_LIMIT = 64
 _WIDE = ("int", "unsigned", "long", "long long")   # carried as long long on the host
 
 
 def dispatcher_name(schedule: Schedule) -> str:
+    """`<function>_<index>_dispatch`: the one place the dispatcher's name is made."""
     return f"{schedule.function}_{schedule.index}_dispatch"
 
 
@@ -59,7 +55,7 @@ def prototype(tree: CaseTree) -> str:
     s = tree.schedule
     n = len(tree.cases)
     lines = [f"{s.id} ({s.keyword_span}): {n} case{'s' * (n != 1)}, tried in order"
-             + (", then by the real fit of nvcc's kernels alone" if _by_fit_pass(tree) else "")]
+             + (", then by the real fit of nvcc's kernels alone" if len(dispatch.passes(tree)) > 1 else "")]
     for k, case in enumerate(tree.cases, 1):
         lines.append(f"  {k}: {relation_c(case.constraints.relations)}   {' '.join(case.decisions)}")
     for u in tree.uncovered:
@@ -70,14 +66,9 @@ def prototype(tree: CaseTree) -> str:
     return "\n".join(comment + [signature("int " + dispatcher_name(s), dispatcher_arguments(s)) + ";"])
 
 
-def _by_fit_pass(tree: CaseTree) -> bool:
-    """A second pass by the real fit is worth it when some case is cut by a register count."""
-    return any(R in sympy.sympify(r).free_symbols for c in tree.cases for r in c.constraints.relations)
-
-
 def dispatcher_source(tree: CaseTree) -> str:
     """The try function of every case, then the dispatcher."""
-    parts = [_try_case(tree, case, k) for k, case in enumerate(tree.cases, 1)]
+    parts = [_try_case(tree, rule) for rule in dispatch.case_rules(tree)]
     return "\n\n".join(parts + [_dispatcher(tree)])
 
 
@@ -87,33 +78,27 @@ def _host_type(ctype: str) -> str:
     return "long long" if ctype in _WIDE else ctype
 
 
-def _try_case(tree: CaseTree, case: Case, k: int) -> str:
-    s = tree.schedule
+def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
+    s, k, launch = tree.schedule, rule.number, rule.launch
     names = Names(used_names(s) | {"R", "Z", "T"})
     n = {w: names.fresh(w) for w in ("prop", "by_fit", "attr", "grid", "block", "threads", "shared_bytes")}
-    launch = launch_of(case)
     kernel = kernel_name(s, k)
     args = [f"const cudaDeviceProp &{n['prop']}", f"bool {n['by_fit']}"] \
         + [f"{_host_type(p.ctype)} {p.name}" for p in s.params] + array_parameters(s, restrict=False)
     body: list[str] = ["/* the launch, in 64-bit arithmetic: the constraints' products must not overflow */"]
-    grid, empty = [], []
-    for axis, size, limit in zip(AXES, launch.grid, GRID_LIMITS):
-        grid.append(_size(body, names, f"grid_{axis}", size))
-        if not sympy.sympify(size).is_Integer:
-            empty.append(f"{grid[-1]} < 1 || {grid[-1]} > {limit}")
+    grid = [_size(body, names, f"grid_{axis}", size) for axis, size in zip(AXES, launch.grid)]
     block = [_size(body, names, f"block_{axis}", size) for axis, size in zip(AXES, launch.block)]
     threads = " * ".join(b for b in block if b != "1") or "1"
     body.append(f"const long long {n['threads']} = {threads};")
-    empty.append(f"{n['threads']} < 1")
-    if not sympy.sympify(launch.block[2]).is_Integer:
-        empty.append(f"{block[2]} > {BLOCK_Z_LIMIT}")
-    shared = launch.shared_bytes != 0
+    shared = any(f.need == "shared_bytes" for f in rule.fits)
     if shared:
         body.append(f"const long long {n['shared_bytes']} = {sym_c(launch.shared_bytes)};")
-    body += [f"if ({' || '.join(empty)})",
+    sizes = {**{f"grid_{axis}": g for axis, g in zip(AXES, grid)}, "threads": n["threads"], "block_z": block[2]}
+    body += [f"if ({' || '.join(_beyond(dispatch.LAUNCH_BOUNDS, sizes))})",
              INDENT + "return 0;  /* an empty grid or block, or one beyond CUDA's limits */"]
-    tests = _constraints(case, s, n["by_fit"])
-    fits = [f"{n['attr']}.numRegs > R"] + ([f"{n['shared_bytes']} > Z"] if shared else []) + [f"{n['threads']} > T"]
+    tests = _constraints(rule, s, n["by_fit"])
+    need = {"registers": f"{n['attr']}.numRegs", "shared_bytes": n["shared_bytes"], "threads": n["threads"]}
+    fits = [f"{need[f.need]} > {f.machine}" for f in rule.fits]
     body += _machine(n, identifiers(tests + fits)) + tests
     body += [f"cudaFuncAttributes {n['attr']};",
              f"if (cudaFuncGetAttributes(&{n['attr']}, {kernel}) != cudaSuccess)",
@@ -151,6 +136,20 @@ def _size(body: list[str], names: Names, stem: str, size) -> str:
     return name
 
 
+def _beyond(bounds, sizes: dict) -> list[str]:
+    """The tests of the launch limits; none for a constant within them."""
+    tests = []
+    for bound in bounds:
+        size = sizes[bound.name]
+        if size.isdigit() and bound.holds(int(size)):
+            continue
+        if bound.low is not None:
+            tests.append(f"{size} < {bound.low}")
+        if bound.high is not None:   # INT_MAX written as a long long, as the sizes are
+            tests.append(f"{size} > {bound.high}" + ("LL" if bound.high >= 2**31 - 1 else ""))
+    return tests
+
+
 def _unsigned(size: str) -> str:
     return size if size.isdigit() else f"(unsigned){size}"
 
@@ -165,21 +164,21 @@ def _machine(n: dict, used: set) -> list[str]:
     prop, threads = n["prop"], n["threads"]
     values = {"T": f"{prop}.maxThreadsPerBlock",
               "Z": f"(long long){prop}.sharedMemPerBlockOptin",
-              "R": f"{prop}.regsPerBlock / {threads} < {MAX_REGISTERS} "
-                   f"? {prop}.regsPerBlock / {threads} : {MAX_REGISTERS}"}
+              "R": f"{prop}.regsPerBlock / {threads} < {dispatch.MAX_REGISTERS} "
+                   f"? {prop}.regsPerBlock / {threads} : {dispatch.MAX_REGISTERS}"}
     return ["/* the machine parameters for this block size */"] + \
         [f"const long long {m} = {v};" for m, v in values.items() if m in used]
 
 
-def _constraints(case: Case, s: Schedule, by_fit: str) -> list[str]:
-    relations = [in_parameters(r, s) for r in case.constraints.relations]
+def _constraints(rule: dispatch.CaseRule, s: Schedule, by_fit: str) -> list[str]:
+    relations = [in_parameters(r, s) for r in rule.relations]
     if any(P_OCC in r.free_symbols for r in relations):
         raise CodegenError("the cases depend on an occupancy target (P_occ), which a dispatcher cannot "
                            "read from the device; analyse without --occupancy to generate it",
                            s.keyword_span)
     if not relations:
         return ["/* no constraint: the case holds everywhere */"]
-    without_r = [r for r in relations if R not in r.free_symbols]
+    without_r = [in_parameters(r, s) for r in rule.tested(by_fit=True)]
     if len(without_r) == len(relations):
         return [f"if (!({relation_c(relations)}))", INDENT + "return 0;"]
     loose = relation_c(without_r) if without_r else "true"
@@ -207,13 +206,13 @@ def _dispatcher(tree: CaseTree) -> str:
             INDENT + f"{known} = {device};",
             "}",
             f"int {launched};"]
-    passes = [("false", None)]
-    if _by_fit_pass(tree):
-        passes.append(("true", ["/* no case both holds and fits: nvcc's kernels need not use the registers",
-                                " * counted, so the first case whose kernel really fits */"]))
-    for flag, why in passes:
-        body += why or []
-        for k, _ in enumerate(tree.cases, 1):
+    order = [rule.number for rule in dispatch.case_rules(tree)]
+    for one in dispatch.passes(tree):
+        if one.by_fit:
+            body += ["/* no case both holds and fits: nvcc's kernels need not use the registers",
+                     " * counted, so the first case whose kernel really fits */"]
+        flag = "true" if one.by_fit else "false"
+        for k in order:
             body += [f"if (({launched} = {_try_name(s, k)}({', '.join([call[0], flag] + call[1:])})) != 0)",
                      INDENT + f"return {launched};"]
     return "\n".join([head, "{"] + [INDENT + line for line in body + _uncovered(tree)] + ["}"])

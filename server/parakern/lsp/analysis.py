@@ -256,30 +256,13 @@ def case_info(case, index: int) -> CaseInfo:
 
 
 def profile_info(tree, key: str, timeout_ms: int = 2000) -> ProfileInfo:
-    """Under which condition on the program parameters each case runs on this GPU:
-    R, Z, T replaced by the GPU's values, then simplified by z3 (constraints.simplify).
-    A case whose system becomes inconsistent cannot run there."""
-    import sympy
-    from parakern import constraints as cs
-    from parakern.devices import get_profile, machine_values
-    profile = get_profile(key)
-    values = machine_values(profile)
-    conditions = []
-    for k, case in enumerate(tree.cases, 1):
-        mapping = {s: sympy.Integer(values[s.name]) for r in case.constraints.all() for s in r.free_symbols
-                   if s.name in values}
-        relations = [r.xreplace(mapping) for r in case.constraints.relations]
-        facts = [f.xreplace(mapping) for f in case.constraints.facts]
-        if any(r is sympy.false for r in relations + facts):
-            conditions.append((k, None))
-            continue
-        system = cs.System(tuple(r for r in relations if r is not sympy.true), tuple(facts))
-        if cs.consistent(system, timeout_ms).status == "unsat":
-            conditions.append((k, None))
-            continue
-        simplified = cs.simplify(system, timeout_ms)
-        conditions.append((k, chain_text(simplified.relations) if simplified.relations else ""))
-    return ProfileInfo(key, profile.name, tuple(sorted(values.items())), tuple(conditions))
+    """Under which condition on the program parameters each case runs on this GPU
+    (parakern.dispatch.on_profile), as the editor shows it."""
+    from parakern.dispatch import on_profile
+    cases = on_profile(tree, key, timeout_ms)
+    conditions = tuple((k, None if relations is None else chain_text(relations) if relations else "")
+                       for k, relations in cases.conditions)
+    return ProfileInfo(cases.key, cases.name, cases.values, conditions)
 
 
 def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: float = 0.0,

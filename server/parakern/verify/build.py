@@ -16,6 +16,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from parakern.codegen.dispatcher import dispatcher_name
+from parakern.codegen.kernel import kernel_name
 from parakern.verify.fma import fma_flags
 
 HEADER = Path(__file__).with_name("parakern_cpu.h")
@@ -107,13 +109,13 @@ class Call:
 
 
 def make_call(schedule, tree, cu_text: str) -> Call:
-    stem = f"{schedule.function}_{schedule.index}"
     kernels = []
     for k, case in enumerate(tree.cases, start=1):
-        name = f"{stem}_case{k}"
+        name = kernel_name(schedule, k)
         if re.search(rf"\b{re.escape(name)}\s*\(", cu_text):
             kernels.append((k, name, int(case.counter("registers"))))
-    return Call(schedule, f"parakern_call_{stem}", f"{stem}_dispatch", tuple(kernels))
+    return Call(schedule, f"parakern_call_{schedule.function}_{schedule.index}", dispatcher_name(schedule),
+                tuple(kernels))
 
 
 def line_directive(file: str) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Optional
 
+from parakern.codegen.dispatcher import dispatcher_name
 from parakern.verify import build as building
 from parakern.verify import inputs
 from parakern.verify.points import Device, Point, build_model, expected_case, find_points
@@ -119,8 +120,8 @@ class Session:
                 reason = next((d.message for d in result.diagnostics if d.severity.value == "error"),
                               "the case tree has no case")
                 self.unverifiable[s.id] = f"no case tree: {reason}"
-            elif f"{s.function}_{s.index}_dispatch" not in self.cu_text:
-                self.unverifiable[s.id] = f"the emitted .cu has no {s.function}_{s.index}_dispatch"
+            elif dispatcher_name(s) not in self.cu_text:
+                self.unverifiable[s.id] = f"the emitted .cu has no {dispatcher_name(s)}"
             else:
                 try:
                     sig = signature(self.text, self.file, s.function)

@@ -2,12 +2,17 @@
 
 For case k of a schedule a point is (values of the schedule's parameters that
 the caller passes, machine values R, Z, T) such that the schedule's facts
-hold, case k's constraints hold, and no earlier case is picked first. The
-dispatcher computes T = maxThreadsPerBlock, Z = sharedMemPerBlockOptin and,
-for case j, R_j = min(255, regsPerBlock / threads_j); it takes the first case
-whose constraints hold and whose kernel fits (numRegs_j * threads_j <=
-regsPerBlock). So the emulated device of a point has regsPerBlock = R *
-threads_k, sharedMemPerBlockOptin = Z, maxThreadsPerBlock = T.
+hold, case k's constraints hold, its kernel fits, and no earlier case is
+picked first. The dispatcher's rule is parakern.dispatch's: with T =
+maxThreadsPerBlock, Z = sharedMemPerBlockOptin and, for case j, R_j = min(255,
+regsPerBlock / threads_j), the first case whose launch is within CUDA's
+limits, whose constraints hold and whose kernel fits; when none, the first
+that fits with its constraints on R dropped. The points are searched for the
+first pass (the second never applies where case k is picked by the first);
+`expected_case` is the whole rule, with the IR's register counts, which the
+emulation reports as the kernels' (cudaFuncGetAttributes). The emulated
+device of a point has regsPerBlock = R * threads_k, sharedMemPerBlockOptin =
+Z, maxThreadsPerBlock = T.
 
 Parameters are sampled (seeded) within small bounds (block sizes <= 16,
 threads per block <= 64, other sizes <= 64), facts checked by evaluation, and
@@ -24,12 +29,13 @@ from dataclasses import dataclass, field
 import sympy
 
 from parakern import constraints as cs
+from parakern import dispatch
 from parakern.symbols import R, T, Z, sym
 
 MAX_BLOCK = 16        # a parameter that sizes a block level
 MAX_SIZE = 64         # any other integer parameter
 MAX_THREADS = 64      # threads per block (each one a std::thread in the emulation)
-MAX_R, MAX_Z, MAX_T = 255, 1 << 18, 1024
+MAX_R, MAX_Z, MAX_T = dispatch.MAX_REGISTERS, 1 << 18, 1024
 SHARED_DEFAULT = 48 * 1024
 SAMPLES = 4000        # random parameter draws per point
 SOLVES = 24           # z3 calls for machine values per point before z3 solves everything
@@ -211,17 +217,8 @@ def expected_case(model: Model, values: dict, device: Device) -> "int | None":
     full = _complete(model, values)
     if full is None:
         return None
-    subs = {sym(n): sympy.Integer(v) for n, v in full.items()}
-    subs.update({Z: device.shared_optin, T: device.max_threads})
-    for j, case in enumerate(model.tree.cases):
-        tj = int(model.threads[j](full))
-        if tj < 1:
-            continue
-        subs[R] = min(MAX_R, device.regs_per_block // tj)
-        holds = all(bool(r.xreplace(subs)) for r in case.constraints.relations)
-        if holds and model.registers[j] * tj <= device.regs_per_block:
-            return j + 1
-    return 0
+    machine = dispatch.Machine(device.regs_per_block, device.shared_optin, device.max_threads)
+    return dispatch.choose(model.tree, machine, full).case or 0
 
 
 def find_points(model: Model, k: int, count: int, seed: int = 0) -> list[Point]:

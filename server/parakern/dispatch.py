@@ -1,0 +1,302 @@
+"""The one rule that picks the case of a case tree that runs, for given machine and parameter values.
+
+Every consumer uses it: the generated C dispatcher is printed from the description here
+(codegen/dispatcher.py), verify computes the case the dispatcher must return with
+`choose`, the bench plans its sweep with it, the editor's hover shows which case runs on
+which GPU profile with `on_profile`.
+
+The rule. For case j of a launch, the machine values are those the dispatcher reads:
+T = maxThreadsPerBlock, Z = sharedMemPerBlockOptin and R_j = min(255, regsPerBlock /
+threads_j) (the registers a thread may have in a block of that size). The cases are
+tried in the tree's order, in one or two passes:
+
+  1. the first case whose launch is within CUDA's limits (`LAUNCH_BOUNDS`), whose constraints
+     hold and whose compiled kernel fits (`fits`: registers <= R_j, shared bytes <= Z,
+     threads <= T);
+  2. when none, and some constraint reads R: the same with the constraints on R dropped.
+     They were derived from the IR's register count, which nvcc's kernel need not match:
+     where an earlier case's kernel needs more registers than counted, a later case whose
+     region is cut by that count still runs.
+
+The compiled register counts are cudaFuncGetAttributes' in the C; a Python caller may
+give them, otherwise the IR's counts of the cases are used. blockDim.x and .y need no
+test of their own: threads <= T, and T <= 1024 = maxThreadsDim.x = .y on every GPU.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import sympy
+
+from parakern import constraints as cs
+from parakern.codegen.launch import Launch, definitions, launch_of
+from parakern.symbols import R, T, Z, sym
+
+MAX_REGISTERS = 255                      # the most registers a thread can address
+GRID_LIMITS = (2**31 - 1, 65535, 65535)  # gridDim x, y, z of every GPU since compute capability 3.0
+BLOCK_Z_LIMIT = 64                       # blockDim.z
+MACHINE_SYMBOLS = (R, Z, T)
+FIRST_PASS, SECOND_PASS = "constraints", "fit"    # what each pass tests beside the fit
+
+
+# ------------------------------------------------------------------ the description
+
+@dataclass(frozen=True)
+class Machine:
+    """What the dispatcher reads of a device (cudaGetDeviceProperties)."""
+    regs_per_block: "int | None"         # regsPerBlock; None: unknown, R is max_registers for every case
+    Z: int                               # sharedMemPerBlockOptin, bytes
+    T: int                               # maxThreadsPerBlock
+    max_registers: int = MAX_REGISTERS   # per thread
+
+    def registers(self, threads: int) -> int:
+        """R for a launch of `threads` threads per block."""
+        if self.regs_per_block is None:
+            return self.max_registers
+        return min(self.max_registers, self.regs_per_block // threads)
+
+
+@dataclass(frozen=True)
+class Pass:
+    by_fit: bool                         # the constraints on R dropped: nvcc's kernel's fit decides
+
+    @property
+    def name(self) -> str:
+        return SECOND_PASS if self.by_fit else FIRST_PASS
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A launch size CUDA accepts only within [low, high] (None: no limit on that side)."""
+    name: str                            # the size bounded: grid_x, grid_y, grid_z, threads, block_z
+    low: "int | None"
+    high: "int | None"
+
+    def holds(self, value: int) -> bool:
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+
+
+# The launch limits, in the order the dispatcher tests them (the same for every case).
+LAUNCH_BOUNDS = tuple(Bound(f"grid_{axis}", 1, top) for axis, top in zip("xyz", GRID_LIMITS)) + \
+    (Bound("threads", 1, None), Bound("block_z", None, BLOCK_Z_LIMIT))
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The compiled kernel needs at most the machine value: `need <= machine`."""
+    need: str                            # "registers" | "shared_bytes" | "threads"
+    machine: str                         # "R" | "Z" | "T"
+
+
+@dataclass(frozen=True)
+class CaseRule:
+    """What the dispatcher tests for one case."""
+    number: int                          # 1-based: what the dispatcher returns when it launches it
+    launch: Launch
+    relations: tuple                     # the case's constraints
+    fits: tuple                          # Fit
+
+    def tested(self, by_fit: bool) -> tuple:
+        """The constraints a pass tests (the second drops those on R)."""
+        return tuple(r for r in self.relations if not (by_fit and reads_registers(r)))
+
+
+def reads_registers(relation) -> bool:
+    return R in sympy.sympify(relation).free_symbols
+
+
+def passes(tree) -> tuple:
+    """The passes of the dispatcher: a second, by the fit, only where a constraint reads R
+    (elsewhere it would test the same as the first)."""
+    by_fit = any(reads_registers(r) for c in tree.cases for r in c.constraints.relations)
+    return (Pass(False), Pass(True)) if by_fit else (Pass(False),)
+
+
+def case_rules(tree) -> tuple:
+    """One rule per case, in the order the dispatcher tries them."""
+    rules = []
+    for k, case in enumerate(tree.cases, 1):
+        launch = launch_of(case)
+        shared = sympy.sympify(launch.shared_bytes) != 0
+        fits = (Fit("registers", "R"),) + ((Fit("shared_bytes", "Z"),) if shared else ()) + (Fit("threads", "T"),)
+        rules.append(CaseRule(k, launch, tuple(case.constraints.relations), fits))
+    return tuple(rules)
+
+
+# ------------------------------------------------------------------ the choice
+
+@dataclass(frozen=True)
+class Sizes:
+    """A case's launch at given parameter values (None where not an integer there)."""
+    grid: tuple
+    block: tuple
+    shared_bytes: "int | None"
+    threads: "int | None"
+
+
+@dataclass(frozen=True)
+class Choice:
+    case: "int | None"                   # 1-based case launched; None: the dispatcher returns PARAKERN_NO_CASE_FITS
+    by: str                              # the pass that chose it (FIRST_PASS, SECOND_PASS), "" when none
+    holds: tuple                         # cases the first pass accepts: constraints hold, kernel fits
+    fits: tuple                          # cases the second pass accepts (constraints on R dropped)
+    can_run: tuple                       # cases whose kernel fits the device here, machine constraints
+                                         # dropped and registers aside (the bench's --every-case)
+    launches: tuple                      # Sizes per case, in the tree's order
+    refusals: tuple                      # per case why the first pass refuses it ('' where it accepts)
+
+    @property
+    def accepted(self) -> tuple:
+        """The cases the choosing pass accepts (the first of them is `case`)."""
+        return self.fits if self.by == SECOND_PASS else self.holds
+
+    @property
+    def reason(self) -> str:
+        """Why no case fits ('' when one does)."""
+        if self.case is not None:
+            return ""
+        return "; ".join(f"case {k}: {why}" for k, why in enumerate(self.refusals, 1))
+
+
+def truth(relation) -> "bool | None":
+    """True / False when the relation evaluates exactly; None when undecided."""
+    if relation is sympy.true or relation is True:
+        return True
+    if relation is sympy.false or relation is False:
+        return False
+    if relation.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        return None
+    try:
+        return bool(relation)
+    except TypeError:
+        return None
+
+
+def _integer(expr, subs) -> "int | None":
+    value = sympy.sympify(expr).xreplace(subs)
+    return int(value) if value.is_Integer else None
+
+
+def substitutions(schedule, values: Mapping) -> dict:
+    """symbol -> Integer from names or symbols -> ints, with the derived scalars the values
+    do not give computed from their definitions."""
+    subs = {(sym(k) if isinstance(k, str) else k): (v if isinstance(v, sympy.Basic) else sympy.Integer(int(v)))
+            for k, v in values.items()}
+    for name, value in definitions(schedule).items():
+        if name not in subs:
+            subs[name] = sympy.sympify(value).xreplace(subs)
+    return subs
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """One case at one point: what holds, and why not."""
+    sizes: Sizes
+    refusal: str                         # why the first pass refuses it ('' where it accepts)
+    fits_anyway: bool                    # the second pass accepts it
+    can_run: bool
+
+
+def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Verdict:
+    launch = rule.launch
+    sizes = Sizes(tuple(_integer(g, subs) for g in launch.grid), tuple(_integer(b, subs) for b in launch.block),
+                  _integer(launch.shared_bytes, subs), _integer(launch.threads, subs))
+    threads = sizes.threads
+    if threads is None or threads < 1:
+        return _Verdict(sizes, f"{threads} threads per block", False, False)
+    r = machine.registers(threads)
+    env = {**subs, R: sympy.Integer(r), Z: sympy.Integer(machine.Z), T: sympy.Integer(machine.T)}
+    truths = tuple(truth(sympy.sympify(rel).xreplace(env)) for rel in rule.relations)
+    need = {"registers": registers, "shared_bytes": sizes.shared_bytes or 0, "threads": threads}
+    have = {"R": r, "Z": machine.Z, "T": machine.T}
+    too_much = [f for f in rule.fits if need[f.need] > have[f.machine]]
+    beyond = _beyond_limits(sizes)
+    keeps = [t for t, rel in zip(truths, rule.relations) if not reads_registers(rel)]
+    machine_free = [t for t, rel in zip(truths, rule.relations)
+                    if not sympy.sympify(rel).free_symbols & set(MACHINE_SYMBOLS)]
+    device_fit = not any(f.need != "registers" for f in too_much)
+    refusal = ""
+    for t, rel in zip(truths, rule.relations):
+        if t is not True:
+            refusal = cs.to_text(rel) + (" is false" if t is False else " cannot be evaluated")
+            break
+    else:
+        if too_much:
+            refusal = _too_much(too_much[0], need, have, machine)
+        elif beyond:
+            refusal = beyond
+    return _Verdict(sizes, refusal,
+                    all(t is True for t in keeps) and not too_much and not beyond,
+                    all(t is True for t in machine_free) and device_fit and not beyond)
+
+
+def _too_much(fit: Fit, need: dict, have: dict, machine: Machine) -> str:
+    if fit.need == "registers":
+        if machine.regs_per_block and have["R"] < machine.max_registers:  # the block's registers ran out
+            return f"{need['registers']} registers x {need['threads']} threads > {machine.regs_per_block} per block"
+        return f"{need['registers']} registers > {have['R']} per thread"
+    if fit.need == "shared_bytes":
+        return f"{need['shared_bytes']} bytes of shared memory > {have['Z']} per block"
+    return f"{need['threads']} threads > {have['T']} per block"
+
+
+def _beyond_limits(sizes: Sizes) -> str:
+    """'' when CUDA accepts the launch, else why not."""
+    if any(v is None for v in sizes.grid + sizes.block) or sizes.shared_bytes is None:
+        return "the launch configuration is not an integer here"
+    values = {**{f"grid_{a}": g for a, g in zip("xyz", sizes.grid)}, "threads": sizes.threads,
+              "block_z": sizes.block[2]}
+    refused = [b for b in LAUNCH_BOUNDS if not b.holds(values[b.name])]
+    if any(b.low is not None and values[b.name] < b.low for b in refused):
+        return f"empty grid {tuple(sizes.grid)}"    # threads < 1 was refused before
+    return next((f"{b.name.replace('_', ' ')} = {values[b.name]} exceeds {b.high}" for b in refused), "")
+
+
+def choose(tree, machine: Machine, values: Mapping, registers: "Sequence[int] | None" = None) -> Choice:
+    """The case the dispatcher launches at these parameter values (names or symbols -> ints;
+    derived scalars not given are computed) on this machine. registers: the compiled
+    register count of each case (cudaFuncGetAttributes' numRegs); the IR's counts when None."""
+    rules = case_rules(tree)
+    counts = list(registers) if registers is not None else [int(c.counter("registers")) for c in tree.cases]
+    subs = substitutions(tree.schedule, values)
+    verdicts = [_judge(rule, subs, machine, n) for rule, n in zip(rules, counts)]
+    holds = tuple(k for k, v in enumerate(verdicts, 1) if not v.refusal)
+    fits = tuple(k for k, v in enumerate(verdicts, 1) if v.fits_anyway) if len(passes(tree)) > 1 else holds
+    case, by = (holds[0], FIRST_PASS) if holds else (fits[0], SECOND_PASS) if fits else (None, "")
+    return Choice(case, by, holds, fits, tuple(k for k, v in enumerate(verdicts, 1) if v.can_run),
+                  tuple(v.sizes for v in verdicts), tuple(v.refusal for v in verdicts))
+
+
+# ------------------------------------------------------------------ which case runs on which GPU
+
+@dataclass(frozen=True)
+class ProfileCases:
+    key: str                             # "h100"
+    name: str                            # "NVIDIA H100 SXM5 80GB"
+    values: tuple                        # (("R", 255), ("Z", 232448), ("T", 1024))
+    conditions: tuple                    # ((case, relations or None), ...): None = cannot run there, () = always
+
+
+def on_profile(tree, key: str, timeout_ms: int = 2000) -> ProfileCases:
+    """Under which condition on the program parameters each case runs on a GPU profile:
+    R, Z, T replaced by the GPU's values, then simplified by z3 (constraints.simplify).
+    A case whose system becomes inconsistent cannot run there."""
+    from parakern.devices import get_profile, machine_values
+    profile = get_profile(key)
+    values = machine_values(profile)
+    conditions = []
+    for k, case in enumerate(tree.cases, 1):
+        mapping = {s: sympy.Integer(values[s.name]) for r in case.constraints.all() for s in r.free_symbols
+                   if s.name in values}
+        relations = [r.xreplace(mapping) for r in case.constraints.relations]
+        facts = [f.xreplace(mapping) for f in case.constraints.facts]
+        if any(r is sympy.false for r in relations + facts):
+            conditions.append((k, None))
+            continue
+        system = cs.System(tuple(r for r in relations if r is not sympy.true), tuple(facts))
+        if cs.consistent(system, timeout_ms).status == "unsat":
+            conditions.append((k, None))
+            continue
+        conditions.append((k, tuple(cs.simplify(system, timeout_ms).relations)))
+    return ProfileCases(key, profile.name, tuple(sorted(values.items())), tuple(conditions))

@@ -1,0 +1,154 @@
+"""The one dispatch rule: the generated C dispatcher, run on the CPU emulation, and the Python
+rule (parakern.dispatch.choose) pick the same case, with the same launch, on many random
+devices, compiled register counts and parameter points; both passes and the launch limits."""
+import functools
+import random
+import shutil
+import subprocess
+
+import pytest
+import sympy
+
+from conftest import SAMPLES
+from parakern import dispatch
+from parakern.bench.plan import block_parameters, check_facts, substitutions
+from parakern.codegen import dispatcher_name, emit_file, kernel_name
+from parakern.pipeline import analyze
+from parakern.verify.build import HEADER
+
+GXX = shutil.which("g++")
+LINES = 150            # (device, registers, point) lines per sample
+
+# Only the choice is under test: the launch is recorded, not run (the arrays are null).
+RECORDER = r"""
+#include <cstdio>
+#undef PARAKERN_LAUNCH
+static dim3 launched_grid, launched_block;
+static size_t launched_shared;
+#define PARAKERN_LAUNCH(kernel, grid, block, shared, ...) \
+    (launched_grid = dim3(grid), launched_block = dim3(block), launched_shared = (size_t)(shared), (void)0)
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _analysis(name: str):
+    text = (SAMPLES / f"{name.removesuffix('_cached')}.c").read_text()
+    if name.endswith("_cached"):   # tiles in shared memory, some above the 48 KiB default
+        text = text.replace("meta_schedule {", "meta_schedule cache(a, b, c) {")
+    return analyze(text, f"samples/{name}.c")
+
+
+def _schedules(name: str) -> list:
+    return [r for r in _analysis(name).results if r.tree is not None and r.tree.cases]
+
+
+def _main(results) -> str:
+    """Reads `schedule regsPerBlock sharedMemPerBlockOptin maxThreadsPerBlock numRegs... params...`
+    lines; prints per line the dispatcher's return value and the launch it made."""
+    lines = ["int main() {", "    int which;", "    while (scanf(\"%d\", &which) == 1) {",
+             "        long long rpb, optin, tmax;",
+             "        if (scanf(\"%lld %lld %lld\", &rpb, &optin, &tmax) != 3) return 1;",
+             "        parakern_cpu_set_device((int)rpb, (size_t)optin, (int)tmax);",
+             "        launched_grid = launched_block = dim3(0, 0, 0); launched_shared = 0;",
+             "        int r = -3;"]
+    for i, result in enumerate(results):
+        s = result.schedule
+        lines.append(f"        if (which == {i}) {{")
+        for k in range(1, len(result.tree.cases) + 1):
+            lines += ["            { int regs; if (scanf(\"%d\", &regs) != 1) return 1;",
+                      f"              parakern_cpu_set_registers((const void *){kernel_name(s, k)}, regs); }}"]
+        args = []
+        for p in s.params:
+            floating = p.ctype in ("float", "double")
+            lines.append(f"            {'double' if floating else 'long long'} v_{p.name};"
+                         f" if (scanf(\"{'%lf' if floating else '%lld'}\", &v_{p.name}) != 1) return 1;")
+            args.append(f"({p.ctype})v_{p.name}")
+        args += ["nullptr"] * len(s.arrays)
+        lines += [f"            r = {dispatcher_name(s)}({', '.join(args)});", "        }"]
+    lines += ["        printf(\"%d %u %u %u %u %u %u %zu\\n\", r, launched_grid.x, launched_grid.y, launched_grid.z,",
+              "               launched_block.x, launched_block.y, launched_block.z, launched_shared);",
+              "    }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _value(rng: random.Random, block: bool) -> int:
+    """Mostly powers of two (the facts ask for divisibility), sometimes anything; sizes large
+    enough to cross gridDim.y's 65535, block sizes beyond maxThreadsPerBlock."""
+    if block:
+        choices = [1 << rng.randint(0, 6), rng.randint(1, 40), rng.choice([512, 1024, 2048])]
+    else:
+        choices = [1 << rng.randint(0, 18), rng.randint(1, 3000), rng.randint(60000, 300000)]
+    return rng.choices(choices, weights=(6, 2, 1))[0]
+
+
+def _point(rng: random.Random, result) -> "dict | None":
+    s = result.schedule
+    blocks = block_parameters(s)
+    for _ in range(2000):
+        values = {p.name: (rng.choice([0.5, 2.0]) if p.ctype in ("float", "double")
+                           else _value(rng, p.name in blocks)) for p in s.params}
+        ints = {n: v for n, v in values.items() if isinstance(v, int)}
+        if not check_facts(s, substitutions(s, ints)):   # the facts keep C's division that of sympy
+            return values
+    return None
+
+
+def _machine(rng: random.Random, result, values: dict) -> tuple:
+    """(regsPerBlock, sharedMemPerBlockOptin, maxThreadsPerBlock, numRegs per case): R per
+    thread near the tree's thresholds, compiled counts near the IR's, some that do not fit (some
+    above the 255 a thread can address: no GPU reports them, but they show R's cap)."""
+    tree = result.tree
+    launch = dispatch.case_rules(tree)[0].launch
+    threads = max(1, int(sympy.sympify(launch.threads).xreplace(substitutions(result.schedule, {
+        n: v for n, v in values.items() if isinstance(v, int)}))))
+    counted = [int(case.counter("registers")) for case in tree.cases]   # the thresholds on R
+    r = rng.choice([rng.choice(counted) + rng.randint(-3, 2), rng.randint(8, 64), 255, rng.randint(1, 255)])
+    rpb = rng.choice([65536, 32768, r * threads, r * threads + rng.randint(0, threads), rng.randint(1, 65536)])
+    optin = rng.choice([0, 48 * 1024, 99 * 1024, 227 * 1024, rng.randint(0, 1 << 18), rng.randint(0, 4096)])
+    tmax = rng.choice([1024, 1024, rng.randint(1, 1024), 64])
+    regs = [rng.choice([ir, ir, max(1, ir + rng.randint(-10, 16)), rng.randint(1, ir), rng.randint(1, 300)])
+            for ir in counted]
+    return max(1, rpb), optin, tmax, regs
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ is not on PATH")
+@pytest.mark.parametrize("name", ["saxpy", "matadd", "jacobi1d", "matmul", "matmul_cached", "transpose",
+                                  "polydiv", "stencil2d", "matvec"])
+def test_c_dispatcher_and_python_rule_agree(tmp_path, name):
+    results = _schedules(name)
+    assert results
+    source = tmp_path / "dispatch.cpp"
+    source.write_text(RECORDER + emit_file(_analysis(name)) + _main(results))
+    build = subprocess.run([GXX, "-std=c++17", "-O0", "-w", "-include", str(HEADER), str(source), "-o",
+                            str(tmp_path / "dispatch"), "-pthread"], capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr[:3000]
+
+    rng = random.Random(f"dispatch:{name}")
+    lines, expected = [], []
+    for _ in range(LINES):
+        which = rng.randrange(len(results))
+        result = results[which]
+        values = _point(rng, result)
+        assert values is not None, "no point satisfies the facts"
+        rpb, optin, tmax, regs = _machine(rng, result, values)
+        ints = {n: v for n, v in values.items() if isinstance(v, int)}
+        choice = dispatch.choose(result.tree, dispatch.Machine(rpb, optin, tmax), ints, regs)
+        lines.append(" ".join(map(str, [which, rpb, optin, tmax, *regs, *values.values()])))
+        expected.append((lines[-1], choice))
+    run = subprocess.run([str(tmp_path / "dispatch")], input="\n".join(lines) + "\n", capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[:3000]
+    out = run.stdout.splitlines()
+    assert len(out) == len(expected)
+    passes = set()
+    for (line, choice), got in zip(expected, out):
+        fields = [int(x) for x in got.split()]
+        assert fields[0] == (choice.case or -1), f"{name}: {line}: C {fields[0]}, Python {choice}"
+        if choice.case is not None:
+            sizes = choice.launches[choice.case - 1]
+            assert fields[1:] == [*sizes.grid, *sizes.block, sizes.shared_bytes], f"{name}: {line}"
+        passes.add(choice.by)
+    # the lines reach both outcomes, and the second pass where the tree has one
+    assert "" in passes and dispatch.FIRST_PASS in passes, passes
+    if len(dispatch.passes(results[0].tree)) > 1:
+        assert dispatch.SECOND_PASS in passes, passes
