@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from parakern import syntax
-from parakern.dependence import interchange_legal
+from parakern.analysis.dependence import interchange_legal
 from parakern.frontend import analyze_file, analyze_source
 from parakern.pipeline import Options, analyze
 from parakern.strategies.accumulate import accumulate, accumulated_arrays

@@ -25,7 +25,7 @@ from parakern.codegen import (case_ptx, dispatcher_name, emit_file, emit_schedul
                               kernel_source, launch_of, register_cap)
 from parakern.codegen.cprint import CodegenError, CPrinter, relation_c, sym_c
 from parakern.diagnostics import Span
-from parakern.ir import staging
+from parakern.analysis import staging
 from parakern.pipeline import analyze
 from parakern.symbols import R, T, Z, sym
 

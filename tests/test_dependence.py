@@ -6,7 +6,7 @@ import time
 import pytest
 
 from conftest import SAMPLES, sample_files, text_at
-from parakern.dependence import check, iterations_independent
+from parakern.analysis.dependence import check, iterations_independent
 from parakern.diagnostics import CODES, Severity, Span
 from parakern.frontend import analyze_file
 

@@ -7,7 +7,7 @@ import pytest
 import sympy
 
 from conftest import SAMPLES, expr, same
-from parakern.counters.footprint import footprint, footprints
+from parakern.analysis.footprint import footprint, footprints
 from parakern.frontend import analyze_file, analyze_source
 from parakern.symbols import sym
 

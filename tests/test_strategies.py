@@ -23,7 +23,7 @@ import sympy
 from parakern import syntax
 from parakern.counters.shared_memory import SharedMemoryCounter
 from parakern.counters.threads import ThreadsCounter
-from parakern.dependence import iterations_independent
+from parakern.analysis.dependence import iterations_independent
 from parakern.frontend import analyze_file, analyze_source
 from parakern.kernel import Kernel
 from parakern.strategies import Strategy, by_code, default_strategies

@@ -135,6 +135,11 @@ class Env:
             self.quotients[key] = (num, den, q)
         return self.quotients[key][2]
 
+    def quotient_of(self, num: sympy.Expr, den: sympy.Expr) -> z3.ExprRef:
+        """floor(num/den) for integer num and den: the operands translated, then `quotient`.
+        An environment may pin its quotients another way (analysis/prover.py does)."""
+        return self.quotient(_term(num, self), _term(den, self))
+
     def hypotheses(self) -> list:
         """(H1) for every symbol met, then the side conditions."""
         h1 = []
@@ -203,7 +208,7 @@ def _floor(x, env: Env) -> z3.ExprRef:
     if num.is_integer and den.is_integer:
         if den == 1:
             return _term(num, env)
-        return env.quotient(_term(num, env), _term(den, env))
+        return env.quotient_of(num, den)
     return z3.ToInt(_term(x, env))  # a real argument: z3's ToInt is floor
 
 

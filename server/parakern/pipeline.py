@@ -9,13 +9,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from parakern import dependence
+from parakern.analysis import dependence
+from parakern.analysis.staging import StagingError, plan
 from parakern.comprehensive import CaseTree, comprehensive_optimization
 from parakern.counters import default_counters
 from parakern.devices import get_profile
 from parakern.diagnostics import Diagnostic, Span, error, warning
 from parakern.frontend import analyze_source
-from parakern.ir import LoweringError, staging
+from parakern.ir import LoweringError
 from parakern.kernel import Kernel
 from parakern.model import FrontendResult, Schedule
 from parakern.strategies import default_strategies
@@ -63,9 +64,9 @@ def _stageable(kernel: Kernel) -> tuple[Kernel, tuple[Diagnostic, ...]]:
     keep, warnings = [], []
     for name in kernel.cached:
         try:
-            staging.plan(dataclasses.replace(kernel, cached=(name,)))
+            plan(dataclasses.replace(kernel, cached=(name,)))
             keep.append(name)
-        except LoweringError as exc:
+        except StagingError as exc:
             where = next((c.span for c in kernel.schedule.cache if c.name == name), kernel.schedule.keyword_span)
             warnings.append(warning("PK031", f"{exc.message}; the cases read '{name}' from global memory",
                                     where))

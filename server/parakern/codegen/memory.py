@@ -1,30 +1,30 @@
 """Where the CUDA kernel reads and writes array elements: global memory, or the
-shared-memory staging of ir/staging.py, printed as CUDA source.
+shared-memory staging of analysis/staging.py, printed as CUDA source.
 
 Global arrays are flattened row-major from their declared extents, in 64-bit
 arithmetic as the IR computes it (`c[(long long)i * n + j]`): an N x N matrix
 may have more than 2^31 elements.
 
-Staging follows `ir.staging.plan(kernel)` region by region, so the CUDA and
-the IR (which the registers were counted on) agree: one dynamic buffer
-`parakern_shared`, each cached array's part at its byte offset; cooperative
-copy loops (thread `tid` copies elements tid, tid + nthreads, ...) that skip
-elements outside the array; `__syncthreads()` where the IR has its barriers;
-an access reads or writes its region's copy at (index - region lower bound);
-whole write-back where the plan proved the block writes every element,
-write-through (the store goes to both copies) otherwise; uniform choices
-(`t % 2`) select the regions with the same parameter-only conditions.
+The plan, its routes and its phases come from analysis/ as they come to the
+IR (ir/staging.py, which the registers were counted on), so the two agree;
+this module only prints them: one dynamic buffer `parakern_shared`, each
+cached array's part at its byte offset; cooperative copy loops (thread `tid`
+copies elements tid, tid + nthreads, ...) that skip elements outside the
+array; `__syncthreads()` for the phases' barriers; an access reads or writes
+its region's copy at (index - region lower bound); write-through routes store
+to both copies; uniform choices (`t % 2`) select the regions with the same
+parameter-only conditions.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import sympy
 
 from parakern import syntax
+from parakern.analysis.staging import BUFFER, Region, Staged, StagingError, plan, shared_bytes
+from parakern.analysis.staging_phases import Barrier, Copy, phases, thread_axes
+from parakern.analysis.staging_routes import Route, Routes, holders
 from parakern.codegen.cprint import (BINARY, INDENT, POSTFIX, TERNARY, UNARY, CodegenError, Names, Raw,
                                      binop, sym_c, sym_raw, wrap)
-from parakern.ir.staging import BUFFER, Region, Staged, plan
 from parakern.kernel import Kernel
 from parakern.model import Array
 
@@ -45,38 +45,30 @@ def global_element(array: Array, subscripts: list[Raw]) -> str:
     return f"{array.name}[{offset.text}]"
 
 
-@dataclass(frozen=True)
-class Route:
-    """How one access reaches shared memory: its placements (one per distinct slot, with the
-    choices that use it) and whether its stores also go to global memory."""
-    staged: Staged
-    placements: tuple[tuple[tuple[int, int], tuple[int, ...]], ...]   # ((choice, region), choices)
-    through: bool
-
-
 class Staging:
     """The staging code of one kernel variant, as lines of CUDA."""
 
     def __init__(self, kernel: Kernel, names: Names, no_unroll: bool = False):
         self.schedule = kernel.schedule
         self.no_unroll = no_unroll  # `#pragma unroll 1` on the copy loops, as on every loop of the IR
-        self.staged = plan(kernel)
+        try:
+            self.staged = plan(kernel)
+        except StagingError as exc:
+            raise CodegenError(exc.message, exc.span) from None
+        self.routes = Routes(self.schedule, self.staged)
+        self.phases = phases(self.schedule, self.staged)
         self.names = names
         self.part = {st.array.name: names.fresh(st.array.name + "_shared") for st in self.staged}
         self.tid, self.nthreads = names.fresh("tid"), names.fresh("nthreads")
         self.element = names.fresh("e")
         self._coords: dict[int, tuple[str, ...]] = {}
-        self._spans: dict = {}
-        for i, a in enumerate(self.schedule.accesses):
-            self._spans.setdefault((a.array, a.span), []).append(i)
         s = self.schedule
         declared = {n.name for n in syntax.walk(s.body) if isinstance(n, syntax.Decl)} | \
             {n.var for n in syntax.walk(s.body) if isinstance(n, syntax.Loop)}
         # Names whose value is the same in the whole block (a subscript in them has a known slot).
         self._fixed = ({p.name for p in s.params} | {d.name for d in s.derived}
                        | {lp.var for lp in s.grid + s.between}) - declared
-        self.bytes = sympy.expand(sum((st.elements * st.array.element_size for st in self.staged),
-                                      sympy.S.Zero))
+        self.bytes = shared_bytes(kernel)
 
     # ---- declarations (the kernel keeps those its code uses)
 
@@ -87,7 +79,7 @@ class Staging:
             t = st.array.ctype
             where = BUFFER if st.offset == 0 else f"({BUFFER} + {sym_c(st.offset)})"
             out.append((self.part[st.array.name], f"{t} *{self.part[st.array.name]} = ({t} *){where};"))
-        axes = [a for a in "xyz" if any(lp.axis == a for lp in self.schedule.block)] or ["x"]
+        axes = thread_axes(self.schedule)
         tid, scale = f"threadIdx.{axes[0]}", f"blockDim.{axes[0]}"
         for axis in axes[1:]:
             factor = scale if "*" not in scale else f"({scale})"
@@ -106,64 +98,28 @@ class Staging:
                          f"of {BUFFER}, {sym_c(st.elements)} elements")
         return lines
 
-    # ---- the phases around the body (ir/staging.py's prologue, before/after body, epilogue)
+    # ---- the phases around the body
 
     def prologue(self, depth: int) -> list[str]:
-        def wanted(r):
-            return r.hoisted and r.load
-        if not self._any(wanted):
-            return []
-        return self._copy_all(wanted, True, depth) + self._barrier(depth)
+        return self._steps(self.phases.prologue, depth)
 
     def before_body(self, depth: int) -> list[str]:
-        def wanted(r):
-            return not r.hoisted and r.load
-        if not self._any(wanted):
-            return []
-        return self._copy_all(wanted, True, depth) + self._barrier(depth)
+        return self._steps(self.phases.before_body, depth)
 
     def after_body(self, depth: int) -> list[str]:
-        def written(r):
-            return r.write_back and not r.hoisted
-        refill = bool(self.schedule.between) and self._any(lambda r: not r.hoisted and r.load)
-        lines = []
-        if self._any(written) or refill:
-            lines += self._barrier(depth, "the block is done with the copies" if refill else "")
-        if self._any(written):
-            lines += self._copy_all(written, False, depth)
-            if refill:
-                lines += self._barrier(depth, "before the next iteration refills them")
-        return lines
+        return self._steps(self.phases.after_body, depth)
 
     def epilogue(self, depth: int) -> list[str]:
-        def written(r):
-            return r.write_back and r.hoisted
-        if not self._any(written):
-            return []
-        return self._barrier(depth) + self._copy_all(written, False, depth)
+        return self._steps(self.phases.epilogue, depth)
 
     # ---- accesses
 
     def route(self, node: syntax.Index) -> "Route | None":
         """How the body reaches this element; None: global memory."""
-        staged = next((st for st in self.staged if st.array.name == node.array), None)
-        if staged is None:
-            return None
-        ids = set(self._spans.get((node.array, node.span), ()))
-        options = [(c, k) for c, choice in enumerate(staged.choices)
-                   for k, region in enumerate(choice.regions) if ids & set(region.accesses)]
-        if not options:
-            raise CodegenError(f"cannot stage '{node.array}': this access is in no region of its footprint",
-                               node.span)
-        regions = [staged.choices[c].regions[k] for c, k in options]
-        if not any(r.load or r.write_back for r in regions):  # stored to, never read nor copied back
-            return None
-        placements: dict = {}
-        for c, k in options:
-            placements.setdefault(self._placement(staged, c, k), ((c, k), []))[1].append(c)
-        writes = any(self.schedule.accesses[i].is_write for i in ids)
-        through = writes and not all(r.write_back for r in regions)
-        return Route(staged, tuple((first, tuple(cs)) for first, cs in placements.values()), through)
+        try:
+            return self.routes.route(node.array, node.span)
+        except StagingError as exc:
+            raise CodegenError(exc.message, exc.span) from None
 
     def shared_element(self, route: Route, subscripts: list[tuple[Raw, str, syntax.Expr]]) -> str:
         """The element's copy in shared memory; subscripts are (text, C type, syntax)."""
@@ -176,30 +132,32 @@ class Staging:
 
     # ---- copies between global and shared memory
 
-    def _any(self, wanted) -> bool:
-        return any(wanted(r) for st in self.staged for c in st.choices for r in c.regions)
+    def _steps(self, steps, depth: int) -> list[str]:
+        lines = []
+        for step in steps:
+            if isinstance(step, Barrier):
+                lines.append(INDENT * depth + "__syncthreads();" + (f"  /* {step.why} */" if step.why else ""))
+            else:
+                lines += self._copy_all(step, depth)
+        return lines
 
-    @staticmethod
-    def _barrier(depth: int, why: str = "") -> list[str]:
-        return [INDENT * depth + "__syncthreads();" + (f"  /* {why} */" if why else "")]
-
-    def _copy_all(self, wanted, load: bool, depth: int) -> list[str]:
+    def _copy_all(self, copy: Copy, depth: int) -> list[str]:
         lines = []
         for st in self.staged:
-            todo = [c for c, choice in enumerate(st.choices) if any(map(wanted, choice.regions))]
+            todo = [c for c, choice in enumerate(st.choices) if any(map(copy.selects, choice.regions))]
             if not todo:
                 continue
             if len(st.choices) == 1:
                 for region in st.choices[0].regions:
-                    if wanted(region):
-                        lines += self._copy(st, region, load, depth)
+                    if copy.selects(region):
+                        lines += self._copy(st, region, copy.load, depth)
                 continue
             pad = INDENT * depth
             for n, c in enumerate(todo):  # the uniform choice the parameters select
                 lines.append(f"{pad}{'} else if' if n else 'if'} ({self._flag(st, (c,))}) {{")
                 for region in st.choices[c].regions:
-                    if wanted(region):
-                        lines += self._copy(st, region, load, depth + 1)
+                    if copy.selects(region):
+                        lines += self._copy(st, region, copy.load, depth + 1)
             lines.append(pad + "}")
         return lines
 
@@ -237,13 +195,7 @@ class Staging:
             self._coords[rank] = tuple(self.names.fresh(s) for s in stems)
         return self._coords[rank]
 
-    # ---- where an access goes (ir/staging.py's _placement, _slot, _locate, _unstride)
-
-    @staticmethod
-    def _placement(st: Staged, c: int, k: int):
-        choice = st.choices[c]
-        considered = choice.regions[:k + 1] if choice.overlapping else choice.regions[k:k + 1]
-        return tuple((r.dims, r.base) for r in considered)
+    # ---- where an access goes (ir/staging.py's _slot, _locate, _unstride, in C)
 
     def _flag(self, st: Staged, choices) -> str:
         """C condition: the parameters select one of these choices."""
@@ -255,7 +207,7 @@ class Staging:
         """Position in the part: the first region of the choice that holds the element."""
         choice = st.choices[c]
         result = None
-        for j in (range(k, -1, -1) if choice.overlapping else (k,)):
+        for j in holders(choice, k):
             region = choice.regions[j]
             local, inside = self._locate(st, region, subscripts, need_inside=j != k)
             here = local if region.base == 0 else binop(sym_raw(region.base), "+", local)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sympy
 
 from parakern.counters.base import Counter, Measure, normalize
-from parakern.counters.footprint import footprints
+from parakern.analysis.footprint import footprints
 from parakern.kernel import Kernel
 from parakern.symbols import Z
 

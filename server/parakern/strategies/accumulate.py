@@ -195,7 +195,7 @@ class _Rewriter:
     def interchanged(self, outer: syntax.Loop) -> "syntax.Loop | None":
         """for a { for b { S } } -> for b { for a { S } } when an element written in S moves
         with b but not with a, the bounds do not depend on each other and it is legal."""
-        from parakern.dependence import interchange_legal
+        from parakern.analysis.dependence import interchange_legal
         inner = _only_loop(outer.body)
         if inner is None or inner.parallel:
             return None

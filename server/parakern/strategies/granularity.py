@@ -2,7 +2,7 @@
 
 (a) A serial loop that is the per-thread body (after local declarations
     whose values do not depend on it), with independent iterations (z3
-    proves it: parakern.dependence) and a trip count fixed for the launch
+    proves it: parakern.analysis.dependence) and a trip count fixed for the launch
     (parameters only), becomes a parallel level of the grid: the thread of
     iteration k runs the loop body once.
 (b) A thread that does the same statement m times at subscripts `h * off`
@@ -25,7 +25,7 @@ from dataclasses import replace
 import sympy
 
 from parakern import syntax
-from parakern.dependence import iterations_independent
+from parakern.analysis.dependence import iterations_independent
 from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.strategies.base import Strategy

@@ -1,0 +1,105 @@
+"""Decides `expr >= 0` for the footprint analysis, under the schedule's facts and H1.
+
+A fast syntactic test first (a polynomial in parameters with non-negative
+coefficients), then z3 through constraints.to_z3. If the hypotheses are not
+satisfiable (or z3 cannot tell), only the fast test is trusted: nothing false
+is ever proved.
+"""
+from __future__ import annotations
+
+import sympy
+import z3
+
+from parakern import syntax
+from parakern.constraints import Env, Untranslatable, to_z3
+from parakern.model import Schedule
+
+Z3_TIMEOUT_MS = 500   # many small questions per footprint: an unknown answer is just "not proved"
+
+
+class _Env(Env):
+    """to_z3's environment for the footprint's questions."""
+
+    def variable(self, symbol: sympy.Symbol) -> z3.ExprRef:
+        if "?" in symbol.name:  # an opaque value (a[b[i]]): the same name need not be the same value
+            raise Untranslatable(f"opaque value {symbol}")
+        return super().variable(symbol)
+
+    def quotient_of(self, num: sympy.Expr, den: sympy.Expr) -> z3.ExprRef:
+        # Pinned as the footprint always pinned them: keyed by the sympy operands, declared
+        # (named by their count) before the operands are translated, both signs of the divisor
+        # guarded. z3's later models, the witnesses users see, depend on every term built before.
+        key = (num, den)
+        if key not in self.quotients:
+            q = z3.Int(f"?q{len(self.quotients)}")
+            n, d = to_z3(num, self), to_z3(den, self)
+            self.side.append(z3.Implies(d > 0, z3.And(q * d <= n, n < q * d + d)))
+            self.side.append(z3.Implies(d < 0, z3.And(q * d >= n, n > q * d + d)))
+            self.quotients[key] = q
+        return self.quotients[key]
+
+
+class Prover:
+    def __init__(self, schedule: Schedule):
+        self._params = {p.name for p in schedule.params if syntax.is_integer(p.ctype)}
+        self._env = _Env()   # shared by every translation: one quotient per floor, side conditions kept
+        self._memo: dict = {}
+        hyps = []
+
+        def add(relation):
+            try:
+                hyps.append(to_z3(relation, self._env))
+            except (Untranslatable, TypeError, z3.Z3Exception):
+                pass  # dropping a hypothesis only weakens what can be proved
+
+        for fact in schedule.facts:
+            add(fact.relation)
+        for name in self._params:
+            add(sympy.Ge(syntax.sym(name), 0))
+        # Loops run at least once (else they touch nothing); only bounds that are the
+        # same for every thread, so that no hypothesis mentions a varying variable.
+        varying = {lp.var for lp in schedule.block + schedule.serial}
+        for loop in schedule.grid + schedule.block + schedule.between + schedule.serial:
+            bounds = [loop.lo, loop.hi, getattr(loop, "step", sympy.S.One)]
+            if not any(s.name in varying for b in bounds for s in b.free_symbols):
+                add(sympy.Ge(loop.hi - loop.lo, 1))
+                add(sympy.Ge(bounds[2], 1))
+        # Fixed variables appear in lower bounds: give them their ranges.
+        for loop in schedule.grid + schedule.between:
+            v = syntax.sym(loop.var)
+            add(sympy.And(sympy.Ge(v, loop.lo), sympy.Lt(v, loop.hi)))
+        self._hyps = hyps
+        self._usable = self._check([]) == z3.sat
+
+    def _check(self, extra):
+        solver = z3.Solver()
+        solver.set("timeout", Z3_TIMEOUT_MS)
+        solver.add(*self._hyps, *self._env.side, *extra)
+        return solver.check()
+
+    def nonneg(self, e) -> bool:
+        e = sympy.expand(e)
+        if e.is_number:
+            return bool(e >= 0)
+        if e in self._memo:
+            return self._memo[e]
+        result = self._fast(e)
+        if not result and self._usable:
+            try:
+                goal = to_z3(e, self._env) >= 0
+                result = self._check([z3.Not(goal)]) == z3.unsat
+            except (Untranslatable, z3.Z3Exception):
+                result = False
+        self._memo[e] = result
+        return result
+
+    def le(self, a, b) -> bool:
+        return self.nonneg(b - a)
+
+    def _fast(self, e) -> bool:
+        if not {s.name for s in e.free_symbols} <= self._params:
+            return False
+        try:
+            return all(c >= 0 for c in sympy.Poly(e, *sorted(e.free_symbols, key=str)).coeffs())
+        except (sympy.PolynomialError, TypeError):
+            return False

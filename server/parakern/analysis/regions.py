@@ -1,0 +1,68 @@
+"""What a block footprint is made of: runs of elements per dimension, clusters, choices.
+
+Shared by the footprint analysis that builds them, the shared-memory counter
+that sizes them and the staging plan that lays them out.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+
+class Notes(list):
+    """What the analysis of one footprint assumed, each once and in order (Footprint.note)."""
+
+    def add(self, text: str) -> None:
+        if text not in self:
+            self.append(text)
+
+
+@dataclass(frozen=True)
+class DimRegion:
+    """Values lower + r + sum(stride_i * m_i), r in [0, extent), m_i in [0, count_i)."""
+    lower: sympy.Expr        # in grid/between variables and parameters
+    extent: sympy.Expr       # length of one contiguous run, parameters only
+    repeats: tuple[tuple[sympy.Expr, sympy.Expr], ...] = ()  # (stride, count), inner first
+
+    @property
+    def elements(self) -> sympy.Expr:
+        return sympy.expand(sympy.Mul(self.extent, *(c for _, c in self.repeats)))
+
+    @property
+    def span(self) -> sympy.Expr:
+        """Length of the interval [lower, last element]."""
+        return sympy.expand(self.extent + sum((s * (c - 1) for s, c in self.repeats), sympy.S.Zero))
+
+
+@dataclass(frozen=True)
+class Cluster:
+    dims: tuple[DimRegion, ...]
+    accesses: tuple[int, ...]   # positions in schedule.accesses
+    exact: bool
+
+    @property
+    def elements(self) -> sympy.Expr:
+        return sympy.expand(sympy.Mul(*(d.elements for d in self.dims)))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One outcome of the uniform guards and the clusters accessed on it."""
+    when: tuple[tuple[sympy.Basic, bool], ...]  # (condition, branch taken)
+    clusters: tuple[Cluster, ...]
+    elements: sympy.Expr
+    exact: bool
+
+
+@dataclass(frozen=True)
+class Footprint:
+    array: str
+    elements: sympy.Expr               # max over regions; sympy.oo when unbounded
+    regions: tuple[Choice, ...]        # one per choice of the uniform guards
+    exact: bool
+    note: str
+
+    @property
+    def bounded(self) -> bool:
+        return self.elements.is_finite is not False

@@ -1,0 +1,192 @@
+"""The shared-memory plan of a kernel variant: what of each cached array is staged, and where.
+
+Layout. One dynamic shared buffer per block holds every cached array's part,
+one after the other, largest elements first so every part stays aligned. A
+part is the array's block footprint: the max over the choices of the uniform
+guards of the sum of its clusters, each cluster a box (with strided runs
+where a subscript is linearised) stored row-major. So the buffer is exactly
+the shared-memory counter's polynomial, `shared_bytes`, which the launch
+passes as the dynamic shared size.
+
+Write-back of what was written. A region is copied back whole, cooperatively
+(coalesced), only when the block provably writes every element of it: its
+write accesses alone, unguarded except by uniform guards, form exactly the
+same exact region (jacobi1d's a[N+p+1], transpose's c, matmul's c). Otherwise
+(guarded writes as in polydiv, partial coverage, overlapping clusters) the
+writes go *through*: each store to a staged element also stores to global
+memory, so global receives exactly the elements written, by their writer, in
+program order. Both are exact without extra shared memory; a dirty flag per
+element would not fit the counter's byte count, and replaying write addresses
+after the barrier cannot re-evaluate guards or subscripts that read data the
+body has changed.
+
+A region that does not move with the `between` loops (matmul's c tile while
+k runs) is hoisted: loaded once before them and written back once after them.
+
+Which access goes to which region: staging_routes.py; when the copies and
+barriers happen: staging_phases.py. ir/staging.py lowers the plan to LLVM IR,
+codegen/memory.py prints it as CUDA.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+
+import sympy
+
+from parakern import syntax
+from parakern.analysis.footprint import Shape, footprint, footprints
+from parakern.analysis.regions import DimRegion
+from parakern.kernel import Kernel
+from parakern.model import Array, Schedule
+
+BUFFER = "parakern_shared"   # the dynamic shared buffer, named alike in the IR and the CUDA
+
+
+class StagingError(Exception):
+    """A cached array that cannot be staged; `span` is its item of cache(...)."""
+
+    def __init__(self, message: str, span=None):
+        super().__init__(message if span is None else f"{span.file}:{span.line}:{span.col}: {message}")
+        self.message = message
+        self.span = span
+
+
+@dataclass(frozen=True)
+class Region:
+    """One cluster of one choice and where it lives in its array's part of the buffer."""
+    dims: tuple[DimRegion, ...]
+    base: sympy.Expr            # first element, counted from the start of the part
+    accesses: tuple[int, ...]   # positions in schedule.accesses
+    write_back: bool            # the block writes every element: copied back whole
+    load: bool                  # some access may read it (not only `=` stores)
+    hoisted: bool               # the same for every iteration of the `between` loops: staged once
+
+    @property
+    def elements(self) -> sympy.Expr:
+        return sympy.expand(sympy.Mul(*(d.elements for d in self.dims)))
+
+
+@dataclass(frozen=True)
+class StagedChoice:
+    when: tuple[tuple[sympy.Basic, bool], ...]   # uniform conditions (parameters only)
+    regions: tuple[Region, ...]
+    overlapping: bool                           # regions not proved disjoint
+
+
+@dataclass(frozen=True)
+class Staged:
+    array: Array
+    offset: sympy.Expr          # bytes from the start of the buffer
+    elements: sympy.Expr        # size of the part: the max over choices
+    choices: tuple[StagedChoice, ...]
+    index_type: str             # C type of its region bounds: "int" when C computes them in int
+
+
+def plan(kernel: Kernel) -> tuple[Staged, ...]:
+    """Where each cached array lives; StagingError when one cannot be staged."""
+    s = kernel.schedule
+    loop_types = tuple((n.var, n.ctype) for n in syntax.walk(s.nest) if isinstance(n, syntax.Loop))
+    return _plan(Shape(s, (s.cache, s.keyword_span, loop_types)), kernel.cached)
+
+
+def shared_bytes(kernel: Kernel) -> sympy.Expr:
+    """Dynamic shared memory of the staged kernel, bytes per block."""
+    return sympy.expand(sum((st.elements * st.array.element_size for st in plan(kernel)), sympy.S.Zero))
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(shape: Shape, cached: tuple[str, ...]) -> tuple[Staged, ...]:
+    # What a plan reads of the schedule keys the cache: register levels and CSE
+    # variants of one schedule share a plan.
+    s = shape.schedule
+    known = {a.name for a in s.arrays}
+    for name in cached:
+        if name not in known:
+            raise StagingError(f"cannot stage '{name}' in shared memory: not an array of the schedule",
+                               _cache_span(s, name))
+    arrays = sorted((s.array(n) for n in cached), key=lambda a: -a.element_size)
+    prints = {fp.array: fp for fp in footprints(s, [a.name for a in arrays])}
+    staged, offset = [], sympy.S.Zero
+    for array in arrays:
+        fp = prints[array.name]
+        if not fp.bounded:
+            raise StagingError(f"cannot stage '{array.name}' in shared memory: its block footprint is "
+                               f"unbounded ({fp.note})", _cache_span(s, array.name))
+        choices = tuple(_choice(s, array, c) for c in fp.regions)
+        staged.append(Staged(array, offset, fp.elements, choices, _index_type(s, array, choices)))
+        offset = sympy.expand(offset + fp.elements * array.element_size)
+    return tuple(staged)
+
+
+def _choice(s: Schedule, array: Array, choice) -> StagedChoice:
+    overlapping = not choice.exact and len(choice.clusters) > 1
+    between = {lp.var for lp in s.between}
+    regions, base = [], sympy.S.Zero
+    for cluster in choice.clusters:
+        _check(s, array, cluster)
+        write_back = not overlapping and _covered(s, array, choice, cluster)
+        # Stores alone never read the copy; with overlap another region's accesses might.
+        load = overlapping or any(s.accesses[i].is_read for i in cluster.accesses)
+        hoisted = bool(between) and not any(v.name in between for d in cluster.dims
+                                             for v in sympy.sympify(d.lower).free_symbols)
+        regions.append(Region(cluster.dims, base, cluster.accesses, write_back, load, hoisted))
+        base = sympy.expand(base + cluster.elements)
+    return StagedChoice(choice.when, tuple(regions), overlapping)
+
+
+def _check(s: Schedule, array: Array, cluster) -> None:
+    """The mapping global index -> slot must be one-to-one on the region."""
+    span = _cache_span(s, array.name)
+    if len(cluster.dims) != array.rank:
+        raise StagingError(f"cannot stage '{array.name}': its region has {len(cluster.dims)} "
+                           f"dimension(s) for {array.rank} subscript(s)", span)
+    params = {p.name for p in s.params} | {d.name for d in s.derived}
+    fixed = params | {lp.var for lp in s.grid + s.between}
+    for d in cluster.dims:
+        sizes = [d.extent] + [x for r in d.repeats for x in r]
+        if any({v.name for v in sympy.sympify(x).free_symbols} - params for x in sizes):
+            raise StagingError(f"cannot stage '{array.name}': a region size depends on the block", span)
+        if {v.name for v in sympy.sympify(d.lower).free_symbols} - fixed:
+            raise StagingError(f"cannot stage '{array.name}': a region bound depends on the thread", span)
+        if d.repeats and not cluster.exact:
+            raise StagingError(f"cannot stage '{array.name}': its strided runs may overlap, so an "
+                               "element would have two places in shared memory", span)
+
+
+def _index_type(s: Schedule, array: Array, choices) -> str:
+    """int when every name in the bounds is an int, as in C's own subscripts: 32-bit index arithmetic."""
+    types = {p.name: p.ctype for p in s.params} | {d.name: d.ctype for d in s.derived}
+    types |= {n.var: n.ctype for n in syntax.walk(s.nest) if isinstance(n, syntax.Loop)}
+    exprs = list(array.dims) + [x for c in choices for r in c.regions for d in r.dims
+                                for x in (d.lower, d.extent, *(y for t in d.repeats for y in t))]
+    names = {v.name for e in exprs for v in sympy.sympify(e).free_symbols}
+    return "int" if all(types.get(n) == "int" for n in names) else "long"
+
+
+def _covered(s: Schedule, array: Array, choice, cluster) -> bool:
+    """Does the block write every element of the cluster (so a whole write-back is exact)?"""
+    writes = [i for i in cluster.accesses if s.accesses[i].is_write]
+    if not writes or any(not g.uniform for i in writes for g in s.accesses[i].guards):
+        return False
+    alone = footprint(dataclasses.replace(s, accesses=tuple(s.accesses[i] for i in writes)), array.name)
+    taken = dict(choice.when)
+    for c in alone.regions:
+        if all(taken.get(cond) == t for cond, t in c.when):
+            return (c.exact and len(c.clusters) == 1 and c.clusters[0].exact
+                    and _same(c.clusters[0].dims, cluster.dims))
+    return False
+
+
+def _same(a, b) -> bool:
+    def zero(x):
+        return sympy.expand(x) == 0
+    return len(a) == len(b) and all(
+        zero(p.lower - q.lower) and zero(p.extent - q.extent) and len(p.repeats) == len(q.repeats)
+        and all(zero(x - y) for r, t in zip(p.repeats, q.repeats) for x, y in zip(r, t))
+        for p, q in zip(a, b))
+
+
+def _cache_span(s: Schedule, name: str):
+    return next((c.span for c in s.cache if c.name == name), s.keyword_span)
