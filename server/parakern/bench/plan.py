@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from parakern import constraints as cs
 from parakern.codegen.launch import definitions, launch_of
+from parakern.printing import to_text
 from parakern.symbols import R, T, Z, sym
 
 GRID_LIMITS = (2**31 - 1, 65535, 65535)
@@ -139,9 +139,9 @@ def check_facts(schedule, subs: dict) -> str:
             continue  # reads a value the host sets (a time step): cannot be judged here
         truth = _truth(rel)
         if truth is None:
-            return f"{cs.to_text(fact.relation)} cannot be evaluated (division by zero?)"
+            return f"{to_text(fact.relation)} cannot be evaluated (division by zero?)"
         if not truth:
-            return f"violates {cs.to_text(fact.relation)} ({fact.origin})"
+            return f"violates {to_text(fact.relation)} ({fact.origin})"
     return ""
 
 
@@ -202,7 +202,7 @@ def _try_case(case, subs: dict, machine: dict, by_fit: bool = False) -> tuple:
             continue
         truth = _truth(_value(rel, env))
         if truth is not True:
-            return sizes, cs.to_text(rel) + (" is false" if truth is False else " cannot be evaluated")
+            return sizes, to_text(rel) + (" is false" if truth is False else " cannot be evaluated")
     if by_fit and threads > int(machine["T"]):
         return sizes, f"{threads} threads > {machine['T']} per block"
     if by_fit and sizes["shared_bytes"] is not None and sizes["shared_bytes"] > int(machine["Z"]):
