@@ -11,6 +11,7 @@ from parakern.counters.base import Counter, Measure
 from parakern.frontend import analyze_file
 from parakern.kernel import Kernel
 from parakern.pipeline import Options, optimize_schedule
+from parakern.printing import to_text
 from parakern.strategies.base import Strategy
 from parakern.symbols import R, T, Z, sym
 
@@ -54,10 +55,10 @@ def test_paper_figure_1_shape_with_an_improving_strategy():
     regs = TableCounter("registers", R, {(): 14, ("(3b)",): 10})
     threads = TableCounter("threads", T, {(): sym("B0") * sym("B1"), ("(3b)",): sym("B0") * sym("B1")})
     tree = comprehensive_optimization(_matadd_kernel(), [regs, threads], [Tag("(3b)", {"registers"})])
-    systems = [set(map(cs.to_text, c.constraints.relations)) for c in tree.cases]
+    systems = [set(map(to_text, c.constraints.relations)) for c in tree.cases]
     assert systems == [{"14 <= R", "B0*B1 <= T"}, {"10 <= R", "R < 14", "B0*B1 <= T"}]
     assert [c.kernel.decisions for c in tree.cases] == [(), ("(3b)",)]
-    uncovered = sorted(cs.to_text(r) for u in tree.uncovered for r in u.constraints.relations)
+    uncovered = sorted(to_text(r) for u in tree.uncovered for r in u.constraints.relations)
     assert "R < 10" in uncovered and "T < B0*B1" in uncovered
     assert tree.coverage.status == "proved"
 
@@ -68,7 +69,7 @@ def test_strategy_that_does_not_improve_is_pruned():
     tree = comprehensive_optimization(_matadd_kernel(), [regs], [Tag("(1')", {"registers"})])
     assert [c.kernel.decisions for c in tree.cases] == [()]
     assert tree.pruned >= 1
-    assert [cs.to_text(r) for r in tree.uncovered[0].constraints.relations] == ["R < 10"]
+    assert [to_text(r) for r in tree.uncovered[0].constraints.relations] == ["R < 10"]
     assert tree.coverage.status == "proved"
 
 
@@ -108,7 +109,7 @@ def test_matrix_addition_two_cases_like_figure_1():
     tree = tree_of("matadd")
     assert len(tree.cases) == 2
     for case in tree.cases:
-        assert "B0*B1 <= T" in [cs.to_text(r) for r in case.constraints.relations]
+        assert "B0*B1 <= T" in [to_text(r) for r in case.constraints.relations]
     first, second = tree.cases
     assert "(3b)" in second.decisions and "(3a)" in first.decisions
     assert second.counter("registers") < first.counter("registers")
@@ -132,7 +133,7 @@ def test_shared_memory_cases_of_the_paper(name, expected):
 def test_matmul_tree():
     tree = tree_of("matmul")
     assert tree.cases and all(same(v, "0") for v in shared(tree))
-    assert all("B0*ub1 <= T" in [cs.to_text(r) for r in c.constraints.relations] for c in tree.cases)
+    assert all("B0*ub1 <= T" in [to_text(r) for r in c.constraints.relations] for c in tree.cases)
 
 
 @pytest.mark.parametrize("name", ["matadd", "jacobi1d", "transpose", "polydiv", "matmul"])
@@ -156,7 +157,7 @@ def test_definition_2_and_lemma_1(name):
 
 def test_occupancy_creates_a_branch():
     tree = tree_of("jacobi1d", "a100")
-    mentions = [any("P_occ" in cs.to_text(r) for r in c.constraints.relations) for c in tree.cases]
+    mentions = [any("P_occ" in to_text(r) for r in c.constraints.relations) for c in tree.cases]
     assert any(mentions)
     # Below the target is still a case (the kernel runs), never a hole in the coverage.
     assert all(u.counter != "occupancy" for u in tree.uncovered)

@@ -4,9 +4,9 @@ for a proof."""
 import sympy
 import z3
 
-from parakern.constraints import (Env, System, canonical, consistent, covers, implies, simplify,
-                                  to_c, to_math, to_text, to_z3, z3_check)
+from parakern.constraints import Env, System, canonical, consistent, covers, implies, simplify, to_z3, z3_check
 from parakern.model import Fact
+from parakern.printing import to_c, to_math, to_text
 from parakern.symbols import P_OCC, R, T, Z, sym
 
 B, s, N, dim, i, j, k = (sym(n) for n in ("B", "s", "N", "dim", "i", "j", "k"))

@@ -26,9 +26,11 @@ from parakern.counters.threads import ThreadsCounter
 from parakern.analysis.dependence import iterations_independent
 from parakern.frontend import analyze_file, analyze_source
 from parakern.kernel import Kernel
-from parakern.strategies import Strategy, by_code, default_strategies
+from parakern.strategies import Strategy, before_tree, by_code, default_strategies
+from parakern.strategies.accumulate import RegisterAccumulators
 from parakern.strategies.cache import DropCache
 from parakern.strategies.cse import CommonSubexpressions
+from parakern.strategies.decisions import editor_words, plain_codes, strategy_codes, trail
 from parakern.strategies.granularity import ReduceGranularity, split_serial_loop
 from parakern.strategies.rebuild import rebuild
 from parakern.symbols import sym
@@ -485,6 +487,20 @@ def test_default_strategies_order_and_codes():
     assert {"(3a)", "(4a)"} == {by_code("(3b)").keep_code, by_code("(4b)").keep_code}
     with pytest.raises(KeyError):
         by_code("(9)")
+
+
+def test_decisions_are_described_once_by_the_strategy_classes():
+    """The trail, the codes a user may enable and the editor's words come from the classes."""
+    assert strategy_codes() == ("(1')", "(2)", "(3b)", "(4b)", "(5)")
+    assert set(editor_words()) == {"(1)", "(1')", "(2)", "(3a)", "(3b)", "(4a)", "(4b)", "(5)"}
+    assert plain_codes() == {"(1)", "(3a)"}
+    assert [type(s) for s in before_tree()] == [RegisterAccumulators]
+    assert trail(kernel("matadd")) == ("(1)", "(4b)", "(3a)")   # no cache(...): nothing to keep
+    assert trail(kernel("jacobi1d")) == ("(1)", "(4a)", "(3a)")
+    done = kernel("jacobi1d")
+    for code in ("(1')", "(1')", "(2)", "(3b)", "(2)", "(4b)", "(5)"):
+        done = done.with_decision(code)
+    assert trail(done) == ("(1')", "(4b)", "(3b)", "(2)", "(2)", "(5)")   # the paper's order, then (5)
 
 
 def test_compositions_keep_the_trail_and_the_iteration_space():

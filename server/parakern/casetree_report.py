@@ -5,6 +5,7 @@ import sympy
 
 from parakern import constraints as cs
 from parakern.comprehensive import Case, CaseTree
+from parakern.printing import to_c, to_math, to_text
 
 # JSON names of the counters, as in DESIGN.md section 4.
 _JSON_NAMES = {"registers": "registers", "shared_memory": "shared_bytes", "threads": "threads",
@@ -27,8 +28,8 @@ def _witness(witness: "dict | None") -> dict:
 
 def case_json(case: Case, k: int = 0, cases: int = 0) -> dict:
     return {
-        "constraints": [cs.to_text(r) for r in case.constraints.relations],
-        "constraints_c": [cs.to_c(r) for r in case.constraints.relations],
+        "constraints": [to_text(r) for r in case.constraints.relations],
+        "constraints_c": [to_c(r) for r in case.constraints.relations],
         "decisions": list(case.decisions),
         "counters": {_JSON_NAMES.get(name, name): _value(v) for name, v in case.counters},
         "witness": _witness(case.witness),
@@ -50,7 +51,7 @@ def _cuda(case: Case, k: int, cases: int) -> dict:
 
 
 def region_text(system: cs.System) -> str:
-    return " & ".join(cs.to_text(r) for r in system.relations) or "True"
+    return " & ".join(to_text(r) for r in system.relations) or "True"
 
 
 def tree_json(tree: CaseTree) -> dict:
@@ -67,7 +68,7 @@ def tree_text(tree: CaseTree) -> list[str]:
     lines = []
     n = len(tree.cases)
     for k, case in enumerate(tree.cases, 1):
-        relations = " ∧ ".join(cs.to_math(r) for r in case.constraints.relations) or "always"
+        relations = " ∧ ".join(to_math(r) for r in case.constraints.relations) or "always"
         lines.append(f"  case {k}/{n}: {relations}")
         values = dict(case.counters)
         shown = [f"registers {values.get('registers')}",
@@ -80,7 +81,7 @@ def tree_text(tree: CaseTree) -> list[str]:
             witness = ", ".join(f"{k}={v}" for k, v in _witness(case.witness).items())
             lines.append(f"      witness: {witness}" + ("" if case.verified else "   (consistency unproved)"))
     for region in tree.uncovered:
-        lines.append(f"  no kernel fits where {' ∧ '.join(cs.to_math(r) for r in region.constraints.relations)}"
+        lines.append(f"  no kernel fits where {' ∧ '.join(to_math(r) for r in region.constraints.relations)}"
                      f"   ({region.counter})")
     status = {"proved": "coverage proved by z3", "refuted": "coverage REFUTED",
               "unknown": "coverage not proved (z3 gave up)"}[tree.coverage.status]
@@ -119,7 +120,7 @@ def tree_dot(tree: CaseTree, name: str) -> str:
             parent = node(path[:depth], f"{step.counter} = {_value(step.value)}")
             child = (node(path[:depth + 1], label, shape) if depth == len(path) - 1 else
                      node(path[:depth + 1], f"{path[depth + 1].counter} = {_value(path[depth + 1].value)}"))
-            edge_label = cs.to_math(step.relation) + (f"\\n{step.strategy}" if step.strategy else "")
+            edge_label = to_math(step.relation) + (f"\\n{step.strategy}" if step.strategy else "")
             edge = (parent, child)
             if edge not in edges:
                 edges.add(edge)

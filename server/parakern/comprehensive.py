@@ -30,6 +30,7 @@ import sympy
 from parakern import constraints as cs
 from parakern.kernel import Kernel
 from parakern.model import Schedule
+from parakern.strategies.decisions import trail
 
 
 @dataclass(frozen=True)
@@ -198,18 +199,6 @@ def _case(q: Quintuple, run: _Run, path: tuple) -> Case:
     values = tuple((c.name, run.value(c, q.kernel)) for c in run.counters)
     return Case(cs.simplify(q.constraints), q.kernel, trail(q.kernel), values, verdict.witness,
                 verdict.status == "sat", path)
-
-
-def trail(kernel: Kernel) -> tuple[str, ...]:
-    """The paper's decision codes of a variant: what was applied, and what was not."""
-    applied = kernel.decisions
-    codes = []
-    codes.append("(1')" if any(d.startswith("(1") for d in applied) else "(1)")
-    codes.append("(4b)" if "(4b)" in applied else ("(4a)" if kernel.schedule.cache else "(4b)"))
-    codes.append("(3b)" if "(3b)" in applied else "(3a)")
-    codes.extend(d for d in applied if d == "(2)")
-    codes.extend(d for d in applied if d == "(5)")
-    return tuple(codes)
 
 
 def _optimal_somewhere(counter, cases, strategies, run: _Run) -> bool:

@@ -14,31 +14,24 @@ dropped relations by substitution before it is reported.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Iterable, Mapping, Union
 
 import sympy
 import z3
-from sympy.printing.precedence import PRECEDENCE, precedence
-from sympy.printing.str import StrPrinter
 
+from parakern.printing import to_c, to_text
+from parakern.relations import integral_sides, relation_of
 from parakern.symbols import P_OCC
 
 DEFAULT_TIMEOUT_MS = 2000
 _MAX_POWER = 16          # x**n is expanded into products up to this exponent
-_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 Number = Union[int, float]
 
 
 # ------------------------------------------------------------------ systems
-
-def _relation_of(item) -> sympy.Basic:
-    """A sympy boolean from a relation, a model.Fact or anything sympify reads."""
-    return sympy.sympify(getattr(item, "relation", item))
-
 
 @dataclass(frozen=True)
 class System:
@@ -47,8 +40,8 @@ class System:
     facts: tuple = ()
 
     def __post_init__(self):
-        object.__setattr__(self, "relations", _unique(_relation_of(r) for r in self.relations))
-        object.__setattr__(self, "facts", _unique(_relation_of(f) for f in self.facts))
+        object.__setattr__(self, "relations", _unique(relation_of(r) for r in self.relations))
+        object.__setattr__(self, "facts", _unique(relation_of(f) for f in self.facts))
 
     def add(self, relation) -> "System":
         return replace(self, relations=self.relations + (relation,))
@@ -258,21 +251,8 @@ def _relational(r: sympy.Rel, env: Env) -> z3.ExprRef:
         raise Untranslatable(f"no z3 formula for {r}")
     if r.has(sympy.oo, -sympy.oo, sympy.zoo):
         return _with_infinity(r, env)
-    lhs, rhs = _integral_sides(r.lhs, r.rhs)
+    lhs, rhs = integral_sides(r.lhs, r.rhs)
     return op(_term(lhs, env), _term(rhs, env))
-
-
-def _integral_sides(lhs, rhs):
-    """Both sides times the common denominator of their rational coefficients, so that
-    integer relations stay in integer arithmetic (`Z >= 3*B/2` becomes `2*Z >= 3*B`)."""
-    terms = sympy.Add.make_args(sympy.expand(lhs)) + sympy.Add.make_args(sympy.expand(rhs))
-    dens = [t.as_coeff_Mul()[0] for t in terms]
-    if not all(d.is_Rational for d in dens):
-        return lhs, rhs
-    scale = functools.reduce(math.lcm, (int(d.q) for d in dens), 1)
-    if scale == 1:
-        return lhs, rhs
-    return sympy.expand(lhs * scale), sympy.expand(rhs * scale)
 
 
 def _with_infinity(r: sympy.Rel, env: Env) -> z3.ExprRef:
@@ -336,7 +316,7 @@ def _solve_cached(premises: tuple, goals: tuple, timeout_ms: int, names: tuple) 
     """
     env = Env()
     formulas, dropped = [], []
-    for relation in (_relation_of(p) for p in premises):
+    for relation in (relation_of(p) for p in premises):
         try:
             formulas.append(to_z3(relation, env))
         except (Untranslatable, z3.Z3Exception, TypeError) as exc:
@@ -395,7 +375,7 @@ def implies(system: System, relation, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> s
     """"proved" when relations ∧ facts ∧ H1 entail `relation`, "refuted" when a point
     satisfies them and not it, "unknown" otherwise (timeout, untranslatable).
     An inconsistent system implies everything."""
-    goal = sympy.Not(_relation_of(relation))
+    goal = sympy.Not(relation_of(relation))
     outcome = _solve(system.all(), (goal,), timeout_ms)
     return {"unsat": "proved", "sat": "refuted"}.get(outcome.status, "unknown")
 
@@ -412,9 +392,9 @@ def covers(facts, systems: Iterable, uncovered: Iterable = (),
             premises.extend(item.facts)
             alternatives.append(sympy.And(*item.relations))
         elif isinstance(item, (list, tuple)):
-            alternatives.append(sympy.And(*(_relation_of(r) for r in item)))
+            alternatives.append(sympy.And(*(relation_of(r) for r in item)))
         else:
-            alternatives.append(_relation_of(item))
+            alternatives.append(relation_of(item))
     goal = sympy.Not(sympy.Or(*alternatives))
     names = sorted({s.name for a in alternatives for s in a.free_symbols})
     outcome = _solve(_unique(premises), (goal,), timeout_ms, names)
@@ -427,7 +407,7 @@ def covers(facts, systems: Iterable, uncovered: Iterable = (),
 def canonical(relation) -> sympy.Basic:
     """`a >= b` as `b <= a`, `a > b` as `b < a`, and `c < x` with an integer constant c
     as `c + 1 <= x` (integers): every inequality reads small to large."""
-    r = _relation_of(relation)
+    r = relation_of(relation)
     if isinstance(r, sympy.Ge):
         r = sympy.Le(r.rhs, r.lhs, evaluate=False)
     elif isinstance(r, sympy.Gt):
@@ -457,180 +437,3 @@ def simplify(system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> System:
         if implies(System(others, system.facts), relation, timeout_ms) == "proved":
             kept = others
     return replace(system, relations=tuple(kept))
-
-
-# ------------------------------------------------------------------ printing
-
-def to_text(relation) -> str:
-    """sympy syntax, one relation per string: "8*B*s + 8 <= Z" (the JSON contract)."""
-    return sympy.sstr(_relation_of(relation))
-
-
-def to_c(relation) -> str:
-    """C syntax: `8*B*s + 8 <= Z`, floor(a/b) as `a/b`, Mod as `%`, && / || / !."""
-    r = _relation_of(relation)
-    if isinstance(r, sympy.Rel) and not r.has(sympy.oo, -sympy.oo) and \
-            all(s.is_integer for s in r.free_symbols):
-        lhs, rhs = _integral_sides(r.lhs, r.rhs)   # no rational coefficient reaches C
-        r = type(r)(lhs, rhs, evaluate=False)
-    return _CPrinter().doprint(r)
-
-
-def to_math(relation) -> str:
-    """Unicode mathematics: `8·B·s + 8 ≤ Z`, ⌊(N - 2)/(B·s)⌋, ∧, ∨."""
-    return _MathPrinter().doprint(_relation_of(relation))
-
-
-def _division(arg):
-    """(numerator, denominator) of a floor/ceiling argument when both are integer-valued."""
-    num, den = sympy.together(arg).as_numer_denom()
-    if num.is_integer and den.is_integer:
-        return num, den
-    return None
-
-
-class _CPrinter(StrPrinter):
-    _relationals = {"==": "==", "!=": "!="}
-
-    def _division_like(self, item) -> bool:
-        return isinstance(item, sympy.Mod) or \
-            (isinstance(item, (sympy.floor, sympy.ceiling)) and _division(item.args[0]) is not None)
-
-    def parenthesize(self, item, level, strict=False):
-        # Integer division and % bind like *: `8*(N/B)` must keep its parentheses.
-        prec = PRECEDENCE["Mul"] if self._division_like(item) else precedence(item)
-        if prec < level or (not strict and prec <= level):
-            return "(%s)" % self._print(item)
-        return self._print(item)
-
-    def _print_Relational(self, expr):
-        return "%s %s %s" % (self.parenthesize(expr.lhs, PRECEDENCE["Relational"]),
-                             expr.rel_op,
-                             self.parenthesize(expr.rhs, PRECEDENCE["Relational"]))
-
-    def _print_And(self, expr):
-        return " && ".join(self.parenthesize(a, PRECEDENCE["And"]) for a in expr.args)
-
-    def _print_Or(self, expr):
-        return " || ".join(self.parenthesize(a, PRECEDENCE["Or"]) for a in expr.args)
-
-    def _print_Not(self, expr):
-        return "!(%s)" % self._print(expr.args[0])
-
-    def _print_BooleanTrue(self, expr):
-        return "1"
-
-    def _print_BooleanFalse(self, expr):
-        return "0"
-
-    def _print_floor(self, expr):
-        parts = _division(expr.args[0])
-        if parts is None:
-            return "floor(%s)" % self._print(expr.args[0])
-        num, den = parts
-        if den == 1:
-            return self._print(num)
-        return "%s/%s" % (self.parenthesize(num, PRECEDENCE["Mul"], strict=True),
-                          self.parenthesize(den, PRECEDENCE["Mul"]))
-
-    def _print_ceiling(self, expr):
-        parts = _division(expr.args[0])
-        if parts is None:
-            return "ceil(%s)" % self._print(expr.args[0])
-        num, den = parts
-        if den == 1:
-            return self._print(num)
-        # ceil(a/b) = (a + b - 1)/b for the non-negative integers of H1
-        return "%s/%s" % (self.parenthesize(num + den - 1, PRECEDENCE["Mul"], strict=True),
-                          self.parenthesize(den, PRECEDENCE["Mul"]))
-
-    def _print_Mod(self, expr):
-        a, b = expr.args
-        return "%s %% %s" % (self.parenthesize(a, PRECEDENCE["Mul"]),
-                             self.parenthesize(b, PRECEDENCE["Mul"]))
-
-    def _print_Pow(self, expr, rational=False):
-        if expr.exp.is_Integer and 0 < int(expr.exp) <= _MAX_POWER:
-            base = self.parenthesize(expr.base, PRECEDENCE["Mul"])
-            return "*".join([base] * int(expr.exp))
-        return "pow(%s, %s)" % (self._print(expr.base), self._print(expr.exp))
-
-    def _print_Rational(self, expr):
-        return "(%d.0/%d)" % (expr.p, expr.q)  # only reached with a real symbol around
-
-    def _print_MinMaxBase(self, expr, op):
-        values = [self._print(a) for a in expr.args]
-        return functools.reduce(lambda x, y: "((%s) %s (%s) ? (%s) : (%s))" % (x, op, y, x, y), values)
-
-    def _print_Max(self, expr):
-        return self._print_MinMaxBase(expr, ">=")
-
-    def _print_Min(self, expr):
-        return self._print_MinMaxBase(expr, "<=")
-
-    def _print_Piecewise(self, expr):
-        pieces = list(expr.args)
-        result = self._print(pieces.pop().expr) if pieces[-1].cond is sympy.true else "0"
-        for piece in reversed(pieces):
-            result = "((%s) ? (%s) : (%s))" % (self._print(piece.cond), self._print(piece.expr), result)
-        return result
-
-    def _print_Infinity(self, expr):
-        return "INFINITY"
-
-    def _print_NegativeInfinity(self, expr):
-        return "-INFINITY"
-
-
-class _MathPrinter(StrPrinter):
-    _relationals = {"==": "=", "!=": "≠", "<=": "≤", ">=": "≥"}
-
-    def _print_Relational(self, expr):
-        op = self._relationals.get(expr.rel_op, expr.rel_op)
-        return "%s %s %s" % (self._print(expr.lhs), op, self._print(expr.rhs))
-
-    def _print_Mul(self, expr):
-        return super()._print_Mul(expr).replace("*", "·")
-
-    def _print_Pow(self, expr, rational=False):
-        if expr.exp.is_Integer and int(expr.exp) > 1:
-            return self.parenthesize(expr.base, PRECEDENCE["Pow"], strict=False) + \
-                str(int(expr.exp)).translate(_SUPERSCRIPTS)
-        return super()._print_Pow(expr, rational)
-
-    def _print_And(self, expr):
-        return " ∧ ".join(self.parenthesize(a, PRECEDENCE["And"]) for a in expr.args)
-
-    def _print_Or(self, expr):
-        return " ∨ ".join(self.parenthesize(a, PRECEDENCE["Or"]) for a in expr.args)
-
-    def _print_Not(self, expr):
-        return "¬(%s)" % self._print(expr.args[0])
-
-    def _print_BooleanTrue(self, expr):
-        return "true"
-
-    def _print_BooleanFalse(self, expr):
-        return "false"
-
-    def _print_floor(self, expr):
-        return "⌊%s⌋" % self._print(expr.args[0])
-
-    def _print_ceiling(self, expr):
-        return "⌈%s⌉" % self._print(expr.args[0])
-
-    def _print_Mod(self, expr):
-        a, b = expr.args
-        return "%s mod %s" % (self.parenthesize(a, PRECEDENCE["Mul"]), self.parenthesize(b, PRECEDENCE["Mul"]))
-
-    def _print_Max(self, expr):
-        return "max(%s)" % ", ".join(self._print(a) for a in expr.args)
-
-    def _print_Min(self, expr):
-        return "min(%s)" % ", ".join(self._print(a) for a in expr.args)
-
-    def _print_Infinity(self, expr):
-        return "∞"
-
-    def _print_NegativeInfinity(self, expr):
-        return "-∞"

@@ -31,6 +31,7 @@ import sympy
 
 from parakern import constraints as cs
 from parakern.codegen.launch import Launch, definitions, launch_of
+from parakern.printing import to_text
 from parakern.symbols import R, T, Z, sym
 
 MAX_REGISTERS = 255                      # the most registers a thread can address
@@ -219,7 +220,7 @@ def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Ver
     refusal = ""
     for t, rel in zip(truths, rule.relations):
         if t is not True:
-            refusal = cs.to_text(rel) + (" is false" if t is False else " cannot be evaluated")
+            refusal = to_text(rel) + (" is false" if t is False else " cannot be evaluated")
             break
     else:
         if too_much:

@@ -19,8 +19,7 @@ from parakern.frontend import analyze_source
 from parakern.ir import LoweringError
 from parakern.kernel import Kernel
 from parakern.model import FrontendResult, Schedule
-from parakern.strategies import default_strategies
-from parakern.strategies.accumulate import CODE as ACCUMULATE, RegisterAccumulators
+from parakern.strategies import before_tree, default_strategies
 
 
 @dataclass(frozen=True)
@@ -73,6 +72,10 @@ def _stageable(kernel: Kernel) -> tuple[Kernel, tuple[Diagnostic, ...]]:
     return dataclasses.replace(kernel, cached=tuple(keep)), tuple(warnings)
 
 
+def _enabled(strategy, options: Options) -> bool:
+    return options.strategies is None or strategy.code in options.strategies
+
+
 def optimize_schedule(schedule: Schedule, options: Options = Options()) -> ScheduleResult:
     """Dependence check, then the case tree; never raises on user input."""
     try:
@@ -81,11 +84,11 @@ def optimize_schedule(schedule: Schedule, options: Options = Options()) -> Sched
             return ScheduleResult(schedule, None, found)
         device = get_profile(options.occupancy) if options.occupancy else None
         counters = default_counters(options.target, device)
-        strategies = tuple(s for s in default_strategies()
-                           if options.strategies is None or s.code in options.strategies)
+        strategies = tuple(s for s in default_strategies() if _enabled(s, options))
         kernel = Kernel.initial(schedule, options.target)
-        if options.strategies is None or ACCUMULATE in options.strategies:   # every case has them
-            kernel = RegisterAccumulators().apply(kernel) or kernel
+        for strategy in before_tree():   # every case has them
+            if _enabled(strategy, options):
+                kernel = strategy.apply(kernel) or kernel
         kernel, warnings = _stageable(kernel)
         tree = comprehensive_optimization(kernel, counters, strategies)
         return ScheduleResult(schedule, tree, found + warnings)

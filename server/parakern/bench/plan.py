@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from parakern import constraints as cs
 from parakern import dispatch
 from parakern.codegen.launch import definitions, launch_of
+from parakern.printing import to_text
 from parakern.symbols import sym
 
 
@@ -118,9 +118,9 @@ def check_facts(schedule, subs: dict) -> str:
             continue  # reads a value the host sets (a time step): cannot be judged here
         truth = dispatch.truth(rel)
         if truth is None:
-            return f"{cs.to_text(fact.relation)} cannot be evaluated (division by zero?)"
+            return f"{to_text(fact.relation)} cannot be evaluated (division by zero?)"
         if not truth:
-            return f"violates {cs.to_text(fact.relation)} ({fact.origin})"
+            return f"violates {to_text(fact.relation)} ({fact.origin})"
     return ""
 
 

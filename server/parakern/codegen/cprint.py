@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from parakern import syntax
-from parakern.constraints import _CPrinter
+from parakern import printing, syntax
 
 INDENT = "    "
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -53,8 +52,8 @@ class Raw:
 
 # ------------------------------------------------------------------ sympy
 
-class _IntPrinter(_CPrinter):
-    """constraints.to_c's printer, refusing what is not a C integer expression."""
+class _IntPrinter(printing.CPrinter):
+    """printing.to_c's printer, refusing what is not a C integer expression."""
 
     def __init__(self, cast: "str | None" = None):
         super().__init__()
@@ -119,10 +118,9 @@ def binop(left: Raw, op: str, right: Raw) -> Raw:
 
 def relation_c(relations) -> str:
     """A conjunction of sympy relations in C (the constraints of a case); `1` when empty."""
-    from parakern.constraints import to_c
     parts = []
     for r in relations:
-        text = to_c(r)
+        text = printing.to_c(r)
         parts.append(text if sym_prec(r) > BINARY["&&"] else f"({text})")
     return " && ".join(parts) or "1"
 

@@ -22,11 +22,10 @@ from parakern.counters.registers import RegisterCounter
 from parakern.ir.ptx import kernel_ptx
 from parakern.kernel import Kernel
 from parakern.model import Schedule
+from parakern.strategies.decisions import comment_words
 from parakern.strategies.rebuild import chain, used_names
 
 _WIDTH = 100
-_LEVEL_NOTES = {1: "loops not unrolled", 2: "loops not unrolled, nothing hoisted or reused",
-                3: "loops not unrolled, nothing hoisted or reused, registers capped"}
 
 
 def kernel_name(schedule: Schedule, k: int) -> str:
@@ -180,7 +179,7 @@ def _comment(case: Case, k: int, cases: int, cap, staging) -> list[str]:
     shared = values.get("shared_memory", 0)
     lines = [f"{s.id}, case {k}" + (f" of {cases}" if cases else "") + f" ({s.keyword_span})",
              f"runs where  {where}" + ("" if case.verified else "   (consistency not proved)"),
-             f"decisions   {' '.join(case.decisions)}: {_decisions(case, cap)}",
+             f"decisions   {' '.join(case.decisions)}: {comment_words(case.kernel, cap)}",
              f"registers   {values.get('registers')} per thread (ptxas -arch={kernel.target} on the IR's PTX"
              + (f", capped at {cap})" if cap else ")"),
              f"shared      " + (f"{sym_c(shared)} bytes per block (dynamic)" if shared != 0 else "none"),
@@ -188,23 +187,3 @@ def _comment(case: Case, k: int, cases: int, cap, staging) -> list[str]:
     if "occupancy" in values:
         lines.append(f"occupancy   {values['occupancy']}")
     return ["/*"] + [" * " + line for line in lines] + [" */"]
-
-
-def _decisions(case: Case, cap) -> str:
-    kernel = case.kernel
-    words = []
-    if kernel.ir_level == 3 and not cap:
-        words.append(f"IR level 3 ({_LEVEL_NOTES[2]}; no register cap: none could bind at level 2's count)")
-    elif kernel.ir_level:
-        words.append(f"IR level {kernel.ir_level} ({_LEVEL_NOTES[kernel.ir_level]}"
-                     + (f" at {cap}" if cap else "") + ")")
-    else:
-        words.append("no register-pressure reduction")
-    words.append(", ".join(kernel.cached) + " staged in shared memory" if kernel.cached else "no shared memory")
-    words.append("granularity reduced" if "(3b)" in case.decisions else "granularity as written")
-    if kernel.cse_level:
-        words.append(f"common subexpressions eliminated (level {kernel.cse_level})")
-    if "(5)" in case.decisions:
-        from parakern.strategies.accumulate import accumulated_arrays
-        words.append(", ".join(accumulated_arrays(kernel.schedule)) + " accumulated in registers")
-    return ", ".join(words)

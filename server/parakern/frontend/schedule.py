@@ -11,13 +11,13 @@ from parakern.diagnostics import Diagnostic, Related, Span, error, warning
 from parakern.frontend.context import FileContext, FunctionContext
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol
+from parakern.frontend.nest import (MAX_LEVELS, axis, divisors, grid_count, mark_use, scan_body, serial_loop,
+                                    split_nest, symbolic)
 from parakern.symbols import sym
 
-_MAX_LEVELS = 3
 # Names the constraints reserve for the machine (paper section 3.2).
 MACHINE_NAMES = {"R": "registers per thread", "Z": "shared memory per block",
                  "T": "threads per block", "P_occ": "occupancy"}
-_AXES = ("x", "y", "z")
 
 
 @dataclass(frozen=True)
@@ -46,14 +46,14 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
     if any(d.severity.value == "error" for d in diagnostics):
         return None, diagnostics
 
-    levels, between, body = _split_nest(nest, diagnostics)
+    levels, between, body = split_nest(nest, diagnostics)
     if levels is None:
         return None, diagnostics
-    n_grid = _grid_count(levels, between)
+    n_grid = grid_count(levels, between)
     grid_loops, block_loops = levels[:n_grid], levels[n_grid:]
     for kind, loops in (("grid", grid_loops), ("block", block_loops)):
-        if len(loops) > _MAX_LEVELS:
-            extra = loops[_MAX_LEVELS]
+        if len(loops) > MAX_LEVELS:
+            extra = loops[MAX_LEVELS]
             diagnostics.append(error(
                 "PK006", f"{len(loops)} meta_for levels map to the {kind} but CUDA has only 3 "
                 f"{kind} dimensions; merge two levels into one (e.g. i = a * n + b)",
@@ -83,11 +83,11 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
     if any(d.severity.value == "error" for d in diagnostics):
         return None, diagnostics
     param_names = {p.name for p in params} | {d.name for d in scalars.derived}
-    accesses, locals_, serial_inside = _accesses(nest, body, conv, param_names, levels, between)
-    arrays = tuple(_mark_use(a, accesses) for a in arrays)
+    accesses, locals_, serial_inside = scan_body(body, levels, between[0], param_names, conv.assigned_locals)
+    arrays = tuple(mark_use(a, accesses) for a in arrays)
     parallel = tuple(
-        model.ParallelLoop(loop.var, _sym(loop.lo), _sym(loop.hi), "grid" if k < n_grid else "block",
-                           _AXES[(n_grid - 1 - k) if k < n_grid else (len(levels) - 1 - k)],
+        model.ParallelLoop(loop.var, symbolic(loop.lo), symbolic(loop.hi), "grid" if k < n_grid else "block",
+                           axis(k, n_grid, len(levels)),
                            ctx.index.header_at(loop.keyword_span), loop.keyword_span)
         for k, loop in enumerate(levels))
     facts = scalars.facts(parallel, site, conv)
@@ -95,7 +95,7 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
     schedule = model.Schedule(
         id=f"{fctx.name}:{site.index}", function=fctx.name, index=site.index, span=span,
         keyword_span=keyword, grid=parallel[:n_grid], block=parallel[n_grid:],
-        between=tuple(_serial(loop, ctx, between=True) for loop in between[0]),
+        between=tuple(serial_loop(loop, between=True) for loop in between[0]),
         serial=tuple(serial_inside), body=body, nest=nest, accesses=accesses, locals=locals_,
         params=params, derived=tuple(scalars.derived), arrays=arrays, cache=cache, facts=facts,
         host_loops=tuple(name for name, _ in site.host_loops if name), text=ctx.text_of(span),
@@ -126,69 +126,6 @@ def _find_nest(ctx: FileContext, stmt, keyword: Span, diagnostics) -> "c_ast.For
             ctx.index.stmt_span(first), Related(ctx.index.for_header(nests[0]), "the loop nest")))
         return None
     return nests[0]
-
-
-def _only(block: syntax.Block):
-    """The one statement of a block (looking through nested blocks), else None."""
-    if len(block.stmts) != 1:
-        return None
-    stmt = block.stmts[0]
-    return _only(stmt) if isinstance(stmt, syntax.Block) else stmt
-
-
-def _split_nest(nest: syntax.Loop, diagnostics):
-    """meta_for levels outer first, the serial loops between them, and the per-thread body."""
-    levels, between, split_at = [], [], None
-    node = nest
-    while True:
-        levels.append(node)
-        inner = _only(node.body)
-        chain = []
-        while isinstance(inner, syntax.Loop) and not inner.parallel:
-            chain.append(inner)
-            inner = _only(inner.body)
-        if isinstance(inner, syntax.Loop) and inner.parallel:
-            if chain:
-                if split_at is not None:
-                    diagnostics.append(error(
-                        "PK009", "serial loops may sit between meta_for levels at one place only "
-                        "(between the grid and the block levels)", chain[0].keyword_span))
-                    return None, None, None
-                split_at = len(levels)
-                between.extend(chain)
-            node = inner
-            continue
-        body = node.body
-        break
-    for stmt in syntax.walk(body):
-        if isinstance(stmt, syntax.Loop) and stmt.parallel:
-            diagnostics.append(error(
-                "PK009", "meta_for loops must be perfectly nested: this one sits among other "
-                "statements of the loop body; make it the only statement of the enclosing meta_for",
-                stmt.keyword_span, Related(levels[-1].keyword_span, "the enclosing meta_for")))
-            return None, None, None
-    return levels, (tuple(between), split_at), body
-
-
-def _grid_count(levels, between) -> int:
-    """A serial loop between levels splits the nest there; otherwise half and half,
-    the odd middle level going to the grid."""
-    _, split_at = between
-    if split_at is not None:
-        return split_at
-    return (len(levels) + 1) // 2
-
-
-def _serial(loop: syntax.Loop, ctx: "FileContext | None", between: bool, env=None) -> model.SerialLoop:
-    """A serial loop with its bounds in loop variables and parameters (locals substituted)."""
-    return model.SerialLoop(loop.var, _sym(loop.lo, env), _sym(loop.hi, env), _sym(loop.step, env),
-                            between, loop.span, loop.keyword_span)
-
-
-def _sym(expr: syntax.Expr, env=None) -> sympy.Expr:
-    value = syntax.to_sympy(expr, env)
-    return value if value is not None else \
-        sympy.Symbol(f"?{expr.span.line}_{expr.span.col}", integer=True)
 
 
 # ------------------------------------------------------------------- scalars
@@ -285,7 +222,7 @@ class _Scalars:
         for d in self.derived:
             facts.append(model.Fact(sympy.Eq(sym(d.name), d.value), "definition", d.span))
         for expr, span in [(d.value, d.span) for d in self.derived] + [(lp.hi, lp.span) for lp in loops]:
-            for divisor in _divisors(expr):
+            for divisor in divisors(expr):
                 facts.append(model.Fact(sympy.Ne(divisor, 0), "divisor", span))
         for cond, span in site.asserts:
             checker = Converter(conv.index, Scope(outer=dict(site.env)), conv.defines, conv.meta_for,
@@ -302,16 +239,6 @@ class _Scalars:
             seen.add(fact.relation)
             unique.append(fact)
         return tuple(unique)
-
-
-def _divisors(expr: sympy.Expr):
-    for node in sympy.preorder_traversal(expr):
-        if isinstance(node, sympy.floor):
-            _, den = sympy.fraction(sympy.together(node.args[0]))
-            if not den.is_number:
-                yield den
-        elif isinstance(node, sympy.Mod) and not node.args[1].is_number:
-            yield node.args[1]
 
 
 # -------------------------------------------------------------------- arrays
@@ -340,12 +267,6 @@ def _arrays(conv: Converter, nest: syntax.Loop, site: Site, scalars: _Scalars, d
     return tuple(arrays)
 
 
-def _mark_use(array: model.Array, accesses) -> model.Array:
-    from dataclasses import replace
-    mine = [a for a in accesses if a.array == array.name]
-    return replace(array, read=any(a.is_read for a in mine), written=any(a.is_write for a in mine))
-
-
 def _cache(mark, site: Site, arrays, diagnostics) -> tuple[model.CachedArray, ...]:
     used = {a.name for a in arrays}
     result, seen = [], set()
@@ -370,88 +291,3 @@ def _cache(mark, site: Site, arrays, diagnostics) -> tuple[model.CachedArray, ..
             result.append(model.CachedArray(item.name, item.span))
     return tuple(result)
 
-
-# ------------------------------------------------------------------ accesses
-
-def _accesses(nest, body, conv: Converter, param_names: set[str], levels, between):
-    """Every array reference with subscripts in loop variables and parameters."""
-    loop_names = {lp.var for lp in levels} | {lp.var for lp in between[0]}
-    known = {sym(n) for n in param_names | loop_names}
-    accesses: list[model.Access] = []
-    locals_: list[model.LocalScalar] = []
-    serial: list[model.SerialLoop] = []
-
-    def record(expr, env, guards, loops):
-        for node in syntax.walk(expr):
-            if isinstance(node, syntax.Index):
-                accesses.append(_access(node, env, guards, loops, known, read=True, write=False))
-
-    def visit(stmt, env, guards, loops):
-        if isinstance(stmt, syntax.Block):
-            env = dict(env)
-            for s in stmt.stmts:
-                env = visit(s, env, guards, loops) or env
-            return None
-        if isinstance(stmt, syntax.Decl):
-            locals_.append(model.LocalScalar(stmt.name, stmt.ctype, stmt.span))
-            if stmt.init is not None:
-                record(stmt.init, env, guards, loops)
-            value = syntax.to_sympy(stmt.init, env) if stmt.init is not None else None
-            env = dict(env)
-            # A local assigned again later has no single value: keep it opaque.
-            opaque = stmt.name in conv.assigned_locals or value is None
-            env[stmt.name] = sympy.Symbol(stmt.name, integer=True) if opaque else value
-            if opaque:
-                known.discard(sympy.Symbol(stmt.name, integer=True))
-            return env
-        if isinstance(stmt, syntax.Assign):
-            record(stmt.value, env, guards, loops)
-            if isinstance(stmt.target, syntax.Index):
-                for idx in stmt.target.indices:
-                    record(idx, env, guards, loops)
-                accesses.append(_access(stmt.target, env, guards, loops, known,
-                                        read=stmt.op != "=", write=True))
-            return None
-        if isinstance(stmt, syntax.If):
-            record(stmt.cond, env, guards, loops)
-            condition = syntax.to_sympy_condition(stmt.cond, env)
-            uniform = condition is not None and \
-                {s.name for s in condition.free_symbols} <= param_names
-            visit(stmt.then, env, guards + (model.Guard(condition, True, uniform, stmt.cond.span),), loops)
-            if stmt.other is not None:
-                visit(stmt.other, env,
-                      guards + (model.Guard(condition, False, uniform, stmt.cond.span),), loops)
-            return None
-        if isinstance(stmt, syntax.Loop):
-            for bound in (stmt.lo, stmt.hi, stmt.step):
-                record(bound, env, guards, loops)
-            serial.append(_serial(stmt, None, between=False, env=env))
-            inner = dict(env)
-            inner[stmt.var] = sym(stmt.var)
-            known.add(sym(stmt.var))
-            visit(stmt.body, inner, guards, loops + (stmt.var,))
-            return None
-        return None
-
-    serial_vars = tuple(lp.var for lp in between[0])
-    for level in levels:
-        for bound in (level.lo, level.hi):
-            record(bound, {}, (), ())
-    for lp in between[0]:
-        for bound in (lp.lo, lp.hi, lp.step):
-            record(bound, {}, (), ())
-    visit(body, {}, (), serial_vars)
-    return tuple(accesses), tuple(locals_), tuple(serial)
-
-
-def _access(node: syntax.Index, env, guards, loops, known, read: bool, write: bool) -> model.Access:
-    indices, exact = [], True
-    for k, idx in enumerate(node.indices):
-        value = syntax.to_sympy(idx, env)
-        if value is None:
-            value = sympy.Symbol(f"?{node.array}{k}_{idx.span.line}_{idx.span.col}", integer=True)
-            exact = False
-        elif not value.free_symbols <= known:
-            exact = False
-        indices.append(value)
-    return model.Access(node.array, tuple(indices), read, write, exact, guards, loops, node.span)

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
+from parakern.strategies.decisions import editor_words, plain_codes
+
 Range = tuple[int, int, int, int]
 
 SOURCE = "parakern"
@@ -24,18 +26,9 @@ CASE_CODE = "PK100"       # information: one per case
 TIMEOUT_CODE = "PK097"    # analysis of a schedule ran past timeLimitSeconds
 CRASH_CODE = "PK098"      # the analysis worker died (or failed) on a schedule
 
-DECISIONS = {
-    "(1)": "registers as compiled",
-    "(1')": "register pressure reduced",
-    "(2)": "common subexpressions eliminated",
-    "(3a)": "granularity kept",
-    "(3b)": "granularity reduced",
-    "(4a)": "shared memory",
-    "(4b)": "no shared memory",
-    "(5)": "register accumulators",
-}
+DECISIONS = editor_words()    # decision code -> the editor's words
 # Decisions that mean "nothing was done": left out of the one-line case message.
-_PLAIN = {"(1)", "(3a)"}
+_PLAIN = plain_codes()
 
 from parakern.frontend.generated import BEGIN_MARK, END_MARK, generated_regions, mask_generated  # noqa: F401
 
@@ -196,21 +189,22 @@ def view_origin(view: ScheduleView) -> int:
 
 
 def _math(expr) -> str:
-    from parakern import constraints as cs
     import sympy
+    from parakern.printing import to_math
     try:
         value = sympy.sympify(expr)
     except Exception:
         return str(expr)
     if value.is_Integer:
         return str(int(value))
-    return cs._MathPrinter().doprint(value)
+    return to_math(value)
 
 
 def chain_text(relations) -> str:
     """Relations joined with ∧, `a ≤ X` and `X < b` merged into `a ≤ X < b`."""
     import sympy
     from parakern import constraints as cs
+    from parakern.printing import to_math
     items = [cs.canonical(r) for r in relations]
     used = [False] * len(items)
     parts = []
@@ -227,22 +221,22 @@ def chain_text(relations) -> str:
                                  f"{ops[type(other)]} {_math(other.rhs)}")
                     break
             else:
-                parts.append(cs.to_math(r))
+                parts.append(to_math(r))
         else:
-            parts.append(cs.to_math(r))
+            parts.append(to_math(r))
     return " ∧ ".join(parts) or "always"
 
 
 def case_info(case, index: int) -> CaseInfo:
-    from parakern import constraints as cs
+    from parakern.printing import to_c, to_math
     values = dict(case.counters)
     occupancy = values.get("occupancy")
     witness = tuple(sorted((k, v if isinstance(v, (int, float)) else str(v))
                            for k, v in (case.witness or {}).items()))
     return CaseInfo(
         index=index,
-        constraints=tuple(cs.to_math(r) for r in case.constraints.relations),
-        constraints_c=tuple(cs.to_c(r) for r in case.constraints.relations),
+        constraints=tuple(to_math(r) for r in case.constraints.relations),
+        constraints_c=tuple(to_c(r) for r in case.constraints.relations),
         condition=chain_text(case.constraints.relations),
         decisions=tuple(case.decisions),
         registers=_math(values.get("registers", "?")),
@@ -274,10 +268,10 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
     if tree is None:
         return ScheduleSummary(key, schedule.id, schedule.function, "no-tree",
                                diagnostics=diagnostics, seconds=seconds)
-    from parakern import constraints as cs
     from parakern.casetree_report import tree_dot, tree_text
+    from parakern.printing import to_math
     cases = tuple(case_info(c, k) for k, c in enumerate(tree.cases, 1))
-    uncovered = tuple((" ∧ ".join(cs.to_math(r) for r in u.constraints.relations) or "always", u.counter)
+    uncovered = tuple((" ∧ ".join(to_math(r) for r in u.constraints.relations) or "always", u.counter)
                       for u in tree.uncovered)
     infos = tuple(profile_info(tree, p) for p in profiles)
     return ScheduleSummary(key, schedule.id, schedule.function, "ok", diagnostics=diagnostics,

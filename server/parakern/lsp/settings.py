@@ -2,7 +2,7 @@
 
     target            "sm_80"                 ptxas architecture for the register counter
     gpuProfiles       ["h100", "a100", "t4"]   GPUs whose conditions the hover shows
-    strategies        null                     decision codes enabled ("(1')", "(2)", "(3b)", "(4b)", "(5)"); null: all
+    strategies        null                     decision codes enabled (STRATEGY_CODES, from the strategies); null: all
     occupancy         null                     device profile name: adds the P_occ counter
     caseDiagnostics   true                     one Information diagnostic per case
     caseTrees         true                     false: front-end diagnostics only (no worker jobs)
@@ -20,9 +20,10 @@ import os
 from dataclasses import dataclass, field, replace
 
 from parakern.devices import PROFILES
+from parakern.strategies.decisions import strategy_codes
 
 TARGETS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
-STRATEGY_CODES = ("(1')", "(2)", "(3b)", "(4b)", "(5)")
+STRATEGY_CODES = strategy_codes()
 TEST_HOOKS_ENV = "PARAKERN_LSP_TEST_HOOKS"
 
 

@@ -1,35 +1,40 @@
 """Optimization strategies O_i (paper section 3.4): pure maps Kernel -> Kernel.
 
-Each module contributes its entries through `strategies()`; `default_strategies`
-puts them in the algorithm's order, the paper's (section 6): (i) register
-pressure on the IR, (ii) thread granularity, (iii) CSE, (iv) shared-memory
-caching. A module not present yet (the register-pressure levels,
-`register_pressure.py`) is skipped, so adding it is adding the file.
+One module per strategy; its class is the strategy's one description (decision codes,
+the editor's and the CUDA comment's words: strategies/base.py), and strategies/decisions.py
+derives the trail, the codes a user may enable and those words from `KINDS`. Adding a
+strategy is adding its module and naming its class below.
 """
 from __future__ import annotations
 
-import importlib
-
+from parakern.strategies.accumulate import RegisterAccumulators
 from parakern.strategies.base import Strategy
+from parakern.strategies.cache import DropCache
+from parakern.strategies.cse import CommonSubexpressions
+from parakern.strategies.granularity import ReduceGranularity
+from parakern.strategies.register_pressure import RegisterPressure
 
-__all__ = ["Strategy", "default_strategies", "by_code"]
+__all__ = ["Strategy", "KINDS", "default_strategies", "before_tree", "by_code"]
 
-_MODULES = ("register_pressure", "granularity", "cse", "cache")
+# Every strategy, in the order a trail names its decisions: the paper's (1) (4) (3) (2),
+# then (5) from beyond the paper.
+KINDS: tuple[type[Strategy], ...] = (RegisterPressure, DropCache, ReduceGranularity, CommonSubexpressions,
+                                     RegisterAccumulators)
+# The order the algorithm tries them in, the paper's (section 6): (i) register pressure on
+# the IR, (ii) thread granularity, (iii) CSE, (iv) shared-memory caching. A strategy not
+# here lowers no counter, so the algorithm would never choose it: the pipeline applies it
+# once before the tree, and every case has it.
+_TREE_ORDER = (RegisterPressure, ReduceGranularity, CommonSubexpressions, DropCache)
 
 
 def default_strategies() -> list[Strategy]:
     """Fresh strategy objects, in order; a strategy with several levels appears once per level."""
-    result: list[Strategy] = []
-    for name in _MODULES:
-        qualified = f"{__name__}.{name}"
-        try:
-            module = importlib.import_module(qualified)
-        except ModuleNotFoundError as exc:
-            if exc.name == qualified:
-                continue
-            raise
-        result.extend(module.strategies())
-    return result
+    return [strategy for kind in _TREE_ORDER for strategy in kind.instances()]
+
+
+def before_tree() -> list[Strategy]:
+    """Fresh objects of the strategies applied once to the schedule before the tree."""
+    return [strategy for kind in KINDS if kind not in _TREE_ORDER for strategy in kind.instances()]
 
 
 def by_code(code: str) -> Strategy:

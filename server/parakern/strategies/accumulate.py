@@ -20,7 +20,8 @@ added is unchanged, so the result is the serial C's to the bit (up to FMA contra
 Declarations in the loop whose value does not change over it (`int x = w * ub1;`) move in
 front of it, so that the accumulator's subscript reads as the source's. A source-level
 rewrite: the IR the registers are counted on and the CUDA text both see it. Applied once to
-the schedule before the case tree (every case has it); decision code (5).
+the schedule before the case tree (every case has it: it lowers no counter, so the algorithm
+would never choose it); decision code (5).
 """
 from __future__ import annotations
 
@@ -35,18 +36,23 @@ from parakern.model import Schedule
 from parakern.strategies import rebuild
 from parakern.strategies.base import Strategy
 
-CODE = "(5)"
-
 
 class RegisterAccumulators(Strategy):
-    code = CODE
+    code = "(5)"
     name = "register accumulators"
     improves = frozenset()          # a performance rewrite: no resource counter is lowered
     applies_to = "source"
+    applied_words = "register accumulators"
 
     def changes(self, kernel: Kernel) -> "dict | None":
         schedule = accumulate(kernel.schedule)
         return None if schedule is None else {"schedule": schedule}
+
+    @classmethod
+    def comment_words(cls, kernel: Kernel, cap: "int | None") -> "str | None":
+        if cls.code not in kernel.decisions:
+            return None
+        return ", ".join(accumulated_arrays(kernel.schedule)) + " accumulated in registers"
 
 
 def accumulate(schedule: Schedule) -> "Schedule | None":

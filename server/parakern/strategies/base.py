@@ -6,6 +6,11 @@ the lowering). It preserves semantics, may only lower the counters named in
 `improves` (σ in the paper, by counter name: "registers", "shared_memory",
 "threads", "occupancy"), and records its decision code in the variant's
 trail. Subclasses say what changes in `changes`; `apply` is the same for all.
+
+The class is also the one description of the strategy for people: its decision
+codes (applied, kept), the editor's words for each and the words of the CUDA
+kernel's comment. strategies/decisions.py derives the trail, the codes a user may
+enable and all those words from the classes in `parakern.strategies.KINDS`.
 """
 from __future__ import annotations
 
@@ -16,11 +21,21 @@ from parakern.kernel import Kernel
 
 
 class Strategy(ABC):
-    code: ClassVar[str]                 # decision code when applied: "(1')", "(2)", "(3b)", "(4b)"
+    code: ClassVar[str]                 # decision code when applied: "(1')", "(2)", "(3b)", "(4b)", "(5)"
     keep_code: ClassVar["str | None"] = None  # code when the algorithm keeps the kernel instead: "(1)", "(3a)", "(4a)"
     name: ClassVar[str]
     improves: ClassVar[frozenset[str]]
     applies_to: ClassVar[str]           # "source" or "ir"
+    applied_words: ClassVar[str]        # the editor's words for `code`: "granularity reduced"
+    kept_words: ClassVar["str | None"] = None  # the editor's words for `keep_code`: "granularity kept"
+    # keep_code means the kernel as written: the editor's one-line case message leaves it out.
+    keep_is_plain: ClassVar[bool] = True
+
+    @classmethod
+    def instances(cls) -> list["Strategy"]:
+        """Fresh objects for the algorithm's list: one, or one per level (the algorithm uses
+        each object once per path)."""
+        return [cls()]
 
     def apply(self, kernel: Kernel) -> "Kernel | None":
         """The transformed variant with `code` appended to its decisions, or None where it does not apply."""
@@ -32,6 +47,19 @@ class Strategy(ABC):
     @abstractmethod
     def changes(self, kernel: Kernel) -> "dict | None":
         """The Kernel fields of the new variant (`schedule`, `cached`, `ir_level`, ...), or None."""
+
+    @classmethod
+    def trail(cls, kernel: Kernel) -> tuple[str, ...]:
+        """This strategy's part of the variant's trail: `code` where it was applied, else `keep_code`."""
+        if cls.code in kernel.decisions:
+            return (cls.code,)
+        return (cls.keep_code,) if cls.keep_code else ()
+
+    @classmethod
+    def comment_words(cls, kernel: Kernel, cap: "int | None") -> "str | None":
+        """What the CUDA kernel's comment says of this strategy on `kernel` (None: nothing);
+        `cap` is the ptxas register cap the kernel is compiled under. By default the editor's words."""
+        return cls.applied_words if cls.code in kernel.decisions else cls.kept_words
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} {self.code}>"

@@ -16,10 +16,19 @@ class DropCache(Strategy):
     name = "drop-cache"
     improves = frozenset({"shared_memory", "occupancy"})
     applies_to = "source"
+    applied_words = "no shared memory"
+    kept_words = "shared memory"
+    keep_is_plain = False           # (4a) stages arrays in shared memory: the editor says so
 
     def changes(self, kernel: Kernel) -> "dict | None":
         return {"cached": ()} if kernel.cached else None
 
+    @classmethod
+    def trail(cls, kernel: Kernel) -> tuple[str, ...]:
+        # A schedule without cache(...) has no shared memory to keep: (4b) as if dropped.
+        kept = kernel.schedule.cache and cls.code not in kernel.decisions
+        return (cls.keep_code,) if kept else (cls.code,)
 
-def strategies() -> list:
-    return [DropCache()]
+    @classmethod
+    def comment_words(cls, kernel: Kernel, cap: "int | None") -> str:
+        return ", ".join(kernel.cached) + " staged in shared memory" if kernel.cached else "no shared memory"

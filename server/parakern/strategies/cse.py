@@ -48,6 +48,12 @@ class CommonSubexpressions(Strategy):
     name = "cse"
     improves = frozenset({"registers"})
     applies_to = "source"
+    applied_words = "common subexpressions eliminated"
+
+    @classmethod
+    def instances(cls) -> list[Strategy]:
+        # Two entries: the algorithm uses a strategy once per path, and CSE has two levels.
+        return [cls(), cls()]
 
     def changes(self, kernel: Kernel) -> "dict | None":
         schedule = kernel.schedule
@@ -58,10 +64,13 @@ class CommonSubexpressions(Strategy):
                 return {"schedule": new, "cse_level": level}
         return None
 
+    @classmethod
+    def trail(cls, kernel: Kernel) -> tuple[str, ...]:
+        return tuple(d for d in kernel.decisions if d == cls.code)   # once per level applied
 
-def strategies() -> list:
-    # Two entries: the algorithm uses a strategy once per path, and CSE has two levels.
-    return [CommonSubexpressions(), CommonSubexpressions()]
+    @classmethod
+    def comment_words(cls, kernel: Kernel, cap: "int | None") -> "str | None":
+        return f"common subexpressions eliminated (level {kernel.cse_level})" if kernel.cse_level else None
 
 
 def eliminate(schedule: Schedule, level: int) -> "syntax.Block | None":

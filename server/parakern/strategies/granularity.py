@@ -41,14 +41,16 @@ class ReduceGranularity(Strategy):
     name = "granularity"
     improves = frozenset({"registers", "shared_memory"})
     applies_to = "source"
+    applied_words = "granularity reduced"
+    kept_words = "granularity kept"
 
     def changes(self, kernel: Kernel) -> "dict | None":
         schedule = split_serial_loop(kernel.schedule) or split_copies(kernel.schedule)
         return None if schedule is None else {"schedule": schedule}
 
-
-def strategies() -> list:
-    return [ReduceGranularity()]
+    @classmethod
+    def comment_words(cls, kernel: Kernel, cap: "int | None") -> str:
+        return "granularity reduced" if cls.code in kernel.decisions else "granularity as written"
 
 
 # ------------------------------------------------------------------ (a) serial loop

@@ -19,14 +19,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import replace
-from types import SimpleNamespace
 
 import sympy
 
 from parakern import model, syntax
 from parakern.diagnostics import Span
-from parakern.frontend.schedule import (_AXES, _MAX_LEVELS, _accesses, _divisors, _mark_use, _only,
-                                        _serial, _split_nest, _sym)
+from parakern.frontend.nest import (MAX_LEVELS, axis, divisors, mark_use, only_statement, scan_body, serial_loop,
+                                    split_nest, symbolic)
 
 
 _IGNORED_FIELDS = frozenset({"span", "array_span", "keyword_span", "text"})
@@ -38,12 +37,12 @@ class RebuildError(ValueError):
 
 def rebuild(old: model.Schedule, nest: syntax.Loop, n_grid: int) -> model.Schedule:
     diagnostics: list = []
-    levels, between, body = _split_nest(nest, diagnostics)
+    levels, between, body = split_nest(nest, diagnostics)
     if levels is None:
         raise RebuildError("; ".join(d.message for d in diagnostics))
     between_loops, split_at = between
     n_block = len(levels) - n_grid
-    if not 1 <= n_grid <= _MAX_LEVELS or n_block > _MAX_LEVELS:
+    if not 1 <= n_grid <= MAX_LEVELS or n_block > MAX_LEVELS:
         raise RebuildError(f"{n_grid} grid and {n_block} block levels")
     if split_at is not None and split_at != n_grid:
         raise RebuildError("serial loops between meta_for levels must sit between grid and block levels")
@@ -52,24 +51,22 @@ def rebuild(old: model.Schedule, nest: syntax.Loop, n_grid: int) -> model.Schedu
     parallel = []
     for k, loop in enumerate(levels):
         kind = "grid" if k < n_grid else "block"
-        axis = _AXES[(n_grid - 1 - k) if k < n_grid else (len(levels) - 1 - k)]
         previous = old_loops.get(loop.var)
         # A level the old schedule had keeps its header span; a new one points at what it came from.
         span = previous.span if previous is not None and previous.keyword_span == loop.keyword_span \
             else loop.keyword_span.to(loop.step.span)
-        parallel.append(model.ParallelLoop(loop.var, _sym(loop.lo), _sym(loop.hi), kind, axis, span,
-                                           loop.keyword_span))
+        parallel.append(model.ParallelLoop(loop.var, symbolic(loop.lo), symbolic(loop.hi), kind,
+                                           axis(k, n_grid, len(levels)), span, loop.keyword_span))
 
     param_names = {p.name for p in old.params} | {d.name for d in old.derived}
     # The front-end's converter records which locals are assigned after their declaration.
     assigned = {n.target.name for n in syntax.walk(nest)
                 if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Var)}
-    accesses, locals_, serial = _accesses(nest, body, SimpleNamespace(assigned_locals=assigned),
-                                          param_names, levels, between)
-    arrays = tuple(_mark_use(a, accesses) for a in old.arrays)
+    accesses, locals_, serial = scan_body(body, levels, between_loops, param_names, assigned)
+    arrays = tuple(mark_use(a, accesses) for a in old.arrays)
     return replace(
         old, grid=tuple(parallel[:n_grid]), block=tuple(parallel[n_grid:]),
-        between=tuple(_serial(loop, None, between=True) for loop in between_loops),
+        between=tuple(serial_loop(loop, between=True) for loop in between_loops),
         serial=tuple(serial), body=body, nest=nest, accesses=accesses, locals=locals_, arrays=arrays,
         facts=_facts(old, tuple(parallel)))
 
@@ -80,7 +77,7 @@ def _facts(old: model.Schedule, parallel) -> tuple[model.Fact, ...]:
     facts = [model.Fact(sympy.Ge(lp.extent, 1), "loop bound", lp.span) for lp in parallel]
     facts += [f for f in old.facts if f.origin == "definition"]
     for expr, span in [(d.value, d.span) for d in old.derived] + [(lp.hi, lp.span) for lp in parallel]:
-        facts.extend(model.Fact(sympy.Ne(divisor, 0), "divisor", span) for divisor in _divisors(expr))
+        facts.extend(model.Fact(sympy.Ne(divisor, 0), "divisor", span) for divisor in divisors(expr))
     facts += [f for f in old.facts if f.origin not in ("loop bound", "definition", "divisor")]
     unique, seen = [], set()
     for fact in facts:
@@ -93,7 +90,7 @@ def _facts(old: model.Schedule, parallel) -> tuple[model.Fact, ...]:
 
 def chain(nest: syntax.Loop) -> tuple[syntax.Loop, ...]:
     """The meta_for levels and the serial loops between them, outer first (as written)."""
-    levels, between, _ = _split_nest(nest, [])
+    levels, between, _ = split_nest(nest, [])
     if levels is None:
         raise RebuildError("not a meta_for nest")
     return tuple(levels) + tuple(between[0])
@@ -104,7 +101,7 @@ def with_body(nest: syntax.Loop, body: syntax.Block) -> syntax.Loop:
     members = chain(nest)
 
     def go(loop: syntax.Loop) -> syntax.Loop:
-        inner = _only(loop.body)
+        inner = only_statement(loop.body)
         if any(inner is m for m in members):
             return replace(loop, body=syntax.Block((go(inner),), loop.body.span))
         return replace(loop, body=body)

@@ -9,9 +9,12 @@ so a path of the decision tree raises the level one step at a time.
 """
 from __future__ import annotations
 
-from parakern.ir.passes import LEVEL_NOTES, LEVELS
 from parakern.kernel import Kernel
 from parakern.strategies.base import Strategy
+
+# What each level does to the CUDA text, for the kernel's comment.
+_CUDA_NOTES = {1: "loops not unrolled", 2: "loops not unrolled, nothing hoisted or reused",
+               3: "loops not unrolled, nothing hoisted or reused, registers capped"}
 
 
 class RegisterPressure(Strategy):
@@ -19,19 +22,34 @@ class RegisterPressure(Strategy):
     keep_code = "(1)"
     applies_to = "ir"
     improves = frozenset({"registers", "occupancy"})
+    applied_words = "register pressure reduced"
+    kept_words = "registers as compiled"
 
     def __init__(self, level: int):
         self.level = level
         self.name = f"register-pressure-{level}"
+
+    @classmethod
+    def instances(cls) -> list[Strategy]:
+        # parakern.ir (llvmlite) is imported where the levels are used: the editor's server
+        # reads this class's description without it.
+        from parakern.ir.passes import LEVELS
+        return [cls(level) for level in LEVELS if level > 0]
 
     def changes(self, kernel: Kernel) -> "dict | None":
         if kernel.ir_level != self.level - 1:
             return None
         return {"ir_level": self.level}
 
+    @classmethod
+    def comment_words(cls, kernel: Kernel, cap: "int | None") -> str:
+        if kernel.ir_level == 3 and not cap:
+            return f"IR level 3 ({_CUDA_NOTES[2]}; no register cap: none could bind at level 2's count)"
+        if kernel.ir_level:
+            return (f"IR level {kernel.ir_level} ({_CUDA_NOTES[kernel.ir_level]}"
+                    + (f" at {cap}" if cap else "") + ")")
+        return "no register-pressure reduction"
+
     def __repr__(self) -> str:
+        from parakern.ir.passes import LEVEL_NOTES
         return f"<RegisterPressure level {self.level}: {LEVEL_NOTES[self.level]}>"
-
-
-def strategies() -> list:
-    return [RegisterPressure(level) for level in LEVELS if level > 0]

@@ -1,0 +1,198 @@
+"""A meta_for nest: its levels, the serial loops between them, and what the front-end derives
+from it (grid/block axes, bounds, accesses, locals, serial loops, divisors).
+
+The front-end builds a schedule with these functions and a source-level strategy rebuilds its
+rewritten nest with the same ones (strategies/rebuild.py), so that a transformed schedule is
+exactly what the front-end would have made of the same nest.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import sympy
+
+from parakern import model, syntax
+from parakern.diagnostics import Related, error
+from parakern.symbols import sym
+
+MAX_LEVELS = 3           # grid levels, and block levels: CUDA's three dimensions
+AXES = ("x", "y", "z")
+
+
+# ----------------------------------------------------------------- structure
+
+def only_statement(block: syntax.Block):
+    """The one statement of a block (looking through nested blocks), else None."""
+    if len(block.stmts) != 1:
+        return None
+    stmt = block.stmts[0]
+    return only_statement(stmt) if isinstance(stmt, syntax.Block) else stmt
+
+
+def split_nest(nest: syntax.Loop, diagnostics):
+    """meta_for levels outer first, the serial loops between them, and the per-thread body."""
+    levels, between, split_at = [], [], None
+    node = nest
+    while True:
+        levels.append(node)
+        inner = only_statement(node.body)
+        chain = []
+        while isinstance(inner, syntax.Loop) and not inner.parallel:
+            chain.append(inner)
+            inner = only_statement(inner.body)
+        if isinstance(inner, syntax.Loop) and inner.parallel:
+            if chain:
+                if split_at is not None:
+                    diagnostics.append(error(
+                        "PK009", "serial loops may sit between meta_for levels at one place only "
+                        "(between the grid and the block levels)", chain[0].keyword_span))
+                    return None, None, None
+                split_at = len(levels)
+                between.extend(chain)
+            node = inner
+            continue
+        body = node.body
+        break
+    for stmt in syntax.walk(body):
+        if isinstance(stmt, syntax.Loop) and stmt.parallel:
+            diagnostics.append(error(
+                "PK009", "meta_for loops must be perfectly nested: this one sits among other "
+                "statements of the loop body; make it the only statement of the enclosing meta_for",
+                stmt.keyword_span, Related(levels[-1].keyword_span, "the enclosing meta_for")))
+            return None, None, None
+    return levels, (tuple(between), split_at), body
+
+
+def grid_count(levels, between) -> int:
+    """A serial loop between levels splits the nest there; otherwise half and half,
+    the odd middle level going to the grid."""
+    _, split_at = between
+    if split_at is not None:
+        return split_at
+    return (len(levels) + 1) // 2
+
+
+def axis(k: int, n_grid: int, n_levels: int) -> str:
+    """The CUDA axis of level k (outer first) of `n_levels`: the innermost grid level and the
+    innermost block level are `.x`."""
+    return AXES[(n_grid - 1 - k) if k < n_grid else (n_levels - 1 - k)]
+
+
+# ------------------------------------------------------------------- values
+
+def symbolic(expr: syntax.Expr, env=None) -> sympy.Expr:
+    """`expr` in sympy, or an opaque symbol named after its position where it has no polynomial value."""
+    value = syntax.to_sympy(expr, env)
+    return value if value is not None else \
+        sympy.Symbol(f"?{expr.span.line}_{expr.span.col}", integer=True)
+
+
+def serial_loop(loop: syntax.Loop, between: bool, env=None) -> model.SerialLoop:
+    """A serial loop with its bounds in loop variables and parameters (locals substituted)."""
+    return model.SerialLoop(loop.var, symbolic(loop.lo, env), symbolic(loop.hi, env),
+                            symbolic(loop.step, env), between, loop.span, loop.keyword_span)
+
+
+def divisors(expr: sympy.Expr):
+    """The symbolic divisors of `expr` (of its floor divisions and Mods): each must not be 0."""
+    for node in sympy.preorder_traversal(expr):
+        if isinstance(node, sympy.floor):
+            _, den = sympy.fraction(sympy.together(node.args[0]))
+            if not den.is_number:
+                yield den
+        elif isinstance(node, sympy.Mod) and not node.args[1].is_number:
+            yield node.args[1]
+
+
+# ------------------------------------------------------------------ accesses
+
+def scan_body(body: syntax.Block, levels, between_loops, param_names: set[str], assigned_locals: set[str]):
+    """(accesses, locals, serial loops) of the per-thread body: every array reference with
+    subscripts in loop variables and parameters, every local scalar, every serial loop.
+    `assigned_locals`: the locals assigned after their declaration (they have no single value)."""
+    loop_names = {lp.var for lp in levels} | {lp.var for lp in between_loops}
+    known = {sym(n) for n in param_names | loop_names}
+    accesses: list[model.Access] = []
+    locals_: list[model.LocalScalar] = []
+    serial: list[model.SerialLoop] = []
+
+    def record(expr, env, guards, loops):
+        for node in syntax.walk(expr):
+            if isinstance(node, syntax.Index):
+                accesses.append(_access(node, env, guards, loops, known, read=True, write=False))
+
+    def visit(stmt, env, guards, loops):
+        if isinstance(stmt, syntax.Block):
+            env = dict(env)
+            for s in stmt.stmts:
+                env = visit(s, env, guards, loops) or env
+            return None
+        if isinstance(stmt, syntax.Decl):
+            locals_.append(model.LocalScalar(stmt.name, stmt.ctype, stmt.span))
+            if stmt.init is not None:
+                record(stmt.init, env, guards, loops)
+            value = syntax.to_sympy(stmt.init, env) if stmt.init is not None else None
+            env = dict(env)
+            # A local assigned again later has no single value: keep it opaque.
+            opaque = stmt.name in assigned_locals or value is None
+            env[stmt.name] = sympy.Symbol(stmt.name, integer=True) if opaque else value
+            if opaque:
+                known.discard(sympy.Symbol(stmt.name, integer=True))
+            return env
+        if isinstance(stmt, syntax.Assign):
+            record(stmt.value, env, guards, loops)
+            if isinstance(stmt.target, syntax.Index):
+                for idx in stmt.target.indices:
+                    record(idx, env, guards, loops)
+                accesses.append(_access(stmt.target, env, guards, loops, known,
+                                        read=stmt.op != "=", write=True))
+            return None
+        if isinstance(stmt, syntax.If):
+            record(stmt.cond, env, guards, loops)
+            condition = syntax.to_sympy_condition(stmt.cond, env)
+            uniform = condition is not None and \
+                {s.name for s in condition.free_symbols} <= param_names
+            visit(stmt.then, env, guards + (model.Guard(condition, True, uniform, stmt.cond.span),), loops)
+            if stmt.other is not None:
+                visit(stmt.other, env,
+                      guards + (model.Guard(condition, False, uniform, stmt.cond.span),), loops)
+            return None
+        if isinstance(stmt, syntax.Loop):
+            for bound in (stmt.lo, stmt.hi, stmt.step):
+                record(bound, env, guards, loops)
+            serial.append(serial_loop(stmt, between=False, env=env))
+            inner = dict(env)
+            inner[stmt.var] = sym(stmt.var)
+            known.add(sym(stmt.var))
+            visit(stmt.body, inner, guards, loops + (stmt.var,))
+            return None
+        return None
+
+    serial_vars = tuple(lp.var for lp in between_loops)
+    for level in levels:
+        for bound in (level.lo, level.hi):
+            record(bound, {}, (), ())
+    for lp in between_loops:
+        for bound in (lp.lo, lp.hi, lp.step):
+            record(bound, {}, (), ())
+    visit(body, {}, (), serial_vars)
+    return tuple(accesses), tuple(locals_), tuple(serial)
+
+
+def _access(node: syntax.Index, env, guards, loops, known, read: bool, write: bool) -> model.Access:
+    indices, exact = [], True
+    for k, idx in enumerate(node.indices):
+        value = syntax.to_sympy(idx, env)
+        if value is None:
+            value = sympy.Symbol(f"?{node.array}{k}_{idx.span.line}_{idx.span.col}", integer=True)
+            exact = False
+        elif not value.free_symbols <= known:
+            exact = False
+        indices.append(value)
+    return model.Access(node.array, tuple(indices), read, write, exact, guards, loops, node.span)
+
+
+def mark_use(array: model.Array, accesses) -> model.Array:
+    """`array` with `read` and `written` as the accesses say."""
+    mine = [a for a in accesses if a.array == array.name]
+    return replace(array, read=any(a.is_read for a in mine), written=any(a.is_write for a in mine))
