@@ -71,3 +71,55 @@ def serial(tmp_path_factory):
         return libraries[key]
 
     return load
+
+
+# ------------------------------------------------------------------ ptxas, recorded
+
+PTXAS_RECORD = ROOT / "tests" / "golden" / "ptxas.json"
+
+
+def _ptxas_key(ptx: str, target: str, max_registers) -> str:
+    import hashlib
+    return hashlib.sha256(f"{target}|{max_registers}|{ptx}".encode()).hexdigest()
+
+
+@pytest.fixture
+def golden_registers(monkeypatch):
+    """The register counts the golden files hold, whether or not ptxas is here.
+
+    With ptxas (and PARAKERN_UPDATE_GOLDEN=1) every ptxas answer is recorded in
+    tests/golden/ptxas.json, keyed by the PTX it was given; without ptxas the counter
+    reads that record instead of estimating, so the generated code is still compared
+    in full. A PTX the record lacks means the IR changed since: rewrite the goldens
+    on a machine with ptxas."""
+    import json
+    import os
+
+    from parakern.counters import registers
+    record = json.loads(PTXAS_RECORD.read_text()) if PTXAS_RECORD.exists() else {}
+    real = shutil.which("ptxas")
+    if real is not None:
+        measured = registers.ptxas_info
+
+        def recording(ptxas, ptx, target="sm_80", max_registers=None):
+            info = measured(ptxas, ptx, target, max_registers)
+            record[_ptxas_key(ptx, target, max_registers)] = [info.registers, info.spill_stores, info.spill_loads]
+            return info
+
+        monkeypatch.setattr(registers, "ptxas_info", recording)
+        yield "ptxas"
+        if os.environ.get("PARAKERN_UPDATE_GOLDEN") == "1":
+            PTXAS_RECORD.write_text(json.dumps(dict(sorted(record.items())), indent=0) + "\n")
+        return
+
+    def recorded(ptxas, ptx, target="sm_80", max_registers=None):
+        key = _ptxas_key(ptx, target, max_registers)
+        if key not in record:
+            pytest.fail("a kernel's PTX is not in tests/golden/ptxas.json: the IR changed since the golden "
+                        "files were written; rewrite them where ptxas is installed (PARAKERN_UPDATE_GOLDEN=1)")
+        regs, stores, loads = record[key]
+        return registers.PtxasInfo(regs, stores, loads, "recorded")
+
+    monkeypatch.setattr(registers.shutil, "which", lambda name, *a, **k: "ptxas" if name == "ptxas" else None)
+    monkeypatch.setattr(registers, "ptxas_info", recorded)
+    yield "recorded"

@@ -4,11 +4,6 @@ from pathlib import Path
 
 import pytest
 
-try:
-    import parakern  # noqa: F401
-except ImportError:  # running from a checkout without an installed package
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-
 from parakern.devices import CC_LIMITS, PROFILES, DeviceProfile, get_profile, machine_values
 
 REQUIRED = {"v100": (7, 0), "t4": (7, 5), "a100": (8, 0), "l4": (8, 9),

@@ -8,11 +8,6 @@ from pathlib import Path
 import pytest
 import sympy
 
-try:
-    import parakern  # noqa: F401
-except ImportError:  # running from a checkout without an installed package
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-
 from parakern.counters.occupancy import occupancy, occupancy_detail, occupancy_expr
 from parakern.devices import PROFILES
 

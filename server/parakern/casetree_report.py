@@ -1,4 +1,4 @@
-"""How a case tree is shown: JSON (DESIGN.md section 4), readable text, Graphviz DOT."""
+"""How a case tree is shown: JSON (the README's JSON document), readable text, Graphviz DOT."""
 from __future__ import annotations
 
 import sympy
@@ -7,7 +7,7 @@ from parakern import constraints as cs
 from parakern.comprehensive import Case, CaseTree
 from parakern.printing import to_c, to_math, to_text
 
-# JSON names of the counters, as in DESIGN.md section 4.
+# JSON names of the counters, as the README's JSON document names them.
 _JSON_NAMES = {"registers": "registers", "shared_memory": "shared_bytes", "threads": "threads",
                "occupancy": "occupancy"}
 
@@ -41,7 +41,7 @@ def case_json(case: Case, k: int = 0, cases: int = 0) -> dict:
 
 
 def _cuda(case: Case, k: int, cases: int) -> dict:
-    """The case's kernel and launch as CUDA (DESIGN.md section 4); null where it cannot be printed."""
+    """The case's kernel and launch as CUDA; null where it cannot be printed."""
     from parakern.codegen import CodegenError, kernel_name, kernel_source, launch_snippet
     try:
         return {"kernel": kernel_source(case, k, cases),

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from parakern import report
 from parakern.devices import PROFILES
+from parakern.targets import add_target_argument
 
-TARGETS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -22,11 +22,10 @@ def _parser() -> argparse.ArgumentParser:
     opt = sub.add_parser("optimize", help="analyse every meta_schedule of a C file and print it")
     opt.add_argument("file", help="C source with meta_schedule / meta_for constructs")
     fmt = opt.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the JSON document (DESIGN.md section 4)")
+    fmt.add_argument("--json", action="store_true", help="print the JSON document (see the README)")
     fmt.add_argument("--format", choices=("text", "json", "dot"), default="text",
                      help="text (default), json, or dot (Graphviz picture of each case tree)")
-    opt.add_argument("--target", default="sm_80", choices=TARGETS,
-                     help="GPU architecture registers are counted for (default sm_80)")
+    add_target_argument(opt)
     opt.add_argument("--occupancy", metavar="DEVICE", choices=sorted(PROFILES),
                      help="also branch on occupancy (P_occ) computed for this GPU "
                           f"({', '.join(sorted(PROFILES))})")
@@ -39,8 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     emit = sub.add_parser("emit", help="write the comprehensive CUDA (kernels and dispatchers) of a C file")
     emit.add_argument("file", help="C source with meta_schedule / meta_for constructs")
     emit.add_argument("-o", "--output", metavar="OUT", help="write the .cu here (default: standard output)")
-    emit.add_argument("--target", default="sm_80", choices=TARGETS,
-                      help="GPU architecture registers are counted for (default sm_80)")
+    add_target_argument(emit)
     return parser
 
 

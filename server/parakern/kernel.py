@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from parakern.model import Schedule
+from parakern.targets import DEFAULT_TARGET
 
 
 @dataclass(frozen=True)
@@ -18,10 +19,10 @@ class Kernel:
     ir_level: int = 0                # register-pressure reduction level on the IR (0 = none)
     cse_level: int = 0               # common-subexpression elimination level on the source
     decisions: tuple[str, ...] = field(default_factory=tuple)  # the paper's codes, in order
-    target: str = "sm_80"            # ptxas architecture the registers are counted for
+    target: str = DEFAULT_TARGET            # ptxas architecture the registers are counted for
 
     @staticmethod
-    def initial(schedule: Schedule, target: str = "sm_80") -> "Kernel":
+    def initial(schedule: Schedule, target: str = DEFAULT_TARGET) -> "Kernel":
         """The variant as written: every array of cache(...) staged, no strategy applied."""
         return Kernel(schedule, tuple(c.name for c in schedule.cache), target=target)
 

@@ -20,11 +20,12 @@ from parakern.ir import LoweringError
 from parakern.kernel import Kernel
 from parakern.model import FrontendResult, Schedule
 from parakern.strategies import before_tree, default_strategies
+from parakern.targets import DEFAULT_TARGET
 
 
 @dataclass(frozen=True)
 class Options:
-    target: str = "sm_80"                       # ptxas architecture for the register counter
+    target: str = DEFAULT_TARGET                       # ptxas architecture for the register counter
     strategies: "tuple[str, ...] | None" = None  # decision codes enabled; None: all
     occupancy: "str | None" = None              # device profile name: adds the P_occ counter
 

@@ -1,4 +1,4 @@
-"""The JSON document of DESIGN.md section 4 and the readable text report."""
+"""The JSON document of `optimize --json` (README: the JSON document) and the readable text report."""
 from __future__ import annotations
 
 import sympy

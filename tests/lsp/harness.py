@@ -20,20 +20,10 @@ SAMPLES = ROOT / "samples"
 SERVER = [sys.executable, "-m", "parakern.lsp"]
 
 
-def codegen_available() -> bool:
-    try:
-        from parakern.codegen import emit_schedule  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def server_env(**extra: str) -> dict:
     env = dict(os.environ)
     env["PARAKERN_LSP_TEST_HOOKS"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), env.get("PYTHONPATH", "")) if p)
-    if not codegen_available():  # a stand-in generator until parakern.codegen lands
-        env["PARAKERN_LSP_GENERATOR"] = "standin_codegen:emit_schedule"
     env.update(extra)
     return env
 

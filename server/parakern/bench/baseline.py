@@ -27,6 +27,7 @@ from parakern.verify import inputs
 from parakern.verify.points import build_model
 from parakern.verify.runner import CTYPES, setup
 from parakern.verify.signature import FLOATING, signature
+from parakern.text import normalize_newlines
 
 CFLAGS = ["-O2", "-fPIC", "-w"]
 
@@ -102,7 +103,7 @@ class Baseline:
     """The serial function of one schedule, ready to call at parameter points."""
 
     def __init__(self, text: str, file: str, result, directory: "str | Path | None" = None):
-        self.text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self.text = normalize_newlines(text)
         self.schedule, self.tree = result.schedule, result.tree
         self.signature = signature(self.text, file, self.schedule.function)
         self.model = build_model(self.schedule, self.tree, {a.name for a in self.signature.arguments})

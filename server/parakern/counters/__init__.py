@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from parakern.counters.base import Counter, Measure
+from parakern.targets import DEFAULT_TARGET
 
 
-def default_counters(target: str = "sm_80", occupancy_device=None) -> tuple[Counter, ...]:
+def default_counters(target: str = DEFAULT_TARGET, occupancy_device=None) -> tuple[Counter, ...]:
     """Registers (R), shared memory (Z), threads (T); occupancy (P_occ) when a device is given."""
     from parakern.counters.registers import RegisterCounter
     from parakern.counters.shared_memory import SharedMemoryCounter

@@ -31,6 +31,7 @@ from parakern.counters.base import Counter, Measure
 from parakern.ir.ptx import kernel_ptx
 from parakern.kernel import Kernel
 from parakern.symbols import R
+from parakern.targets import DEFAULT_TARGET
 
 CAP_MARGIN = 4
 MIN_CAP = 24
@@ -93,7 +94,7 @@ class PtxasError(RuntimeError):
 
 
 @functools.lru_cache(maxsize=512)
-def ptxas_info(ptxas: str, ptx: str, target: str = "sm_80", max_registers: "int | None" = None) -> PtxasInfo:
+def ptxas_info(ptxas: str, ptx: str, target: str = DEFAULT_TARGET, max_registers: "int | None" = None) -> PtxasInfo:
     """Run ptxas on `ptx` and read its resource report."""
     with tempfile.TemporaryDirectory(prefix="parakern-") as tmp:
         source = os.path.join(tmp, "kernel.ptx")

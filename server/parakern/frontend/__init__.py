@@ -19,6 +19,7 @@ from parakern.frontend.parse import parse
 from parakern.frontend.preprocess import LABEL_PREFIX, prepare
 from parakern.frontend.schedule import Site, analyze_schedule
 from parakern.frontend.spans import TokenIndex
+from parakern.text import normalize_newlines
 
 __all__ = ["analyze_source", "analyze_file"]
 
@@ -38,7 +39,7 @@ def analyze_source(text: str, file: str = "<input>") -> model.FrontendResult:
 
 
 def _analyze(text: str, file: str) -> model.FrontendResult:
-    text = mask_generated(text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = mask_generated(normalize_newlines(text))
     prepared = prepare(text, file)
     diagnostics: list[Diagnostic] = list(prepared.diagnostics)
     ast, parse_diagnostics = parse(prepared)

@@ -21,6 +21,7 @@ from llvmlite import ir
 
 from parakern.ir.libdevice import link_libdevice, needs_libdevice
 from parakern.ir.targets import DEVICE_TRIPLE, device_machine, host_machine
+from parakern.targets import DEFAULT_TARGET
 
 LEVELS = (0, 1, 2, 3)
 LEVEL_NOTES = {
@@ -32,7 +33,7 @@ LEVEL_NOTES = {
 
 
 def optimize(module: "ir.Module | llvm.ModuleRef | str", level: int = 0,
-             target: str = "sm_80") -> llvm.ModuleRef:
+             target: str = DEFAULT_TARGET) -> llvm.ModuleRef:
     """A verified, optimized copy of `module` (the input is left as it is)."""
     if level not in LEVELS:
         raise ValueError(f"optimization level must be one of {LEVELS}, got {level}")

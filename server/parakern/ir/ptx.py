@@ -11,9 +11,10 @@ from parakern.ir.passes import optimize
 from parakern.ir.targets import device_machine
 from parakern.kernel import Kernel
 from parakern.model import Schedule
+from parakern.targets import DEFAULT_TARGET
 
 
-def emit_ptx(module: "ir.Module | llvm.ModuleRef | str", target: str = "sm_80") -> str:
+def emit_ptx(module: "ir.Module | llvm.ModuleRef | str", target: str = DEFAULT_TARGET) -> str:
     """PTX text of an (already optimized) NVPTX module."""
     ref = llvm.parse_assembly(str(module))  # a fresh copy: codegen passes rewrite the module
     return device_machine(target).emit_assembly(ref)

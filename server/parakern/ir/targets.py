@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 
 import llvmlite.binding as llvm
+from parakern.targets import DEFAULT_TARGET
 
 DEVICE_TRIPLE = "nvptx64-nvidia-cuda"
 
@@ -17,7 +18,7 @@ def _initialized() -> bool:
 
 
 @functools.cache
-def device_machine(target: str = "sm_80", opt: int = 3) -> llvm.TargetMachine:
+def device_machine(target: str = DEFAULT_TARGET, opt: int = 3) -> llvm.TargetMachine:
     _initialized()
     return llvm.Target.from_triple(DEVICE_TRIPLE).create_target_machine(cpu=target, opt=opt)
 

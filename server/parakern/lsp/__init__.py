@@ -15,5 +15,5 @@ Layout:
 
 
 def serve(argv=None) -> int:
-    from parakern.lsp.server import main
+    from parakern.lsp.command import main
     return main(argv)

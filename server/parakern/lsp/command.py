@@ -17,3 +17,11 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from parakern.lsp.server import run as run_server
     return run_server(args)
+
+
+def main(argv=None) -> int:
+    """`python -m parakern.lsp [options]`."""
+    import argparse
+    parser = argparse.ArgumentParser(prog="parakern serve", description="the parakern language server")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

@@ -28,6 +28,7 @@ from parakern.lsp import analysis, benchjob, dispatcher, worker
 from parakern.lsp.analysis import DiagInfo, ScheduleSummary, ScheduleView
 from parakern.lsp.jobs import JobCrashed, JobPool, JobTimeout
 from parakern.lsp.settings import Settings, update
+from parakern.text import normalize_newlines
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ def build_snapshot(file: str, version, text: str, settings: Settings) -> Snapsho
     """Front-end over the document (generated dispatcher regions masked): its
     diagnostics and the schedules with their cache keys. Pure; runs in a thread."""
     from parakern.frontend import analyze_source
-    masked = analysis.mask_generated(text.replace("\r\n", "\n").replace("\r", "\n"))
+    masked = analysis.mask_generated(normalize_newlines(text))
     result = analyze_source(masked, file)
     lines = masked.split("\n")
     views = tuple(analysis.view_of(s, analysis.cache_key(lines, s, settings.analysis_part(s.function)))
@@ -451,7 +452,7 @@ class Engine:
         {"status": done | missing | error | cancelled | busy, "message": one line, ...the results}."""
         doc, snap, view = await self.fresh_view(uri, schedule_id)
         s = self.settings
-        text = analysis.mask_generated(snap.text.replace("\r\n", "\n").replace("\r", "\n"))
+        text = analysis.mask_generated(normalize_newlines(snap.text))
         base = {"text": text, "file": doc.file, "schedule": view.id, "target": s.target,
                 "strategies": None if s.strategies is None else list(s.strategies)}
         try:

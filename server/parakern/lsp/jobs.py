@@ -1,6 +1,6 @@
 """Analysis processes: `ProcessPoolExecutor`s with the `spawn` context, a time limit per job.
 
-`fork` deadlocks inside a pygls server (NOTES.md), hence `spawn`. Each slot is its
+`fork` deadlocks inside a pygls server (its reader thread holds locks at fork time), hence `spawn`. Each slot is its
 own single-process executor: a job past its time limit is stopped by killing that
 one process, and a worker that dies (BrokenProcessPool) only costs its own slot;
 either way the slot is recreated and warmed up again while the others go on.

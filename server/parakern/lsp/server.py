@@ -6,7 +6,6 @@ and analysis.py (texts); positions are converted with the document's codec here.
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 from typing import Any, Optional
@@ -403,13 +402,6 @@ async def show_case_tree(ls: ParakernServer, *args):
 
 
 # ------------------------------------------------------------------ entry point
-
-
-def main(argv=None) -> int:
-    from parakern.lsp.command import add_arguments
-    parser = argparse.ArgumentParser(prog="parakern serve", description="the parakern language server")
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
 
 
 def run(args) -> int:

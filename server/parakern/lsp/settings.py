@@ -21,15 +21,15 @@ from dataclasses import dataclass, field, replace
 
 from parakern.devices import PROFILES
 from parakern.strategies.decisions import strategy_codes
+from parakern.targets import DEFAULT_TARGET, TARGETS
 
-TARGETS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
 STRATEGY_CODES = strategy_codes()
 TEST_HOOKS_ENV = "PARAKERN_LSP_TEST_HOOKS"
 
 
 @dataclass(frozen=True)
 class Settings:
-    target: str = "sm_80"
+    target: str = DEFAULT_TARGET
     gpu_profiles: tuple[str, ...] = ("h100", "a100", "t4")
     strategies: "tuple[str, ...] | None" = None
     occupancy: "str | None" = None

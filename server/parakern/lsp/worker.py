@@ -13,8 +13,8 @@ import time
 from collections import OrderedDict
 
 from parakern.lsp import analysis
+from parakern.targets import DEFAULT_TARGET
 
-GENERATOR_ENV = "PARAKERN_LSP_GENERATOR"   # "module:function", a stand-in for parakern.codegen
 _RESULTS: "OrderedDict[str, object]" = OrderedDict()
 _KEEP = 16
 
@@ -68,7 +68,7 @@ class ScheduleMissing(Exception):
 def options_of(job: dict):
     from parakern.pipeline import Options
     strategies = job.get("strategies")
-    return Options(target=job.get("target", "sm_80"),
+    return Options(target=job.get("target", DEFAULT_TARGET),
                    strategies=None if strategies is None else tuple(strategies),
                    occupancy=job.get("occupancy"))
 
@@ -128,28 +128,10 @@ def analyse(job: dict) -> analysis.ScheduleSummary:
                                 analysis.function_origin(schedule))
 
 
-def load_generator():
-    """The dispatcher generator: $PARAKERN_LSP_GENERATOR ("module:function") when set,
-    else parakern.codegen.emit_schedule; None when neither can be imported."""
-    spec = os.environ.get(GENERATOR_ENV)
-    if spec:
-        import importlib
-        module, _, name = spec.partition(":")
-        return getattr(importlib.import_module(module), name or "emit_schedule")
-    try:
-        from parakern.codegen import emit_schedule
-    except ImportError:
-        return None
-    return emit_schedule
-
-
 def emit(job: dict) -> tuple[bool, str]:
     """(True, generated code) or (False, why not)."""
     try:
-        generator = load_generator()
-        if generator is None:
-            return False, ("the CUDA generator (parakern.codegen.emit_schedule) is not part of this "
-                           "installation yet")
+        from parakern.codegen import emit_schedule
         # Keyed by the function's first line too: the generated comments cite source lines.
         schedule = schedule_of(job)
         where = f"{job['key']}@{analysis.function_origin(schedule)}"
@@ -160,7 +142,7 @@ def emit(job: dict) -> tuple[bool, str]:
             _remember(where, result)
         if result.tree is None:
             return False, f"meta_schedule {job['id']} has no case tree: fix its errors first"
-        return True, str(generator(result))
+        return True, str(emit_schedule(result))
     except ScheduleMissing as exc:
         return False, str(exc)
     except Exception as exc:

@@ -11,11 +11,12 @@ import json
 import sys
 from pathlib import Path
 
+from parakern.targets import add_target_argument
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TOOL = 0, 1, 2, 3
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
-    from parakern.cli import TARGETS
     p = sub.add_parser("verify", help="run every case of every meta_schedule on a CPU emulation of CUDA "
                                       "and compare it with the serial C")
     p.add_argument("file", help="C source with meta_schedule / meta_for constructs")
@@ -25,8 +26,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--build-dir", metavar="DIR",
                    help="keep the generated .cu, the C files and the libraries in DIR")
-    p.add_argument("--target", default="sm_80", choices=TARGETS,
-                   help="GPU architecture registers are counted for (default sm_80)")
+    add_target_argument(p)
     return p
 
 

@@ -25,6 +25,7 @@ from parakern.verify import inputs
 from parakern.verify.points import Device, Point, build_model, expected_case, find_points
 from parakern.verify.results import CaseResult, FileResult, PointResult, ScheduleResult
 from parakern.verify.signature import SignatureError, signature
+from parakern.text import normalize_newlines
 
 RUNNER = Path(__file__).with_name("runner.py")
 GUARD = 16                   # guard elements on each side of every array
@@ -68,7 +69,7 @@ class Session:
     def __init__(self, text: str, file: str, *, transform_cu: Optional[Callable[[str], str]] = None,
                  emit: Optional[Callable] = None, build_dir: "str | Path | None" = None, options=None):
         building.tools()
-        self.text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self.text = normalize_newlines(text)
         self.file = file
         self.problem = ""                  # why nothing of the file can run
         self.unverifiable: dict = {}       # schedule id -> why it cannot run
@@ -100,11 +101,7 @@ class Session:
             self.problem = f"nothing to verify: {message}"
             return None
         if emit is None:
-            try:
-                from parakern.codegen import emit_file as emit
-            except ImportError as exc:
-                self.problem = f"the CUDA generator is not available ({exc})"
-                return None
+            from parakern.codegen import emit_file as emit
         try:
             cu_text = emit(self.analysis)
         except Exception as exc:  # a generator failure is a finding, not a crash of verify

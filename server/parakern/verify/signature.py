@@ -14,6 +14,7 @@ from parakern.frontend.ctypes import symbol_from_decl
 from parakern.frontend.parse import parse
 from parakern.frontend.preprocess import prepare
 from parakern.frontend.spans import TokenIndex
+from parakern.text import normalize_newlines
 
 SCALARS = {"char", "unsigned char", "short", "unsigned short", "int", "unsigned", "long",
            "unsigned long", "long long", "unsigned long long", "float", "double"}
@@ -50,7 +51,7 @@ class Signature:
 
 def signature(text: str, file: str, function: str) -> Signature:
     """The arguments of `function` in the file `text`; SignatureError when it cannot be called."""
-    prepared = prepare(text.replace("\r\n", "\n").replace("\r", "\n"), file)
+    prepared = prepare(normalize_newlines(text), file)
     ast, _ = parse(prepared)
     if ast is None:
         raise SignatureError(f"cannot parse {file}")
