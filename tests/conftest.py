@@ -123,3 +123,31 @@ def golden_registers(monkeypatch):
     monkeypatch.setattr(registers.shutil, "which", lambda name, *a, **k: "ptxas" if name == "ptxas" else None)
     monkeypatch.setattr(registers, "ptxas_info", recorded)
     yield "recorded"
+
+
+# ------------------------------------------------------------------ tiers
+
+# `pytest -m "not slow"` is the unit tier (well under a minute); the whole suite also runs
+# the editor end to end, the CPU emulation of every sample and nvcc. needs_cuda marks what
+# the CUDA toolkit decides (nvcc, ptxas, cuda_occupancy.h), editor what drives a server.
+EDITOR_MODULES = {"test_lsp", "test_lsp_robustness", "test_lsp_bench", "test_neovim"}
+SLOW_MODULES = EDITOR_MODULES | {"test_bench_emulated", "test_verify", "test_dispatch", "test_frontend_robustness",
+                                 "test_occupancy", "test_polybench"}
+SLOW_TESTS = {"test_nvcc_compiles_without_warnings", "test_cuda_agrees_with_the_ir_on_the_cpu",
+              "test_accumulated_kernels_match_the_serial_c", "test_staging_between_loops_matmul_cached",
+              "test_dispatcher_falls_back_on_the_real_fit", "test_emit_schedule_compiles_alone",
+              "test_cli_emit_subprocess_exit_code", "test_occupancy_creates_a_branch"}
+
+
+def pytest_collection_modifyitems(config, items):
+    import re
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
+        name = item.originalname or item.name
+        if module in EDITOR_MODULES:
+            item.add_marker(pytest.mark.editor)
+        if module in SLOW_MODULES or name in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+        reasons = " ".join(str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
+        if module == "test_occupancy" or re.search(r"nvcc|ptxas|CUDA", reasons):
+            item.add_marker(pytest.mark.needs_cuda)

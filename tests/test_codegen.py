@@ -297,8 +297,9 @@ def test_dispatcher_contract_text():
     assert "const long long T = prop.maxThreadsPerBlock;" in helper
     assert "return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;" in helper
     # the second pass, by the real fit, after the first in the same order
-    first, second = disp.index("jacobi1d_0_try_case1(prop, false,"), disp.index("jacobi1d_0_try_case1(prop, true,")
-    assert first < disp.index("jacobi1d_0_try_case4(prop, false,") < second
+    first = disp.index("jacobi1d_0_try_case1(prop, attrs[0], raised[0], false,")
+    second = disp.index("jacobi1d_0_try_case1(prop, attrs[0], raised[0], true,")
+    assert first < disp.index("jacobi1d_0_try_case4(prop, attrs[3], raised[3], false,") < second
 
 
 @pytest.mark.skipif(GXX is None, reason="g++ is not on PATH")
@@ -587,7 +588,10 @@ def test_cuda_agrees_with_the_ir_on_the_cpu(tmp_path, name):
                 main_lines.append(f"    static {a.ctype} {a.name}[] = {{{', '.join(map(str, init[a.name]))}}};")
             main_lines.append(f"    emu_prop.maxThreadsPerBlock = {t}; emu_prop.sharedMemPerBlockOptin = {z};"
                               f" emu_prop.regsPerBlock = {r * threads};")
-            call = ["emu_prop", "false"] + [repr(params[p.name]) for p in s.params] + [a.name for a in s.arrays]
+            call = ["emu_prop", "emu_attr", "emu_raised", "false"] + [repr(params[p.name]) for p in s.params] \
+                + [a.name for a in s.arrays]
+            main_lines.append(f"    cudaFuncAttributes emu_attr; bool emu_raised = false;"
+                              f" cudaFuncGetAttributes(&emu_attr, {s.function}_{s.index}_case{k});")
             main_lines.append(f'    printf("case %d\\n", {s.function}_{s.index}_try_case{k}({", ".join(call)}));')
             for a in s.arrays:
                 fmt = "%d" if a.ctype == "int" else "%.9g"
@@ -620,3 +624,38 @@ def test_occupancy_cases_get_a_diagnostic_not_a_dispatcher():
     (d,) = emitted.diagnostics
     assert d.code == "PK030" and "P_occ" in d.message and d.span.line == 7
     assert "saxpy_0_dispatch" not in emitted.text and "PARAKERN_NO_CASE_FITS (-1)" in emitted.text
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ is not on PATH")
+def test_dispatcher_asks_the_device_once(tmp_path):
+    """In a time loop the dispatcher runs once per step: it reads the device's properties and
+    each kernel's attributes once per device, and raises a kernel's dynamic shared memory limit
+    (above 48 KB) once, not at every launch."""
+    from parakern.verify.build import HEADER
+    text = emit_file(analysis("jacobi1d"))
+    cases = len(tree("jacobi1d").cases)
+    n, s, b = 1024 * 8 * 4 + 2, 8, 1024          # case 1 stages 8*B*s + 8 = 65544 bytes
+    main = f"""
+#include <stdio.h>
+static int a[2 * {n}];
+int main() {{
+    parakern_cpu_set_device(65536, 200 * 1024, 1024);
+    long before = parakern_cpu_attribute_queries();
+    int first = jacobi1d_0_dispatch({n}, {s}, {b}, 0, a);
+    long after_first = parakern_cpu_attribute_queries();
+    int second = jacobi1d_0_dispatch({n}, {s}, {b}, 1, a);
+    long after_second = parakern_cpu_attribute_queries();
+    parakern_cpu_set_device(65536, 200 * 1024, 1024);   /* another device: asked again */
+    int third = jacobi1d_0_dispatch({n}, {s}, {b}, 0, a);
+    printf("%d %d %d %ld %ld %ld\\n", first, second, third, after_first - before, after_second - after_first,
+           parakern_cpu_attribute_queries() - after_second);
+}}
+"""
+    source = tmp_path / "once.cpp"
+    source.write_text(text + main)
+    build = subprocess.run([GXX, "-std=c++17", "-O1", "-include", str(HEADER), str(source), "-o", str(tmp_path / "once"),
+                            "-pthread"], capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr[:3000]
+    out = subprocess.run([str(tmp_path / "once")], capture_output=True, text=True, timeout=120).stdout.split()
+    assert out[:3] == ["1", "1", "1"]
+    assert out[3:] == [str(cases + 1), "0", str(cases + 1)]   # every kernel's attributes + one raise; then none

@@ -146,6 +146,7 @@ class Choice:
                                          # dropped and registers aside (the bench's --every-case)
     launches: tuple                      # Sizes per case, in the tree's order
     refusals: tuple                      # per case why the first pass refuses it ('' where it accepts)
+    limits: tuple = ()                   # per case the device limit its launch exceeds ('' where none)
 
     @property
     def accepted(self) -> tuple:
@@ -154,10 +155,14 @@ class Choice:
 
     @property
     def reason(self) -> str:
-        """Why no case fits ('' when one does)."""
+        """Why no case fits ('' when one does): a device limit that every case's launch exceeds
+        first (4096 threads > 1024 per block), not the first constraint that happens to fail."""
         if self.case is not None:
             return ""
-        return "; ".join(f"case {k}: {why}" for k, why in enumerate(self.refusals, 1))
+        limits = tuple(self.limits) or ("",) * len(self.refusals)
+        if limits and all(limits) and len(set(limits)) == 1:
+            return f"{limits[0]} (every case)"
+        return "; ".join(f"case {k}: {limit or why}" for k, (why, limit) in enumerate(zip(self.refusals, limits), 1))
 
 
 def truth(relation) -> "bool | None":
@@ -197,6 +202,7 @@ class _Verdict:
     refusal: str                         # why the first pass refuses it ('' where it accepts)
     fits_anyway: bool                    # the second pass accepts it
     can_run: bool
+    limit: str = ""                      # a device limit the launch exceeds whatever the constraints say
 
 
 def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Verdict:
@@ -205,7 +211,7 @@ def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Ver
                   _integer(launch.shared_bytes, subs), _integer(launch.threads, subs))
     threads = sizes.threads
     if threads is None or threads < 1:
-        return _Verdict(sizes, f"{threads} threads per block", False, False)
+        return _Verdict(sizes, f"{threads} threads per block", False, False, f"{threads} threads per block")
     r = machine.registers(threads)
     env = {**subs, R: sympy.Integer(r), Z: sympy.Integer(machine.Z), T: sympy.Integer(machine.T)}
     truths = tuple(truth(sympy.sympify(rel).xreplace(env)) for rel in rule.relations)
@@ -227,9 +233,11 @@ def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Ver
             refusal = _too_much(too_much[0], need, have, machine)
         elif beyond:
             refusal = beyond
+    hardware = [f for f in too_much if f.need != "registers"]
+    limit = _too_much(hardware[0], need, have, machine) if hardware else beyond
     return _Verdict(sizes, refusal,
                     all(t is True for t in keeps) and not too_much and not beyond,
-                    all(t is True for t in machine_free) and device_fit and not beyond)
+                    all(t is True for t in machine_free) and device_fit and not beyond, limit)
 
 
 def _too_much(fit: Fit, need: dict, have: dict, machine: Machine) -> str:
@@ -239,7 +247,7 @@ def _too_much(fit: Fit, need: dict, have: dict, machine: Machine) -> str:
         return f"{need['registers']} registers > {have['R']} per thread"
     if fit.need == "shared_bytes":
         return f"{need['shared_bytes']} bytes of shared memory > {have['Z']} per block"
-    return f"{need['threads']} threads > {have['T']} per block"
+    return f"{need['threads']} threads > {have['T']} per block (the device's maximum)"
 
 
 def _beyond_limits(sizes: Sizes) -> str:
@@ -254,6 +262,19 @@ def _beyond_limits(sizes: Sizes) -> str:
     return next((f"{b.name.replace('_', ' ')} = {values[b.name]} exceeds {b.high}" for b in refused), "")
 
 
+def launch_refusal(tree, k: int, values: Mapping) -> str:
+    """Why CUDA refuses case k's launch (1-based) at these values whatever the device ('' if
+    it does not): an empty or too large grid, a block deeper than 64."""
+    rule = case_rules(tree)[k - 1]
+    subs = substitutions(tree.schedule, values)
+    launch = rule.launch
+    sizes = Sizes(tuple(_integer(g, subs) for g in launch.grid), tuple(_integer(b, subs) for b in launch.block),
+                  _integer(launch.shared_bytes, subs), _integer(launch.threads, subs))
+    if sizes.threads is None or sizes.threads < 1:
+        return f"{sizes.threads} threads per block"
+    return _beyond_limits(sizes)
+
+
 def choose(tree, machine: Machine, values: Mapping, registers: "Sequence[int] | None" = None) -> Choice:
     """The case the dispatcher launches at these parameter values (names or symbols -> ints;
     derived scalars not given are computed) on this machine. registers: the compiled
@@ -266,7 +287,8 @@ def choose(tree, machine: Machine, values: Mapping, registers: "Sequence[int] | 
     fits = tuple(k for k, v in enumerate(verdicts, 1) if v.fits_anyway) if len(passes(tree)) > 1 else holds
     case, by = (holds[0], FIRST_PASS) if holds else (fits[0], SECOND_PASS) if fits else (None, "")
     return Choice(case, by, holds, fits, tuple(k for k, v in enumerate(verdicts, 1) if v.can_run),
-                  tuple(v.sizes for v in verdicts), tuple(v.refusal for v in verdicts))
+                  tuple(v.sizes for v in verdicts), tuple(v.refusal for v in verdicts),
+                  tuple(v.limit for v in verdicts))
 
 
 # ------------------------------------------------------------------ which case runs on which GPU

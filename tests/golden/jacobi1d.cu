@@ -272,10 +272,13 @@ __global__ void jacobi1d_0_case4(int *__restrict__ a, int N, int s, int B, int t
 /* ------------------------------------------------------------ host */
 
 /* jacobi1d:0, case 1: launches jacobi1d_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int jacobi1d_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long N, long long s,
-                                long long B, long long t, int *a)
+static int jacobi1d_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                bool &raised, bool by_fit, long long N, long long s, long long B,
+                                long long t, int *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (N - 2)/(B*s);
@@ -290,15 +293,14 @@ static int jacobi1d_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long lo
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (8*B*s + 8 <= Z && B <= T) : (20 <= R && 8*B*s + 8 <= Z && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, jacobi1d_0_case1) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(jacobi1d_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(jacobi1d_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(jacobi1d_0_case1, grid, block, (size_t)shared_bytes, a, (int)N, (int)s, (int)B, (int)t);
@@ -307,10 +309,13 @@ static int jacobi1d_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long lo
 }
 
 /* jacobi1d:0, case 2: launches jacobi1d_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int jacobi1d_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long N, long long s,
-                                long long B, long long t, int *a)
+static int jacobi1d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                bool &raised, bool by_fit, long long N, long long s, long long B,
+                                long long t, int *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (N - 2)/(B*s);
@@ -326,15 +331,14 @@ static int jacobi1d_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long lo
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T) : (20 <= R && 8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, jacobi1d_0_case2) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(jacobi1d_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(jacobi1d_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(jacobi1d_0_case2, grid, block, (size_t)shared_bytes, a, (int)N, (int)s, (int)B, (int)t);
@@ -343,10 +347,13 @@ static int jacobi1d_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long lo
 }
 
 /* jacobi1d:0, case 3: launches jacobi1d_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long long N, long long s,
-                                long long B, long long t, int *a)
+static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                bool &raised, bool by_fit, long long N, long long s, long long B,
+                                long long t, int *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (N - 2)/(B*s);
@@ -361,9 +368,6 @@ static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long lo
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (Z < 8*B + 8 && B <= T) : (20 <= R && Z < 8*B + 8 && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, jacobi1d_0_case3) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
@@ -374,10 +378,13 @@ static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long lo
 }
 
 /* jacobi1d:0, case 4: launches jacobi1d_0_case4 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int jacobi1d_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long long N, long long s,
-                                long long B, long long t, int *a)
+static int jacobi1d_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                bool &raised, bool by_fit, long long N, long long s, long long B,
+                                long long t, int *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (N - 2)/(B*s);
@@ -392,15 +399,14 @@ static int jacobi1d_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long lo
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (8*B*s + 8 <= Z && B <= T) : (18 <= R && R < 20 && 8*B*s + 8 <= Z && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, jacobi1d_0_case4) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(jacobi1d_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(jacobi1d_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(jacobi1d_0_case4, grid, block, (size_t)shared_bytes, a, (int)N, (int)s, (int)B, (int)t);
@@ -410,7 +416,10 @@ static int jacobi1d_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long lo
 
 int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)
 {
-    static cudaDeviceProp prop;  /* read once per device */
+    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
+    static cudaDeviceProp prop;
+    static cudaFuncAttributes attrs[4];
+    static bool raised[4];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -418,26 +427,38 @@ int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)
     if (device != prop_device) {
         if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
+        if (cudaFuncGetAttributes(&attrs[0], jacobi1d_0_case1) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[0] = false;
+        if (cudaFuncGetAttributes(&attrs[1], jacobi1d_0_case2) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[1] = false;
+        if (cudaFuncGetAttributes(&attrs[2], jacobi1d_0_case3) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[2] = false;
+        if (cudaFuncGetAttributes(&attrs[3], jacobi1d_0_case4) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[3] = false;
         prop_device = device;
     }
     int launched;
-    if ((launched = jacobi1d_0_try_case1(prop, false, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case1(prop, attrs[0], raised[0], false, N, s, B, t, a)) != 0)
         return launched;
-    if ((launched = jacobi1d_0_try_case2(prop, false, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case2(prop, attrs[1], raised[1], false, N, s, B, t, a)) != 0)
         return launched;
-    if ((launched = jacobi1d_0_try_case3(prop, false, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case3(prop, attrs[2], raised[2], false, N, s, B, t, a)) != 0)
         return launched;
-    if ((launched = jacobi1d_0_try_case4(prop, false, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case4(prop, attrs[3], raised[3], false, N, s, B, t, a)) != 0)
         return launched;
     /* no case both holds and fits: nvcc's kernels need not use the registers
      * counted, so the first case whose kernel really fits */
-    if ((launched = jacobi1d_0_try_case1(prop, true, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case1(prop, attrs[0], raised[0], true, N, s, B, t, a)) != 0)
         return launched;
-    if ((launched = jacobi1d_0_try_case2(prop, true, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case2(prop, attrs[1], raised[1], true, N, s, B, t, a)) != 0)
         return launched;
-    if ((launched = jacobi1d_0_try_case3(prop, true, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case3(prop, attrs[2], raised[2], true, N, s, B, t, a)) != 0)
         return launched;
-    if ((launched = jacobi1d_0_try_case4(prop, true, N, s, B, t, a)) != 0)
+    if ((launched = jacobi1d_0_try_case4(prop, attrs[3], raised[3], true, N, s, B, t, a)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   20 <= R && 8*B*s + 8 <= Z && T < B   (threads)

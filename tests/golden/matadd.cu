@@ -88,10 +88,13 @@ __global__ void matadd_0_case2(int *__restrict__ c, const int *__restrict__ a,
 /* ------------------------------------------------------------ host */
 
 /* matadd:0, case 1: launches matadd_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matadd_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long N, long long B0,
-                              long long B1, int *c, const int *a, const int *b)
+static int matadd_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                              bool &raised, bool by_fit, long long N, long long B0, long long B1,
+                              int *c, const int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B1 + N/2 - 1)/B1;
@@ -106,9 +109,6 @@ static int matadd_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (B0*B1 <= T) : (16 <= R && B0*B1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, matadd_0_case1) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
@@ -119,10 +119,13 @@ static int matadd_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long
 }
 
 /* matadd:0, case 2: launches matadd_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matadd_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long N, long long B0,
-                              long long B1, int *c, const int *a, const int *b)
+static int matadd_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                              bool &raised, bool by_fit, long long N, long long B0, long long B1,
+                              int *c, const int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B1 + N/2 - 1)/B1;
@@ -137,9 +140,6 @@ static int matadd_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (B0*B1 <= T) : (12 <= R && R < 16 && B0*B1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, matadd_0_case2) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 2), block((unsigned)block_x, (unsigned)block_y, 1);
@@ -151,7 +151,10 @@ static int matadd_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long
 
 int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b)
 {
-    static cudaDeviceProp prop;  /* read once per device */
+    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
+    static cudaDeviceProp prop;
+    static cudaFuncAttributes attrs[2];
+    static bool raised[2];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -159,18 +162,24 @@ int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b)
     if (device != prop_device) {
         if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
+        if (cudaFuncGetAttributes(&attrs[0], matadd_0_case1) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[0] = false;
+        if (cudaFuncGetAttributes(&attrs[1], matadd_0_case2) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[1] = false;
         prop_device = device;
     }
     int launched;
-    if ((launched = matadd_0_try_case1(prop, false, N, B0, B1, c, a, b)) != 0)
+    if ((launched = matadd_0_try_case1(prop, attrs[0], raised[0], false, N, B0, B1, c, a, b)) != 0)
         return launched;
-    if ((launched = matadd_0_try_case2(prop, false, N, B0, B1, c, a, b)) != 0)
+    if ((launched = matadd_0_try_case2(prop, attrs[1], raised[1], false, N, B0, B1, c, a, b)) != 0)
         return launched;
     /* no case both holds and fits: nvcc's kernels need not use the registers
      * counted, so the first case whose kernel really fits */
-    if ((launched = matadd_0_try_case1(prop, true, N, B0, B1, c, a, b)) != 0)
+    if ((launched = matadd_0_try_case1(prop, attrs[0], raised[0], true, N, B0, B1, c, a, b)) != 0)
         return launched;
-    if ((launched = matadd_0_try_case2(prop, true, N, B0, B1, c, a, b)) != 0)
+    if ((launched = matadd_0_try_case2(prop, attrs[1], raised[1], true, N, B0, B1, c, a, b)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   16 <= R && T < B0*B1   (threads)

@@ -171,10 +171,13 @@ __global__ void matmul_0_case4(float *__restrict__ c, const float *__restrict__ 
 /* ------------------------------------------------------------ host */
 
 /* matmul:0, case 1: launches matmul_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matmul_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long n, long long B0,
-                              long long ub1, long long s, float *c, const float *a, const float *b)
+static int matmul_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                              bool &raised, bool by_fit, long long n, long long B0, long long ub1,
+                              long long s, float *c, const float *a, const float *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
@@ -189,9 +192,6 @@ static int matmul_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (B0*ub1 <= T) : (48 <= R && B0*ub1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, matmul_0_case1) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
@@ -202,10 +202,13 @@ static int matmul_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long
 }
 
 /* matmul:0, case 2: launches matmul_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matmul_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long n, long long B0,
-                              long long ub1, long long s, float *c, const float *a, const float *b)
+static int matmul_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                              bool &raised, bool by_fit, long long n, long long B0, long long ub1,
+                              long long s, float *c, const float *a, const float *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
@@ -220,9 +223,6 @@ static int matmul_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (B0*ub1 <= T) : (32 <= R && R < 48 && B0*ub1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, matmul_0_case2) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
@@ -233,10 +233,13 @@ static int matmul_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long
 }
 
 /* matmul:0, case 3: launches matmul_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matmul_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long long n, long long B0,
-                              long long ub1, long long s, float *c, const float *a, const float *b)
+static int matmul_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                              bool &raised, bool by_fit, long long n, long long B0, long long ub1,
+                              long long s, float *c, const float *a, const float *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
@@ -251,9 +254,6 @@ static int matmul_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long long
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (B0*ub1 <= T) : (24 <= R && R < 32 && B0*ub1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, matmul_0_case3) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
@@ -264,10 +264,13 @@ static int matmul_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long long
 }
 
 /* matmul:0, case 4: launches matmul_0_case4 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matmul_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long long n, long long B0,
-                              long long ub1, long long s, float *c, const float *a, const float *b)
+static int matmul_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                              bool &raised, bool by_fit, long long n, long long B0, long long ub1,
+                              long long s, float *c, const float *a, const float *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
@@ -283,9 +286,6 @@ static int matmul_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long long
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (B0*ub1 <= T) : (22 <= R && R < 24 && B0*ub1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, matmul_0_case4) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
@@ -297,7 +297,10 @@ static int matmul_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long long
 
 int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b)
 {
-    static cudaDeviceProp prop;  /* read once per device */
+    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
+    static cudaDeviceProp prop;
+    static cudaFuncAttributes attrs[4];
+    static bool raised[4];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -305,26 +308,38 @@ int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, c
     if (device != prop_device) {
         if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
+        if (cudaFuncGetAttributes(&attrs[0], matmul_0_case1) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[0] = false;
+        if (cudaFuncGetAttributes(&attrs[1], matmul_0_case2) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[1] = false;
+        if (cudaFuncGetAttributes(&attrs[2], matmul_0_case3) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[2] = false;
+        if (cudaFuncGetAttributes(&attrs[3], matmul_0_case4) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[3] = false;
         prop_device = device;
     }
     int launched;
-    if ((launched = matmul_0_try_case1(prop, false, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case1(prop, attrs[0], raised[0], false, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case2(prop, false, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case2(prop, attrs[1], raised[1], false, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case3(prop, false, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case3(prop, attrs[2], raised[2], false, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case4(prop, false, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case4(prop, attrs[3], raised[3], false, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
     /* no case both holds and fits: nvcc's kernels need not use the registers
      * counted, so the first case whose kernel really fits */
-    if ((launched = matmul_0_try_case1(prop, true, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case1(prop, attrs[0], raised[0], true, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case2(prop, true, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case2(prop, attrs[1], raised[1], true, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case3(prop, true, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case3(prop, attrs[2], raised[2], true, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case4(prop, true, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case4(prop, attrs[3], raised[3], true, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   48 <= R && T < B0*ub1   (threads)

@@ -89,10 +89,13 @@ __global__ void matvec_0_case2(const double *__restrict__ A, const double *__res
 /* ------------------------------------------------------------ host */
 
 /* matvec:0, case 1: launches matvec_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matvec_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long m, long long n,
-                              long long B, const double *A, const double *x, double *y)
+static int matvec_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                              bool &raised, bool by_fit, long long m, long long n, long long B,
+                              const double *A, const double *x, double *y)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B + m - 1)/B;
@@ -105,9 +108,6 @@ static int matvec_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (B <= T) : (30 <= R && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, matvec_0_case1) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
@@ -118,10 +118,13 @@ static int matvec_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long
 }
 
 /* matvec:0, case 2: launches matvec_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matvec_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long m, long long n,
-                              long long B, const double *A, const double *x, double *y)
+static int matvec_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                              bool &raised, bool by_fit, long long m, long long n, long long B,
+                              const double *A, const double *x, double *y)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B + m - 1)/B;
@@ -134,9 +137,6 @@ static int matvec_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (B <= T) : (14 <= R && R < 30 && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, matvec_0_case2) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
@@ -148,7 +148,10 @@ static int matvec_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long
 
 int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, double *y)
 {
-    static cudaDeviceProp prop;  /* read once per device */
+    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
+    static cudaDeviceProp prop;
+    static cudaFuncAttributes attrs[2];
+    static bool raised[2];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -156,18 +159,24 @@ int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, dou
     if (device != prop_device) {
         if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
+        if (cudaFuncGetAttributes(&attrs[0], matvec_0_case1) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[0] = false;
+        if (cudaFuncGetAttributes(&attrs[1], matvec_0_case2) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[1] = false;
         prop_device = device;
     }
     int launched;
-    if ((launched = matvec_0_try_case1(prop, false, m, n, B, A, x, y)) != 0)
+    if ((launched = matvec_0_try_case1(prop, attrs[0], raised[0], false, m, n, B, A, x, y)) != 0)
         return launched;
-    if ((launched = matvec_0_try_case2(prop, false, m, n, B, A, x, y)) != 0)
+    if ((launched = matvec_0_try_case2(prop, attrs[1], raised[1], false, m, n, B, A, x, y)) != 0)
         return launched;
     /* no case both holds and fits: nvcc's kernels need not use the registers
      * counted, so the first case whose kernel really fits */
-    if ((launched = matvec_0_try_case1(prop, true, m, n, B, A, x, y)) != 0)
+    if ((launched = matvec_0_try_case1(prop, attrs[0], raised[0], true, m, n, B, A, x, y)) != 0)
         return launched;
-    if ((launched = matvec_0_try_case2(prop, true, m, n, B, A, x, y)) != 0)
+    if ((launched = matvec_0_try_case2(prop, attrs[1], raised[1], true, m, n, B, A, x, y)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   30 <= R && T < B   (threads)

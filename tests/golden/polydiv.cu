@@ -304,10 +304,13 @@ __global__ void polydiv_0_case6(int *__restrict__ a, const int *__restrict__ b, 
 /* ------------------------------------------------------------ host */
 
 /* polydiv:0, case 1: launches polydiv_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
-                               long long P, long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                               bool &raised, bool by_fit, long long N, long long M, long long P,
+                               long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -322,15 +325,14 @@ static int polydiv_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long lon
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (8*B*s + 4 <= Z && B <= T) : (20 <= R && 8*B*s + 4 <= Z && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, polydiv_0_case1) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(polydiv_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(polydiv_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(polydiv_0_case1, grid, block, (size_t)shared_bytes, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
@@ -339,10 +341,13 @@ static int polydiv_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long lon
 }
 
 /* polydiv:0, case 2: launches polydiv_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
-                               long long P, long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                               bool &raised, bool by_fit, long long N, long long M, long long P,
+                               long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -358,15 +363,14 @@ static int polydiv_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long lon
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T) : (20 <= R && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, polydiv_0_case2) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(polydiv_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(polydiv_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(polydiv_0_case2, grid, block, (size_t)shared_bytes, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
@@ -375,10 +379,13 @@ static int polydiv_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long lon
 }
 
 /* polydiv:0, case 3: launches polydiv_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
-                               long long P, long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                               bool &raised, bool by_fit, long long N, long long M, long long P,
+                               long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -393,9 +400,6 @@ static int polydiv_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long lon
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (Z < 8*B + 4 && B <= T) : (20 <= R && Z < 8*B + 4 && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, polydiv_0_case3) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
@@ -406,10 +410,13 @@ static int polydiv_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long lon
 }
 
 /* polydiv:0, case 4: launches polydiv_0_case4 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
-                               long long P, long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                               bool &raised, bool by_fit, long long N, long long M, long long P,
+                               long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -424,15 +431,14 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long lon
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (8*B*s + 4 <= Z && B <= T) : (14 <= R && R < 20 && 8*B*s + 4 <= Z && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, polydiv_0_case4) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(polydiv_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(polydiv_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(polydiv_0_case4, grid, block, (size_t)shared_bytes, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
@@ -441,10 +447,13 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long lon
 }
 
 /* polydiv:0, case 5: launches polydiv_0_case5 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 5 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case5(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
-                               long long P, long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                               bool &raised, bool by_fit, long long N, long long M, long long P,
+                               long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -460,15 +469,14 @@ static int polydiv_0_try_case5(const cudaDeviceProp &prop, bool by_fit, long lon
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T) : (18 <= R && R < 20 && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, polydiv_0_case5) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(polydiv_0_case5, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(polydiv_0_case5, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(polydiv_0_case5, grid, block, (size_t)shared_bytes, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
@@ -477,10 +485,13 @@ static int polydiv_0_try_case5(const cudaDeviceProp &prop, bool by_fit, long lon
 }
 
 /* polydiv:0, case 6: launches polydiv_0_case6 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 6 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case6(const cudaDeviceProp &prop, bool by_fit, long long N, long long M,
-                               long long P, long long s, long long B, int *a, const int *b)
+static int polydiv_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                               bool &raised, bool by_fit, long long N, long long M, long long P,
+                               long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -495,9 +506,6 @@ static int polydiv_0_try_case6(const cudaDeviceProp &prop, bool by_fit, long lon
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (Z < 8*B + 4 && B <= T) : (18 <= R && R < 20 && Z < 8*B + 4 && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, polydiv_0_case6) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
@@ -509,7 +517,10 @@ static int polydiv_0_try_case6(const cudaDeviceProp &prop, bool by_fit, long lon
 
 int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
 {
-    static cudaDeviceProp prop;  /* read once per device */
+    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
+    static cudaDeviceProp prop;
+    static cudaFuncAttributes attrs[6];
+    static bool raised[6];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -517,34 +528,52 @@ int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
     if (device != prop_device) {
         if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
+        if (cudaFuncGetAttributes(&attrs[0], polydiv_0_case1) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[0] = false;
+        if (cudaFuncGetAttributes(&attrs[1], polydiv_0_case2) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[1] = false;
+        if (cudaFuncGetAttributes(&attrs[2], polydiv_0_case3) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[2] = false;
+        if (cudaFuncGetAttributes(&attrs[3], polydiv_0_case4) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[3] = false;
+        if (cudaFuncGetAttributes(&attrs[4], polydiv_0_case5) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[4] = false;
+        if (cudaFuncGetAttributes(&attrs[5], polydiv_0_case6) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[5] = false;
         prop_device = device;
     }
     int launched;
-    if ((launched = polydiv_0_try_case1(prop, false, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case1(prop, attrs[0], raised[0], false, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case2(prop, false, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case2(prop, attrs[1], raised[1], false, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case3(prop, false, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case3(prop, attrs[2], raised[2], false, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case4(prop, false, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case4(prop, attrs[3], raised[3], false, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case5(prop, false, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case5(prop, attrs[4], raised[4], false, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case6(prop, false, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case6(prop, attrs[5], raised[5], false, N, M, P, s, B, a, b)) != 0)
         return launched;
     /* no case both holds and fits: nvcc's kernels need not use the registers
      * counted, so the first case whose kernel really fits */
-    if ((launched = polydiv_0_try_case1(prop, true, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case1(prop, attrs[0], raised[0], true, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case2(prop, true, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case2(prop, attrs[1], raised[1], true, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case3(prop, true, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case3(prop, attrs[2], raised[2], true, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case4(prop, true, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case4(prop, attrs[3], raised[3], true, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case5(prop, true, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case5(prop, attrs[4], raised[4], true, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case6(prop, true, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case6(prop, attrs[5], raised[5], true, N, M, P, s, B, a, b)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   20 <= R && 8*B*s + 4 <= Z && T < B   (threads)

@@ -59,10 +59,13 @@ __global__ void saxpy_0_case1(float *__restrict__ y, const float *__restrict__ x
 /* ------------------------------------------------------------ host */
 
 /* saxpy:0, case 1: launches saxpy_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int saxpy_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long n, long long B,
-                             float alpha, float *y, const float *x)
+static int saxpy_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                             bool &raised, bool by_fit, long long n, long long B, float alpha,
+                             float *y, const float *x)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B + n - 1)/B;
@@ -75,9 +78,6 @@ static int saxpy_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long 
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (B <= T) : (10 <= R && B <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, saxpy_0_case1) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
@@ -89,7 +89,10 @@ static int saxpy_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long 
 
 int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x)
 {
-    static cudaDeviceProp prop;  /* read once per device */
+    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
+    static cudaDeviceProp prop;
+    static cudaFuncAttributes attrs[1];
+    static bool raised[1];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -97,14 +100,17 @@ int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x)
     if (device != prop_device) {
         if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
+        if (cudaFuncGetAttributes(&attrs[0], saxpy_0_case1) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[0] = false;
         prop_device = device;
     }
     int launched;
-    if ((launched = saxpy_0_try_case1(prop, false, n, B, alpha, y, x)) != 0)
+    if ((launched = saxpy_0_try_case1(prop, attrs[0], raised[0], false, n, B, alpha, y, x)) != 0)
         return launched;
     /* no case both holds and fits: nvcc's kernels need not use the registers
      * counted, so the first case whose kernel really fits */
-    if ((launched = saxpy_0_try_case1(prop, true, n, B, alpha, y, x)) != 0)
+    if ((launched = saxpy_0_try_case1(prop, attrs[0], raised[0], true, n, B, alpha, y, x)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   10 <= R && T < B   (threads)

@@ -124,10 +124,13 @@ __global__ void stencil2d_0_case3(float *__restrict__ out, const float *__restri
 /* ------------------------------------------------------------ host */
 
 /* stencil2d:0, case 1: launches stencil2d_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int stencil2d_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long N,
-                                 long long Bx, long long By, float *out, const float *in)
+static int stencil2d_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                 bool &raised, bool by_fit, long long N, long long Bx,
+                                 long long By, float *out, const float *in)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (Bx + N - 3)/Bx;
@@ -144,15 +147,14 @@ static int stencil2d_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long l
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (4*Bx*By + 8*Bx + 8*By + 16 <= Z && Bx*By <= T) : (18 <= R && 4*Bx*By + 8*Bx + 8*By + 16 <= Z && Bx*By <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, stencil2d_0_case1) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(stencil2d_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(stencil2d_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(stencil2d_0_case1, grid, block, (size_t)shared_bytes, out, in, (int)N, (int)Bx, (int)By);
@@ -161,10 +163,13 @@ static int stencil2d_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long l
 }
 
 /* stencil2d:0, case 2: launches stencil2d_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int stencil2d_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long N,
-                                 long long Bx, long long By, float *out, const float *in)
+static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                 bool &raised, bool by_fit, long long N, long long Bx,
+                                 long long By, float *out, const float *in)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (Bx + N - 3)/Bx;
@@ -180,9 +185,6 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long l
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T) : (19 <= R && Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, stencil2d_0_case2) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
@@ -193,10 +195,13 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long l
 }
 
 /* stencil2d:0, case 3: launches stencil2d_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int stencil2d_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long long N,
-                                 long long Bx, long long By, float *out, const float *in)
+static int stencil2d_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                 bool &raised, bool by_fit, long long N, long long Bx,
+                                 long long By, float *out, const float *in)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (Bx + N - 3)/Bx;
@@ -212,9 +217,6 @@ static int stencil2d_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long l
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T) : (18 <= R && R < 19 && Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, stencil2d_0_case3) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
@@ -226,7 +228,10 @@ static int stencil2d_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long l
 
 int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)
 {
-    static cudaDeviceProp prop;  /* read once per device */
+    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
+    static cudaDeviceProp prop;
+    static cudaFuncAttributes attrs[3];
+    static bool raised[3];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -234,22 +239,31 @@ int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)
     if (device != prop_device) {
         if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
+        if (cudaFuncGetAttributes(&attrs[0], stencil2d_0_case1) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[0] = false;
+        if (cudaFuncGetAttributes(&attrs[1], stencil2d_0_case2) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[1] = false;
+        if (cudaFuncGetAttributes(&attrs[2], stencil2d_0_case3) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[2] = false;
         prop_device = device;
     }
     int launched;
-    if ((launched = stencil2d_0_try_case1(prop, false, N, Bx, By, out, in)) != 0)
+    if ((launched = stencil2d_0_try_case1(prop, attrs[0], raised[0], false, N, Bx, By, out, in)) != 0)
         return launched;
-    if ((launched = stencil2d_0_try_case2(prop, false, N, Bx, By, out, in)) != 0)
+    if ((launched = stencil2d_0_try_case2(prop, attrs[1], raised[1], false, N, Bx, By, out, in)) != 0)
         return launched;
-    if ((launched = stencil2d_0_try_case3(prop, false, N, Bx, By, out, in)) != 0)
+    if ((launched = stencil2d_0_try_case3(prop, attrs[2], raised[2], false, N, Bx, By, out, in)) != 0)
         return launched;
     /* no case both holds and fits: nvcc's kernels need not use the registers
      * counted, so the first case whose kernel really fits */
-    if ((launched = stencil2d_0_try_case1(prop, true, N, Bx, By, out, in)) != 0)
+    if ((launched = stencil2d_0_try_case1(prop, attrs[0], raised[0], true, N, Bx, By, out, in)) != 0)
         return launched;
-    if ((launched = stencil2d_0_try_case2(prop, true, N, Bx, By, out, in)) != 0)
+    if ((launched = stencil2d_0_try_case2(prop, attrs[1], raised[1], true, N, Bx, By, out, in)) != 0)
         return launched;
-    if ((launched = stencil2d_0_try_case3(prop, true, N, Bx, By, out, in)) != 0)
+    if ((launched = stencil2d_0_try_case3(prop, attrs[2], raised[2], true, N, Bx, By, out, in)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   18 <= R && 4*Bx*By + 8*Bx + 8*By + 16 <= Z && T < Bx*By   (threads)

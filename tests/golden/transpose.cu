@@ -279,10 +279,13 @@ __global__ void transpose_0_case6(float *__restrict__ c, const float *__restrict
 /* ------------------------------------------------------------ host */
 
 /* transpose:0, case 1: launches transpose_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int transpose_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long long N,
-                                 long long B0, long long B1, long long s, float *c, const float *a)
+static int transpose_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = N/(B1*s);
@@ -299,15 +302,14 @@ static int transpose_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long l
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (8*B0*B1*s <= Z && B0*B1 <= T) : (30 <= R && 8*B0*B1*s <= Z && B0*B1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, transpose_0_case1) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(transpose_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(transpose_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case1, grid, block, (size_t)shared_bytes, c, a, (int)N, (int)B0, (int)B1, (int)s);
@@ -316,10 +318,13 @@ static int transpose_0_try_case1(const cudaDeviceProp &prop, bool by_fit, long l
 }
 
 /* transpose:0, case 2: launches transpose_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int transpose_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long long N,
-                                 long long B0, long long B1, long long s, float *c, const float *a)
+static int transpose_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = N/(B1*s);
@@ -337,15 +342,14 @@ static int transpose_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long l
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T) : (30 <= R && 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, transpose_0_case2) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(transpose_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(transpose_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case2, grid, block, (size_t)shared_bytes, c, a, (int)N, (int)B0, (int)B1, (int)s);
@@ -354,10 +358,13 @@ static int transpose_0_try_case2(const cudaDeviceProp &prop, bool by_fit, long l
 }
 
 /* transpose:0, case 3: launches transpose_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int transpose_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long long N,
-                                 long long B0, long long B1, long long s, float *c, const float *a)
+static int transpose_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = N/(B1*s);
@@ -374,9 +381,6 @@ static int transpose_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long l
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (Z < 8*B0*B1 && B0*B1 <= T) : (30 <= R && Z < 8*B0*B1 && B0*B1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, transpose_0_case3) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
@@ -387,10 +391,13 @@ static int transpose_0_try_case3(const cudaDeviceProp &prop, bool by_fit, long l
 }
 
 /* transpose:0, case 4: launches transpose_0_case4 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int transpose_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long long N,
-                                 long long B0, long long B1, long long s, float *c, const float *a)
+static int transpose_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = N/(B1*s);
@@ -407,15 +414,14 @@ static int transpose_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long l
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (8*B0*B1*s <= Z && B0*B1 <= T) : (20 <= R && R < 30 && 8*B0*B1*s <= Z && B0*B1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, transpose_0_case4) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(transpose_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(transpose_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case4, grid, block, (size_t)shared_bytes, c, a, (int)N, (int)B0, (int)B1, (int)s);
@@ -424,10 +430,13 @@ static int transpose_0_try_case4(const cudaDeviceProp &prop, bool by_fit, long l
 }
 
 /* transpose:0, case 5: launches transpose_0_case5 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 5 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int transpose_0_try_case5(const cudaDeviceProp &prop, bool by_fit, long long N,
-                                 long long B0, long long B1, long long s, float *c, const float *a)
+static int transpose_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = N/(B1*s);
@@ -445,15 +454,14 @@ static int transpose_0_try_case5(const cudaDeviceProp &prop, bool by_fit, long l
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T) : (20 <= R && R < 30 && 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, transpose_0_case5) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024
-        && cudaFuncSetAttribute(transpose_0_case5, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                (int)shared_bytes) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
+    if (shared_bytes > 48 * 1024 && !raised) {
+        if (cudaFuncSetAttribute(transpose_0_case5, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised = true;
+    }
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case5, grid, block, (size_t)shared_bytes, c, a, (int)N, (int)B0, (int)B1, (int)s);
@@ -462,10 +470,13 @@ static int transpose_0_try_case5(const cudaDeviceProp &prop, bool by_fit, long l
 }
 
 /* transpose:0, case 6: launches transpose_0_case6 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides).
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
  * Returns 6 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int transpose_0_try_case6(const cudaDeviceProp &prop, bool by_fit, long long N,
-                                 long long B0, long long B1, long long s, float *c, const float *a)
+static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = N/(B1*s);
@@ -482,9 +493,6 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, bool by_fit, long l
     const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
     if (!(by_fit ? (Z < 8*B0*B1 && B0*B1 <= T) : (20 <= R && R < 30 && Z < 8*B0*B1 && B0*B1 <= T)))
         return 0;
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, transpose_0_case6) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
     if (attr.numRegs > R || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
@@ -496,7 +504,10 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, bool by_fit, long l
 
 int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
 {
-    static cudaDeviceProp prop;  /* read once per device */
+    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
+    static cudaDeviceProp prop;
+    static cudaFuncAttributes attrs[6];
+    static bool raised[6];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -504,34 +515,52 @@ int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
     if (device != prop_device) {
         if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
+        if (cudaFuncGetAttributes(&attrs[0], transpose_0_case1) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[0] = false;
+        if (cudaFuncGetAttributes(&attrs[1], transpose_0_case2) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[1] = false;
+        if (cudaFuncGetAttributes(&attrs[2], transpose_0_case3) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[2] = false;
+        if (cudaFuncGetAttributes(&attrs[3], transpose_0_case4) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[3] = false;
+        if (cudaFuncGetAttributes(&attrs[4], transpose_0_case5) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[4] = false;
+        if (cudaFuncGetAttributes(&attrs[5], transpose_0_case6) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[5] = false;
         prop_device = device;
     }
     int launched;
-    if ((launched = transpose_0_try_case1(prop, false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case1(prop, attrs[0], raised[0], false, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case2(prop, false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case2(prop, attrs[1], raised[1], false, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case3(prop, false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case3(prop, attrs[2], raised[2], false, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case4(prop, false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case4(prop, attrs[3], raised[3], false, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case5(prop, false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case5(prop, attrs[4], raised[4], false, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case6(prop, false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case6(prop, attrs[5], raised[5], false, N, B0, B1, s, c, a)) != 0)
         return launched;
     /* no case both holds and fits: nvcc's kernels need not use the registers
      * counted, so the first case whose kernel really fits */
-    if ((launched = transpose_0_try_case1(prop, true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case1(prop, attrs[0], raised[0], true, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case2(prop, true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case2(prop, attrs[1], raised[1], true, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case3(prop, true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case3(prop, attrs[2], raised[2], true, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case4(prop, true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case4(prop, attrs[3], raised[3], true, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case5(prop, true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case5(prop, attrs[4], raised[4], true, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case6(prop, true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case6(prop, attrs[5], raised[5], true, N, B0, B1, s, c, a)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   30 <= R && 8*B0*B1*s <= Z && T < B0*B1   (threads)

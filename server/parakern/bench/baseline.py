@@ -77,9 +77,9 @@ def hook_shim(schedule, wrapper: str) -> str:
         "static parakern_bench_hook_t parakern_bench_hook;",
         "void parakern_bench_set_hook(parakern_bench_hook_t hook) { parakern_bench_hook = hook; }",
         f"int {wrapper}({declared})", "{",
-        f"    const double values[] = {{{values}}};",
-        f"    void *const pointers[] = {{{pointers}}};",
-        "    return parakern_bench_hook ? parakern_bench_hook(values, pointers) : -2;", "}", ""])
+        f"    const double parakern_values[] = {{{values}}};",   # beside the user's parameter names
+        f"    void *const parakern_pointers[] = {{{pointers}}};",
+        "    return parakern_bench_hook ? parakern_bench_hook(parakern_values, parakern_pointers) : -2;", "}", ""])
 
 
 def build_hooked(text: str, file: str, schedule, directory: Path) -> Path:

@@ -81,9 +81,10 @@ def _host_type(ctype: str) -> str:
 def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
     s, k, launch = tree.schedule, rule.number, rule.launch
     names = Names(used_names(s) | {"R", "Z", "T"})
-    n = {w: names.fresh(w) for w in ("prop", "by_fit", "attr", "grid", "block", "threads", "shared_bytes")}
+    n = {w: names.fresh(w) for w in ("prop", "attr", "raised", "by_fit", "grid", "block", "threads", "shared_bytes")}
     kernel = kernel_name(s, k)
-    args = [f"const cudaDeviceProp &{n['prop']}", f"bool {n['by_fit']}"] \
+    args = [f"const cudaDeviceProp &{n['prop']}", f"const cudaFuncAttributes &{n['attr']}", f"bool &{n['raised']}",
+            f"bool {n['by_fit']}"] \
         + [f"{_host_type(p.ctype)} {p.name}" for p in s.params] + array_parameters(s, restrict=False)
     body: list[str] = ["/* the launch, in 64-bit arithmetic: the constraints' products must not overflow */"]
     grid = [_size(body, names, f"grid_{axis}", size) for axis, size in zip(AXES, launch.grid)]
@@ -100,16 +101,15 @@ def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
     need = {"registers": f"{n['attr']}.numRegs", "shared_bytes": n["shared_bytes"], "threads": n["threads"]}
     fits = [f"{need[f.need]} > {f.machine}" for f in rule.fits]
     body += _machine(n, identifiers(tests + fits)) + tests
-    body += [f"cudaFuncAttributes {n['attr']};",
-             f"if (cudaFuncGetAttributes(&{n['attr']}, {kernel}) != cudaSuccess)",
-             INDENT + "return PARAKERN_CUDA_ERROR;",
-             f"if ({' || '.join(fits)})",
+    body += [f"if ({' || '.join(fits)})",
              INDENT + "return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */"]
-    if shared:
-        body += [f"if ({n['shared_bytes']} > {STATIC_SHARED_LIMIT}",
-                 f"    && cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize,",
-                 f"                            (int){n['shared_bytes']}) != cudaSuccess)",
-                 INDENT + "return PARAKERN_CUDA_ERROR;"]
+    if shared:   # once per device: the opt-in maximum, which covers every later size
+        body += [f"if ({n['shared_bytes']} > {STATIC_SHARED_LIMIT} && !{n['raised']}) {{",
+                 INDENT + f"if (cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize,",
+                 INDENT + f"                         (int){n['prop']}.sharedMemPerBlockOptin) != cudaSuccess)",
+                 INDENT * 2 + "return PARAKERN_CUDA_ERROR;",
+                 INDENT + f"{n['raised']} = true;",
+                 "}"]
     dims = [f"{n['grid']}({', '.join(_unsigned(g) for g in grid)})",
             f"{n['block']}({', '.join(_unsigned(b) for b in block)})"]
     call = [a.name for a in s.arrays] + [_kernel_argument(p) for p in s.params]
@@ -120,7 +120,9 @@ def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
              "/* peek, not get: the caller can still read why a launch failed */",
              f"return cudaPeekAtLastError() == cudaSuccess ? {k} : PARAKERN_CUDA_ERROR;"]
     comment = [f"/* {s.id}, case {k}: launches {kernel} when its constraints hold and it fits the device",
-               f" * ({n['by_fit']}: its constraints on R dropped, the fit of nvcc's kernel decides).",
+               f" * ({n['by_fit']}: its constraints on R dropped, the fit of nvcc's kernel decides); {n['attr']}",
+               f" * is the kernel's cudaFuncGetAttributes on this device, {n['raised']} whether its dynamic shared",
+               f" * memory limit was raised there.",
                f" * Returns {k} when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */"]
     return "\n".join(comment + [signature(f"static int {_try_name(s, k)}", args), "{"]
                      + [INDENT + line for line in body] + ["}"])
@@ -193,19 +195,29 @@ def _dispatcher(tree: CaseTree) -> str:
     if not tree.cases:
         return "\n".join([head, "{"] + [INDENT + line for line in _uncovered(tree)] + ["}"])
     names = Names(used_names(s) | {"R", "Z", "T"})
-    prop, known, device, launched = (names.fresh(w) for w in ("prop", "prop_device", "device", "launched"))
-    call = [prop] + [p.name for p in s.params] + [a.name for a in s.arrays]
-    body = [f"static cudaDeviceProp {prop};  /* read once per device */",
+    prop, known, device, launched, attrs, raised = (
+        names.fresh(w) for w in ("prop", "prop_device", "device", "launched", "attrs", "raised"))
+    count = len(tree.cases)
+    kernels = [kernel_name(s, rule.number) for rule in dispatch.case_rules(tree)]
+    call = [p.name for p in s.params] + [a.name for a in s.arrays]
+    body = ["/* read once per device: its properties, each kernel's attributes (nvcc's registers) */",
+            f"static cudaDeviceProp {prop};",
+            f"static cudaFuncAttributes {attrs}[{count}];",
+            f"static bool {raised}[{count}];",
             f"static int {known} = -1;",
             f"int {device};",
             f"if (cudaGetDevice(&{device}) != cudaSuccess)",
             INDENT + "return PARAKERN_CUDA_ERROR;",
             f"if ({device} != {known}) {{",
             INDENT + f"if (cudaGetDeviceProperties(&{prop}, {device}) != cudaSuccess)",
-            INDENT * 2 + "return PARAKERN_CUDA_ERROR;",
-            INDENT + f"{known} = {device};",
-            "}",
-            f"int {launched};"]
+            INDENT * 2 + "return PARAKERN_CUDA_ERROR;"]
+    for i, kernel in enumerate(kernels):
+        body += [INDENT + f"if (cudaFuncGetAttributes(&{attrs}[{i}], {kernel}) != cudaSuccess)",
+                 INDENT * 2 + "return PARAKERN_CUDA_ERROR;",
+                 INDENT + f"{raised}[{i}] = false;"]
+    body += [INDENT + f"{known} = {device};",
+             "}",
+             f"int {launched};"]
     order = [rule.number for rule in dispatch.case_rules(tree)]
     for one in dispatch.passes(tree):
         if one.by_fit:
@@ -213,7 +225,9 @@ def _dispatcher(tree: CaseTree) -> str:
                      " * counted, so the first case whose kernel really fits */"]
         flag = "true" if one.by_fit else "false"
         for k in order:
-            body += [f"if (({launched} = {_try_name(s, k)}({', '.join([call[0], flag] + call[1:])})) != 0)",
+            i = order.index(k)
+            head_args = [prop, f"{attrs}[{i}]", f"{raised}[{i}]", flag]
+            body += [f"if (({launched} = {_try_name(s, k)}({', '.join(head_args + call)})) != 0)",
                      INDENT + f"return {launched};"]
     return "\n".join([head, "{"] + [INDENT + line for line in body + _uncovered(tree)] + ["}"])
 

@@ -30,10 +30,14 @@ class Launch:
 
 
 def definitions(schedule: Schedule) -> dict:
-    """Derived symbol -> its value in parameters only (a definition may use earlier ones)."""
-    values: dict = {}
-    for d in schedule.derived:
-        values[sym(d.name)] = sympy.sympify(d.value).xreplace(values)
+    """Derived symbol -> its value in parameters only: a definition may read other derived
+    scalars (`int inner = n - 2; int g = (inner + B - 1) / B;`), substituted transitively."""
+    values = {sym(d.name): sympy.sympify(d.value) for d in schedule.derived}
+    for _ in range(len(values)):
+        done = {k: v.xreplace(values) for k, v in values.items()}
+        if done == values:
+            break
+        values = done
     return values
 
 

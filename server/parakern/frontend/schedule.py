@@ -160,10 +160,10 @@ class _Scalars:
             self.used[name] = symbol.span
             return
         expr, deps = value
+        for dep in deps:   # its ingredients first: a definition reads only earlier ones
+            self._use(dep)
         self.derived.append(model.Derived(name, symbol.ctype, expr, symbol.span))
         self._derived_names.add(name)
-        for dep in deps:
-            self._use(dep)
 
     def _derived_value(self, symbol: Symbol):
         """(value, dependencies) when `symbol` is fixed by its initializer at the schedule."""

@@ -139,14 +139,16 @@ def glue_source(cu_name: str, calls: list[Call]) -> str:
            "std::string parakern_failure;", "}", "", 'extern "C" {']
     for call in calls:
         names = ", ".join(n for _, n in call.parameters)
+        # the wrapper's parameters are the user's names: its own local is in parakern's namespace
         out += [f"{call.prototype()}", "{",
-                f"    int r = {call.dispatcher}({names});",
-                f"    if (parakern_calls < {LOG_SIZE}) parakern_log[parakern_calls] = r;",
+                f"    int parakern_result = {call.dispatcher}({names});",
+                f"    if (parakern_calls < {LOG_SIZE}) parakern_log[parakern_calls] = parakern_result;",
                 "    ++parakern_calls;",
-                "    if (r < 0 && parakern_failure.empty())",
-                "        parakern_failure = r == -1 ? std::string(\"the dispatcher found no case that fits the device\")",
-                "                                   : \"CUDA error: \" + parakern_cpu::last_message;",
-                "    return r;", "}", ""]
+                "    if (parakern_result < 0 && parakern_failure.empty())",
+                "        parakern_failure = parakern_result == -1",
+                "            ? std::string(\"the dispatcher found no case that fits the device\")",
+                "            : \"CUDA error: \" + parakern_cpu::last_message;",
+                "    return parakern_result;", "}", ""]
     out += ["void parakern_verify_init(void)", "{"]
     for call in calls:
         for _, kernel, registers in call.kernels:

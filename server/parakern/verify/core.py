@@ -241,7 +241,7 @@ def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int =
         outcomes.append(PointResult(
             point.case, values, point.device.as_dict(), point.expected, chosen,
             tuple(record.get("mismatches", ())), tuple(record.get("guards", ())), error, point.uneven,
-            point.origin, record.get("serial_s", 0.0) + record.get("gpu_s", 0.0)))
+            point.origin, record.get("serial_s", 0.0) + record.get("gpu_s", 0.0), point.threads, point.realistic))
     return outcomes
 
 

@@ -2,8 +2,8 @@
  *
  *   g++ -std=c++17 -pthread -include parakern_cpu.h kernels.cu ...
  *
- * Blocks of a launch run one after another; the threads of a block are std::threads,
- * each with its own threadIdx (blockIdx, blockDim, gridDim are thread-local too).
+ * Blocks of a launch run one after another; the threads of a block are fibers (ucontext)
+ * on the launching OS thread, each with its own threadIdx, up to 1024 per block as on a GPU.
  * __syncthreads() is a barrier of the block's threads; a thread that returns from the
  * kernel leaves the barrier, as an exited thread does on a GPU. The threads of a block
  * take turns (one runs at a time, up to its next barrier or its end; threadIdx order in
@@ -30,12 +30,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <condition_variable>
+#include <ucontext.h>
+
+#include <functional>
 #include <map>
-#include <mutex>
+#include <memory>
 #include <new>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -118,6 +119,8 @@ inline std::map<const void *, KernelInfo> kernels;
 inline cudaError_t last_error = cudaSuccess;
 inline std::string last_message;       /* why the last error happened, for the driver */
 inline long launches = 0;
+inline long attribute_queries = 0;     /* cudaFuncGetAttributes and cudaFuncSetAttribute calls: a
+                                          dispatcher asks once per device and kernel, not per launch */
 
 inline cudaError_t fail(cudaError_t code, const std::string &why) {
     last_error = code;
@@ -125,70 +128,73 @@ inline cudaError_t fail(cudaError_t code, const std::string &why) {
     return code;
 }
 
-/* ---- one block: its threads take turns, a barrier ends each thread's turn */
+/* ---- one block: its threads are fibers (ucontext) on the launching thread and take turns;
+   a barrier ends a thread's turn. One OS thread runs them all, so a block of 1024 threads
+   costs 1024 small stacks, not 1024 OS threads. */
 constexpr size_t GUARD = 64;
 constexpr uint32_t POISON = 0x7FFFDEADu;
+constexpr size_t FIBER_STACK = 64 * 1024;     /* a kernel's frame holds scalars; deep calls do not happen */
 enum : unsigned char { READY, WAITING, EXITED };
 
 struct Block {
-    std::mutex m;
-    std::vector<std::condition_variable> wake;  /* one per thread: only the thread whose turn it is runs */
-    std::condition_variable finished;
-    std::vector<unsigned> order, position;      /* the order the threads run in, in every phase */
+    ucontext_t scheduler;
+    std::vector<ucontext_t> fibers;
+    std::vector<std::unique_ptr<char[]>> stacks;
+    std::vector<unsigned> order;                /* the order the threads run in, in every phase */
     std::vector<unsigned char> state;
-    long turn = -1;
-    unsigned long round = 0;                    /* round r runs block r - 1 of the launch */
-    bool done = false;
+    std::vector<uint3> index_of;                /* threadIdx of each thread */
+    unsigned running = 0;
+    std::function<void()> body;                 /* the kernel with its arguments */
     uint3 index = {0, 0, 0};
     unsigned char *shared = nullptr;
 
-    explicit Block(unsigned n) : wake(n), order(n), position(n), state(n) {}
-
-    void start(unsigned long r, uint3 block_index, unsigned char *buffer, bool reverse) {
-        unsigned n = (unsigned)order.size();
-        for (unsigned p = 0; p < n; ++p) {
-            order[p] = reverse ? n - 1 - p : p;
-            position[order[p]] = p;
-            state[p] = READY;
+    Block(unsigned n, dim3 block) : fibers(n), stacks(n), order(n), state(n), index_of(n) {
+        for (unsigned t = 0; t < n; ++t) {
+            stacks[t].reset(new char[FIBER_STACK]);   /* uninitialised: only what a kernel uses is touched */
+            index_of[t] = uint3{t % block.x, t / block.x % block.y, t / (block.x * block.y)};
         }
+    }
+    static void entry();
+    /* runs block `block_index`: every thread until its end, phase by phase between barriers */
+    void run(uint3 block_index, unsigned char *buffer, bool reverse) {
+        unsigned n = (unsigned)order.size();
         index = block_index;
         shared = buffer;
-        done = false;
-        round = r;
-        give(order[0]);
+        for (unsigned p = 0; p < n; ++p) {
+            order[p] = reverse ? n - 1 - p : p;
+            state[p] = READY;
+            getcontext(&fibers[p]);
+            fibers[p].uc_stack.ss_sp = stacks[p].get();
+            fibers[p].uc_stack.ss_size = FIBER_STACK;
+            fibers[p].uc_link = &scheduler;
+            makecontext(&fibers[p], (void (*)())entry, 0);
+        }
+        for (;;) {
+            for (unsigned p = 0; p < n; ++p) {
+                unsigned t = order[p];
+                if (state[t] != READY) continue;
+                running = t;
+                threadIdx = index_of[t];
+                blockIdx = index;
+                swapcontext(&scheduler, &fibers[t]);   /* back here at its barrier or its end */
+            }
+            bool waiting = false;
+            for (auto &st : state) if (st == WAITING) { st = READY; waiting = true; }
+            if (!waiting) return;
+        }
     }
-    void give(long t) {
-        turn = t;
-        if (t >= 0) wake[t].notify_one();
-        else { done = true; finished.notify_one(); }
-    }
-    /* thread tid stops (at a barrier or returning): the next ready thread of this phase runs;
-       when every thread waits at the barrier or has returned, the next phase starts */
-    void pass(unsigned tid) {
-        unsigned n = (unsigned)order.size();
-        for (unsigned p = position[tid] + 1; p < n; ++p)
-            if (state[order[p]] == READY) { give(order[p]); return; }
-        bool waiting = false;
-        for (auto &st : state) if (st == WAITING) { st = READY; waiting = true; }
-        if (!waiting) { give(-1); return; }
-        for (unsigned p = 0; p < n; ++p)
-            if (state[order[p]] == READY) { give(order[p]); return; }
-    }
-    void sync(unsigned tid) {
-        std::unique_lock<std::mutex> lock(m);
-        state[tid] = WAITING;
-        pass(tid);
-        wake[tid].wait(lock, [&] { return turn == (long)tid; });
-    }
-    void leave(unsigned tid) {  /* an exited thread no longer counts at barriers, as on a GPU */
-        std::lock_guard<std::mutex> lock(m);
-        state[tid] = EXITED;
-        pass(tid);
+    void sync() {   /* an exited thread no longer counts at barriers, as on a GPU */
+        state[running] = WAITING;
+        swapcontext(&fibers[running], &scheduler);
     }
 };
 
 inline thread_local Block *current = nullptr;
-inline thread_local unsigned current_thread = 0;
+
+inline void Block::entry() {
+    current->body();
+    current->state[current->running] = EXITED;   /* then uc_link returns to the scheduler */
+}
 
 inline unsigned char *shared_memory() { return current->shared; }
 
@@ -204,9 +210,9 @@ inline bool guard_intact(const unsigned char *p, size_t bytes) {
     return true;
 }
 
-/* ---- a launch: block-size std::threads run the blocks one after another, one thread at a
-   time: forward order (threadIdx 0 first) in even blocks, reverse order in odd ones, so a
-   missing barrier between a write and a read of another thread shows up deterministically */
+/* ---- a launch: the blocks one after another, their threads one at a time: forward order
+   (threadIdx 0 first) in even blocks, reverse order in odd ones, so a missing barrier between
+   a write and a read of another thread shows up deterministically */
 template <typename... P, typename... A>
 void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A... args) {
     const KernelInfo info = kernels[(const void *)kernel];
@@ -236,25 +242,12 @@ void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A... arg
     }
     ++launches;
     std::tuple<P...> params(args...);
-    Block state((unsigned)threads);
-    auto worker = [&](unsigned t) {
-        threadIdx = uint3{t % block.x, t / block.x % block.y, t / (block.x * block.y)};
-        blockDim = block;
-        gridDim = grid;
-        current = &state;
-        current_thread = t;
-        for (unsigned long r = 1; r <= blocks; ++r) {
-            {
-                std::unique_lock<std::mutex> lock(state.m);
-                state.wake[t].wait(lock, [&] { return state.round >= r && state.turn == (long)t; });
-                blockIdx = state.index;
-            }
-            std::apply(kernel, params);
-            state.leave(t);
-        }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker, t);
+    Block state((unsigned)threads, block);
+    state.body = [&] { std::apply(kernel, params); };
+    Block *outer = current;    /* a launch from inside a kernel does not happen; keep it tidy anyway */
+    current = &state;
+    blockDim = block;
+    gridDim = grid;
     unsigned char *buffer = static_cast<unsigned char *>(::operator new(shared + GUARD, std::align_val_t(16)));
     bool overflow = false;
     for (unsigned long b = 0; b < blocks; ++b) {
@@ -262,12 +255,10 @@ void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A... arg
         memset(buffer + shared, 0xA5, GUARD);
         uint3 index = {(unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y),
                        (unsigned)(b / ((unsigned long)grid.x * grid.y))};
-        std::unique_lock<std::mutex> lock(state.m);
-        state.start(b + 1, index, buffer, b % 2 == 1);
-        state.finished.wait(lock, [&] { return state.done; });
+        state.run(index, buffer, b % 2 == 1);
         if (!guard_intact(buffer, shared)) overflow = true;
     }
-    for (auto &t : pool) t.join();
+    current = outer;
     ::operator delete(buffer, std::align_val_t(16));
     if (overflow) {
         snprintf(why, sizeof why, "a block wrote past its %zu bytes of dynamic shared memory", shared);
@@ -277,7 +268,7 @@ void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A... arg
 
 }  // namespace parakern_cpu
 
-inline void __syncthreads() { parakern_cpu::current->sync(parakern_cpu::current_thread); }
+inline void __syncthreads() { parakern_cpu::current->sync(); }
 
 #define PARAKERN_LAUNCH(kernel, grid, block, shared, ...) \
     parakern_cpu::launch(kernel, dim3(grid), dim3(block), (size_t)(shared), __VA_ARGS__)
@@ -291,6 +282,7 @@ inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device) {
     return cudaSuccess;
 }
 template <class F> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, F *kernel) {
+    ++parakern_cpu::attribute_queries;
     const parakern_cpu::KernelInfo &info = parakern_cpu::kernels[(const void *)kernel];
     const cudaDeviceProp &d = parakern_cpu::device;
     *attr = cudaFuncAttributes{};
@@ -304,6 +296,7 @@ template <class F> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, F
     return cudaSuccess;
 }
 template <class F> cudaError_t cudaFuncSetAttribute(F *kernel, cudaFuncAttribute attr, int value) {
+    ++parakern_cpu::attribute_queries;
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;
     if (value < 0 || (size_t)value > parakern_cpu::device.sharedMemPerBlockOptin) {
         char why[128];
@@ -352,6 +345,9 @@ inline void parakern_cpu_set_device(int regsPerBlock, size_t sharedMemPerBlockOp
 }
 inline void parakern_cpu_set_registers(const void *kernel, int numRegs) {
     parakern_cpu::kernels[kernel].numRegs = numRegs;
+    ++parakern_cpu::device_number;   /* another kernel image: what a dispatcher cached is stale */
 }
+
+inline long parakern_cpu_attribute_queries(void) { return parakern_cpu::attribute_queries; }
 
 #endif /* PARAKERN_CPU_H */

@@ -14,11 +14,14 @@ emulation reports as the kernels' (cudaFuncGetAttributes). The emulated
 device of a point has regsPerBlock = R * threads_k, sharedMemPerBlockOptin =
 Z, maxThreadsPerBlock = T.
 
-Parameters are sampled (seeded) within small bounds (block sizes <= 16,
-threads per block <= 64, other sizes <= 64), facts checked by evaluation, and
-the machine values found by z3 for the sampled parameters; where sampling
-finds nothing, z3 solves parameters and machine values together. The first
-point of a case has sizes that do not divide evenly where the facts allow.
+Parameters are sampled (seeded), facts checked by evaluation, and the machine
+values found by z3 for the sampled parameters; where sampling finds nothing,
+z3 solves parameters and machine values together within small bounds. The
+first two points of a case are realistic where the facts and the case allow:
+block sizes as programmers write them (32 to 1024 threads per block, the
+emulation runs up to 1024), several blocks, data sizes up to 300 (at most
+MAX_ELEMENTS array elements); the first of them has sizes that do not divide
+evenly. Later points are small and may be degenerate (a block of 1, one tile).
 """
 from __future__ import annotations
 
@@ -32,9 +35,10 @@ from parakern import constraints as cs
 from parakern import dispatch
 from parakern.symbols import R, T, Z, sym
 
-MAX_BLOCK = 16        # a parameter that sizes a block level
-MAX_SIZE = 64         # any other integer parameter
-MAX_THREADS = 64      # threads per block (each one a std::thread in the emulation)
+MAX_SIZE = 300        # any other integer parameter
+MAX_THREADS = 1024    # threads per block, as on every GPU (the emulation runs them as fibers)
+MAX_ELEMENTS = 1 << 20  # elements of all arrays together at a point (the serial C and the emulation run it)
+REALISTIC_THREADS = 32  # a realistic block has at least a warp
 MAX_R, MAX_Z, MAX_T = dispatch.MAX_REGISTERS, 1 << 18, 1024
 SHARED_DEFAULT = 48 * 1024
 SAMPLES = 4000        # random parameter draws per point
@@ -66,6 +70,8 @@ class Point:
     expected: "int | None"             # case the dispatcher should pick; None: depends on host state
     uneven: bool                       # some size is not a multiple of a block size
     origin: str                        # "sampled" or "z3"
+    threads: int = 0                   # threads per block of case k's launch
+    realistic: bool = False            # a warp or more per block, more than one block
 
 
 @dataclass
@@ -82,6 +88,7 @@ class Model:
     floors: list = field(default_factory=list)      # (numerator, denominator) functions
     threads: list = field(default_factory=list)     # per case: function of the values
     registers: list = field(default_factory=list)   # per case: int
+    elements: list = field(default_factory=list)    # per array: function of the values -> its element count
 
     @property
     def host_dependent(self) -> bool:
@@ -98,6 +105,11 @@ def _function(expr, names):
 
 def build_model(schedule, tree, argument_names) -> Model:
     ints = [p.name for p in schedule.params if p.ctype not in ("float", "double")]
+    # A fact of the function may name an argument this schedule does not use (another
+    # schedule's size in `assert(nk > 0)`): it is set at every point too, or the fact fails.
+    known = set(ints) | {p.name for p in schedule.params} | {d.name for d in schedule.derived}
+    outside = sorted({s.name for f in schedule.facts for s in sympy.sympify(f.relation).free_symbols} - known)
+    ints += [n for n in outside if n in argument_names]
     settable = tuple(n for n in ints if n in argument_names)
     floating = tuple(p.name for p in schedule.params if p.ctype in ("float", "double") and p.name in argument_names)
     hidden = tuple(n for n in ints if n not in argument_names)
@@ -117,6 +129,9 @@ def build_model(schedule, tree, argument_names) -> Model:
     for case in tree.cases:
         model.threads.append(_function(sympy.sympify(case.counter("threads")), names))
         model.registers.append(int(case.counter("registers")))
+    for array in schedule.arrays:
+        if array.dims and all(d is not None for d in array.dims):
+            model.elements.append(_function(sympy.Mul(*[sympy.sympify(d) for d in array.dims]), names))
     return model
 
 
@@ -129,6 +144,8 @@ def _complete(model: Model, values: dict) -> "dict | None":
         for name, f in model.derived:
             full[name] = int(f(full))
         if not all(bool(f(full)) for f in model.facts):
+            return None
+        if sum(max(0, int(f(full))) for f in model.elements) > MAX_ELEMENTS:
             return None
     except (ZeroDivisionError, ValueError, OverflowError, TypeError):
         return None
@@ -151,15 +168,40 @@ def _uneven(model: Model, full: dict) -> bool:
     return False
 
 
-def _sample(model: Model, rng: random.Random) -> dict:
+# block sizes as CUDA programmers write them, and a few odd ones
+_BLOCK_SIZES = (2, 4, 8, 16, 32, 64, 128, 256) + (3, 6, 12, 24, 48, 96)
+
+
+def _sample(model: Model, rng: random.Random, realistic: bool = False) -> dict:
+    """Parameter values. realistic: block sizes from those programmers use (a warp or more per
+    block is checked by the caller) and data sizes of a few blocks, not multiples of them."""
     values = {}
     for name in model.settable:
         if name in model.block:
             u = rng.random()
-            values[name] = 1 if u < 0.1 else rng.randint(2, 8) if u < 0.8 else rng.randint(9, MAX_BLOCK)
+            if realistic:
+                values[name] = rng.choice(_BLOCK_SIZES)
+            else:
+                values[name] = 1 if u < 0.1 else rng.randint(2, 8) if u < 0.8 else rng.randint(9, 16)
         else:
-            values[name] = max(1, min(MAX_SIZE, round(2 ** rng.uniform(0, math.log2(MAX_SIZE)))))
+            top = MAX_SIZE if realistic else 64
+            values[name] = max(1, min(top, round(2 ** rng.uniform(0, math.log2(top)))))
     return values
+
+
+def realistic(model: Model, k: int, full: dict) -> bool:
+    """A launch a GPU programmer would write: at least a warp per block, more than one block."""
+    return model.threads[k](full) >= REALISTIC_THREADS and _blocks(model, k, full) > 1
+
+
+def _blocks(model: Model, k: int, full: dict) -> int:
+    from parakern.codegen.launch import launch_of
+    count = 1
+    subs = {sym(n): sympy.Integer(v) for n, v in full.items()}
+    for g in launch_of(model.tree.cases[k]).grid:
+        value = sympy.sympify(g).xreplace(subs)
+        count *= int(value) if value.is_Integer else 1
+    return count
 
 
 def _case_relations(model: Model, k: int, full: dict, threads_k: int, regs) -> list:
@@ -236,17 +278,27 @@ def find_points(model: Model, k: int, count: int, seed: int = 0) -> list[Point]:
 
 
 def _sampled(model: Model, k: int, rng: random.Random, seen: set, index: int) -> "Point | None":
+    """The first points of a case are realistic (a warp or more per block, several blocks) and
+    the first of all uneven, where the facts and the case's constraints allow; later ones and
+    the fallbacks are small and may be degenerate (a block of 1, one tile)."""
     solves = 0
     want_uneven = index == 0
+    want_realistic = index < 2
     for attempt in range(SAMPLES):
         if want_uneven and attempt == SAMPLES // 2:
             want_uneven = False  # the facts may force even sizes
-        values = _sample(model, rng)
+        if want_realistic and attempt == 3 * SAMPLES // 4:
+            want_realistic = False
+        values = _sample(model, rng, want_realistic)
         if tuple(values[n] for n in model.settable) in seen:
             continue
         full = _complete(model, values)
         if full is None or (want_uneven and not _uneven(model, full)):
             continue
+        if want_realistic and not realistic(model, k, full):
+            continue
+        if dispatch.launch_refusal(model.tree, k + 1, full):
+            continue   # beyond CUDA's launch limits (a block deeper than 64): no device runs it
         threads_k = model.threads[k](full)
         if not 1 <= threads_k <= MAX_THREADS:
             continue
@@ -267,7 +319,7 @@ def _solved(model: Model, k: int, seen: set, index: int) -> "Point | None":
     relations = list(case.constraints.relations) + list(_BOUNDS)
     relations += [sympy.Le(1, threads), sympy.Le(threads, MAX_THREADS), sympy.Le(model.registers[k], R)]
     for name in model.settable:
-        top = MAX_BLOCK if name in model.block else MAX_SIZE
+        top = 16 if name in model.block else 64   # z3's fallback stays small
         relations += [sympy.Le(1, sym(name)), sympy.Le(sym(name), top)]
     for j, other in enumerate(model.tree.cases[:k]):
         if sympy.simplify(sympy.sympify(other.counter("threads")) - threads) == 0:
@@ -280,7 +332,7 @@ def _solved(model: Model, k: int, seen: set, index: int) -> "Point | None":
         return None
     values = {n: int(verdict.witness.get(n, 1)) for n in model.settable}
     full = _complete(model, values)
-    if full is None:
+    if full is None or dispatch.launch_refusal(model.tree, k + 1, full):
         return None
     return _point(model, k, values, full, verdict.witness, index, "z3")
 
@@ -288,4 +340,5 @@ def _solved(model: Model, k: int, seen: set, index: int) -> "Point | None":
 def _point(model: Model, k: int, values: dict, full: dict, machine: dict, index: int, origin: str) -> Point:
     device = _device(model, k, full, machine, index)
     expected = None if model.host_dependent else expected_case(model, values, device)
-    return Point(k + 1, dict(values), device, expected, _uneven(model, full), origin)
+    return Point(k + 1, dict(values), device, expected, _uneven(model, full), origin,
+                 int(model.threads[k](full)), realistic(model, k, full))

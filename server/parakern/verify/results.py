@@ -20,6 +20,8 @@ class PointResult:
     uneven: bool = False
     origin: str = ""
     seconds: float = 0.0
+    threads: int = 0                # threads per block of the case's launch
+    realistic: bool = False         # a warp or more per block, several blocks
 
     @property
     def right_case(self) -> bool:
@@ -42,7 +44,7 @@ class PointResult:
         return {"case": self.case, "values": self.values, "device": self.device, "expected": self.expected,
                 "chosen": list(self.chosen), "right_case": self.right_case, "mismatches": list(self.mismatches),
                 "out_of_bounds": list(self.guards), "error": self.error or None, "uneven": self.uneven,
-                "origin": self.origin, "ok": self.ok}
+                "threads": self.threads, "realistic": self.realistic, "origin": self.origin, "ok": self.ok}
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,9 @@ def _point_line(p: PointResult) -> str:
     calls = f"{len(p.chosen)} call{'s' if len(p.chosen) != 1 else ''}"
     picked = ("case " + ",".join(str(c) for c in chosen)) if chosen else "no call"
     want = "" if p.expected is None else (" (expected)" if p.right_case else f" (expected {p.expected})")
-    text = (f"      {_values(p.values)}{' (uneven)' if p.uneven else ''} | device R={d['R']} Z={d['Z']} T={d['T']}"
+    shape = f" ({p.threads} threads per block{', uneven' if p.uneven else ''}{'' if p.realistic else ', small'})" \
+        if p.threads else (" (uneven)" if p.uneven else "")
+    text = (f"      {_values(p.values)}{shape} | device R={d['R']} Z={d['Z']} T={d['T']}"
             f"{' default shared ' + str(d['sharedMemPerBlock']) if d['sharedMemPerBlock'] != d['Z'] else ''}"
             f" -> {picked}{want}, {calls}")
     text += "  ok" if p.ok else "  FAILED"
