@@ -9,10 +9,13 @@ from pygls.workspace.position_codec import PositionCodec
 
 from conftest import SAMPLES
 from parakern.frontend import analyze_source
-from parakern.lsp import analysis
+from parakern.frontend.generated import mask_generated
 from parakern.lsp.dispatcher import apply_edit, dispatcher_edit
 from parakern.lsp.positions import from_client_position, to_client_range
 from parakern.lsp.settings import Settings, section_of, update
+from parakern.lsp.summary import CaseInfo, ScheduleSummary, cache_key, chain_text
+from parakern.lsp.texts import case_message, lens_title
+from parakern.lsp.views import token_at, view_of
 from parakern.symbols import sym
 
 CODE = "__global__ void k(void) { }\nint k_dispatch(void) { return 1; }\n"
@@ -52,7 +55,7 @@ def test_generated_regions_are_masked_position_for_position():
     schedule = _schedule(text)
     end = schedule.function_span.end_line - 1
     inserted = apply_edit(text, *dispatcher_edit(text, schedule.id, end, "#include <cuda.h>\n" + CODE))
-    masked = analysis.mask_generated(inserted)
+    masked = mask_generated(inserted)
     assert len(masked) == len(inserted) and masked.count("\n") == inserted.count("\n")
     assert "__global__" not in masked and masked.startswith(text)
     result = analyze_source(masked, "t.c")
@@ -64,7 +67,7 @@ def test_cache_key_ignores_lines_above_but_not_declarations():
     part = Settings().analysis_part("jacobi1d")
 
     def key(source: str) -> str:
-        return analysis.cache_key(source.split("\n"), _schedule(source), part)
+        return cache_key(source.split("\n"), _schedule(source), part)
 
     base = key(text)
     assert key("// a comment\n\n" + text) == base
@@ -72,7 +75,7 @@ def test_cache_key_ignores_lines_above_but_not_declarations():
     assert key("#define EXTRA 3\n" + text) != base
     assert key(text.replace("i * s * B", "i * B * s")) != base
     other = Settings(target="sm_90").analysis_part("jacobi1d")
-    assert analysis.cache_key(text.split("\n"), _schedule(text), other) != base
+    assert cache_key(text.split("\n"), _schedule(text), other) != base
 
 
 def test_settings_validation():
@@ -100,26 +103,26 @@ def test_settings_validation():
 
 def test_chained_relations_and_case_message():
     B, s, Z, R = sym("B"), sym("s"), sym("Z"), sym("R")
-    text = analysis.chain_text([sympy.Le(8 * B + 8, Z), sympy.Lt(Z, 8 * B * s + 8), sympy.Le(20, R)])
+    text = chain_text([sympy.Le(8 * B + 8, Z), sympy.Lt(Z, 8 * B * s + 8), sympy.Le(20, R)])
     assert text == "8·B + 8 ≤ Z < 8·B·s + 8 ∧ 20 ≤ R"
-    case = analysis.CaseInfo(2, (), (), text, ("(1)", "(4a)", "(3b)"), "20", "8·B + 8", "B", None, ("a",),
-                             (), True)
-    summary = analysis.ScheduleSummary("k", "f:0", "f", "ok", cases=(case, case, case))
-    assert analysis.case_message(summary, case) == \
+    case = CaseInfo(2, (), (), text, ("(1)", "(4a)", "(3b)"), "20", "8·B + 8", "B", None, ("a",),
+                    (), True)
+    summary = ScheduleSummary("k", "f:0", "f", "ok", cases=(case, case, case))
+    assert case_message(summary, case) == \
         "case 2/3: 8·B + 8 ≤ Z < 8·B·s + 8 ∧ 20 ≤ R — shared memory (4a), granularity reduced (3b)"
-    assert analysis.lens_title(summary) == "3 cases · 20 regs · smem 8·B + 8 B"
-    assert analysis.lens_title(None) == "analysing…"
+    assert lens_title(summary) == "3 cases · 20 regs · smem 8·B + 8 B"
+    assert lens_title(None) == "analysing…"
 
 
 def test_tokens_for_hover():
     text = (SAMPLES / "jacobi1d.c").read_text()
-    view = analysis.view_of(_schedule(text))
+    view = view_of(_schedule(text))
     lines = text.split("\n")
-    assert analysis.token_at([view], lines[8], 8, 10)[1:] == ("meta_schedule", "")
-    assert analysis.token_at([view], lines[8], 8, 24)[1:] == ("cache", "")
-    assert analysis.token_at([view], lines[8], 8, 28)[1:] == ("cached", "a")
-    assert analysis.token_at([view], lines[10], 10, 18)[1:] == ("meta_for", "j")
-    assert analysis.token_at([view], lines[4], 4, 8) is None
+    assert token_at([view], lines[8], 8, 10)[1:] == ("meta_schedule", "")
+    assert token_at([view], lines[8], 8, 24)[1:] == ("cache", "")
+    assert token_at([view], lines[8], 8, 28)[1:] == ("cached", "a")
+    assert token_at([view], lines[10], 10, 18)[1:] == ("meta_for", "j")
+    assert token_at([view], lines[4], 4, 8) is None
 
 
 def test_positions_in_utf16_and_utf8():

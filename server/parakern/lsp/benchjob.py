@@ -4,7 +4,7 @@ The bench runs in a spawned process (pycuda and the CUDA driver never enter the 
 a hung or crashed GPU run cannot take the server down, and stopping a bench is
 terminating that process). It reports through a queue: ("plan", text), ("progress",
 done, total, what), then one of ("done", result), ("missing", line) or ("error", line).
-Nothing here imports pygls; the engine turns these events into work-done progress.
+Nothing here imports pygls; benchcommand.py turns these events into work-done progress.
 """
 from __future__ import annotations
 
@@ -143,8 +143,8 @@ def _bench(request: BenchRequest, events) -> dict:
         raise _Missing(missing.replace("parakern bench: ", "", 1))
     from parakern.lsp import worker
     from parakern.pipeline import optimize_schedule
-    job = {"text": request.text, "file": request.file, "id": request.schedule, "target": request.target,
-           "strategies": request.strategies}
+    job = worker.AnalysisJob(text=request.text, file=request.file, id=request.schedule, target=request.target,
+                             strategies=None if request.strategies is None else tuple(request.strategies))
     schedule = worker.schedule_of(job)
     result = optimize_schedule(schedule, worker.options_of(job))
     if result.tree is None or not result.tree.cases:

@@ -7,7 +7,8 @@ The code itself comes from a function (`parakern.codegen.emit_schedule`), passed
 """
 from __future__ import annotations
 
-from parakern.lsp.analysis import BEGIN_MARK, END_MARK, Range, generated_regions
+from parakern.frontend.generated import BEGIN_MARK, END_MARK, generated_regions
+from parakern.lsp.ranges import Range
 
 
 def region_text(schedule_id: str, code: str, newline: str = "\n") -> str:

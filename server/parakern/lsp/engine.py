@@ -3,7 +3,8 @@ front-end snapshots, the results cache, analysis jobs, publishing.
 
 The pygls layer (server.py) calls these methods and implements `Client` (publish,
 progress, lens refresh, messages); everything here speaks code-point ranges
-(analysis.Range) and summaries (analysis.ScheduleSummary).
+(ranges.Range) and summaries (summary.ScheduleSummary). The dispatcher edits
+(emitcache.py) and the bench command (benchcommand.py) are delegated.
 
 Flow for a document: open/save analyse at once, a change after DEBOUNCE seconds.
 A round runs the front-end in a thread (milliseconds), publishes its diagnostics
@@ -24,11 +25,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
-from parakern.lsp import analysis, benchjob, dispatcher, worker
-from parakern.lsp.analysis import DiagInfo, ScheduleSummary, ScheduleView
+from parakern.lsp import texts, worker
+from parakern.lsp.benchcommand import BenchCommand
+from parakern.lsp.documents import AnalysisError, Document, Snapshot, build_snapshot
+from parakern.lsp.emitcache import EmitCache
 from parakern.lsp.jobs import JobCrashed, JobPool, JobTimeout
+from parakern.lsp.ranges import shifted
 from parakern.lsp.settings import Settings, update
-from parakern.text import normalize_newlines
+from parakern.lsp.summary import DiagInfo, ScheduleSummary, failure
+from parakern.lsp.views import ScheduleView, token_at
 
 log = logging.getLogger(__name__)
 
@@ -50,50 +55,6 @@ class Client(Protocol):
     def show_message(self, kind: str, text: str) -> None: ...
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """A document version as the front-end saw it."""
-    version: Optional[int]
-    text: str
-    frontend: tuple            # DiagInfo, absolute
-    views: tuple               # ScheduleView (with keys)
-
-
-@dataclass
-class Document:
-    uri: str
-    file: str
-    version: Optional[int]
-    text: str
-    snapshot: Optional[Snapshot] = None
-    timer: Optional[asyncio.TimerHandle] = None
-    published: tuple = ()
-    lens_state: tuple = ()
-    rounds: int = 0
-
-
-class AnalysisError(Exception):
-    """A request about a schedule cannot be answered (shown to the user as text)."""
-
-
-def build_snapshot(file: str, version, text: str, settings: Settings) -> Snapshot:
-    """Front-end over the document (generated dispatcher regions masked): its
-    diagnostics and the schedules with their cache keys. Pure; runs in a thread."""
-    from parakern.frontend import analyze_source
-    masked = analysis.mask_generated(normalize_newlines(text))
-    result = analyze_source(masked, file)
-    lines = masked.split("\n")
-    views = tuple(analysis.view_of(s, analysis.cache_key(lines, s, settings.analysis_part(s.function)))
-                  for s in result.schedules)
-    diags = tuple(analysis.diag_info(d, 0, file) for d in result.diagnostics)
-    return Snapshot(version, text, diags, views)
-
-
-def _emit_key(view: ScheduleView) -> str:
-    """The generated code cites source lines: keyed by where the function starts too."""
-    return f"{view.key}@{analysis.view_origin(view)}"
-
-
 @dataclass
 class _Job:
     key: str
@@ -108,14 +69,13 @@ class Engine:
         self.settings = settings
         self.docs: dict[str, Document] = {}
         self.cache: "OrderedDict[str, ScheduleSummary]" = OrderedDict()
-        self.emitted: "OrderedDict[str, tuple[bool, str]]" = OrderedDict()
         self.jobs: dict[str, _Job] = {}
-        self._emits: dict[str, asyncio.Task] = {}
+        self.emit_cache = EmitCache(self)
+        self.bench_command = BenchCommand(client)
         self._pool = pool
         self._frontend = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parakern-frontend")
         self._tasks: set = set()
         self._closed = False
-        self._bench_running: "str | None" = None   # one bench at a time: two on one GPU time each other
         self.stats = {"jobs": 0, "cache_hits": 0, "dropped": 0, "timeouts": 0, "crashes": 0}
 
     # ------------------------------------------------------------ lifecycle
@@ -144,7 +104,8 @@ class Engine:
             self._pool.close()
         self._frontend.shutdown(wait=False, cancel_futures=True)
 
-    def _spawn(self, coro) -> asyncio.Task:
+    def spawn(self, coro) -> asyncio.Task:
+        """A background task of the engine (cancelled at close, its failure logged)."""
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._done)
@@ -194,7 +155,7 @@ class Engine:
         if doc.timer:
             doc.timer.cancel()
             doc.timer = None
-        self._spawn(self._round(doc))
+        self.spawn(self._round(doc))
 
     def reanalyse_all(self) -> None:
         for uri in list(self.docs):
@@ -218,7 +179,7 @@ class Engine:
         """A snapshot of the document's current version (from the last round if fresh)."""
         for _ in range(5):
             snap = doc.snapshot
-            if snap is not None and snap.version == doc.version and snap.text == doc.text:
+            if snap is not None and doc.is_current(snap):
                 return snap
             version, text = doc.version, doc.text
             snap = await asyncio.get_running_loop().run_in_executor(
@@ -249,7 +210,7 @@ class Engine:
                 continue
             pending.append(self._want(view, snap, doc))
         if pending and self.client.progress_supported():
-            self._spawn(self._progress(doc, version, pending))
+            self.spawn(self._progress(doc, version, pending))
 
     # ------------------------------------------------------------ publishing
 
@@ -260,16 +221,14 @@ class Engine:
             summary = self.cache.get(view.key)
             if summary is None or summary.status == "missing":
                 continue
-            delta = analysis.view_origin(view)
-            found.extend(d.shifted(delta) for d in summary.diagnostics)
+            found.extend(d.shifted(view.origin) for d in summary.diagnostics)
             if self.settings.case_diagnostics and summary.status == "ok":
-                found.extend(analysis.case_diagnostics(summary, view.keyword))
+                found.extend(texts.case_diagnostics(summary, view.keyword))
         return found
 
     def publish(self, doc: Document) -> None:
         snap = doc.snapshot
-        if snap is None or snap.version != doc.version or snap.text != doc.text \
-                or self.docs.get(doc.uri) is not doc:
+        if snap is None or not doc.is_current(snap) or self.docs.get(doc.uri) is not doc:
             self.stats["dropped"] += 1
             return        # computed for an older version: dropped
         found = self.diagnostics(doc)
@@ -281,11 +240,12 @@ class Engine:
 
     # ------------------------------------------------------------ jobs
 
-    def _job_for(self, view: ScheduleView, snap: Snapshot, doc: Document) -> dict:
+    def job_for(self, view: ScheduleView, snap: Snapshot, doc: Document) -> worker.AnalysisJob:
+        """What a worker needs to analyse (or emit) this schedule of this snapshot."""
         s = self.settings
-        return {"text": snap.text, "file": doc.file, "id": view.id, "key": view.key,
-                "target": s.target, "strategies": None if s.strategies is None else list(s.strategies),
-                "occupancy": s.occupancy, "profiles": list(s.gpu_profiles), "fault": s.test_fault}
+        return worker.AnalysisJob(text=snap.text, file=doc.file, id=view.id, key=view.key, target=s.target,
+                                  strategies=s.strategies, occupancy=s.occupancy, profiles=s.gpu_profiles,
+                                  fault=s.test_fault)
 
     def _wanted(self, key: str) -> bool:
         return any(d.snapshot is not None and any(v.key == key for v in d.snapshot.views)
@@ -294,13 +254,12 @@ class Engine:
     def _want(self, view: ScheduleView, snap: Snapshot, doc: Document) -> asyncio.Task:
         job = self.jobs.get(view.key)
         if job is None:
-            task = self._spawn(self._run(view, self._job_for(view, snap, doc), self.settings.time_limit_seconds))
+            task = self.spawn(self._run(view, self.job_for(view, snap, doc), self.settings.time_limit_seconds))
             job = self.jobs[view.key] = _Job(view.key, view, task)
         return job.task
 
-    async def _run(self, view: ScheduleView, job: dict, limit: float) -> None:
-        key = job["key"]
-        origin = analysis.view_origin(view)
+    async def _run(self, view: ScheduleView, job: worker.AnalysisJob, limit: float) -> None:
+        key = job.key
         try:
             summary = await self.pool.run(worker.analyse, job, limit, wanted=lambda: self._wanted(key))
             if summary is None:
@@ -308,22 +267,20 @@ class Engine:
             self.stats["jobs"] += 1
         except JobTimeout:
             self.stats["timeouts"] += 1
-            summary = analysis.failure(
-                key, view, "timeout",
-                f"analysis of meta_schedule {view.id} stopped after {limit:g} s "
-                f"(setting parakern.timeLimitSeconds); no case tree is shown for it", origin)
+            summary = _failure(view, "timeout",
+                               f"analysis of meta_schedule {view.id} stopped after {limit:g} s "
+                               f"(setting parakern.timeLimitSeconds); no case tree is shown for it")
         except JobCrashed:
             self.stats["crashes"] += 1
-            summary = analysis.failure(
-                key, view, "crash",
-                f"the analysis process died while analysing meta_schedule {view.id}; the server "
-                f"goes on, and analyses it again once it changes", origin)
+            summary = _failure(view, "crash",
+                               f"the analysis process died while analysing meta_schedule {view.id}; the server "
+                               f"goes on, and analyses it again once it changes")
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            summary = analysis.failure(key, view, "error",
-                                       f"internal error while analysing meta_schedule {view.id} "
-                                       f"({type(exc).__name__}: {exc}); please report it", origin)
+            summary = _failure(view, "error",
+                               f"internal error while analysing meta_schedule {view.id} "
+                               f"({type(exc).__name__}: {exc}); please report it")
         finally:
             self.jobs.pop(key, None)
         self._store(key, summary)
@@ -410,15 +367,15 @@ class Engine:
         return self.cache.get(view.key)
 
     def hover(self, uri: str, line: int, character: int, line_text: str) -> "str | None":
-        found = analysis.token_at(self.views(uri), line_text, line, character)
+        found = token_at(self.views(uri), line_text, line, character)
         if found is None:
             return None
         view, token, name = found
-        return analysis.hover_markdown(view, self.cache.get(view.key), token, name, self.settings.case_trees)
+        return texts.hover_markdown(view, self.cache.get(view.key), token, name, self.settings.case_trees)
 
     def lenses(self, uri: str) -> list[tuple[ScheduleView, str]]:
         """(schedule, summary-lens title) per schedule."""
-        return [(v, analysis.lens_title(self.cache.get(v.key), self.settings.case_trees))
+        return [(v, texts.lens_title(self.cache.get(v.key), self.settings.case_trees))
                 for v in self.views(uri)]
 
     def view(self, uri: str, schedule_id: str) -> ScheduleView:
@@ -445,127 +402,22 @@ class Engine:
         if fmt == "dot":
             return summary.tree_dot if summary.has_tree else \
                 f'digraph "{view.id}" {{ label="no case tree: {summary.status}"; }}'
-        return analysis.tree_markdown(view.id, summary)
+        return texts.tree_markdown(view.id, summary)
 
     async def bench(self, uri: str, schedule_id: str, override=None) -> dict:
-        """Runs the bench of one schedule in its own process, with cancellable progress.
-        {"status": done | missing | error | cancelled | busy, "message": one line, ...the results}."""
+        """The bench of one schedule of the document's current version (BenchCommand.run)."""
         doc, snap, view = await self.fresh_view(uri, schedule_id)
-        s = self.settings
-        text = analysis.mask_generated(normalize_newlines(snap.text))
-        base = {"text": text, "file": doc.file, "schedule": view.id, "target": s.target,
-                "strategies": None if s.strategies is None else list(s.strategies)}
-        try:
-            request = benchjob.request_from(s.bench, override, base)
-        except benchjob.BenchSettingsError as exc:
-            raise AnalysisError(str(exc)) from None
-        if self._bench_running is not None:
-            return {"status": "busy", "message": f"parakern bench: the bench of {self._bench_running} is still "
-                    "running; wait for it or cancel it from its progress notification"}
-        self._bench_running = view.id
-        token = f"parakern-bench-{uuid.uuid4()}"
-        process, shown, ending = None, False, "stopped"
-        try:
-            process = benchjob.BenchProcess(request)
-            shown = self.client.progress_supported() and await self.client.progress_begin(
-                token, f"parakern bench: {view.id}", "building the kernels and the serial C", cancellable=True)
-            plan = ""
-            while True:
-                if shown and self.client.progress_cancelled(token):
-                    return {"status": "cancelled", "message": f"bench of {view.id} stopped", "plan": plan}
-                event = await process.next_event()
-                if event is None:
-                    continue
-                kind = event[0]
-                if kind == "plan":
-                    plan = event[1]
-                elif kind == "progress":
-                    done, total, what = event[1:]
-                    if shown:
-                        self.client.progress_report(token, f"{done}/{total} {what}", int(100 * done / max(total, 1)))
-                elif kind == "done":
-                    ending = "done"
-                    return {"status": "done", "message": _bench_message(view.id, event[1]), "plan": plan,
-                            **event[1]}
-                else:  # missing, error
-                    ending = event[1]
-                    return {"status": kind, "message": f"parakern bench: {event[1]}", "plan": plan}
-        finally:
-            if process is not None:
-                process.stop()
-            self._bench_running = None
-            if shown:
-                self.client.progress_end(token, ending)
+        return await self.bench_command.run(doc.file, snap.text, view.id, self.settings, override)
 
     def dispatcher_cached(self, uri: str, schedule_id: str):
-        """The edit when its code is already generated for the current version, else None."""
-        doc = self.docs.get(uri)
-        if doc is None or doc.snapshot is None or doc.snapshot.version != doc.version:
-            return None
-        view = next((v for v in doc.snapshot.views if v.id == schedule_id), None)
-        found = None if view is None else self.emitted.get(_emit_key(view))
-        if found is None or not found[0]:
-            return None
-        return self._edit(doc, view, found[1])
-
-    def _edit(self, doc: Document, view: ScheduleView, code: str):
-        end_line = view.function_span[2] if view.function_span else view.span[2]
-        rng, text = dispatcher.dispatcher_edit(doc.text.replace("\r\n", "\n"), view.id, end_line, code)
-        return doc.version, rng, text
+        """The dispatcher edit when its code is already generated for the current version, else None."""
+        return self.emit_cache.cached_edit(uri, schedule_id)
 
     async def dispatcher_edit(self, uri: str, schedule_id: str):
         """(version, range, new text) that inserts or replaces the dispatcher region."""
-        for _ in range(3):
-            doc, snap, view = await self.fresh_view(uri, schedule_id)
-            summary = self.cache.get(view.key)
-            if summary is not None and not summary.has_tree:
-                raise AnalysisError(f"meta_schedule {view.id} has no case tree "
-                                    f"({summary.message or 'fix the errors shown on it first'})")
-            ok, code = await self._emit(view, snap, doc)
-            if not ok:
-                raise AnalysisError(code)
-            if doc.version == snap.version and doc.text == snap.text:
-                return self._edit(doc, view, code)
-        raise AnalysisError("the document keeps changing")
-
-    async def _emit(self, view: ScheduleView, snap: Snapshot, doc: Document) -> tuple[bool, str]:
-        key = _emit_key(view)
-        if key in self.emitted:
-            return self.emitted[key]
-        task = self._emits.get(key)
-        if task is None:
-            task = self._spawn(self._run_emit(key, self._job_for(view, snap, doc)))
-            self._emits[key] = task
-        return await asyncio.shield(task)
-
-    async def _run_emit(self, key: str, job: dict) -> tuple[bool, str]:
-        try:
-            result = await self.pool.run(worker.emit, job, self.settings.time_limit_seconds)
-        except JobTimeout:
-            result = (False, f"generating the dispatcher ran past {self.settings.time_limit_seconds:g} s")
-        except JobCrashed:
-            result = (False, "the analysis process died while generating the dispatcher")
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            result = (False, f"the dispatcher could not be generated ({type(exc).__name__}: {exc})")
-        finally:
-            self._emits.pop(key, None)
-        if result[0]:   # failures are tried again on the next request
-            self.emitted[key] = result
-            while len(self.emitted) > 64:
-                self.emitted.popitem(last=False)
-        return result
+        return await self.emit_cache.edit(uri, schedule_id)
 
 
-def _bench_message(schedule_id: str, result: dict) -> str:
-    lines = result.get("summary") or []
-    head = f"parakern bench {schedule_id} on {result.get('device', 'the GPU')}"
-    if not result.get("correct", True):
-        head += ": some results differ from the serial C (marked WRONG)"
-    defaulted = result.get("defaulted") or []
-    if defaulted:
-        given = {**result.get("data", {}), **result.get("sweep", {})}
-        head += " (defaults: " + ", ".join(f"{n}={given[n]}" for n in defaulted) + \
-            "; set parakern.bench.data / .sweep to choose)"
-    return head + (": " + "; ".join(lines) if lines else "")
+def _failure(view: ScheduleView, status: str, message: str) -> ScheduleSummary:
+    """A timeout / crash / error of this schedule's job as its summary."""
+    return failure(view.key, view.id, view.function, shifted(view.keyword, -view.origin), status, message)

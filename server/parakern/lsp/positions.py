@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from parakern.lsp.analysis import Range
+from parakern.lsp.ranges import Range
 
 
 def to_client_range(document, r: Range) -> types.Range:

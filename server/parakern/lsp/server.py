@@ -1,5 +1,5 @@
-"""pygls 2 handlers: LSP in, LSP out. Everything else is in engine.py (state, jobs)
-and analysis.py (texts); positions are converted with the document's codec here.
+"""pygls 2 handlers: LSP in, LSP out. Everything else is in engine.py (state, jobs,
+and what it delegates); positions are converted with the document's codec here.
 
     parakern serve               stdio
     parakern serve --tcp HOST:PORT
@@ -16,10 +16,12 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
-from parakern.lsp.analysis import SOURCE, DiagInfo, overlaps
-from parakern.lsp.engine import AnalysisError, Engine
+from parakern.lsp.documents import AnalysisError
+from parakern.lsp.engine import Engine
 from parakern.lsp.positions import from_client_position, from_client_range, line_text, to_client_range
+from parakern.lsp.ranges import overlaps
 from parakern.lsp.settings import section_of
+from parakern.lsp.summary import SOURCE, DiagInfo
 
 log = logging.getLogger("parakern.lsp")
 VERSION = "0.1.0"

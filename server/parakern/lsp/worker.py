@@ -1,21 +1,41 @@
 """What runs in the analysis processes (spawned, never forked): one schedule -> a summary.
 
 Every entry point takes and returns plain picklable data. Nothing here imports pygls.
-A job re-reads the document with the front-end (milliseconds), picks its schedule by
-id, runs pipeline.optimize_schedule and summarises the result with analysis.summarize
-(z3 for the per-GPU conditions). The last few ScheduleResults are kept in the process
-so that emitting the dispatcher after an analysis does not rebuild the tree.
+A job (an `AnalysisJob`) re-reads the document with the front-end (milliseconds), picks
+its schedule by id, runs pipeline.optimize_schedule and summarises the result with
+summary.summarize (z3 for the per-GPU conditions). The last few ScheduleResults are
+kept in the process so that emitting the dispatcher after an analysis does not rebuild
+the tree.
 """
 from __future__ import annotations
 
 import os
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 
-from parakern.lsp import analysis
+from parakern.frontend.generated import mask_generated
+from parakern.lsp.ranges import span_range
+from parakern.lsp.summary import ScheduleSummary, emit_key, failure, function_origin, summarize
 from parakern.targets import DEFAULT_TARGET
 
-_RESULTS: "OrderedDict[str, object]" = OrderedDict()
+
+@dataclass(frozen=True)
+class AnalysisJob:
+    """One schedule of one document version, as the engine hands it to a worker (it
+    crosses a spawn process pool: plain picklable values only)."""
+    text: str
+    file: str
+    id: str                                  # the schedule's id ("jacobi1d:0")
+    key: str = ""                            # its cache key (summary.cache_key)
+    target: str = DEFAULT_TARGET
+    strategies: "tuple[str, ...] | None" = None
+    occupancy: "str | None" = None
+    profiles: tuple[str, ...] = ()           # GPUs whose conditions the summary carries
+    fault: "dict | None" = None              # settings.testFault (test hooks only)
+
+
+_RESULTS: "OrderedDict[str, object]" = OrderedDict()   # emit_key -> ScheduleResult
 _KEEP = 16
 
 _WARM_SOURCE = """void warm(int n, int B, float *x, float *y)
@@ -65,26 +85,25 @@ class ScheduleMissing(Exception):
     """The job's schedule id is no longer in its text."""
 
 
-def options_of(job: dict):
+def options_of(job: AnalysisJob):
     from parakern.pipeline import Options
-    strategies = job.get("strategies")
-    return Options(target=job.get("target", DEFAULT_TARGET),
-                   strategies=None if strategies is None else tuple(strategies),
-                   occupancy=job.get("occupancy"))
+    return Options(target=job.target,
+                   strategies=None if job.strategies is None else tuple(job.strategies),
+                   occupancy=job.occupancy)
 
 
-def schedule_of(job: dict):
+def schedule_of(job: AnalysisJob):
     from parakern.frontend import analyze_source
-    frontend = analyze_source(analysis.mask_generated(job["text"]), job["file"])
+    frontend = analyze_source(mask_generated(job.text), job.file)
     for schedule in frontend.schedules:
-        if schedule.id == job["id"]:
+        if schedule.id == job.id:
             return schedule
-    raise ScheduleMissing(f"meta_schedule {job['id']} is no longer in the document")
+    raise ScheduleMissing(f"meta_schedule {job.id} is no longer in the document")
 
 
-def _fault(job: dict, schedule) -> None:
+def _fault(job: AnalysisJob, schedule) -> None:
     """Test hooks (settings.testFault, only with PARAKERN_LSP_TEST_HOOKS=1)."""
-    fault = job.get("fault")
+    fault = job.fault
     if not fault or fault.get("function") not in (None, schedule.function):
         return
     mode = fault.get("mode")
@@ -103,8 +122,8 @@ def _remember(key: str, result) -> None:
         _RESULTS.popitem(last=False)
 
 
-def analyse(job: dict) -> analysis.ScheduleSummary:
-    """job: text, file, id, key, target, strategies, occupancy, profiles, fault."""
+def analyse(job: AnalysisJob) -> ScheduleSummary:
+    """The summary of the job's schedule; a failure is a summary too, never raised."""
     start = time.perf_counter()
     schedule = None
     try:
@@ -112,36 +131,33 @@ def analyse(job: dict) -> analysis.ScheduleSummary:
         _fault(job, schedule)
         from parakern.pipeline import optimize_schedule
         result = optimize_schedule(schedule, options_of(job))
-        origin = analysis.function_origin(schedule)
-        _remember(f"{job['key']}@{origin}", result)
-        return analysis.summarize(result, job["key"], origin, job.get("profiles", ()),
-                                  time.perf_counter() - start, job["file"])
+        origin = function_origin(schedule)
+        _remember(emit_key(job.key, origin), result)
+        return summarize(result, job.key, origin, job.profiles, time.perf_counter() - start, job.file)
     except ScheduleMissing as exc:
-        return analysis.ScheduleSummary(job["key"], job["id"], "", "missing", str(exc))
+        return ScheduleSummary(job.key, job.id, "", "missing", str(exc))
     except Exception as exc:  # never a traceback to the user: one diagnostic on the keyword
         if schedule is None:
-            return analysis.ScheduleSummary(job["key"], job["id"], "", "error",
-                                            f"internal error: {type(exc).__name__}: {exc}")
-        return analysis.failure(job["key"], schedule, "error",
-                                f"internal error while analysing this meta_schedule "
-                                f"({type(exc).__name__}: {exc}); please report it with this file",
-                                analysis.function_origin(schedule))
+            return ScheduleSummary(job.key, job.id, "", "error", f"internal error: {type(exc).__name__}: {exc}")
+        return failure(job.key, schedule.id, schedule.function,
+                       span_range(schedule.keyword_span, function_origin(schedule)), "error",
+                       f"internal error while analysing this meta_schedule "
+                       f"({type(exc).__name__}: {exc}); please report it with this file")
 
 
-def emit(job: dict) -> tuple[bool, str]:
+def emit(job: AnalysisJob) -> tuple[bool, str]:
     """(True, generated code) or (False, why not)."""
     try:
         from parakern.codegen import emit_schedule
-        # Keyed by the function's first line too: the generated comments cite source lines.
         schedule = schedule_of(job)
-        where = f"{job['key']}@{analysis.function_origin(schedule)}"
+        where = emit_key(job.key, function_origin(schedule))
         result = _RESULTS.get(where)
         if result is None:
             from parakern.pipeline import optimize_schedule
             result = optimize_schedule(schedule, options_of(job))
             _remember(where, result)
         if result.tree is None:
-            return False, f"meta_schedule {job['id']} has no case tree: fix its errors first"
+            return False, f"meta_schedule {job.id} has no case tree: fix its errors first"
         return True, str(emit_schedule(result))
     except ScheduleMissing as exc:
         return False, str(exc)

@@ -1,0 +1,56 @@
+"""An open document, the front-end's snapshot of one of its versions, and the error a
+request about it answers with. No pygls: the engine keeps the documents."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Optional
+
+from parakern.frontend.generated import mask_generated
+from parakern.lsp.settings import Settings
+from parakern.lsp.summary import cache_key, diag_info
+from parakern.lsp.views import view_of
+from parakern.text import normalize_newlines
+
+
+class AnalysisError(Exception):
+    """A request about a schedule cannot be answered (shown to the user as text)."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A document version as the front-end saw it."""
+    version: Optional[int]
+    text: str
+    frontend: tuple            # DiagInfo, absolute
+    views: tuple               # ScheduleView (with keys)
+
+
+@dataclass
+class Document:
+    uri: str
+    file: str
+    version: Optional[int]
+    text: str
+    snapshot: Optional[Snapshot] = None
+    timer: Optional[asyncio.TimerHandle] = None
+    published: tuple = ()
+    lens_state: tuple = ()
+    rounds: int = 0
+
+    def is_current(self, snap: Snapshot) -> bool:
+        """Whether `snap` was made from this document's current version."""
+        return snap.version == self.version and snap.text == self.text
+
+
+def build_snapshot(file: str, version, text: str, settings: Settings) -> Snapshot:
+    """Front-end over the document (generated dispatcher regions masked): its
+    diagnostics and the schedules with their cache keys. Pure; runs in a thread."""
+    from parakern.frontend import analyze_source
+    masked = mask_generated(normalize_newlines(text))
+    result = analyze_source(masked, file)
+    lines = masked.split("\n")
+    views = tuple(view_of(s, cache_key(lines, s, settings.analysis_part(s.function)))
+                  for s in result.schedules)
+    diags = tuple(diag_info(d, 0, file) for d in result.diagnostics)
+    return Snapshot(version, text, diags, views)

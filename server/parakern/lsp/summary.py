@@ -1,0 +1,241 @@
+"""What an analysis worker computes of one schedule: a picklable, JSON-able
+`ScheduleSummary` built from a pipeline result (z3 for the per-GPU conditions), and
+the keys it is cached under.
+
+No pygls here, and no editor texts (texts.py builds those from a summary). Ranges in
+a summary are relative to the first line of the enclosing function (ranges.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from parakern.lsp.ranges import Range, shifted, span_range
+
+SOURCE = "parakern"
+# Codes of the diagnostics the editor integration adds (the pipeline's are PK001..PK099).
+CASE_CODE = "PK100"       # information: one per case
+TIMEOUT_CODE = "PK097"    # analysis of a schedule ran past timeLimitSeconds
+CRASH_CODE = "PK098"      # the analysis worker died (or failed) on a schedule
+
+
+# ------------------------------------------------------------------ records
+
+
+@dataclass(frozen=True)
+class DiagInfo:
+    severity: str                  # "error" | "warning" | "information" | "hint"
+    code: str
+    message: str
+    range: Range
+    related: tuple = ()            # ((Range, message), ...), same document
+
+    def shifted(self, delta: int) -> "DiagInfo":
+        if not delta:
+            return self
+        return dataclasses.replace(
+            self, range=shifted(self.range, delta),
+            related=tuple((shifted(r, delta), m) for r, m in self.related))
+
+
+@dataclass(frozen=True)
+class CaseInfo:
+    index: int                     # 1-based
+    constraints: tuple[str, ...]   # Unicode mathematics, one relation each
+    constraints_c: tuple[str, ...]
+    condition: str                 # the relations as one line, chains merged (8·B + 8 ≤ Z < 8·B·s + 8)
+    decisions: tuple[str, ...]
+    registers: str
+    shared: str                    # bytes per block, a formula ("0" when none)
+    threads: str
+    occupancy: "str | None"
+    cached: tuple[str, ...]        # arrays staged in shared memory by this case
+    witness: tuple                 # ((name, value), ...)
+    verified: bool
+
+
+@dataclass(frozen=True)
+class ProfileInfo:
+    key: str                       # "h100"
+    name: str                      # "NVIDIA H100 SXM5 80GB"
+    values: tuple                  # (("R", 255), ("Z", 232448), ("T", 1024))
+    conditions: tuple              # ((case index, text or None), ...): None = cannot run there, "" = always
+
+
+@dataclass(frozen=True)
+class ScheduleSummary:
+    key: str
+    id: str
+    function: str
+    status: str                    # "ok" | "no-tree" | "timeout" | "crash" | "error" | "missing"
+    message: str = ""              # for timeout / crash / error
+    diagnostics: tuple = ()        # DiagInfo, ranges relative to the function's first line
+    cases: tuple = ()              # CaseInfo
+    uncovered: tuple = ()          # ((math text, counter), ...)
+    coverage: str = ""             # "proved" | "refuted" | "unknown" | ""
+    profiles: tuple = ()           # ProfileInfo
+    tree_text: str = ""
+    tree_dot: str = ""
+    seconds: float = 0.0
+
+    @property
+    def has_tree(self) -> bool:
+        return self.status == "ok"
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+# ------------------------------------------------------------------ keys
+
+
+_CONTEXT_LINE = re.compile(r"^(#\s*(define|include|undef|if|ifdef|ifndef|else|elif|endif|pragma)\b"
+                           r"|typedef\b|(static\s+|const\s+|extern\s+|unsigned\s+|signed\s+)*"
+                           r"(int|long|short|char|float|double|size_t|unsigned|struct\s+\w+)\b[^(]*;)")
+
+
+def cache_key(text_lines: list[str], schedule, settings_part: str) -> str:
+    """A key that changes when anything the schedule's analysis reads changes, and not
+    when lines above (or below) the enclosing function are edited: the function's text,
+    the schedule's index in it, the file-scope declarations and preprocessor lines (a
+    heuristic: lines at column 0 that declare or define), and the analysis settings."""
+    fs = schedule.function_span
+    if fs is None:
+        start, end = schedule.span.line - 1, schedule.span.end_line
+    else:
+        start, end = fs.line - 1, fs.end_line
+    function_text = "\n".join(text_lines[start:end])
+    context = [line.rstrip() for k, line in enumerate(text_lines)
+               if not (start <= k < end) and _CONTEXT_LINE.match(line)]
+    payload = json.dumps([function_text, fs.col if fs else 0, schedule.index, schedule.id,
+                          context, settings_part], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+def function_origin(schedule) -> int:
+    """0-based line that relative ranges of a summary count from."""
+    fs = schedule.function_span
+    return (fs.line if fs is not None else schedule.span.line) - 1
+
+
+def emit_key(key: str, origin: int) -> str:
+    """The key of generated code: the cache key and where the function starts, since the
+    generated comments cite source lines."""
+    return f"{key}@{origin}"
+
+
+# ------------------------------------------------------------------ building summaries
+
+
+def math_text(expr) -> str:
+    """A counter value or expression as Unicode mathematics (integers as they are)."""
+    import sympy
+    from parakern.printing import to_math
+    try:
+        value = sympy.sympify(expr)
+    except Exception:
+        return str(expr)
+    if value.is_Integer:
+        return str(int(value))
+    return to_math(value)
+
+
+def chain_text(relations) -> str:
+    """Relations joined with ∧, `a ≤ X` and `X < b` merged into `a ≤ X < b`."""
+    import sympy
+    from parakern import constraints as cs
+    from parakern.printing import to_math
+    items = [cs.canonical(r) for r in relations]
+    used = [False] * len(items)
+    parts = []
+    ops = {sympy.Le: "≤", sympy.Lt: "<"}
+    for i, r in enumerate(items):
+        if used[i]:
+            continue
+        used[i] = True
+        if type(r) in ops and isinstance(r.rhs, sympy.Symbol):
+            for j, other in enumerate(items):
+                if not used[j] and type(other) in ops and other.lhs == r.rhs:
+                    used[j] = True
+                    parts.append(f"{math_text(r.lhs)} {ops[type(r)]} {math_text(r.rhs)} "
+                                 f"{ops[type(other)]} {math_text(other.rhs)}")
+                    break
+            else:
+                parts.append(to_math(r))
+        else:
+            parts.append(to_math(r))
+    return " ∧ ".join(parts) or "always"
+
+
+def diag_info(d, origin: int = 0, file: "str | None" = None) -> DiagInfo:
+    """A pipeline Diagnostic, lines relative to `origin`; related spans of other files dropped."""
+    related = tuple((span_range(r.span, origin), r.message) for r in d.related
+                    if file is None or r.span.file == file)
+    return DiagInfo(d.severity.value, d.code, d.message, span_range(d.span, origin), related)
+
+
+def case_info(case, index: int) -> CaseInfo:
+    from parakern.printing import to_c, to_math
+    values = dict(case.counters)
+    occupancy = values.get("occupancy")
+    witness = tuple(sorted((k, v if isinstance(v, (int, float)) else str(v))
+                           for k, v in (case.witness or {}).items()))
+    return CaseInfo(
+        index=index,
+        constraints=tuple(to_math(r) for r in case.constraints.relations),
+        constraints_c=tuple(to_c(r) for r in case.constraints.relations),
+        condition=chain_text(case.constraints.relations),
+        decisions=tuple(case.decisions),
+        registers=math_text(values.get("registers", "?")),
+        shared=math_text(values.get("shared_memory", 0)),
+        threads=math_text(values.get("threads", "?")),
+        occupancy=None if occupancy is None else math_text(occupancy),
+        cached=tuple(getattr(case.kernel, "cached", ()) or ()),
+        witness=witness,
+        verified=bool(case.verified),
+    )
+
+
+def profile_info(tree, key: str, timeout_ms: int = 2000) -> ProfileInfo:
+    """Under which condition on the program parameters each case runs on this GPU
+    (parakern.dispatch.on_profile), as the editor shows it."""
+    from parakern.dispatch import on_profile
+    cases = on_profile(tree, key, timeout_ms)
+    conditions = tuple((k, None if relations is None else chain_text(relations) if relations else "")
+                       for k, relations in cases.conditions)
+    return ProfileInfo(cases.key, cases.name, cases.values, conditions)
+
+
+def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: float = 0.0,
+              file: "str | None" = None) -> ScheduleSummary:
+    """A pipeline.ScheduleResult as a summary (runs in the worker: z3 for the profiles)."""
+    schedule = result.schedule
+    diagnostics = tuple(diag_info(d, origin, file) for d in result.diagnostics)
+    tree = result.tree
+    if tree is None:
+        return ScheduleSummary(key, schedule.id, schedule.function, "no-tree",
+                               diagnostics=diagnostics, seconds=seconds)
+    from parakern.casetree_report import tree_dot, tree_text
+    from parakern.printing import to_math
+    cases = tuple(case_info(c, k) for k, c in enumerate(tree.cases, 1))
+    uncovered = tuple((" ∧ ".join(to_math(r) for r in u.constraints.relations) or "always", u.counter)
+                      for u in tree.uncovered)
+    infos = tuple(profile_info(tree, p) for p in profiles)
+    return ScheduleSummary(key, schedule.id, schedule.function, "ok", diagnostics=diagnostics,
+                           cases=cases, uncovered=uncovered, coverage=tree.coverage.status,
+                           profiles=infos, tree_text="\n".join(tree_text(tree)),
+                           tree_dot=tree_dot(tree, schedule.id), seconds=seconds)
+
+
+def failure(key: str, schedule_id: str, function: str, keyword: Range, status: str,
+            message: str) -> ScheduleSummary:
+    """A timeout / crash / error as a summary carrying ONE diagnostic on the keyword
+    (`keyword` relative to the function's first line, as every range of a summary)."""
+    code = TIMEOUT_CODE if status == "timeout" else CRASH_CODE
+    severity = "warning" if status == "timeout" else "error"
+    return ScheduleSummary(key, schedule_id, function, status, message,
+                           diagnostics=(DiagInfo(severity, code, message, keyword),))

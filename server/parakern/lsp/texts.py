@@ -1,0 +1,132 @@
+"""The texts the editor shows, built from a summary: the one-line case messages (and
+their information diagnostics), lens titles, hover markdown and the case-tree page.
+Pure: no pygls, no z3."""
+from __future__ import annotations
+
+from parakern.lsp.ranges import Range
+from parakern.lsp.summary import CASE_CODE, CaseInfo, DiagInfo, ScheduleSummary
+from parakern.lsp.views import ScheduleView
+from parakern.strategies.decisions import editor_words, plain_codes
+
+DECISIONS = editor_words()    # decision code -> the editor's words
+# Decisions that mean "nothing was done": left out of the one-line case message.
+_PLAIN = plain_codes()
+
+
+def case_message(summary: ScheduleSummary, case: CaseInfo) -> str:
+    notes = [f"{DECISIONS.get(d, d)} {d}" for d in case.decisions if d not in _PLAIN]
+    text = f"case {case.index}/{len(summary.cases)}: {case.condition}"
+    return text + (" — " + ", ".join(notes) if notes else " — kernel as written")
+
+
+def case_diagnostics(summary: ScheduleSummary, keyword: Range) -> list[DiagInfo]:
+    return [DiagInfo("information", CASE_CODE, case_message(summary, c), keyword)
+            for c in summary.cases]
+
+
+def _smem(shared: str) -> str:
+    return "no smem" if shared == "0" else f"smem {shared} B"
+
+
+def lens_title(summary: "ScheduleSummary | None", case_trees: bool = True) -> str:
+    if not case_trees:
+        return "parakern: case trees off"
+    if summary is None:
+        return "analysing…"
+    if summary.status == "ok":
+        n = len(summary.cases)
+        if n == 0:
+            return "no case: nothing fits (see hover)"
+        first = summary.cases[0]
+        return f"{n} case{'s' * (n != 1)} · {first.registers} regs · {_smem(first.shared)}"
+    if summary.status == "timeout":
+        return "analysis timed out"
+    if summary.status in ("crash", "error"):
+        return "analysis failed"
+    return "no cases: fix the errors"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def cases_table(summary: ScheduleSummary) -> str:
+    rows = ["| case | constraints | decisions | registers | shared memory | z3 witness |",
+            "|---|---|---|---|---|---|"]
+    for c in summary.cases:
+        witness = ", ".join(f"{k}={v}" for k, v in c.witness) or "—"
+        if not c.verified:
+            witness += " (consistency unproved)"
+        shared = "none" if c.shared == "0" else f"{c.shared} B"
+        rows.append(f"| {c.index} | {_cell(c.condition)} | "
+                    f"{_cell(' '.join(c.decisions))} | {_cell(c.registers)} | {_cell(shared)} | "
+                    f"{_cell(witness)} |")
+    return "\n".join(rows)
+
+
+def profile_lines(summary: ScheduleSummary) -> list[str]:
+    lines = []
+    for p in summary.profiles:
+        parts = []
+        for index, condition in p.conditions:
+            if condition is None:
+                parts.append(f"case {index} cannot run there")
+            elif condition == "":
+                parts.append(f"case {index} always")
+            else:
+                parts.append(f"case {index} when {condition}")
+        values = ", ".join(f"{k}={v}" for k, v in p.values)
+        lines.append(f"- **{p.key.upper()}**: " + ("; ".join(parts) or "no case") +
+                     f"  \n  <sub>{p.name}: {values}</sub>")
+    return lines
+
+
+def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token: str,
+                   name: str = "", case_trees: bool = True) -> str:
+    head = [f"**parakern** · `{view.id}`"]
+    if token == "meta_for":
+        loop = next((l for l in view.loops if l.var == name), None)
+        if loop is not None:
+            index = "blockIdx" if loop.level == "grid" else "threadIdx"
+            head.append(f"`meta_for {loop.var}` → `{index}.{loop.axis}` ({loop.level} level), "
+                        f"extent {loop.extent}")
+    elif token == "cache" or token == "cached":
+        names = [n for n, _ in view.cache]
+        head.append("`cache(" + ", ".join(names) + ")`: staged in shared memory where a case keeps it (4a)")
+    if not case_trees:
+        return "\n\n".join(head + ["Case trees are turned off (setting `parakern.caseTrees`)."])
+    if summary is None:
+        return "\n\n".join(head + ["_analysis running…_"])
+    if summary.status in ("timeout", "crash", "error"):
+        return "\n\n".join(head + [f"⚠ {summary.message}"])
+    if summary.status != "ok":
+        return "\n\n".join(head + ["No case tree: this meta_schedule has errors (see the diagnostics)."])
+    n = len(summary.cases)
+    coverage = {"proved": "coverage proved by z3", "refuted": "coverage refuted",
+                "unknown": "coverage not proved"}.get(summary.coverage, "")
+    head[0] += f" · {n} case{'s' * (n != 1)}" + (f" · {coverage}" if coverage else "")
+    parts = head[:]
+    if token == "cached" and name:
+        staged = [str(c.index) for c in summary.cases if name in c.cached]
+        plain = [str(c.index) for c in summary.cases if name not in c.cached]
+        parts.append(f"`{name}`: in shared memory in case{'s' * (len(staged) != 1)} "
+                     f"{', '.join(staged) or '—'}; from global memory in "
+                     f"case{'s' * (len(plain) != 1)} {', '.join(plain) or '—'}")
+    parts.append(cases_table(summary))
+    if summary.profiles:
+        parts.append("**Which case runs where** (R, Z, T of the GPU substituted, simplified by z3)\n\n"
+                     + "\n".join(profile_lines(summary)))
+    if summary.uncovered:
+        parts.append("**No kernel fits** where " + "; ".join(
+            f"{text} ({counter})" for text, counter in summary.uncovered))
+    return "\n\n".join(parts)
+
+
+def tree_markdown(view_id: str, summary: ScheduleSummary) -> str:
+    if summary.status != "ok":
+        return f"# {view_id}\n\nNo case tree ({summary.status}). {summary.message}".rstrip()
+    parts = [f"# Case tree of `{view_id}`", cases_table(summary)]
+    if summary.profiles:
+        parts.append("## Known GPUs\n\n" + "\n".join(profile_lines(summary)))
+    parts.append("## Tree\n\n```text\n" + summary.tree_text + "\n```")
+    return "\n\n".join(parts) + "\n"
