@@ -180,7 +180,8 @@ def targets(runs: dict, refs: dict) -> list:
 
 def sample_section(run: str, doc: dict, folder: Path, link: str) -> list:
     fixed = data_names(doc, run)
-    lines = [f"### {sample_of(run)} ({fmt_point({k: v for k, v in doc['results'][0]['values'].items() if k in fixed})})",
+    first = {k: v for k, v in doc["results"][0]["values"].items() if k in fixed}
+    lines = [f"### {sample_of(run)} ({fmt_point(first)})",
              "", f"Tables of every point: [{run}.md]({link}/{run}.md); heat maps: "
              + ", ".join(f"[case {p.stem.rsplit('case', 1)[-1]}]({link}/{p.name})"
                          for p in sorted(folder.glob(f"{run}_case*.png"))) + ".", ""]
@@ -210,7 +211,8 @@ def sample_section(run: str, doc: dict, folder: Path, link: str) -> list:
     if ratios:
         fastest = sum(1 for _, c, f, _ in ratios if c == f)
         lines += ["", f"Dispatcher: launched the fastest case at {fastest} of {len(ratios)} points; its speed "
-                      f"against the fastest case's: {pct(min(x[3] for x in ratios))} to {pct(max(x[3] for x in ratios))} "
+                      f"against the fastest case's: {pct(min(x[3] for x in ratios))} to "
+                      f"{pct(max(x[3] for x in ratios))} "
                       f"(median {pct(sorted(x[3] for x in ratios)[len(ratios) // 2])})."]
         launched = sorted({c for _, c, _, _ in ratios if c is not None})
         winners = sorted({f for _, _, f, _ in ratios})
@@ -273,7 +275,8 @@ def page(folder: Path, out: Path, before: "Path | None", change: str) -> str:
                   "bytes measured in its run, which its \"of a copy\" fractions use.", "",
                   "| what | median time | rate |", "|---|---|---|"]
         for size, c in refs.get("copy", {}).items():
-            lines.append(f"| device-to-device copy of {size} | {ms(c['median_s'])} | {c['gbs']:.0f} GB/s (read + written) |")
+            lines.append(f"| device-to-device copy of {size} | {ms(c['median_s'])} | "
+                         f"{c['gbs']:.0f} GB/s (read + written) |")
         for n, s in refs.get("sgemm", {}).items():
             lines.append(f"| cuBLAS SGEMM (cupy.matmul, FP32), {n} | {ms(s['median_s'])} | {s['tflops']:.1f} TFLOP/s |")
         for n, s in refs.get("add_int32", {}).items():

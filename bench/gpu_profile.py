@@ -41,7 +41,8 @@ def main(argv=None) -> int:
                *bench_command(file, point, (), 1, 1, None, None)]
     start = time.perf_counter()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, cwd=file.parent, env=_env(), timeout=args.timeout)
+        done = subprocess.run(command, capture_output=True, text=True, cwd=file.parent, env=_env(),
+                              timeout=args.timeout)
         code, text = done.returncode, done.stdout + "\n" + done.stderr
     except subprocess.TimeoutExpired:
         code, text = 124, f"stopped after {args.timeout:.0f} s"

@@ -96,7 +96,6 @@ def main(argv=None) -> int:
            "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(), "copy": {}}
     for mib in (64, 256, 1024):
         out["copy"][f"{mib}MiB"] = copy_reference(cupy, mib << 20, args.repeat)
-    copy_gbs = out["copy"]["1024MiB"]["gbs"]
     out["sgemm"] = {f"n{n}": sgemm_reference(cupy, n, args.repeat) for n in (1024, 2048, 4096)}
     out["add_int32"] = {"N8192": add_reference(cupy, 8192, args.repeat, out["copy"]["256MiB"]["gbs"])}
     out["transpose_float32"] = {"N8192": transpose_reference(cupy, 8192, args.repeat, out["copy"]["256MiB"]["gbs"])}

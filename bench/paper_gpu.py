@@ -120,12 +120,13 @@ def run(name: str, entry: Entry, tag: str, data, out: Path, repeat: int, timeout
                               timeout=max(1.0, timeout))
         code, stdout, stderr = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired as exc:
-        code, stdout = 124, (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        partial = exc.stdout or ""
+        code, stdout = 124, partial.decode(errors="replace") if isinstance(partial, bytes) else partial
         stderr = f"stopped after {timeout:.0f} s (the run's deadline)"
     seconds = time.perf_counter() - start
     plan = "\n".join(line for line in stderr.splitlines() if not line.startswith("["))
-    shown = " ".join(["parakern", *command[3:4], f"samples/{entry.sample}.c" if not entry.cache else
-                      f"<samples/{entry.sample}.c with {entry.cache}>", *command[5:]]).replace(str(out.resolve()), "OUT")
+    source = f"samples/{entry.sample}.c" if not entry.cache else f"<samples/{entry.sample}.c with {entry.cache}>"
+    shown = " ".join(["parakern", *command[3:4], source, *command[5:]]).replace(str(out.resolve()), "OUT")
     Path(f"{stem}.md").write_text(f"# {name} ({' '.join(data)})\n\n`{shown}`\n\n"
                                   f"{stdout}\n\n## Plan and messages\n\n```\n{plan}\n```\n")
     print(f"{name} {tag}: exit {code} in {seconds:.1f} s -> {stem.name}.md", file=sys.stderr, flush=True)

@@ -1,6 +1,4 @@
 import dataclasses
-import sys
-from pathlib import Path
 
 import pytest
 

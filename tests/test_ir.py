@@ -12,7 +12,6 @@ import dataclasses
 import math
 import random
 import shutil
-import subprocess
 from ctypes import c_double, c_float, c_int, c_uint
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 
 from parakern.counters.registers import ptxas_info
 from parakern.frontend import analyze_file, analyze_source
-from parakern.ir import (LEVELS, GlobalMemory, HostKernel, LoweringError, argument_names, emit_ptx,
+from parakern.ir import (LEVELS, GlobalMemory, HostKernel, argument_names, emit_ptx,
                          kernel_name, kernel_ptx, launch_dims, lower, optimize)
 from parakern.kernel import Kernel
 

@@ -1,7 +1,6 @@
 import random
 import shutil
 import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 

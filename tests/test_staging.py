@@ -7,11 +7,9 @@ was never loaded gives a wrong result, and guarded past its end.
 """
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import random
 import shutil
-import subprocess
 from ctypes import c_float, c_int
 from pathlib import Path
 

@@ -17,6 +17,7 @@ when every subscript, bound and fact was translated exactly, a possible one
 from __future__ import annotations
 
 import functools
+import math
 
 from dataclasses import dataclass
 
@@ -220,6 +221,7 @@ class _Pair:
         self.copies = tuple(self.env.renamed({n: z3.Int(f"{n}@{c}") for n in private}) for c in (1, 2))
         self.constraints: list = []
         self.model = None
+        self._residues = None
         self._facts()
         for access, env in zip(self.accesses, self.copies):
             self._iteration(access, env)
@@ -239,6 +241,8 @@ class _Pair:
     def _facts(self) -> None:
         for fact in self.schedule.facts:
             self._add(fact.relation, self.env, "the fact")
+            for bound in _floor_bounds(fact.relation):   # v = floor(X / Y): v*Y <= X < v*Y + Y
+                self._add(bound, self.env, "the fact")
 
     def _iteration(self, access: Access, env: Env) -> None:
         for var in dict.fromkeys(self.prover.always + list(access.loops)):
@@ -265,6 +269,8 @@ class _Pair:
                 continue  # a data-dependent test: the collision may happen for some data
             condition = guard.condition if guard.taken else sympy.Not(guard.condition)
             self._add(condition, env, "the condition")
+        for bound in _subscript_ranges(access, self.prover.bounds):
+            self._add(bound, env, "the range of")
 
     def _same_element(self) -> None:
         (a1, a2), (e1, e2) = self.accesses, self.copies
@@ -297,12 +303,43 @@ class _Pair:
     # ---- solving
 
     def solve(self, selector: z3.BoolRef) -> str:
-        answer, model, _ = z3_check(self.constraints + [selector] + self.env.hypotheses(),
-                                    self.prover.timeout_ms)
-        if answer == z3.sat:
-            self.model = model
-            return "sat"
-        return "unsat" if answer == z3.unsat else "unknown"
+        """One query, or one per residue of the parameters taken modulo a small constant
+        (`src = (t % 2) * N`): z3 decides each quickly where it gives up on the products
+        N * (t % 2) that the whole question holds. unsat only if every one is."""
+        outcome = "unsat"
+        for case in self._residue_cases():
+            answer, model, _ = z3_check(self.constraints + case + [selector] + self.env.hypotheses(),
+                                        self.prover.timeout_ms)
+            if answer == z3.sat:
+                self.model = model
+                return "sat"
+            if answer != z3.unsat:
+                outcome = "unknown"
+        return outcome
+
+    def _residue_cases(self) -> list:
+        """[[t == 2*m + 0], [t == 2*m + 1]] for the shared parameters some fact or subscript of
+        the pair reads modulo a small constant; [[]] when none (at most 16 cases)."""
+        if self._residues is None:
+            moduli: dict = {}
+            texts = [f.relation for f in self.schedule.facts] + [e for a in self.accesses for e in a.indices]
+            for e in texts:
+                for mod in sympy.sympify(e).atoms(sympy.Mod):
+                    arg, m = mod.args
+                    if not (m.is_Integer and 2 <= int(m) <= 8) or len(arg.free_symbols) != 1:
+                        continue
+                    (v,) = arg.free_symbols
+                    if v.name in self.prover.shared and sympy.Poly(arg, v).degree() == 1:
+                        moduli[v] = math.lcm(moduli.get(v, 1), int(m))
+            cases = [[]]
+            for v, m in sorted(moduli.items(), key=lambda item: item[0].name):
+                if len(cases) * m > 16:
+                    break
+                term = self.env.variable(v) if hasattr(self.env, "variable") else to_z3(v, self.env)
+                quotient = self.env.fresh(z3.Int, f"{v.name}_div{m}")
+                cases = [c + [term == m * quotient + r] for c in cases for r in range(m)]
+            self._residues = cases
+        return self._residues
 
     def example(self) -> str:
         """The colliding iterations of the last model: `B = 2: (i = 0, j = 1) and (i = 1, j = 0)`."""
@@ -316,6 +353,53 @@ class _Pair:
         given = ", ".join(f"{p} = {value(self.env.variable(sym(p)))}"
                           for p in params)
         return (f"with {given}: " if given else "") + f"({shown[0]}) and ({shown[1]})"
+
+
+# ------------------------------------------------------------------ hints z3 needs
+
+def _floor_bounds(relation) -> list:
+    """Eq(v, floor(X/Y)) -> [v*Y <= X, X < v*Y + Y] for a positive divisor Y: the product v*Y is
+    then the same term here as in a subscript's range (z3 alone relates them badly)."""
+    if not isinstance(relation, sympy.Eq):
+        return []
+    v, value = relation.lhs, relation.rhs
+    if not (v.is_Symbol and isinstance(value, sympy.floor)):
+        return []
+    num, den = sympy.fraction(sympy.together(value.args[0]))
+    if den.is_number and den <= 0:
+        return []
+    low, high = sympy.expand(v * den), sympy.expand(num)
+    return [sympy.Le(low, high), sympy.Lt(high, sympy.expand(low + den))]
+
+
+def _subscript_ranges(access: Access, bounds: dict) -> list:
+    """lo <= L <= hi for the part L of each subscript that reads loop variables, where L grows
+    with each of them (every term's coefficient is positive for non-negative parameters, H1):
+    its least and greatest values at the loops' first and last iterations. A mixed-radix
+    index such as B*(b*s + k) + q then lies in [0, B*dim*s - 1], and with the definition of
+    dim in [0, N - 3]: linear facts where z3 gives up on the products."""
+    out = []
+    for index in access.indices:
+        expr = sympy.expand(index)
+        loop_vars = [v for v in expr.free_symbols if v.name in bounds and len(bounds[v.name]) == 1]
+        if not loop_vars or any(bounds[v.name][0].step != 1 for v in loop_vars):
+            continue
+        loop_part = sympy.Add(*[t for t in sympy.Add.make_args(expr) if t.free_symbols & set(loop_vars)])
+        if not all(_positive_term(t) for t in sympy.Add.make_args(loop_part)):
+            continue
+        low = {v: bounds[v.name][0].lo for v in loop_vars}
+        high = {v: bounds[v.name][0].hi - 1 for v in loop_vars}
+        if any(sympy.sympify(x).free_symbols & set(loop_vars) for x in [*low.values(), *high.values()]):
+            continue   # a bound that reads another of these loops: not a box, the corners are not the extremes
+        out += [sympy.Le(sympy.expand(loop_part.xreplace(low)), loop_part),
+                sympy.Le(loop_part, sympy.expand(loop_part.xreplace(high)))]
+    return out
+
+
+def _positive_term(term) -> bool:
+    coeff, rest = term.as_coeff_Mul()
+    return coeff > 0 and all(f.is_Symbol or (f.is_Pow and f.base.is_Symbol and f.exp.is_Integer and f.exp > 0)
+                             for f in sympy.Mul.make_args(rest))
 
 
 # ------------------------------------------------------------------ messages

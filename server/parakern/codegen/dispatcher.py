@@ -122,7 +122,7 @@ def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
     comment = [f"/* {s.id}, case {k}: launches {kernel} when its constraints hold and it fits the device",
                f" * ({n['by_fit']}: its constraints on R dropped, the fit of nvcc's kernel decides); {n['attr']}",
                f" * is the kernel's cudaFuncGetAttributes on this device, {n['raised']} whether its dynamic shared",
-               f" * memory limit was raised there.",
+               " * memory limit was raised there.",
                f" * Returns {k} when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */"]
     return "\n".join(comment + [signature(f"static int {_try_name(s, k)}", args), "{"]
                      + [INDENT + line for line in body] + ["}"])

@@ -162,8 +162,9 @@ def _prelude(s: Schedule, staging: "Staging | None", code: list[str]) -> list[st
     if staging:
         at = next((n for n, line in enumerate(kept) if "PARAKERN_DYNAMIC_SHARED" in line), 0)
         parts = staging.summary()
-        kept[at:at] = [INDENT + f"/* Shared memory, {sym_c(staging.bytes)} bytes per block (the launch's dynamic size):"] \
-            + [INDENT + f" *   {line}" for line in parts[:-1]] + [INDENT + f" *   {parts[-1]} */"]
+        head = f"/* Shared memory, {sym_c(staging.bytes)} bytes per block (the launch's dynamic size):"
+        kept[at:at] = [INDENT + head] + [INDENT + f" *   {line}" for line in parts[:-1]] \
+            + [INDENT + f" *   {parts[-1]} */"]
     return kept
 
 
@@ -182,7 +183,7 @@ def _comment(case: Case, k: int, cases: int, cap, staging) -> list[str]:
              f"decisions   {' '.join(case.decisions)}: {comment_words(case.kernel, cap)}",
              f"registers   {values.get('registers')} per thread (ptxas -arch={kernel.target} on the IR's PTX"
              + (f", capped at {cap})" if cap else ")"),
-             f"shared      " + (f"{sym_c(shared)} bytes per block (dynamic)" if shared != 0 else "none"),
+             "shared      " + (f"{sym_c(shared)} bytes per block (dynamic)" if shared != 0 else "none"),
              f"threads     {sym_c(values.get('threads'))} per block"]
     if "occupancy" in values:
         lines.append(f"occupancy   {values['occupancy']}")

@@ -228,7 +228,8 @@ class Staging:
                 position = Raw("0", POSTFIX)
             elif need_inside:  # in 64 bits: an element far away must not wrap into the region
                 relative = binop(Raw(f"(long long){wrap(g, UNARY)}", UNARY), "-", lower)
-                inside.append(f"(unsigned long long)({relative.text}) < (unsigned long long){wrap(sym_raw(d.span), UNARY)}")
+                span = wrap(sym_raw(d.span), UNARY)
+                inside.append(f"(unsigned long long)({relative.text}) < (unsigned long long){span}")
                 position = Raw(f"(int)({relative.text})", UNARY)
             elif known is not None and sympy.expand(known - d.lower).is_Integer:  # a[N - 1] -> slot 0
                 position = sym_raw(sympy.expand(known - d.lower))

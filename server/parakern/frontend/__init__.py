@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pycparser import c_ast, c_parser
 
-from parakern import model, syntax
+from parakern import model
 from parakern.diagnostics import Diagnostic, Span, error
 from parakern.frontend.context import FileContext, FunctionContext, collect_writes
 from parakern.frontend.convert import Converter, Scope
@@ -97,9 +97,9 @@ def _defines(prepared, typedefs) -> dict:
             result[define.name] = value
         except Exception as exc:
             message = exc.args[0] if isinstance(exc, ValueError) and exc.args else "cannot be read"
+            why = "- " + message if isinstance(exc, ValueError) else "is not a supported expression"
             result[define.name] = error(
-                "PK002", f"#define {define.name} is used in a meta_schedule but its value "
-                f"'{define.value}' {'is not a supported expression' if not isinstance(exc, ValueError) else '- ' + message}",
+                "PK002", f"#define {define.name} is used in a meta_schedule but its value '{define.value}' {why}",
                 define.span)
     return result
 

@@ -225,7 +225,7 @@ class SharedMemory:
     def _copy_all(self, fn, copy: Copy) -> None:
         for staged in self.staged.values():
             todo = [c for c, choice in enumerate(staged.choices) if any(map(copy.selects, choice.regions))]
-            self._by_choice(fn, staged, todo, lambda c: [
+            self._by_choice(fn, staged, todo, lambda c, staged=staged: [
                 self._copy(fn, staged, region, copy.load)
                 for region in staged.choices[c].regions if copy.selects(region)])
 
@@ -249,7 +249,7 @@ class SharedMemory:
 
     def _copy(self, fn, staged: Staged, region: Region, load: bool) -> None:
         """Threads of the block copy the region's elements, nthreads apart, skipping those off the array."""
-        array, st = staged.array, self._st
+        array = staged.array
         sizes = [self._param(fn, d.elements, "int") for d in region.dims]
         base = self._param(fn, region.base, "int")
         align = array.element_size

@@ -64,9 +64,9 @@ class _Job:
 
 
 class Engine:
-    def __init__(self, client: Client, settings: Settings = Settings(), pool: "JobPool | None" = None):
+    def __init__(self, client: Client, settings: "Settings | None" = None, pool: "JobPool | None" = None):
         self.client = client
-        self.settings = settings
+        self.settings = settings if settings is not None else Settings()
         self.docs: dict[str, Document] = {}
         self.cache: "OrderedDict[str, ScheduleSummary]" = OrderedDict()
         self.jobs: dict[str, _Job] = {}

@@ -66,7 +66,7 @@ def run_compiler(command: list, what: str, cwd: Path) -> None:
     try:
         done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
-        raise BuildError(what, "the compiler ran for more than 300 s")
+        raise BuildError(what, "the compiler ran for more than 300 s") from None
     if done.returncode != 0:
         raise BuildError(what, done.stderr + done.stdout)
 

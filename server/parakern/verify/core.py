@@ -135,7 +135,7 @@ class Session:
             self.problem = f"{exc}:\n{exc.excerpt()}"
             return
         self.serial = libraries.serial
-        for result, sig, call in calls:
+        for result, sig, _call in calls:
             s = result.schedule
             if s.id in libraries.errors:
                 exc = libraries.errors[s.id]

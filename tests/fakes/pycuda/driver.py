@@ -333,5 +333,5 @@ def module_from_file(filename: str) -> Module:
     try:
         payload = json.loads(Path(filename).read_text())
     except (OSError, ValueError):
-        raise LogicError(f"cuModuleLoad failed: {filename} is not a cubin of the fake nvcc")
+        raise LogicError(f"cuModuleLoad failed: {filename} is not a cubin of the fake nvcc") from None
     return Module(payload)
