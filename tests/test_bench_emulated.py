@@ -170,3 +170,17 @@ def test_the_real_nvcc_builds_what_the_runner_loads(tmp_path):
         if shutil.which("cuobjdump") else "jacobi1d_0_case1 jacobi1d_0_case4"
     assert "jacobi1d_0_case1" in names and "jacobi1d_0_case4" in names
     ctypes.CDLL  # the library loads only where libcudart's driver is present: not checked here
+
+
+def test_the_bench_hook_leaves_the_users_names_alone(tmp_path):
+    """The hooked function's wrapper has the schedule's parameters as arguments; its own locals
+    (values, pointers in earlier versions) must not collide with them."""
+    from test_verify import HARNESS_NAMES
+    (tmp_path / "metafork.h").write_text((SAMPLES / "metafork.h").read_text())
+    source = tmp_path / "names.c"
+    source.write_text(HARNESS_NAMES)
+    sweeps = [a for n in ("prop", "device", "launched", "grid", "block", "attr", "attrs", "raised", "by_fit",
+                          "shared_bytes", "values") for a in ("--sweep", f"{n}=1")]
+    done = _bench(source, "--data", "r=100", "--sweep", "threads=32", *sweeps, "--repeat", 1)
+    assert done.returncode == 0, done.stderr
+    assert "WRONG" not in done.stdout and "case 1" in done.stdout

@@ -137,3 +137,19 @@ def test_positions_in_utf16_and_utf8():
         end = len(source) - 1
         assert to_client_range(doc, (0, end, 0, end + 1)).end.character == \
             to_client_range(doc, (0, end, 0, end)).end.character + 1
+
+
+def test_hover_says_why_a_strategy_does_not_apply():
+    """The reasons the pipeline gives (pipeline.ScheduleResult.not_applied) reach the hover and
+    the case-tree page, from the summary the worker computes."""
+    from parakern.lsp.summary import summarize
+    from parakern.lsp.texts import hover_markdown, tree_markdown
+    from parakern.pipeline import analyze
+    text = (SAMPLES / "matvec.c").read_text()
+    (result,) = analyze(text, "matvec.c").results
+    summary = summarize(result, "k", 0, ())
+    assert dict(summary.not_applied)["(3b)"].startswith("granularity not reduced: iterations of loop j share data")
+    (view,) = [view_of(s, "k") for s in analyze_source(text, "matvec.c").schedules]
+    hover = hover_markdown(view, summary, "meta_schedule")
+    assert "**Not applied**" in hover and "- (3b) granularity not reduced: iterations of loop j" in hover
+    assert "**Not applied**" in tree_markdown(view.id, summary)

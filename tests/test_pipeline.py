@@ -46,3 +46,32 @@ def test_strategies_can_be_restricted():
     (result,) = analyze(source, "samples/jacobi1d.c", Options(strategies=("(4b)",))).results
     assert all("(3b)" not in c.decisions and "(1')" not in c.decisions for c in result.tree.cases)
     assert {str(c.counter("shared_memory")) for c in result.tree.cases} == {"8*B*s + 8", "0"}
+
+
+ROW_SUMS = """
+void rowsum(int n, int m, int B, float A[n][m], float y[n])
+{
+    int g = n / B;
+    meta_schedule {
+        meta_for (int b = 0; b < g; b++)
+            meta_for (int t = 0; t < B; t++)
+                for (int k = 0; k < m; k++)
+                    y[b * B + t] += A[b * B + t][k];
+    }
+}
+"""
+
+
+def test_strategies_that_cannot_apply_say_why():
+    """Where a strategy never appears in the cases the analysis says why, so the user knows what
+    to change: here the k loop is a reduction (no granularity reduction) and nothing is cached."""
+    from parakern.report import document, text
+    analysis = analyze(ROW_SUMS, "rowsum.c")
+    (result,) = analysis.results
+    why = dict(result.not_applied)
+    assert "(3b)" in why and "iterations of loop k share data" in why["(3b)"]
+    assert "(4b)" in why and "no cache(...)" in why["(4b)"]
+    assert "(5)" not in why            # y[b * B + t] is accumulated in a register over k
+    doc = document(analysis)["schedules"][0]
+    assert {"code": "(3b)", "why": why["(3b)"]} in doc["not_applied"]
+    assert f"  not applied (3b): {why['(3b)']}" in text(analysis)

@@ -232,3 +232,74 @@ def test_cli_reports_a_file_without_schedules(tmp_path):
     done = _cli(str(plain))
     assert done.returncode == 1
     assert "nothing to verify" in done.stdout and "Traceback" not in done.stderr
+
+
+# ------------------------------------------------------------------ user names
+
+HARNESS_NAMES = """
+#include "metafork.h"
+
+void names(int r, int prop, int device, int launched, int grid, int block, int threads, int attr, int attrs,
+           int raised, int by_fit, int shared_bytes, int values, float e[r], float g[r], float pointers[r],
+           float a_shared[r])
+{
+    int gr = (r + threads - 1) / threads;
+    meta_schedule cache(e, g) {
+        meta_for (int tid = 0; tid < gr; tid++)
+            meta_for (int nthreads = 0; nthreads < threads; nthreads++) {
+                int g0 = tid * threads + nthreads;
+                int g1 = g0 + 1;
+                if (g1 < r)
+                    pointers[g0] = e[g0] + e[g1] * (float)(prop + device + launched + grid + block + attr + attrs
+                                   + raised + by_fit + shared_bytes + values) + g[g0] + a_shared[g0];
+            }
+    }
+}
+"""
+
+
+def test_names_of_the_harness_are_the_users_to_choose(tmp_path):
+    """Every local the generated dispatcher, the verify wrapper and the bench hook declare
+    (r, prop, device, launched, grid, block, threads, attr, attrs, raised, by_fit, shared_bytes,
+    values, pointers) and those of the staging code (tid, nthreads, e, g, g0, g1, a_shared) are
+    names a user may give parameters, arrays and loop variables."""
+    (tmp_path / "metafork.h").write_text((ROOT / "samples" / "metafork.h").read_text())
+    source = tmp_path / "names.c"
+    source.write_text(HARNESS_NAMES)
+    result = verify_file(source, points=2)
+    report = text(result)
+    assert result.ok and all(c.points for s in result.schedules for c in s.cases), report
+
+
+FIXED_BLOCK = """
+#include "metafork.h"
+#define BS 256
+
+void scale(int n, float x[n], float y[n])
+{
+    int blocks = (n + BS - 1) / BS;
+    meta_schedule cache(x) {
+        meta_for (int b = 0; b < blocks; b++)
+            meta_for (int t = 0; t < BS; t++) {
+                int i = b * BS + t;
+                if (i + 1 < n)
+                    y[i] = 0.5f * (x[i] + x[i + 1]);
+            }
+    }
+}
+"""
+
+
+def test_blocks_of_hundreds_of_threads_are_verified(tmp_path):
+    """A block fixed at 256 threads (#define BS 256) runs on the emulation (fibers, up to 1024
+    threads per block), with several blocks and an uneven size."""
+    (tmp_path / "metafork.h").write_text((ROOT / "samples" / "metafork.h").read_text())
+    source = tmp_path / "scale.c"
+    source.write_text(FIXED_BLOCK)
+    result = verify_file(source, points=2)
+    report = text(result)
+    assert result.ok, report
+    points = [p for s in result.schedules for c in s.cases for p in c.points]
+    assert points and all(p.threads == 256 for p in points), report
+    assert any(p.realistic and p.uneven for p in points), report
+    assert "256 threads per block" in report

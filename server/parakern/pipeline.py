@@ -35,6 +35,8 @@ class ScheduleResult:
     schedule: Schedule
     tree: "CaseTree | None"
     diagnostics: tuple[Diagnostic, ...]
+    # (decision code, why) for each enabled strategy that does not apply to the schedule
+    not_applied: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,19 @@ def _enabled(strategy, options: Options) -> bool:
     return options.strategies is None or strategy.code in options.strategies
 
 
+def _not_applied(kernel: Kernel, strategies) -> tuple[tuple[str, str], ...]:
+    """Why each strategy of the tree cannot apply to the schedule as the tree starts from it
+    (what the user would change to get it); one line per decision code."""
+    out: dict = {}
+    for strategy in strategies:   # a code applies when one of its instances (levels) does
+        why = strategy.explain(kernel)
+        if not why:
+            out[strategy.code] = ""
+        else:
+            out.setdefault(strategy.code, why)
+    return tuple((code, why) for code, why in out.items() if why)
+
+
 def optimize_schedule(schedule: Schedule, options: Options = Options()) -> ScheduleResult:
     """Dependence check, then the case tree; never raises on user input."""
     try:
@@ -87,12 +102,16 @@ def optimize_schedule(schedule: Schedule, options: Options = Options()) -> Sched
         counters = default_counters(options.target, device)
         strategies = tuple(s for s in default_strategies() if _enabled(s, options))
         kernel = Kernel.initial(schedule, options.target)
+        not_applied = []
         for strategy in before_tree():   # every case has them
             if _enabled(strategy, options):
-                kernel = strategy.apply(kernel) or kernel
+                applied = strategy.apply(kernel)
+                if applied is None:
+                    not_applied.append((strategy.code, strategy.why_not(kernel)))
+                kernel = applied or kernel
         kernel, warnings = _stageable(kernel)
         tree = comprehensive_optimization(kernel, counters, strategies)
-        return ScheduleResult(schedule, tree, found + warnings)
+        return ScheduleResult(schedule, tree, found + warnings, tuple(not_applied) + _not_applied(kernel, strategies))
     except LoweringError as exc:
         where = exc.span if isinstance(exc.span, Span) else schedule.keyword_span
         return ScheduleResult(schedule, None, (error(

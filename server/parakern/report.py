@@ -17,6 +17,7 @@ def schedule_json(result: ScheduleResult) -> dict:
     body = _schedule_fields(schedule)
     if result.tree is not None:
         body.update(tree_json(result.tree))
+    body["not_applied"] = [{"code": code, "why": why} for code, why in result.not_applied]
     return body
 
 
@@ -102,6 +103,7 @@ def text(analysis: Analysis) -> str:
             lines.append(f"  facts  {'; '.join(_s(f.relation) for f in s.facts)}")
         if r.tree is not None:
             lines.extend(tree_text(r.tree))
+            lines.extend(f"  not applied {code}: {why}" for code, why in r.not_applied)
         else:
             lines.append("  no case tree: see the diagnostics above")
     return "\n".join(lines)

@@ -81,6 +81,7 @@ class ScheduleSummary:
     tree_text: str = ""
     tree_dot: str = ""
     seconds: float = 0.0
+    not_applied: tuple = ()        # ((decision code, why), ...): strategies that cannot apply here
 
     @property
     def has_tree(self) -> bool:
@@ -228,7 +229,8 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
     return ScheduleSummary(key, schedule.id, schedule.function, "ok", diagnostics=diagnostics,
                            cases=cases, uncovered=uncovered, coverage=tree.coverage.status,
                            profiles=infos, tree_text="\n".join(tree_text(tree)),
-                           tree_dot=tree_dot(tree, schedule.id), seconds=seconds)
+                           tree_dot=tree_dot(tree, schedule.id), seconds=seconds,
+                           not_applied=tuple(result.not_applied))
 
 
 def failure(key: str, schedule_id: str, function: str, keyword: Range, status: str,

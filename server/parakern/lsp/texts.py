@@ -119,7 +119,14 @@ def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token:
     if summary.uncovered:
         parts.append("**No kernel fits** where " + "; ".join(
             f"{text} ({counter})" for text, counter in summary.uncovered))
+    if summary.not_applied:
+        parts.append(not_applied_markdown(summary))
     return "\n\n".join(parts)
+
+
+def not_applied_markdown(summary: ScheduleSummary) -> str:
+    """Why some strategies never appear in the cases: what the user would change."""
+    return "**Not applied**\n\n" + "\n".join(f"- {code} {_cell(why)}" for code, why in summary.not_applied)
 
 
 def tree_markdown(view_id: str, summary: ScheduleSummary) -> str:
@@ -128,5 +135,7 @@ def tree_markdown(view_id: str, summary: ScheduleSummary) -> str:
     parts = [f"# Case tree of `{view_id}`", cases_table(summary)]
     if summary.profiles:
         parts.append("## Known GPUs\n\n" + "\n".join(profile_lines(summary)))
+    if summary.not_applied:
+        parts.append(not_applied_markdown(summary))
     parts.append("## Tree\n\n```text\n" + summary.tree_text + "\n```")
     return "\n\n".join(parts) + "\n"

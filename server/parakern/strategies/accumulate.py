@@ -48,6 +48,10 @@ class RegisterAccumulators(Strategy):
         schedule = accumulate(kernel.schedule)
         return None if schedule is None else {"schedule": schedule}
 
+    def why_not(self, kernel: Kernel) -> str:
+        return ("register accumulators: no array element is read and written at one index on every "
+                "iteration of a serial loop (or the loops around it could not be interchanged)")
+
     @classmethod
     def comment_words(cls, kernel: Kernel, cap: "int | None") -> "str | None":
         if cls.code not in kernel.decisions:

@@ -48,6 +48,15 @@ class Strategy(ABC):
     def changes(self, kernel: Kernel) -> "dict | None":
         """The Kernel fields of the new variant (`schedule`, `cached`, `ir_level`, ...), or None."""
 
+    def explain(self, kernel: Kernel) -> str:
+        """Why the strategy does not apply to `kernel`, for the user ('' where it applies):
+        what in the schedule stops it, so the user knows what to change."""
+        return "" if self.changes(kernel) is not None else self.why_not(kernel)
+
+    def why_not(self, kernel: Kernel) -> str:
+        """The reason `changes` found nothing to do; strategies say more where they can."""
+        return f"{self.name}: nothing in this schedule it applies to"
+
     @classmethod
     def trail(cls, kernel: Kernel) -> tuple[str, ...]:
         """This strategy's part of the variant's trail: `code` where it was applied, else `keep_code`."""

@@ -23,6 +23,11 @@ class DropCache(Strategy):
     def changes(self, kernel: Kernel) -> "dict | None":
         return {"cached": ()} if kernel.cached else None
 
+    def why_not(self, kernel: Kernel) -> str:
+        if kernel.schedule.cache:
+            return "shared memory: no array of cache(...) can be staged (see the warnings on cache)"
+        return "shared memory: no cache(...) on this meta_schedule, every array is read from global memory"
+
     @classmethod
     def trail(cls, kernel: Kernel) -> tuple[str, ...]:
         # A schedule without cache(...) has no shared memory to keep: (4b) as if dropped.

@@ -64,6 +64,9 @@ class CommonSubexpressions(Strategy):
                 return {"schedule": new, "cse_level": level}
         return None
 
+    def why_not(self, kernel: Kernel) -> str:
+        return "common subexpressions: no index subexpression is computed twice"
+
     @classmethod
     def trail(cls, kernel: Kernel) -> tuple[str, ...]:
         return tuple(d for d in kernel.decisions if d == cls.code)   # once per level applied

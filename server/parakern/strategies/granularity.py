@@ -48,6 +48,9 @@ class ReduceGranularity(Strategy):
         schedule = split_serial_loop(kernel.schedule) or split_copies(kernel.schedule)
         return None if schedule is None else {"schedule": schedule}
 
+    def why_not(self, kernel: Kernel) -> str:
+        return "granularity not reduced: " + _serial_loop_refusal(kernel.schedule)
+
     @classmethod
     def comment_words(cls, kernel: Kernel, cap: "int | None") -> str:
         return "granularity reduced" if cls.code in kernel.decisions else "granularity as written"
@@ -55,21 +58,44 @@ class ReduceGranularity(Strategy):
 
 # ------------------------------------------------------------------ (a) serial loop
 
-def split_serial_loop(schedule: Schedule) -> "Schedule | None":
-    """(a): the per-thread serial loop as a new grid level, or None where it does not apply."""
+def _serial_loop_refusal(schedule: Schedule) -> str:
+    """Why (a) does not apply ('' where it does), in the user's terms: what to change."""
     found = _top_loop(schedule)
     if found is None:
-        return None
-    prefix, loop = found
+        inner = next((n for n in syntax.walk(schedule.body) if isinstance(n, syntax.Loop) and not n.parallel), None)
+        if inner is None:
+            return "each thread runs no serial loop, nor repeated statements, to spread over the grid"
+        if iterations_independent(schedule, inner.var) == "refuted":
+            return _shared_data(inner.var)
+        return (f"loop {inner.var} is not the whole of each thread's work (only declarations that do not "
+                "read it may come before it, nothing after it), so its iterations cannot become threads")
+    _, loop = found
     params = {p.name for p in schedule.params} | {d.name for d in schedule.derived}
     bounds = [syntax.to_sympy(b) for b in (loop.lo, loop.hi, loop.step)]
     if any(b is None or not {s.name for s in b.free_symbols} <= params for b in bounds):
-        return None  # the trip count must be known at launch
+        return f"the trip count of loop {loop.var} is not fixed at launch (its bounds must read parameters only)"
     step = bounds[2]
     if not (step.is_Integer and step >= 1):
-        return None
-    if iterations_independent(schedule, loop.var) != "proved":
+        return f"the step of loop {loop.var} is not a positive constant"
+    verdict = iterations_independent(schedule, loop.var)
+    if verdict == "refuted":
+        return _shared_data(loop.var)
+    if verdict != "proved":
+        return f"the independence of the iterations of loop {loop.var} could not be proved"
+    return ""
+
+
+def _shared_data(var: str) -> str:
+    return (f"iterations of loop {var} share data (a reduction into a local or an accumulator, or an "
+            "element that several iterations write): they cannot run as different threads")
+
+
+def split_serial_loop(schedule: Schedule) -> "Schedule | None":
+    """(a): the per-thread serial loop as a new grid level, or None where it does not apply."""
+    if _serial_loop_refusal(schedule):
         return None  # a reduction (matvec's j), a shared element (matmul's z), or not proved
+    prefix, loop = _top_loop(schedule)
+    step = syntax.to_sympy(loop.step)
     taken = used_names(schedule)
     decls: list = []
     if step == 1:
