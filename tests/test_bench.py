@@ -54,14 +54,16 @@ def test_jacobi_plan_h100(jacobi):
 def test_jacobi_plan_cases_by_machine(jacobi):
     _, result = jacobi
     data, sweep = {"N": [1026]}, {"B": [8], "s": [1, 2, 4]}
-    small_z = planning.make_plan(result, data, sweep, {"R": 255, "Z": 100, "T": 1024, "regs_per_block": 65536})
+    small_z = planning.make_plan(result, data, sweep, {"R_B": 65536, "Z": 100, "T": 1024})
     assert [p.case for p in small_z.points] == [1, 2, 2]           # 8Bs+8 > Z: stage a slice only
-    tiny_z = planning.make_plan(result, data, sweep, {"R": 255, "Z": 50, "T": 1024, "regs_per_block": 65536})
+    tiny_z = planning.make_plan(result, data, sweep, {"R_B": 65536, "Z": 50, "T": 1024})
     assert [p.case for p in tiny_z.points] == [3, 3, 3]             # nothing staged
-    few_regs = planning.make_plan(result, data, sweep, {"R": 19, "Z": 100, "T": 1024, "regs_per_block": 65536})
-    assert few_regs.points[0].case == 4
-    assert few_regs.points[1].skipped and "no case can run" in few_regs.points[1].reason
-    few_threads = planning.make_plan(result, data, sweep, {"R": 255, "Z": 1 << 16, "T": 4})
+    # 20 registers a thread take 3072 per 128 threads, 14 take 2048: only case 3's kernel fits
+    few_regs = planning.make_plan(result, data, sweep, {"R_B": 2048, "Z": 100, "T": 1024})
+    assert [p.case for p in few_regs.points] == [3, 3, 3]            # picked by the second pass, by the fit
+    none_fits = planning.make_plan(result, data, sweep, {"R_B": 1024, "Z": 100, "T": 1024})
+    assert none_fits.points[0].skipped and "take 2048 > 1024 per block" in none_fits.points[0].reason
+    few_threads = planning.make_plan(result, data, sweep, {"R_B": 65536, "Z": 1 << 16, "T": 4})
     assert all(p.skipped and "8 threads > 4 per block" in p.reason and "every case" in p.reason
                for p in few_threads.points)   # the limit itself, not the first constraint that fails
 
@@ -82,7 +84,7 @@ def test_matadd_plan_h100(matadd):
 
 
 def test_every_case_plans_the_kernels_the_device_can_run(jacobi):
-    """On an H100 only case 1 (and 4) hold for Jacobi, yet every kernel fits: --every-case times
+    """On an H100 only case 1 holds for Jacobi, yet every kernel fits: --every-case times
     them all; a kernel whose own shared memory or threads exceed the device is still left out."""
     _, result = jacobi
     h100 = planning.profile_machine("h100")
@@ -90,12 +92,11 @@ def test_every_case_plans_the_kernels_the_device_can_run(jacobi):
     only = planning.make_plan(result, data, sweep, h100)
     every = planning.make_plan(result, data, sweep, h100, every_case=True)
     assert only.points[0].runs == only.points[0].holds == (1,)
-    assert every.points[0].case == 1 and every.points[0].runs == (1, 2, 3, 4)
-    assert set(dict(every.points[0].launches)) == {1, 2, 3, 4}
-    assert "machine constraints dropped: 2, 3, 4" in planning.plan_text(every)
+    assert every.points[0].case == 1 and every.points[0].runs == (1, 2, 3)
+    assert set(dict(every.points[0].launches)) == {1, 2, 3}
+    assert "machine constraints dropped: 2, 3" in planning.plan_text(every)
     # case 1 stages 8*B*s + 8 bytes; with Z = 100 at B = 8, s = 2 (136 bytes) it cannot run at all
-    small = planning.make_plan(result, data, sweep, {"R": 255, "Z": 100, "T": 1024, "regs_per_block": 65536},
-                               every_case=True)
+    small = planning.make_plan(result, data, sweep, {"R_B": 65536, "Z": 100, "T": 1024}, every_case=True)
     assert small.points[0].case == 2 and 1 not in small.points[0].runs and 3 in small.points[0].runs
 
 

@@ -42,11 +42,12 @@ def test_json_document_follows_the_contract(capsys):
         assert case["constraints"] and case["decisions"] and case["verified"]
         assert set(case["counters"]) == {"registers", "shared_bytes", "threads"}
         assert isinstance(case["counters"]["registers"], int)
-        assert {"R", "Z", "T"} <= set(case["witness"])
+        assert {"R_B", "Z", "T"} <= set(case["witness"])
+        assert case["needs"] and isinstance(case["profiles"], list) and case["theoretical"] == (not case["profiles"])
         assert case["kernel"].count("__global__ void jacobi1d_0_case") == 1
         assert "<<<" in case["launch"] and "dim3 block(" in case["launch"]
     assert s["coverage"]["proven"] is True
-    assert all("T < B" in u or "R <" in u or "Z <" in u for u in s["coverage"]["uncovered"])
+    assert all("T < B" in u or "R_B <" in u or "Z <" in u or "65536 <= s" in u for u in s["coverage"]["uncovered"])
 
 
 def test_errors_are_diagnostics_with_exit_zero(capsys):

@@ -27,7 +27,7 @@ from parakern.codegen.cprint import CodegenError, CPrinter, relation_c, sym_c
 from parakern.diagnostics import Span
 from parakern.analysis import staging
 from parakern.pipeline import analyze
-from parakern.symbols import R, T, Z, sym
+from parakern.symbols import R_B, T, Z, sym
 
 GOLDEN = ROOT / "tests" / "golden"
 NVCC = shutil.which("nvcc")
@@ -159,9 +159,10 @@ def test_kernel_arguments_and_thread_mapping():
            "                               const int *__restrict__ b, int N, int B0, int B1)" in text
     assert "const int v = blockIdx.y;" in text and "const int q = threadIdx.x;" in text
     assert "c[(long long)i * N + j] = a[(long long)i * N + j] + b[(long long)i * N + j];" in text
-    # granularity reduction: the new outermost grid level
-    assert "const int h = blockIdx.z;" in text
     assert "int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b);" in text
+    # granularity reduction, where the tree has it: the new outermost grid level
+    transpose = emit_file(analysis("transpose"))
+    assert "const int k = blockIdx.z;" in transpose
 
 
 def test_matmul_between_loop_wraps_the_body():
@@ -210,11 +211,12 @@ def test_staging_between_loops_matmul_cached():
 
 
 def test_ir_levels_carried_into_the_source():
-    t = tree("jacobi1d")
-    level0, level2 = t.cases[0], t.cases[3]
-    assert level0.kernel.ir_level == 0 and level2.kernel.ir_level == 2
+    t = tree("matmul")
+    level0 = t.cases[0]
+    reduced = next(c for c in t.cases if c.kernel.ir_level >= 1)
+    assert level0.kernel.ir_level == 0
     assert "#pragma unroll" not in kernel_source(level0, 1)
-    k2 = kernel_source(level2, 4)
+    k2 = kernel_source(reduced, t.cases.index(reduced) + 1)
     assert k2.count("#pragma unroll 1") == k2.count("for (") > 0
     assert all(line.strip() == "#pragma unroll 1" for a, line in zip(k2.split("\n")[1:], k2.split("\n"))
                if a.strip().startswith("for ("))
@@ -275,9 +277,9 @@ def test_jacobi_launch_dims_and_shared_bytes():
             assert sympy.expand(c_value(shared.group(1)) - case.counter("shared_memory")) == 0
             assert "cudaFuncSetAttribute(jacobi1d_0_case" in helper
         relations = case.constraints.relations
-        loose = relation_c([r for r in relations if R not in r.free_symbols]) or "true"
-        assert f"if (!(by_fit ? ({loose}) : ({relation_c(relations)})))" in helper
-        assert "attr.numRegs > R" in helper and "threads > T" in helper
+        assert f"if (!by_fit && !({relation_c(relations)}))" in helper   # the second pass tests the fit alone
+        assert "1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B" in helper
+        assert "threads > T" in helper
     expected = {sympy.expand(8 * B * s + 8), sympy.expand(8 * B + 8), 0}
     assert {sympy.expand(sympy.sympify(launch_of(c).shared_bytes)) for c in t.cases} == expected
 
@@ -287,27 +289,28 @@ def test_dispatcher_contract_text():
     disp = text[text.index("int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)\n{"):]
     assert "cudaGetDevice(&device)" in disp and "cudaGetDeviceProperties(&prop, device)" in disp
     assert "static cudaDeviceProp prop;" in disp
-    assert disp.index("jacobi1d_0_try_case1(") < disp.index("jacobi1d_0_try_case4(")
+    assert disp.index("jacobi1d_0_try_case1(") < disp.index("jacobi1d_0_try_case3(")
     assert disp.rstrip().endswith("return PARAKERN_NO_CASE_FITS;\n}")
-    assert "R < 18   (registers)" in disp
+    assert "R_B < 2048*((B + 127)/128)   (registers)" in disp
     helper = text[text.index("static int jacobi1d_0_try_case1("):]
     assert "bool by_fit, long long N, long long s," in helper  # 64-bit constraint arithmetic
-    assert "const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;" in helper
+    assert "const long long R_B = prop.regsPerBlock;" in helper
     assert "const long long Z = (long long)prop.sharedMemPerBlockOptin;" in helper
     assert "const long long T = prop.maxThreadsPerBlock;" in helper
     assert "return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;" in helper
     # the second pass, by the real fit, after the first in the same order
     first = disp.index("jacobi1d_0_try_case1(prop, attrs[0], raised[0], false,")
     second = disp.index("jacobi1d_0_try_case1(prop, attrs[0], raised[0], true,")
-    assert first < disp.index("jacobi1d_0_try_case4(prop, attrs[3], raised[3], false,") < second
+    assert first < disp.index("jacobi1d_0_try_case3(prop, attrs[2], raised[2], false,") < second
 
 
 @pytest.mark.skipif(GXX is None, reason="g++ is not on PATH")
 def test_dispatcher_falls_back_on_the_real_fit(tmp_path):
-    """matmul's case 1 (48 <= R, counted 48 registers) compiled by nvcc into a kernel needing 60, on a
-    device giving R = 50 per thread at this block size: no other case's region (R < 48) contains
-    R = 50, so without the second pass nothing would run. The dispatcher launches case 2, whose
-    real kernel fits (40), and the product is right; with every case needing 60, nothing fits."""
+    """matmul's case 1 (counted 48 registers: 6144 per 128 threads <= R_B) compiled by nvcc into a
+    kernel needing 60 (8192), on a device with R_B = 7000: no other case's region (R_B < 6144)
+    contains it, so without the second pass nothing would run. The dispatcher launches case 2,
+    whose real kernel fits (40 registers: 5120), and the product is right; with every case
+    needing 60, nothing fits."""
     from parakern.verify.build import HEADER
     text = emit_file(analysis("matmul"))
     n, b0, ub1, s = 8, 4, 4, 2            # 16 threads per block
@@ -316,7 +319,7 @@ def test_dispatcher_falls_back_on_the_real_fit(tmp_path):
 int main() {{
     static float a[{n * n}], b[{n * n}], c[{n * n}];
     for (int i = 0; i < {n * n}; i++) {{ a[i] = (float)(i % 7); b[i] = (float)(i % 5); c[i] = 0.0f; }}
-    parakern_cpu_set_device(50 * 16, 48 * 1024, 1024);
+    parakern_cpu_set_device(7000, 48 * 1024, 1024);
     parakern_cpu_set_registers((const void *)matmul_0_case1, 60);
     parakern_cpu_set_registers((const void *)matmul_0_case2, 40);
     int r = matmul_0_dispatch({n}, {b0}, {ub1}, {s}, c, a, b);
@@ -335,7 +338,7 @@ int main() {{
 }}
 """
     cases = len(tree("matmul").cases)
-    assert "48 <= R" in str(tree("matmul").cases[0].constraints) and cases > 2
+    assert "6144*((B0*ub1 + 127)/128) <= R_B" in str(tree("matmul").cases[0].constraints) and cases > 2
     main = main.replace("{too_many}", "\n".join(
         f"    parakern_cpu_set_registers((const void *)matmul_0_case{k}, 60);" for k in range(1, cases + 1)))
     source = tmp_path / "fallback.cpp"
@@ -428,8 +431,8 @@ def test_sympy_to_c_integer_semantics():
     assert sym_c(sympy.Mod(t, 2)) == "t % 2"
     assert sym_c(sympy.Ne(sympy.Mod(t, 2), 0)) == "t % 2 != 0"
     assert sym_c(sympy.ceiling(N / B)) == "(B + N - 1)/B"
-    assert relation_c([sympy.Le(20, R), sympy.Le(8 * B * s + 8, Z), sympy.Le(B, T)]) == \
-        "20 <= R && 8*B*s + 8 <= Z && B <= T"
+    assert relation_c([sympy.Le(3072, R_B), sympy.Le(8 * B * s + 8, Z), sympy.Le(B, T)]) == \
+        "3072 <= R_B && 8*B*s + 8 <= Z && B <= T"
     for not_integer in (N / 2, (N + 1) / 2, sympy.Rational(1, 3) * B * s):
         with pytest.raises(CodegenError):
             sym_c(not_integer)
@@ -546,11 +549,11 @@ POINTER_SIZES = {"matvec": {"A": "m*n", "x": "n", "y": "m"}, "saxpy": {"x": "n",
 
 
 def _machine(case, values, threads):
-    """R, Z, T that satisfy the case's constraints at these parameter values."""
-    relations = [sympy.sympify(r).subs(values) for r in case.constraints.relations]
-    for r, z, t in itertools.product(list(range(1, 64)) + [255], [0, 8, 16, 24, 40, 64, 100, 200, 400, 1 << 20],
-                                     [threads, 1024]):
-        if all(bool(x.subs({R: r, Z: z, T: t})) for x in relations):
+    """R_B, Z, T that satisfy the case's constraints and needs at these parameter values."""
+    relations = [sympy.sympify(r).subs(values) for r in case.constraints.relations + case.needs.relations]
+    for r, z, t in itertools.product([1024 * k for k in range(1, 9)] + [65536],
+                                     [0, 8, 16, 24, 40, 64, 100, 200, 400, 1 << 20], [threads, 1024]):
+        if all(bool(x.subs({R_B: r, Z: z, T: t})) for x in relations):
             return r, z, t
     return None
 
@@ -587,7 +590,7 @@ def test_cuda_agrees_with_the_ir_on_the_cpu(tmp_path, name):
             for a in s.arrays:
                 main_lines.append(f"    static {a.ctype} {a.name}[] = {{{', '.join(map(str, init[a.name]))}}};")
             main_lines.append(f"    emu_prop.maxThreadsPerBlock = {t}; emu_prop.sharedMemPerBlockOptin = {z};"
-                              f" emu_prop.regsPerBlock = {r * threads};")
+                              f" emu_prop.regsPerBlock = {r};")
             call = ["emu_prop", "emu_attr", "emu_raised", "false"] + [repr(params[p.name]) for p in s.params] \
                 + [a.name for a in s.arrays]
             main_lines.append(f"    cudaFuncAttributes emu_attr; bool emu_raised = false;"

@@ -47,14 +47,14 @@ def test_capability_limits_are_not_repeated_per_gpu():
 
 
 def test_machine_values():
-    assert machine_values(PROFILES["h100"]) == {"R": 255, "Z": 232448, "T": 1024}
-    assert machine_values(PROFILES["a100"]) == {"R": 255, "Z": 166912, "T": 1024}
-    assert machine_values(PROFILES["v100"]) == {"R": 255, "Z": 98304, "T": 1024}
-    assert machine_values(PROFILES["t4"]) == {"R": 255, "Z": 65536, "T": 1024}
+    assert machine_values(PROFILES["h100"]) == {"R_B": 65536, "Z": 232448, "T": 1024}
+    assert machine_values(PROFILES["a100"]) == {"R_B": 65536, "Z": 166912, "T": 1024}
+    assert machine_values(PROFILES["v100"]) == {"R_B": 65536, "Z": 98304, "T": 1024}
+    assert machine_values(PROFILES["t4"]) == {"R_B": 65536, "Z": 65536, "T": 1024}
     assert machine_values(PROFILES["l4"])["Z"] == 101376
     for p in PROFILES.values():
         values = machine_values(p)
-        assert set(values) == {"R", "Z", "T"}
+        assert set(values) == {"R_B", "Z", "T"}
         assert all(isinstance(v, int) for v in values.values())
 
 

@@ -35,11 +35,12 @@ def test_neovim_shows_the_cases_and_lenses_of_a_sample(tmp_path):
     received = run_nvim(path, tmp_path)
     diagnostics = all_diagnostics(received, path)
     cases = [d for d in diagnostics if d["message"].startswith("case ")]
-    assert len(cases) == 2 and all(d["severity"] == 3 and d["source"] == "parakern" for d in cases)
+    # one case: 12 and 16 registers a thread take the same registers per block
+    assert len(cases) == 1 and all(d["severity"] == 3 and d["source"] == "parakern" for d in cases)
     # On the meta_schedule keyword (line 10, 0-based 9, columns 4..17).
     assert all(d["range"]["start"] == {"line": 9, "character": 4} for d in cases)
     titles = [lens["command"]["title"] for lens in received["lenses"] if lens.get("command")]
-    assert any(t.startswith("2 cases") for t in titles), titles
+    assert any(t.startswith("1 case on h100, a100, t4") for t in titles), titles
     assert "Insert dispatcher" in titles and "Bench" in titles
 
 

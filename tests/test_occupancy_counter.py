@@ -19,7 +19,7 @@ def kernel(name):
 
 def test_default_counters_and_their_symbols():
     names = [(c.name, str(c.symbol), c.kind) for c in default_counters("sm_80", get_profile("h100"))]
-    assert names == [("registers", "R", "resource"), ("shared_memory", "Z", "resource"),
+    assert names == [("registers", "R_B", "resource"), ("shared_memory", "Z", "resource"),
                      ("threads", "T", "resource"), ("occupancy", "P_occ", "performance")]
     assert len(default_counters()) == 3
 

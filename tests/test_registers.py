@@ -12,7 +12,7 @@ from parakern.counters.registers import (MIN_CAP, PTXAS_BASELINE, PtxasError, Re
 from parakern.frontend import analyze_file, analyze_source
 from parakern.ir import LEVELS, kernel_ptx
 from parakern.kernel import Kernel
-from parakern.symbols import R
+from parakern.symbols import R_B
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "samples").glob("*.c"))
@@ -37,7 +37,7 @@ def kernel_of(path: Path, level: int = 0, cached: "tuple[str, ...] | None" = Non
 
 def test_counter_identity():
     counter = RegisterCounter()
-    assert (counter.name, counter.symbol, counter.unit, counter.kind) == ("registers", R, "registers", "resource")
+    assert (counter.name, counter.symbol, counter.unit, counter.kind) == ("registers", R_B, "registers", "resource")
 
 
 @needs_ptxas

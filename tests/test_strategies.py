@@ -37,7 +37,7 @@ from parakern.symbols import sym
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ("jacobi1d", "matadd", "matmul", "matvec", "polydiv", "saxpy", "stencil2d", "transpose")
-COUNTER_NAMES = {"registers", "shared_memory", "threads", "occupancy"}
+COUNTER_NAMES = {"registers", "shared_memory", "threads", "occupancy", "staging"}
 
 
 @functools.lru_cache(maxsize=None)

@@ -78,7 +78,7 @@ def test_missing_barrier_and_mislabelled_case_are_caught():
     assert first["array"] == "a" and first["expected"] != first["got"]
     assert not cases[3].ok and cases[3].chosen == 0
     assert all(not p.right_case and set(p.chosen) == {2} for p in cases[3].points)
-    assert cases[2].ok and cases[4].ok
+    assert cases[2].ok and set(cases) == {1, 2, 3}
 
 
 def test_wrong_index_is_caught_in_that_case_only():
@@ -88,7 +88,7 @@ def test_wrong_index_is_caught_in_that_case_only():
     result = verify_file(ROOT / "samples" / "stencil2d.c", points=3, transform_cu=break_it)
     cases = {c.index: c for c in result.schedules[0].cases}
     assert cases[2].mismatches >= 1 and not cases[2].ok
-    assert cases[1].ok and cases[3].ok
+    assert cases[1].ok and set(cases) == {1, 2}
     assert "mismatch out[" in text(result)
 
 
@@ -112,23 +112,23 @@ def jacobi():
         yield session
 
 
-@pytest.mark.parametrize("R, Z, T, case", [
-    (32, 4096, 64, 1),     # everything fits: staged, granularity kept
-    (32, 100, 64, 2),      # 8*B + 8 <= Z < 8*B*s + 8: granularity reduced
-    (32, 16, 64, 3),       # Z < 8*B + 8: no shared memory
-    (19, 4096, 64, 4),     # 18 <= R < 20: the register-pressure variant
+@pytest.mark.parametrize("R_B, Z, T, case", [
+    (65536, 4096, 64, 1),  # everything fits: staged, granularity kept
+    (65536, 100, 64, 2),   # 8*B + 8 <= Z < 8*B*s + 8: granularity reduced
+    (65536, 16, 64, 3),    # Z < 8*B + 8: no shared memory
+    (2048, 4096, 64, 3),   # 2048 <= R_B < 3072: only case 3's 14 registers a thread fit
 ])
-def test_dispatcher_picks_the_case_of_the_device(jacobi, R, Z, T, case):
+def test_dispatcher_picks_the_case_of_the_device(jacobi, R_B, Z, T, case):
     values = {"N": 50, "s": 4, "B": 4}          # 8*B*s + 8 = 136, 8*B + 8 = 40
-    point = jacobi.run("jacobi1d:0", values, device(R, Z, T, threads=4))
+    point = jacobi.run("jacobi1d:0", values, device(R_B, Z, T))
     assert point.expected == case
     assert point.chosen == (case,) * 3          # T = 3 time steps: three launches
     assert point.ok, (point.error, point.mismatches)
 
 
-@pytest.mark.parametrize("R, T", [(10, 64), (32, 2)])
-def test_dispatcher_says_when_no_case_fits(jacobi, R, T):
-    point = jacobi.run("jacobi1d:0", {"N": 50, "s": 4, "B": 4}, device(R, 4096, T, threads=4))
+@pytest.mark.parametrize("R_B, T", [(1024, 64), (65536, 2)])
+def test_dispatcher_says_when_no_case_fits(jacobi, R_B, T):
+    point = jacobi.run("jacobi1d:0", {"N": 50, "s": 4, "B": 4}, device(R_B, 4096, T))
     assert point.expected == 0
     assert point.chosen == (-1,) * 3 and point.right_case
     assert "no case that fits" in point.error

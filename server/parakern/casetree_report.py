@@ -26,10 +26,13 @@ def _witness(witness: "dict | None") -> dict:
     return {k: (v if isinstance(v, (int, float)) else str(v)) for k, v in sorted(witness.items())}
 
 
-def case_json(case: Case, k: int = 0, cases: int = 0) -> dict:
+def case_json(case: Case, k: int = 0, cases: int = 0, profiles: tuple = ()) -> dict:
     return {
         "constraints": [to_text(r) for r in case.constraints.relations],
         "constraints_c": [to_c(r) for r in case.constraints.relations],
+        "needs": [to_text(r) for r in case.needs.relations],
+        "profiles": list(profiles),
+        "theoretical": not profiles,
         "decisions": list(case.decisions),
         "counters": {_JSON_NAMES.get(name, name): _value(v) for name, v in case.counters},
         "witness": _witness(case.witness),
@@ -54,9 +57,16 @@ def region_text(system: cs.System) -> str:
     return " & ".join(to_text(r) for r in system.relations) or "True"
 
 
+def reachability(tree: CaseTree) -> dict:
+    """case number -> the GPU profiles (devices.py) on which the dispatcher can pick it."""
+    from parakern.dispatch import reachable
+    return dict(reachable(tree))
+
+
 def tree_json(tree: CaseTree) -> dict:
+    on = reachability(tree)
     return {
-        "cases": [case_json(c, k, len(tree.cases)) for k, c in enumerate(tree.cases, 1)],
+        "cases": [case_json(c, k, len(tree.cases), on[k]) for k, c in enumerate(tree.cases, 1)],
         "coverage": {"proven": tree.coverage.status == "proved", "status": tree.coverage.status,
                      "uncovered": [region_text(u.constraints) for u in tree.uncovered]},
         "tree": {"height": tree.height, "lemma1_bound": tree.bound, "pruned": tree.pruned,
@@ -67,6 +77,7 @@ def tree_json(tree: CaseTree) -> dict:
 def tree_text(tree: CaseTree) -> list[str]:
     lines = []
     n = len(tree.cases)
+    on = reachability(tree)
     for k, case in enumerate(tree.cases, 1):
         relations = " ∧ ".join(to_math(r) for r in case.constraints.relations) or "always"
         lines.append(f"  case {k}/{n}: {relations}")
@@ -77,6 +88,10 @@ def tree_text(tree: CaseTree) -> list[str]:
         if "occupancy" in values:
             shown.append("occupancy " + _short(values["occupancy"]))
         lines.append(f"      {' '.join(case.decisions)}   " + " · ".join(shown))
+        needs = " ∧ ".join(to_math(r) for r in case.needs.relations) or "nothing"
+        lines.append(f"      its kernel runs where {needs}")
+        lines.append("      picked on " + ", ".join(on[k]) if on[k] else
+                     "      theoretical: no known GPU picks it (devices: " + ", ".join(_profile_keys()) + ")")
         if case.witness:
             witness = ", ".join(f"{k}={v}" for k, v in _witness(case.witness).items())
             lines.append(f"      witness: {witness}" + ("" if case.verified else "   (consistency unproved)"))
@@ -88,6 +103,11 @@ def tree_text(tree: CaseTree) -> list[str]:
     lines.append(f"  {status}; tree height {tree.height} (bound {tree.bound}), "
                  f"{tree.pruned} inconsistent branches pruned, {tree.seconds:.2f} s")
     return lines
+
+
+def _profile_keys() -> list:
+    from parakern.devices import PROFILES
+    return sorted(PROFILES)
 
 
 def _bytes(value) -> str:

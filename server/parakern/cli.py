@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from parakern import report
-from parakern.devices import PROFILES
+from parakern.devices import DEFAULT_PROFILES, PROFILES
 from parakern.targets import add_target_argument
 
 
@@ -29,6 +29,7 @@ def _parser() -> argparse.ArgumentParser:
     opt.add_argument("--occupancy", metavar="DEVICE", choices=sorted(PROFILES),
                      help="also branch on occupancy (P_occ) computed for this GPU "
                           f"({', '.join(sorted(PROFILES))})")
+    _add_staging_argument(opt)
     from parakern.verify.command import add_parser as add_verify
     add_verify(sub)
     from parakern.lsp.command import add_parser as add_serve
@@ -39,7 +40,24 @@ def _parser() -> argparse.ArgumentParser:
     emit.add_argument("file", help="C source with meta_schedule / meta_for constructs")
     emit.add_argument("-o", "--output", metavar="OUT", help="write the .cu here (default: standard output)")
     add_target_argument(emit)
+    _add_staging_argument(emit)
     return parser
+
+
+def _profile_list(text: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in PROFILES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown GPU profile {', '.join(unknown) or repr(text)}; known: {', '.join(sorted(PROFILES))}")
+    return names
+
+
+def _add_staging_argument(parser) -> None:
+    parser.add_argument("--staging", metavar="GPU,GPU", type=_profile_list, default=(),
+                        help="judge staging's cost in occupancy on these GPUs: where shared memory "
+                             "halves the resident blocks on one of them, the tree offers the variant "
+                             f"without it there (e.g. {','.join(DEFAULT_PROFILES)}; trees take longer)")
 
 
 def main(argv: "list[str] | None" = None) -> int:
@@ -81,7 +99,8 @@ def _optimize(args) -> int:
     if source is None:
         return 2
     from parakern.pipeline import Options, analyze
-    analysis = analyze(source, args.file, Options(target=args.target, occupancy=args.occupancy))
+    analysis = analyze(source, args.file, Options(target=args.target, occupancy=args.occupancy,
+                                                         staging=args.staging))
     if args.json or args.format == "json":
         print(json.dumps(report.document(analysis), indent=2, ensure_ascii=False))
     elif args.format == "dot":
@@ -98,7 +117,7 @@ def _emit(args) -> int:
         return 2
     from parakern.codegen import emit
     from parakern.pipeline import Options, analyze
-    analysis = analyze(source, args.file, Options(target=args.target))
+    analysis = analyze(source, args.file, Options(target=args.target, staging=args.staging))
     emitted = emit(analysis)
     for d in analysis.diagnostics + emitted.diagnostics:
         print(d.format(), file=sys.stderr)

@@ -12,12 +12,22 @@ counter c of γ, evaluates it to v and forks:
 
 (For a performance counter P_i is read as the occupancy the user asks for;
 the paper's literal `v <= P_i` accept branch would accept exactly the
-kernels that miss it.) A resource refuse branch with no strategy left is an
-*uncovered* region: no variant fits there and the dispatcher must say so. A
-performance refuse branch with no strategy left stays a case: the kernel
-runs, below the target.
+kernels that miss it.) A resource refuse branch with no strategy left is a *hole* of
+the tree: no case is preferred there. A performance refuse branch with no
+strategy left stays a case: the kernel runs, below the target.
 Systems that z3 proves inconsistent are dropped; `unknown` keeps the branch
 and marks it unverified.
+
+The tree is the order of preference (the dispatcher's first pass); what a leaf's
+own kernel needs of the machine (`Case.needs`: every resource's requirement within
+its machine parameter, and its meta_for extents within CUDA's launch limits) decides
+where it can run at all (the dispatcher's second pass; the first also tests them).
+So the *uncovered* regions, where the dispatcher must say that no kernel fits, are
+the points where no leaf's own kernel fits, computed from the needs, not the holes:
+a hole is often covered by a leaf that fits there. z3 proves that every point
+allowed by the facts is in a case, or fits some case's kernel, or is in an
+uncovered region. The facts include what holds on every device (T <= 1024) and in
+every C call (an int within int's range): limits.machine_facts.
 """
 from __future__ import annotations
 
@@ -29,8 +39,11 @@ import sympy
 
 from parakern import constraints as cs
 from parakern.kernel import Kernel
+from parakern.limits import launch_relations, machine_facts
 from parakern.model import Schedule
 from parakern.strategies.decisions import trail
+
+LAUNCH = "launch"   # what a hole or an uncovered region is labelled by when the launch limits fail
 
 
 @dataclass(frozen=True)
@@ -63,6 +76,8 @@ class Case:
     witness: "dict | None"
     verified: bool                     # z3 proved the system consistent
     path: tuple[Step, ...]
+    needs: cs.System = cs.System()     # what its own kernel asks of the machine: it runs where these hold
+    need_counters: tuple = ()          # the counter (or LAUNCH) of each relation of `needs`
 
     def counter(self, name: str):
         return dict(self.counters)[name]
@@ -70,24 +85,26 @@ class Case:
 
 @dataclass(frozen=True)
 class Uncovered:
-    """A refuse branch with no strategy left: no variant fits there."""
+    """A region of parameter and machine values: an uncovered one (no leaf's kernel fits
+    there) or a hole of the tree (a refuse branch with no strategy left: no case preferred)."""
     constraints: cs.System
-    counter: str
+    counter: str                       # the counters whose limits fail there, "registers, threads"
     verified: bool
-    path: tuple[Step, ...]
+    path: tuple[Step, ...] = ()        # holes only: the branch of the tree
 
 
 @dataclass(frozen=True)
 class CaseTree:
     schedule: Schedule
     cases: tuple[Case, ...]
-    uncovered: tuple[Uncovered, ...]
+    uncovered: tuple[Uncovered, ...]   # where no case's kernel fits: the dispatcher refuses
     coverage: "cs.Verdict"
     height: int
     bound: int                         # Lemma 1, corrected: (w + 1)(s + t) + w
     pruned: int                        # branches dropped as inconsistent
     optimal: tuple[tuple[str, bool], ...]   # Definition 2 (iv) per counter
     seconds: float
+    holes: tuple[Uncovered, ...] = ()  # refuse branches of the tree (the decision picture draws them)
 
 
 @dataclass
@@ -112,19 +129,22 @@ def comprehensive_optimization(kernel: Kernel, counters: Sequence, strategies: S
                                facts: tuple = ()) -> CaseTree:
     """Algorithm 1 from the initial quintuple of `kernel`."""
     start = time.perf_counter()
-    facts = tuple(facts) or tuple(f.relation for f in kernel.schedule.facts)
+    facts = (tuple(facts) or tuple(f.relation for f in kernel.schedule.facts)) + machine_facts(kernel.schedule)
     run = _Run(counters, facts)
     root = Quintuple(kernel, (), tuple(strategies), tuple(counters), cs.System((), facts))
     _algorithm(root, run, ())
     cases = tuple(run.cases)
-    uncovered = tuple(run.uncovered)
-    coverage = cs.covers(facts, [c.constraints for c in cases], [u.constraints for u in uncovered])
+    holes = tuple(run.uncovered)
+    uncovered = _no_fit(cases, facts)
+    # every point: preferred by a case, or fitting some case's kernel, or in no-fit region
+    coverage = cs.covers(facts, [c.constraints for c in cases] + [c.needs for c in cases],
+                         [u.constraints for u in uncovered])
     optimal = tuple((c.name, _optimal_somewhere(c, cases, strategies, run)) for c in counters)
     # Lemma 1 says w(s+t); a path has at most w refuse edges and at most s+t accept edges
     # between two of them, so (w+1)(s+t) + w is what the proof gives (w(s+t) fails for w = 0).
     bound = (len(strategies) + 1) * len(counters) + len(strategies)
     return CaseTree(kernel.schedule, cases, uncovered, coverage, run.height, bound, run.pruned,
-                    optimal, time.perf_counter() - start)
+                    optimal, time.perf_counter() - start, holes)
 
 
 def _algorithm(q: Quintuple, run: _Run, path: tuple) -> None:
@@ -143,7 +163,8 @@ def _optimize(q: Quintuple, run: _Run, path: tuple):
     value = run.value(counter, q.kernel)
     bound = counter.symbol
     if counter.kind == "resource":
-        accept, refuse = sympy.Le(value, bound), sympy.Lt(bound, value)
+        need = counter.requirement(q.kernel, value)
+        accept, refuse = sympy.Le(need, bound), sympy.Lt(bound, need)
     else:
         accept, refuse = sympy.Le(bound, value), sympy.Lt(value, bound)
     evaluated = q.evaluated + ((counter,) if counter not in q.evaluated else ())
@@ -197,8 +218,66 @@ def _alive(system: cs.System, run: _Run) -> bool:
 def _case(q: Quintuple, run: _Run, path: tuple) -> Case:
     verdict = cs.consistent(q.constraints)
     values = tuple((c.name, run.value(c, q.kernel)) for c in run.counters)
+    needs, labels = [], []
+    for c in run.counters:
+        if c.kind == "resource":
+            needs.append(sympy.Le(c.requirement(q.kernel, run.value(c, q.kernel)), c.symbol))
+            labels.append(c.name)
+    for relation in launch_relations(q.kernel.schedule):
+        needs.append(relation)
+        labels.append(LAUNCH)
+    # a need implied by the others and the facts says nothing (B0 <= 1024 beside B0*B1 <= T <= 1024)
+    simple = cs.simplify(cs.System(tuple(r for r in needs if r is not sympy.true), run.facts))
+    label = {cs.canonical(r): n for r, n in zip(needs, labels)}
+    kept = [(r, label.get(cs.canonical(r), LAUNCH)) for r in simple.relations]
     return Case(cs.simplify(q.constraints), q.kernel, trail(q.kernel), values, verdict.witness,
-                verdict.status == "sat", path)
+                verdict.status == "sat", path, cs.System(tuple(r for r, _ in kept), run.facts),
+                tuple(n for _, n in kept))
+
+
+def _no_fit(cases, facts) -> tuple[Uncovered, ...]:
+    """Where no case's own kernel fits: ∧_k ¬needs_k, in disjunctive form, each term a
+    conjunction of failed needs that z3 finds consistent with the facts, none implied by
+    another (subsumed terms dropped); labelled by the counters whose limits fail."""
+    terms: list = [()]                  # each: ((relation, counter), ...), the negated needs
+    for case in cases:
+        needs = [(cs.canonical(sympy.Not(r)), c) for r, c in zip(case.needs.relations, case.need_counters)]
+        if not needs:
+            return ()                   # a kernel that needs nothing fits everywhere
+        grown = []
+        for term in terms:
+            if any(need in term for need in needs):
+                grown.append(term)      # already outside this case's needs
+                continue
+            for need in needs:
+                candidate = term + (need,)
+                if cs.consistent(cs.System(tuple(r for r, _ in candidate), facts)).status != "unsat":
+                    grown.append(candidate)
+        terms = _most_general(grown)
+    systems = [(cs.System(tuple(r for r, _ in t), facts), t) for t in terms if t]
+    # a region inside another says nothing more (1025 <= B0 inside T < B0*B1 when T <= 1024)
+    kept = [(s, t) for i, (s, t) in enumerate(systems)
+            if not any(j != i and _inside(s, other, j < i) for j, (other, _) in enumerate(systems))]
+    out = []
+    for system, term in kept:
+        counters = ", ".join(dict.fromkeys(c for _, c in term))
+        out.append(Uncovered(cs.simplify(system), counters, cs.consistent(system).status == "sat"))
+    return tuple(out)
+
+
+def _inside(a: cs.System, b: cs.System, tie: bool) -> bool:
+    """a's region within b's (of two equal regions, the first one stays: `tie`)."""
+    if cs.implies(a, sympy.And(*b.relations)) != "proved":
+        return False
+    return tie or cs.implies(b, sympy.And(*a.relations)) != "proved"
+
+
+def _most_general(terms: list) -> list:
+    """Distinct terms, without those that contain another (a smaller conjunction covers them)."""
+    unique = list(dict.fromkeys(tuple(sorted(set(t), key=str)) for t in terms))
+    sets = [set(t) for t in unique]
+    return [t for i, t in enumerate(unique)
+            if not any(j != i and sets[j] < sets[i] for j in range(len(unique)))]
 
 
 def _optimal_somewhere(counter, cases, strategies, run: _Run) -> bool:
@@ -215,10 +294,16 @@ def _optimal_somewhere(counter, cases, strategies, run: _Run) -> bool:
         variants = [v for v in (s.apply(case.kernel) for s in sigma) if v is not None]
         candidates.append((len(variants), case, variants))
     for _, case, variants in sorted(candidates, key=lambda c: c[0]):
-        before = run.value(counter, case.kernel)
-        if not any(_improves(counter, before, run.value(counter, v)) for v in variants):
+        # what the machine sees: registers 16 -> 12 a thread is no gain where both take 2048 per 128 threads
+        before = _need(counter, case.kernel, run)
+        if not any(_improves(counter, before, _need(counter, v, run)) for v in variants):
             return True
     return False
+
+
+def _need(counter, kernel: Kernel, run: _Run):
+    value = run.value(counter, kernel)
+    return counter.requirement(kernel, value) if counter.kind == "resource" else value
 
 
 def _improves(counter, before, after) -> bool:
@@ -230,4 +315,9 @@ def _improves(counter, before, after) -> bool:
     if gain.is_number:
         return bool(gain > 0)
     positive = {s: sympy.Symbol(s.name, positive=True, integer=True) for s in gain.free_symbols}
-    return bool(gain.xreplace(positive).is_positive)
+    gain = gain.xreplace(positive)
+    if gain.is_positive:
+        return True
+    # c1·⌈x/128⌉ - c2·⌈x/128⌉ (registers per block): positive when c1 > c2, whatever x
+    factored = sympy.factor(gain)
+    return bool(factored.is_positive) if factored is not gain else False

@@ -193,6 +193,11 @@ PROFILES: dict[str, DeviceProfile] = {
 }
 
 
+# The GPUs a tree is described for unless the user configures others (the editor's
+# gpuProfiles, the CLI's --profiles): reachability and staging's cost are judged on them.
+DEFAULT_PROFILES: tuple[str, ...] = ("h100", "a100", "t4")
+
+
 def get_profile(name: str) -> DeviceProfile:
     """Profile by short name ("h100", "A100", ...), case-insensitive."""
     key = name.strip().lower()
@@ -204,14 +209,14 @@ def get_profile(name: str) -> DeviceProfile:
 
 
 def machine_values(profile: DeviceProfile) -> dict[str, int]:
-    """Values of the machine parameters R, Z, T on this GPU.
+    """Values of the machine parameters R_B (registers per block), Z, T on this GPU.
 
     Z is the opt-in per-block maximum, not the 48 KiB default: the generated
     dispatcher sets cudaFuncAttributeMaxDynamicSharedMemorySize before launch,
     so a case may use up to the opt-in limit of dynamic shared memory.
     """
     return {
-        "R": profile.max_registers_per_thread,
+        "R_B": profile.max_registers_per_block,
         "Z": profile.max_shared_memory_per_block,
         "T": profile.max_threads_per_block,
     }

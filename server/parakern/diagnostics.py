@@ -62,7 +62,7 @@ CODES = {
     "PK015": "serial loop not in canonical form",
     "PK016": "single meta_for level: one thread per block",
     "PK017": "write to a meta_for loop variable",
-    "PK018": "parameter named like a machine parameter (R, Z, T, P_occ)",
+    "PK018": "parameter named like a machine parameter (R_B, Z, T, P_occ)",
     "PK020": "iterations of a meta_for may access the same element, one writing",
     "PK021": "independence of meta_for iterations could not be proved",
     "PK030": "the kernel cannot be lowered to GPU code",

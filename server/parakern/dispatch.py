@@ -5,18 +5,18 @@ Every consumer uses it: the generated C dispatcher is printed from the descripti
 `choose`, the bench plans its sweep with it, the editor's hover shows which case runs on
 which GPU profile with `on_profile`.
 
-The rule. For case j of a launch, the machine values are those the dispatcher reads:
-T = maxThreadsPerBlock, Z = sharedMemPerBlockOptin and R_j = min(255, regsPerBlock /
-threads_j) (the registers a thread may have in a block of that size). The cases are
-tried in the tree's order, in one or two passes:
+The rule. The machine values are those the dispatcher reads: R_B = regsPerBlock,
+Z = sharedMemPerBlockOptin, T = maxThreadsPerBlock. The cases are tried in the tree's
+order, in two passes:
 
   1. the first case whose launch is within CUDA's limits (`LAUNCH_BOUNDS`), whose constraints
-     hold and whose compiled kernel fits (`fits`: registers <= R_j, shared bytes <= Z,
+     hold (the tree's order of preference) and whose compiled kernel fits (`fits`: its
+     registers per block as the hardware allocates them <= R_B, shared bytes <= Z,
      threads <= T);
-  2. when none, and some constraint reads R: the same with the constraints on R dropped.
-     They were derived from the IR's register count, which nvcc's kernel need not match:
-     where an earlier case's kernel needs more registers than counted, a later case whose
-     region is cut by that count still runs.
+  2. when none, the first case whose compiled kernel fits and launches, its constraints
+     aside: the tree's constraints were derived from the IR's register counts, which nvcc's
+     kernel need not match, and a hole of the tree is often where another leaf's kernel
+     fits (the tree's uncovered regions are where none does).
 
 The compiled register counts are cudaFuncGetAttributes' in the C; a Python caller may
 give them, otherwise the IR's counts of the cases are used. blockDim.x and .y need no
@@ -31,13 +31,13 @@ import sympy
 
 from parakern import constraints as cs
 from parakern.codegen.launch import Launch, definitions, launch_of
+from parakern.counters.registers import MAX_REGISTERS, registers_per_block
+from parakern.limits import BLOCK_LIMITS, GRID_LIMITS
 from parakern.printing import to_text
-from parakern.symbols import R, T, Z, sym
+from parakern.symbols import R_B, T, Z, sym
 
-MAX_REGISTERS = 255                      # the most registers a thread can address
-GRID_LIMITS = (2**31 - 1, 65535, 65535)  # gridDim x, y, z of every GPU since compute capability 3.0
-BLOCK_Z_LIMIT = 64                       # blockDim.z
-MACHINE_SYMBOLS = (R, Z, T)
+BLOCK_Z_LIMIT = BLOCK_LIMITS[2]          # blockDim.z (x and y: within T, which is at most 1024)
+MACHINE_SYMBOLS = (R_B, Z, T)
 FIRST_PASS, SECOND_PASS = "constraints", "fit"    # what each pass tests beside the fit
 
 
@@ -46,21 +46,14 @@ FIRST_PASS, SECOND_PASS = "constraints", "fit"    # what each pass tests beside 
 @dataclass(frozen=True)
 class Machine:
     """What the dispatcher reads of a device (cudaGetDeviceProperties)."""
-    regs_per_block: "int | None"         # regsPerBlock; None: unknown, R is max_registers for every case
+    regs_per_block: int                  # R_B = regsPerBlock
     Z: int                               # sharedMemPerBlockOptin, bytes
     T: int                               # maxThreadsPerBlock
-    max_registers: int = MAX_REGISTERS   # per thread
-
-    def registers(self, threads: int) -> int:
-        """R for a launch of `threads` threads per block."""
-        if self.regs_per_block is None:
-            return self.max_registers
-        return min(self.max_registers, self.regs_per_block // threads)
 
 
 @dataclass(frozen=True)
 class Pass:
-    by_fit: bool                         # the constraints on R dropped: nvcc's kernel's fit decides
+    by_fit: bool                         # the constraints aside: nvcc's kernel's fit decides
 
     @property
     def name(self) -> str:
@@ -86,8 +79,8 @@ LAUNCH_BOUNDS = tuple(Bound(f"grid_{axis}", 1, top) for axis, top in zip("xyz", 
 @dataclass(frozen=True)
 class Fit:
     """The compiled kernel needs at most the machine value: `need <= machine`."""
-    need: str                            # "registers" | "shared_bytes" | "threads"
-    machine: str                         # "R" | "Z" | "T"
+    need: str                            # "registers" (per block, allocated) | "shared_bytes" | "threads"
+    machine: str                         # "R_B" | "Z" | "T"
 
 
 @dataclass(frozen=True)
@@ -99,19 +92,15 @@ class CaseRule:
     fits: tuple                          # Fit
 
     def tested(self, by_fit: bool) -> tuple:
-        """The constraints a pass tests (the second drops those on R)."""
-        return tuple(r for r in self.relations if not (by_fit and reads_registers(r)))
-
-
-def reads_registers(relation) -> bool:
-    return R in sympy.sympify(relation).free_symbols
+        """The constraints a pass tests (the second, none: the fit alone decides)."""
+        return () if by_fit else self.relations
 
 
 def passes(tree) -> tuple:
-    """The passes of the dispatcher: a second, by the fit, only where a constraint reads R
-    (elsewhere it would test the same as the first)."""
-    by_fit = any(reads_registers(r) for c in tree.cases for r in c.constraints.relations)
-    return (Pass(False), Pass(True)) if by_fit else (Pass(False),)
+    """The passes of the dispatcher: a second, by the fit, wherever some case has a
+    constraint (elsewhere it would test the same as the first)."""
+    constrained = any(c.constraints.relations for c in tree.cases)
+    return (Pass(False), Pass(True)) if constrained else (Pass(False),)
 
 
 def case_rules(tree) -> tuple:
@@ -120,7 +109,7 @@ def case_rules(tree) -> tuple:
     for k, case in enumerate(tree.cases, 1):
         launch = launch_of(case)
         shared = sympy.sympify(launch.shared_bytes) != 0
-        fits = (Fit("registers", "R"),) + ((Fit("shared_bytes", "Z"),) if shared else ()) + (Fit("threads", "T"),)
+        fits = (Fit("registers", "R_B"),) + ((Fit("shared_bytes", "Z"),) if shared else ()) + (Fit("threads", "T"),)
         rules.append(CaseRule(k, launch, tuple(case.constraints.relations), fits))
     return tuple(rules)
 
@@ -141,7 +130,7 @@ class Choice:
     case: "int | None"                   # 1-based case launched; None: the dispatcher returns PARAKERN_NO_CASE_FITS
     by: str                              # the pass that chose it (FIRST_PASS, SECOND_PASS), "" when none
     holds: tuple                         # cases the first pass accepts: constraints hold, kernel fits
-    fits: tuple                          # cases the second pass accepts (constraints on R dropped)
+    fits: tuple                          # cases the second pass accepts (their kernel fits, constraints aside)
     can_run: tuple                       # cases whose kernel fits the device here, machine constraints
                                          # dropped and registers aside (the bench's --every-case)
     launches: tuple                      # Sizes per case, in the tree's order
@@ -163,6 +152,9 @@ class Choice:
         if limits and all(limits) and len(set(limits)) == 1:
             return f"{limits[0]} (every case)"
         return "; ".join(f"case {k}: {limit or why}" for k, (why, limit) in enumerate(zip(self.refusals, limits), 1))
+
+    # `limits` holds, per case, what its kernel's own fit or launch lacks on this device
+    # (registers, shared memory, threads, launch limits), whatever its constraints say.
 
 
 def truth(relation) -> "bool | None":
@@ -212,14 +204,14 @@ def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Ver
     threads = sizes.threads
     if threads is None or threads < 1:
         return _Verdict(sizes, f"{threads} threads per block", False, False, f"{threads} threads per block")
-    r = machine.registers(threads)
-    env = {**subs, R: sympy.Integer(r), Z: sympy.Integer(machine.Z), T: sympy.Integer(machine.T)}
+    env = {**subs, R_B: sympy.Integer(machine.regs_per_block), Z: sympy.Integer(machine.Z),
+           T: sympy.Integer(machine.T)}
     truths = tuple(truth(sympy.sympify(rel).xreplace(env)) for rel in rule.relations)
-    need = {"registers": registers, "shared_bytes": sizes.shared_bytes or 0, "threads": threads}
-    have = {"R": r, "Z": machine.Z, "T": machine.T}
-    too_much = [f for f in rule.fits if need[f.need] > have[f.machine]]
+    need = {"registers": int(registers_per_block(registers, threads)) if registers <= MAX_REGISTERS else None,
+            "registers per thread": registers, "shared_bytes": sizes.shared_bytes or 0, "threads": threads}
+    have = {"R_B": machine.regs_per_block, "Z": machine.Z, "T": machine.T}
+    too_much = [f for f in rule.fits if need[f.need] is None or need[f.need] > have[f.machine]]
     beyond = _beyond_limits(sizes)
-    keeps = [t for t, rel in zip(truths, rule.relations) if not reads_registers(rel)]
     machine_free = [t for t, rel in zip(truths, rule.relations)
                     if not sympy.sympify(rel).free_symbols & set(MACHINE_SYMBOLS)]
     device_fit = not any(f.need != "registers" for f in too_much)
@@ -233,18 +225,17 @@ def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Ver
             refusal = _too_much(too_much[0], need, have, machine)
         elif beyond:
             refusal = beyond
-    hardware = [f for f in too_much if f.need != "registers"]
-    limit = _too_much(hardware[0], need, have, machine) if hardware else beyond
-    return _Verdict(sizes, refusal,
-                    all(t is True for t in keeps) and not too_much and not beyond,
+    limit = beyond or (_too_much(too_much[0], need, have, machine) if too_much else "")
+    return _Verdict(sizes, refusal, not too_much and not beyond,
                     all(t is True for t in machine_free) and device_fit and not beyond, limit)
 
 
 def _too_much(fit: Fit, need: dict, have: dict, machine: Machine) -> str:
     if fit.need == "registers":
-        if machine.regs_per_block and have["R"] < machine.max_registers:  # the block's registers ran out
-            return f"{need['registers']} registers x {need['threads']} threads > {machine.regs_per_block} per block"
-        return f"{need['registers']} registers > {have['R']} per thread"
+        if need["registers"] is None:
+            return f"{need['registers per thread']} registers > {MAX_REGISTERS} per thread"
+        return (f"{need['registers per thread']} registers x {need['threads']} threads take "
+                f"{need['registers']} > {have['R_B']} per block")
     if fit.need == "shared_bytes":
         return f"{need['shared_bytes']} bytes of shared memory > {have['Z']} per block"
     return f"{need['threads']} threads > {have['T']} per block (the device's maximum)"
@@ -297,29 +288,52 @@ def choose(tree, machine: Machine, values: Mapping, registers: "Sequence[int] | 
 class ProfileCases:
     key: str                             # "h100"
     name: str                            # "NVIDIA H100 SXM5 80GB"
-    values: tuple                        # (("R", 255), ("Z", 232448), ("T", 1024))
+    values: tuple                        # (("R_B", 65536), ("T", 1024), ("Z", 232448))
     conditions: tuple                    # ((case, relations or None), ...): None = cannot run there, () = always
 
 
 def on_profile(tree, key: str, timeout_ms: int = 2000) -> ProfileCases:
     """Under which condition on the program parameters each case runs on a GPU profile:
-    R, Z, T replaced by the GPU's values, then simplified by z3 (constraints.simplify).
+    R_B, Z, T replaced by the GPU's values in its constraints and in what its kernel needs
+    (the dispatcher's first pass picks it there), then simplified by z3 (constraints.simplify).
     A case whose system becomes inconsistent cannot run there."""
     from parakern.devices import get_profile, machine_values
     profile = get_profile(key)
     values = machine_values(profile)
     conditions = []
     for k, case in enumerate(tree.cases, 1):
-        mapping = {s: sympy.Integer(values[s.name]) for r in case.constraints.all() for s in r.free_symbols
-                   if s.name in values}
-        relations = [r.xreplace(mapping) for r in case.constraints.relations]
-        facts = [f.xreplace(mapping) for f in case.constraints.facts]
-        if any(r is sympy.false for r in relations + facts):
-            conditions.append((k, None))
-            continue
-        system = cs.System(tuple(r for r in relations if r is not sympy.true), tuple(facts))
-        if cs.consistent(system, timeout_ms).status == "unsat":
+        system = _on(case, values)
+        if system is None or cs.consistent(system, timeout_ms).status == "unsat":
             conditions.append((k, None))
             continue
         conditions.append((k, tuple(cs.simplify(system, timeout_ms).relations)))
     return ProfileCases(key, profile.name, tuple(sorted(values.items())), tuple(conditions))
+
+
+def _on(case, values: dict) -> "cs.System | None":
+    """Case's constraints and needs with the machine values of a GPU; None when false there."""
+    everything = case.constraints.all() + case.needs.relations
+    mapping = {s: sympy.Integer(values[s.name]) for r in everything for s in r.free_symbols if s.name in values}
+    relations = [r.xreplace(mapping) for r in case.constraints.relations + case.needs.relations]
+    facts = [f.xreplace(mapping) for f in case.constraints.facts]
+    if any(r is sympy.false for r in relations + facts):
+        return None
+    return cs.System(tuple(r for r in relations if r is not sympy.true), tuple(facts))
+
+
+def reachable(tree, keys=None, timeout_ms: int = 2000) -> tuple:
+    """((case, (profile keys on which the dispatcher's first pass picks it for some program
+    parameters)), ...); a case with none is theoretical: no known GPU reaches it
+    (devices.PROFILES by default)."""
+    from parakern.devices import PROFILES, get_profile, machine_values
+    keys = tuple(keys) if keys is not None else tuple(sorted(PROFILES))
+    values = {key: machine_values(get_profile(key)) for key in keys}
+    out = []
+    for k, case in enumerate(tree.cases, 1):
+        on = []
+        for key in keys:
+            system = _on(case, values[key])
+            if system is not None and cs.consistent(system, timeout_ms).status != "unsat":
+                on.append(key)
+        out.append((k, tuple(on)))
+    return tuple(out)

@@ -28,6 +28,7 @@ class Options:
     target: str = DEFAULT_TARGET                       # ptxas architecture for the register counter
     strategies: "tuple[str, ...] | None" = None  # decision codes enabled; None: all
     occupancy: "str | None" = None              # device profile name: adds the P_occ counter
+    staging: tuple[str, ...] = ()               # GPU profiles: adds the staging counter (P_stage)
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def optimize_schedule(schedule: Schedule, options: Options = Options()) -> Sched
         if any(d.severity.value == "error" for d in found):
             return ScheduleResult(schedule, None, found)
         device = get_profile(options.occupancy) if options.occupancy else None
-        counters = default_counters(options.target, device)
+        counters = default_counters(options.target, device, options.staging)
         strategies = tuple(s for s in default_strategies() if _enabled(s, options))
         kernel = Kernel.initial(schedule, options.target)
         not_applied = []

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import sympy
 
-# Machine parameters (paper section 3.2): registers per thread, shared-memory
-# bytes per block, threads per block, and the occupancy measure.
-R = sympy.Symbol("R", integer=True)
+# Machine parameters (paper section 3.2): registers per block (the paper's single register
+# limit refined: a thread's registers are bounded by what the block's threads share),
+# shared-memory bytes per block, threads per block, and the occupancy measure.
+R_B = sympy.Symbol("R_B", integer=True)
 Z = sympy.Symbol("Z", integer=True)
 T = sympy.Symbol("T", integer=True)
 P_OCC = sympy.Symbol("P_occ", real=True)
+# Registers per thread: not a machine parameter of the tree any more, but the variable of
+# the occupancy formula (counters/occupancy.py).
+R = sympy.Symbol("R", integer=True)
 
 
 def sym(name: str) -> sympy.Symbol:

@@ -27,26 +27,23 @@
 /* ------------------------------------------------------------ dispatchers */
 
 /*
- * jacobi1d:0 (samples/jacobi1d.c:9:9): 4 cases, tried in order, then by the real fit of nvcc's kernels alone
- *   1: 20 <= R && 8*B*s + 8 <= Z && B <= T   (1) (4a) (3a)
- *   2: 20 <= R && 8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T   (1) (4a) (3b)
- *   3: 20 <= R && Z < 8*B + 8 && B <= T   (1) (4b) (3b)
- *   4: 18 <= R && R < 20 && 8*B*s + 8 <= Z && B <= T   (1') (4a) (3a)
- *   no case fits where 20 <= R && 8*B*s + 8 <= Z && T < B
- *   no case fits where 20 <= R && 8*B + 8 <= Z && Z < 8*B*s + 8 && T < B
- *   no case fits where 20 <= R && Z < 8*B + 8 && T < B
- *   no case fits where 18 <= R && R < 20 && 8*B*s + 8 <= Z && T < B
- *   no case fits where 18 <= R && R < 20 && Z < 8*B*s + 8
- *   no case fits where R < 18
- * Returns the case launched (1 to 4), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * jacobi1d:0 (samples/jacobi1d.c:9:9): 3 cases, tried in order, then by the real fit of nvcc's kernels alone
+ *   1: 8*B*s + 8 <= Z && B <= T && 3072*((B + 127)/128) <= R_B   (1) (4a) (3a)
+ *   2: 8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T && 3072*((B + 127)/128) <= R_B   (1) (4a) (3b)
+ *   3: Z < 8*B + 8 && B <= T && 3072*((B + 127)/128) <= R_B   (1) (4b) (3b)
+ *   no case fits where Z < 8*B*s + 8 && 65536 <= s
+ *   no case fits where T < B
+ *   no case fits where R_B < 2048*((B + 127)/128)
+ *   no case fits where 65536 <= s && R_B < 3072*((B + 127)/128)
+ * Returns the case launched (1 to 3), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a);
 
 /* ------------------------------------------------------------ kernels */
 
 /*
- * jacobi1d:0, case 1 of 4 (samples/jacobi1d.c:9:9)
- * runs where  20 <= R && 8*B*s + 8 <= Z && B <= T
+ * jacobi1d:0, case 1 of 3 (samples/jacobi1d.c:9:9)
+ * runs where  8*B*s + 8 <= Z && B <= T && 3072*((B + 127)/128) <= R_B
  * decisions   (1) (4a) (3a): no register-pressure reduction, a staged in shared memory, granularity as written
  * registers   20 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      8*B*s + 8 bytes per block (dynamic)
@@ -110,8 +107,8 @@ __global__ void jacobi1d_0_case1(int *__restrict__ a, int N, int s, int B, int t
 }
 
 /*
- * jacobi1d:0, case 2 of 4 (samples/jacobi1d.c:9:9)
- * runs where  20 <= R && 8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T
+ * jacobi1d:0, case 2 of 3 (samples/jacobi1d.c:9:9)
+ * runs where  8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T && 3072*((B + 127)/128) <= R_B
  * decisions   (1) (4a) (3b): no register-pressure reduction, a staged in shared memory, granularity reduced
  * registers   20 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      8*B + 8 bytes per block (dynamic)
@@ -174,8 +171,8 @@ __global__ void jacobi1d_0_case2(int *__restrict__ a, int N, int s, int B, int t
 }
 
 /*
- * jacobi1d:0, case 3 of 4 (samples/jacobi1d.c:9:9)
- * runs where  20 <= R && Z < 8*B + 8 && B <= T
+ * jacobi1d:0, case 3 of 3 (samples/jacobi1d.c:9:9)
+ * runs where  Z < 8*B + 8 && B <= T && 3072*((B + 127)/128) <= R_B
  * decisions   (1) (4b) (3b): no register-pressure reduction, no shared memory, granularity reduced
  * registers   14 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -199,76 +196,6 @@ __global__ void jacobi1d_0_case3(int *__restrict__ a, int N, int s, int B, int t
     }
 }
 
-/*
- * jacobi1d:0, case 4 of 4 (samples/jacobi1d.c:9:9)
- * runs where  18 <= R && R < 20 && 8*B*s + 8 <= Z && B <= T
- * decisions   (1') (4a) (3a): IR level 2 (loops not unrolled, nothing hoisted or reused), a staged in shared memory, granularity as written
- * registers   18 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      8*B*s + 8 bytes per block (dynamic)
- * threads     B per block
- */
-__global__ void jacobi1d_0_case4(int *__restrict__ a, int N, int s, int B, int t)
-{
-    const int i = blockIdx.x;  /* meta_for i in [0, dim): grid level */
-    const int j = threadIdx.x;  /* meta_for j in [0, B): block level */
-    /* Shared memory, 8*B*s + 8 bytes per block (the launch's dynamic size):
-     *   a: bytes [0, 8*B*s + 8) of parakern_shared, 2*B*s + 2 elements */
-    PARAKERN_DYNAMIC_SHARED(parakern_shared);
-    int *a_shared = (int *)parakern_shared;
-    const int tid = threadIdx.x;
-    const int nthreads = blockDim.x;
-    if (t % 2 != 0) {
-        /* load the B*s + 2 elements of a from B*i*s + N */
-        #pragma unroll 1
-        for (int e = tid; e < B*s + 2; e += nthreads) {
-            const int g = B*i*s + N + e;
-            if (0 <= g && g < 2*N)
-                a_shared[e] = a[g];
-        }
-    } else if (t % 2 == 0) {
-        /* load the B*s + 2 elements of a from B*i*s */
-        #pragma unroll 1
-        for (int e = tid; e < B*s + 2; e += nthreads) {
-            const int g = B*i*s + e;
-            if (0 <= g && g < 2*N)
-                a_shared[e] = a[g];
-        }
-    }
-    __syncthreads();
-    #pragma unroll 1
-    for (int k = 0; k < s; k++) {
-        int p = i * s * B + k * B + j;
-        int p1 = p + 1;
-        int p2 = p + 2;
-        int np = N + p;
-        int np1 = N + p + 1;
-        int np2 = N + p + 2;
-        if (t % 2) {
-            a_shared[B*s + 2 + (p1 - (B*i*s + 1))] = (a_shared[np - (B*i*s + N)] + a_shared[np1 - (B*i*s + N)] + a_shared[np2 - (B*i*s + N)]) / 3;
-        } else {
-            a_shared[B*s + 2 + (np1 - (B*i*s + N + 1))] = (a_shared[p - B*i*s] + a_shared[p1 - B*i*s] + a_shared[p2 - B*i*s]) / 3;
-        }
-    }
-    __syncthreads();
-    if (t % 2 != 0) {
-        /* write back the B*s elements of a from B*i*s + 1 */
-        #pragma unroll 1
-        for (int e = tid; e < B*s; e += nthreads) {
-            const int g = B*i*s + 1 + e;
-            if (0 <= g && g < 2*N)
-                a[g] = a_shared[B*s + 2 + e];
-        }
-    } else if (t % 2 == 0) {
-        /* write back the B*s elements of a from B*i*s + N + 1 */
-        #pragma unroll 1
-        for (int e = tid; e < B*s; e += nthreads) {
-            const int g = B*i*s + N + 1 + e;
-            if (0 <= g && g < 2*N)
-                a[g] = a_shared[B*s + 2 + e];
-        }
-    }
-}
-
 /* ------------------------------------------------------------ host */
 
 /* jacobi1d:0, case 1: launches jacobi1d_0_case1 when its constraints hold and it fits the device
@@ -287,13 +214,14 @@ static int jacobi1d_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttrib
     const long long shared_bytes = 8*B*s + 8;
     if (grid_x < 1 || grid_x > 2147483647LL || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (8*B*s + 8 <= Z && B <= T) : (20 <= R && 8*B*s + 8 <= Z && B <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(8*B*s + 8 <= Z && B <= T && 3072*((B + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(jacobi1d_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -325,13 +253,14 @@ static int jacobi1d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttrib
     const long long shared_bytes = 8*B + 8;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T) : (20 <= R && 8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(8*B + 8 <= Z && Z < 8*B*s + 8 && B <= T && 3072*((B + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(jacobi1d_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -362,13 +291,14 @@ static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttrib
     const long long threads = block_x;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (Z < 8*B + 8 && B <= T) : (20 <= R && Z < 8*B + 8 && B <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(Z < 8*B + 8 && B <= T && 3072*((B + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -377,49 +307,12 @@ static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttrib
     return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
 }
 
-/* jacobi1d:0, case 4: launches jacobi1d_0_case4 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int jacobi1d_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                                bool &raised, bool by_fit, long long N, long long s, long long B,
-                                long long t, int *a)
-{
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = (N - 2)/(B*s);
-    const long long block_x = B;
-    const long long threads = block_x;
-    const long long shared_bytes = 8*B*s + 8;
-    if (grid_x < 1 || grid_x > 2147483647LL || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (8*B*s + 8 <= Z && B <= T) : (18 <= R && R < 20 && 8*B*s + 8 <= Z && B <= T)))
-        return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024 && !raised) {
-        if (cudaFuncSetAttribute(jacobi1d_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised = true;
-    }
-    const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(jacobi1d_0_case4, grid, block, (size_t)shared_bytes, a, (int)N, (int)s, (int)B, (int)t);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
-}
-
 int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
-    static cudaFuncAttributes attrs[4];
-    static bool raised[4];
+    static cudaFuncAttributes attrs[3];
+    static bool raised[3];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -436,9 +329,6 @@ int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)
         if (cudaFuncGetAttributes(&attrs[2], jacobi1d_0_case3) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
         raised[2] = false;
-        if (cudaFuncGetAttributes(&attrs[3], jacobi1d_0_case4) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[3] = false;
         prop_device = device;
     }
     int launched;
@@ -448,24 +338,18 @@ int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)
         return launched;
     if ((launched = jacobi1d_0_try_case3(prop, attrs[2], raised[2], false, N, s, B, t, a)) != 0)
         return launched;
-    if ((launched = jacobi1d_0_try_case4(prop, attrs[3], raised[3], false, N, s, B, t, a)) != 0)
-        return launched;
-    /* no case both holds and fits: nvcc's kernels need not use the registers
-     * counted, so the first case whose kernel really fits */
+    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
+     * kernels need not use the registers counted; a hole of the tree may fit one) */
     if ((launched = jacobi1d_0_try_case1(prop, attrs[0], raised[0], true, N, s, B, t, a)) != 0)
         return launched;
     if ((launched = jacobi1d_0_try_case2(prop, attrs[1], raised[1], true, N, s, B, t, a)) != 0)
         return launched;
     if ((launched = jacobi1d_0_try_case3(prop, attrs[2], raised[2], true, N, s, B, t, a)) != 0)
         return launched;
-    if ((launched = jacobi1d_0_try_case4(prop, attrs[3], raised[3], true, N, s, B, t, a)) != 0)
-        return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
-     *   20 <= R && 8*B*s + 8 <= Z && T < B   (threads)
-     *   20 <= R && 8*B + 8 <= Z && Z < 8*B*s + 8 && T < B   (threads)
-     *   20 <= R && Z < 8*B + 8 && T < B   (threads)
-     *   18 <= R && R < 20 && 8*B*s + 8 <= Z && T < B   (threads)
-     *   18 <= R && R < 20 && Z < 8*B*s + 8   (registers)
-     *   R < 18   (registers) */
+     *   Z < 8*B*s + 8 && 65536 <= s   (launch, shared_memory)
+     *   T < B   (threads)
+     *   R_B < 2048*((B + 127)/128)   (registers)
+     *   65536 <= s && R_B < 3072*((B + 127)/128)   (launch, registers) */
     return PARAKERN_NO_CASE_FITS;
 }

@@ -27,21 +27,20 @@
 /* ------------------------------------------------------------ dispatchers */
 
 /*
- * matadd:0 (samples/matadd.c:10:5): 2 cases, tried in order, then by the real fit of nvcc's kernels alone
- *   1: 16 <= R && B0*B1 <= T   (1) (4b) (3a)
- *   2: 12 <= R && R < 16 && B0*B1 <= T   (1') (4b) (3b)
- *   no case fits where 16 <= R && T < B0*B1
- *   no case fits where 12 <= R && R < 16 && T < B0*B1
- *   no case fits where R < 12
- * Returns the case launched (1 to 2), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * matadd:0 (samples/matadd.c:10:5): 1 case, tried in order, then by the real fit of nvcc's kernels alone
+ *   1: B0*B1 <= T && 2048*((B0*B1 + 127)/128) <= R_B   (1) (4b) (3a)
+ *   no case fits where T < B0*B1
+ *   no case fits where R_B < 2048*((B0*B1 + 127)/128)
+ *   no case fits where 65536 <= dim0
+ * Returns the case launched (1), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b);
 
 /* ------------------------------------------------------------ kernels */
 
 /*
- * matadd:0, case 1 of 2 (samples/matadd.c:10:5)
- * runs where  16 <= R && B0*B1 <= T
+ * matadd:0, case 1 of 1 (samples/matadd.c:10:5)
+ * runs where  B0*B1 <= T && 2048*((B0*B1 + 127)/128) <= R_B
  * decisions   (1) (4b) (3a): no register-pressure reduction, no shared memory, granularity as written
  * registers   16 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -59,29 +58,6 @@ __global__ void matadd_0_case1(int *__restrict__ c, const int *__restrict__ a,
     if (i < N && j < N / 2) {
         c[(long long)i * N + j] = a[(long long)i * N + j] + b[(long long)i * N + j];
         c[(long long)i * N + (j + N / 2)] = a[(long long)i * N + (j + N / 2)] + b[(long long)i * N + (j + N / 2)];
-    }
-}
-
-/*
- * matadd:0, case 2 of 2 (samples/matadd.c:10:5)
- * runs where  12 <= R && R < 16 && B0*B1 <= T
- * decisions   (1') (4b) (3b): IR level 3 (loops not unrolled, nothing hoisted or reused; no register cap: none could bind at level 2's count), no shared memory, granularity reduced
- * registers   12 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      none
- * threads     B0*B1 per block
- */
-__global__ void matadd_0_case2(int *__restrict__ c, const int *__restrict__ a,
-                               const int *__restrict__ b, int N, int B0, int B1)
-{
-    const int h = blockIdx.z;  /* meta_for h in [0, 2): grid level */
-    const int v = blockIdx.y;  /* meta_for v in [0, dim0): grid level */
-    const int p = blockIdx.x;  /* meta_for p in [0, dim1): grid level */
-    const int u = threadIdx.y;  /* meta_for u in [0, B0): block level */
-    const int q = threadIdx.x;  /* meta_for q in [0, B1): block level */
-    int i = v * B0 + u;
-    int j = p * B1 + q;
-    if (i < N && j < N / 2) {
-        c[(long long)i * N + (j + h * (N / 2))] = a[(long long)i * N + (j + h * (N / 2))] + b[(long long)i * N + (j + h * (N / 2))];
     }
 }
 
@@ -104,12 +80,13 @@ static int matadd_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (B0*B1 <= T) : (16 <= R && B0*B1 <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(B0*B1 <= T && 2048*((B0*B1 + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -118,43 +95,12 @@ static int matadd_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
     return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
-/* matadd:0, case 2: launches matadd_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matadd_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                              bool &raised, bool by_fit, long long N, long long B0, long long B1,
-                              int *c, const int *a, const int *b)
-{
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = (B1 + N/2 - 1)/B1;
-    const long long grid_y = (B0 + N - 1)/B0;
-    const long long block_x = B1;
-    const long long block_y = B0;
-    const long long threads = block_x * block_y;
-    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (B0*B1 <= T) : (12 <= R && R < 16 && B0*B1 <= T)))
-        return 0;
-    if (attr.numRegs > R || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 2), block((unsigned)block_x, (unsigned)block_y, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(matadd_0_case2, grid, block, 0, c, a, b, (int)N, (int)B0, (int)B1);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
-}
-
 int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
-    static cudaFuncAttributes attrs[2];
-    static bool raised[2];
+    static cudaFuncAttributes attrs[1];
+    static bool raised[1];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -165,25 +111,18 @@ int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b)
         if (cudaFuncGetAttributes(&attrs[0], matadd_0_case1) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
         raised[0] = false;
-        if (cudaFuncGetAttributes(&attrs[1], matadd_0_case2) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[1] = false;
         prop_device = device;
     }
     int launched;
     if ((launched = matadd_0_try_case1(prop, attrs[0], raised[0], false, N, B0, B1, c, a, b)) != 0)
         return launched;
-    if ((launched = matadd_0_try_case2(prop, attrs[1], raised[1], false, N, B0, B1, c, a, b)) != 0)
-        return launched;
-    /* no case both holds and fits: nvcc's kernels need not use the registers
-     * counted, so the first case whose kernel really fits */
+    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
+     * kernels need not use the registers counted; a hole of the tree may fit one) */
     if ((launched = matadd_0_try_case1(prop, attrs[0], raised[0], true, N, B0, B1, c, a, b)) != 0)
         return launched;
-    if ((launched = matadd_0_try_case2(prop, attrs[1], raised[1], true, N, B0, B1, c, a, b)) != 0)
-        return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
-     *   16 <= R && T < B0*B1   (threads)
-     *   12 <= R && R < 16 && T < B0*B1   (threads)
-     *   R < 12   (registers) */
+     *   T < B0*B1   (threads)
+     *   R_B < 2048*((B0*B1 + 127)/128)   (registers)
+     *   65536 <= dim0   (launch) */
     return PARAKERN_NO_CASE_FITS;
 }

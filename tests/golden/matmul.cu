@@ -27,25 +27,22 @@
 /* ------------------------------------------------------------ dispatchers */
 
 /*
- * matmul:0 (samples/matmul.c:12:5): 4 cases, tried in order, then by the real fit of nvcc's kernels alone
- *   1: 48 <= R && B0*ub1 <= T   (1) (4b) (3a) (5)
- *   2: 32 <= R && R < 48 && B0*ub1 <= T   (1') (4b) (3a) (5)
- *   3: 24 <= R && R < 32 && B0*ub1 <= T   (1') (4b) (3a) (5)
- *   4: 22 <= R && R < 24 && B0*ub1 <= T   (1') (4b) (3b) (5)
- *   no case fits where 48 <= R && T < B0*ub1
- *   no case fits where 32 <= R && R < 48 && T < B0*ub1
- *   no case fits where 24 <= R && R < 32 && T < B0*ub1
- *   no case fits where 22 <= R && R < 24 && T < B0*ub1
- *   no case fits where R < 22
- * Returns the case launched (1 to 4), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * matmul:0 (samples/matmul.c:12:5): 3 cases, tried in order, then by the real fit of nvcc's kernels alone
+ *   1: B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B   (1) (4b) (3a) (5)
+ *   2: B0*ub1 <= T && 4096*((B0*ub1 + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)   (1') (4b) (3a) (5)
+ *   3: B0*ub1 <= T && 3072*((B0*ub1 + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)   (1') (4b) (3a) (5)
+ *   no case fits where T < B0*ub1
+ *   no case fits where R_B < 3072*((B0*ub1 + 127)/128)
+ *   no case fits where 65536 <= dim0
+ * Returns the case launched (1 to 3), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b);
 
 /* ------------------------------------------------------------ kernels */
 
 /*
- * matmul:0, case 1 of 4 (samples/matmul.c:12:5)
- * runs where  48 <= R && B0*ub1 <= T
+ * matmul:0, case 1 of 3 (samples/matmul.c:12:5)
+ * runs where  B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B
  * decisions   (1) (4b) (3a) (5): no register-pressure reduction, no shared memory, granularity as written, c accumulated in registers
  * registers   48 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -73,8 +70,8 @@ __global__ void matmul_0_case1(float *__restrict__ c, const float *__restrict__ 
 }
 
 /*
- * matmul:0, case 2 of 4 (samples/matmul.c:12:5)
- * runs where  32 <= R && R < 48 && B0*ub1 <= T
+ * matmul:0, case 2 of 3 (samples/matmul.c:12:5)
+ * runs where  B0*ub1 <= T && 4096*((B0*ub1 + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)
  * decisions   (1') (4b) (3a) (5): IR level 1 (loops not unrolled), no shared memory, granularity as written, c accumulated in registers
  * registers   32 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -105,8 +102,8 @@ __global__ void matmul_0_case2(float *__restrict__ c, const float *__restrict__ 
 }
 
 /*
- * matmul:0, case 3 of 4 (samples/matmul.c:12:5)
- * runs where  24 <= R && R < 32 && B0*ub1 <= T
+ * matmul:0, case 3 of 3 (samples/matmul.c:12:5)
+ * runs where  B0*ub1 <= T && 3072*((B0*ub1 + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)
  * decisions   (1') (4b) (3a) (5): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity as written, c accumulated in registers
  * registers   24 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -125,38 +122,6 @@ __global__ void matmul_0_case3(float *__restrict__ c, const float *__restrict__ 
         int q = j * ub1 * s + u;
         #pragma unroll 1
         for (int w = 0; w < s; w++) {
-            int x = w * ub1;
-            float c_acc = c[(long long)p * n + (q + x)];
-            #pragma unroll 1
-            for (int z = 0; z < B0; z++) {
-                c_acc += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-            }
-            c[(long long)p * n + (q + x)] = c_acc;
-        }
-    }
-}
-
-/*
- * matmul:0, case 4 of 4 (samples/matmul.c:12:5)
- * runs where  22 <= R && R < 24 && B0*ub1 <= T
- * decisions   (1') (4b) (3b) (5): IR level 3 (loops not unrolled, nothing hoisted or reused; no register cap: none could bind at level 2's count), no shared memory, granularity reduced, c accumulated in registers
- * registers   22 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      none
- * threads     B0*ub1 per block
- */
-__global__ void matmul_0_case4(float *__restrict__ c, const float *__restrict__ a,
-                               const float *__restrict__ b, int n, int B0, int ub1, int s)
-{
-    const int w = blockIdx.z;  /* meta_for w in [0, s): grid level */
-    const int i = blockIdx.y;  /* meta_for i in [0, dim0): grid level */
-    const int j = blockIdx.x;  /* meta_for j in [0, dim1): grid level */
-    const int v = threadIdx.y;  /* meta_for v in [0, B0): block level */
-    const int u = threadIdx.x;  /* meta_for u in [0, ub1): block level */
-    #pragma unroll 1
-    for (int k = 0; k < n / B0; k++) {
-        int p = i * B0 + v;
-        int q = j * ub1 * s + u;
-        {
             int x = w * ub1;
             float c_acc = c[(long long)p * n + (q + x)];
             #pragma unroll 1
@@ -187,12 +152,13 @@ static int matmul_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (B0*ub1 <= T) : (48 <= R && B0*ub1 <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -218,12 +184,13 @@ static int matmul_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (B0*ub1 <= T) : (32 <= R && R < 48 && B0*ub1 <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(B0*ub1 <= T && 4096*((B0*ub1 + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -249,12 +216,13 @@ static int matmul_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (B0*ub1 <= T) : (24 <= R && R < 32 && B0*ub1 <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(B0*ub1 <= T && 3072*((B0*ub1 + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -263,44 +231,12 @@ static int matmul_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribut
     return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
 }
 
-/* matmul:0, case 4: launches matmul_0_case4 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matmul_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                              bool &raised, bool by_fit, long long n, long long B0, long long ub1,
-                              long long s, float *c, const float *a, const float *b)
-{
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = n/(s*ub1);
-    const long long grid_y = n/B0;
-    const long long grid_z = s;
-    const long long block_x = ub1;
-    const long long block_y = B0;
-    const long long threads = block_x * block_y;
-    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || grid_z < 1 || grid_z > 65535 || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (B0*ub1 <= T) : (22 <= R && R < 24 && B0*ub1 <= T)))
-        return 0;
-    if (attr.numRegs > R || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(matmul_0_case4, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
-}
-
 int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
-    static cudaFuncAttributes attrs[4];
-    static bool raised[4];
+    static cudaFuncAttributes attrs[3];
+    static bool raised[3];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -317,9 +253,6 @@ int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, c
         if (cudaFuncGetAttributes(&attrs[2], matmul_0_case3) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
         raised[2] = false;
-        if (cudaFuncGetAttributes(&attrs[3], matmul_0_case4) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[3] = false;
         prop_device = device;
     }
     int launched;
@@ -329,23 +262,17 @@ int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, c
         return launched;
     if ((launched = matmul_0_try_case3(prop, attrs[2], raised[2], false, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case4(prop, attrs[3], raised[3], false, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
-    /* no case both holds and fits: nvcc's kernels need not use the registers
-     * counted, so the first case whose kernel really fits */
+    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
+     * kernels need not use the registers counted; a hole of the tree may fit one) */
     if ((launched = matmul_0_try_case1(prop, attrs[0], raised[0], true, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
     if ((launched = matmul_0_try_case2(prop, attrs[1], raised[1], true, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
     if ((launched = matmul_0_try_case3(prop, attrs[2], raised[2], true, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case4(prop, attrs[3], raised[3], true, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
-     *   48 <= R && T < B0*ub1   (threads)
-     *   32 <= R && R < 48 && T < B0*ub1   (threads)
-     *   24 <= R && R < 32 && T < B0*ub1   (threads)
-     *   22 <= R && R < 24 && T < B0*ub1   (threads)
-     *   R < 22   (registers) */
+     *   T < B0*ub1   (threads)
+     *   R_B < 3072*((B0*ub1 + 127)/128)   (registers)
+     *   65536 <= dim0   (launch) */
     return PARAKERN_NO_CASE_FITS;
 }

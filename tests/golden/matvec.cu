@@ -28,11 +28,10 @@
 
 /*
  * matvec:0 (samples/matvec.c:9:5): 2 cases, tried in order, then by the real fit of nvcc's kernels alone
- *   1: 30 <= R && B <= T   (1) (4b) (3a)
- *   2: 14 <= R && R < 30 && B <= T   (1') (4b) (3a)
- *   no case fits where 30 <= R && T < B
- *   no case fits where 14 <= R && R < 30 && T < B
- *   no case fits where R < 14
+ *   1: B <= T && 4096*((B + 127)/128) <= R_B   (1) (4b) (3a)
+ *   2: B <= T && 2048*((B + 127)/128) <= R_B && R_B < 4096*((B + 127)/128)   (1') (4b) (3a)
+ *   no case fits where T < B
+ *   no case fits where R_B < 2048*((B + 127)/128)
  * Returns the case launched (1 to 2), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, double *y);
@@ -41,7 +40,7 @@ int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, dou
 
 /*
  * matvec:0, case 1 of 2 (samples/matvec.c:9:5)
- * runs where  30 <= R && B <= T
+ * runs where  B <= T && 4096*((B + 127)/128) <= R_B
  * decisions   (1) (4b) (3a): no register-pressure reduction, no shared memory, granularity as written
  * registers   30 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -64,7 +63,7 @@ __global__ void matvec_0_case1(const double *__restrict__ A, const double *__res
 
 /*
  * matvec:0, case 2 of 2 (samples/matvec.c:9:5)
- * runs where  14 <= R && R < 30 && B <= T
+ * runs where  B <= T && 2048*((B + 127)/128) <= R_B && R_B < 4096*((B + 127)/128)
  * decisions   (1') (4b) (3a): IR level 1 (loops not unrolled), no shared memory, granularity as written
  * registers   14 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -103,12 +102,13 @@ static int matvec_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long threads = block_x;
     if (grid_x < 1 || grid_x > 2147483647LL || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (B <= T) : (30 <= R && B <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(B <= T && 4096*((B + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -132,12 +132,13 @@ static int matvec_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long threads = block_x;
     if (grid_x < 1 || grid_x > 2147483647LL || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (B <= T) : (14 <= R && R < 30 && B <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(B <= T && 2048*((B + 127)/128) <= R_B && R_B < 4096*((B + 127)/128)))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -172,15 +173,14 @@ int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, dou
         return launched;
     if ((launched = matvec_0_try_case2(prop, attrs[1], raised[1], false, m, n, B, A, x, y)) != 0)
         return launched;
-    /* no case both holds and fits: nvcc's kernels need not use the registers
-     * counted, so the first case whose kernel really fits */
+    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
+     * kernels need not use the registers counted; a hole of the tree may fit one) */
     if ((launched = matvec_0_try_case1(prop, attrs[0], raised[0], true, m, n, B, A, x, y)) != 0)
         return launched;
     if ((launched = matvec_0_try_case2(prop, attrs[1], raised[1], true, m, n, B, A, x, y)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
-     *   30 <= R && T < B   (threads)
-     *   14 <= R && R < 30 && T < B   (threads)
-     *   R < 14   (registers) */
+     *   T < B   (threads)
+     *   R_B < 2048*((B + 127)/128)   (registers) */
     return PARAKERN_NO_CASE_FITS;
 }

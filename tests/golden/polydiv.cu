@@ -27,30 +27,23 @@
 /* ------------------------------------------------------------ dispatchers */
 
 /*
- * polydiv:0 (samples/polydiv.c:10:9): 6 cases, tried in order, then by the real fit of nvcc's kernels alone
- *   1: 20 <= R && 8*B*s + 4 <= Z && B <= T   (1) (4a) (3a)
- *   2: 20 <= R && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T   (1) (4a) (3b)
- *   3: 20 <= R && Z < 8*B + 4 && B <= T   (1) (4b) (3b)
- *   4: 14 <= R && R < 20 && 8*B*s + 4 <= Z && B <= T   (1') (4a) (3a)
- *   5: 18 <= R && R < 20 && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T   (1') (4a) (3b)
- *   6: 18 <= R && R < 20 && Z < 8*B + 4 && B <= T   (1') (4b) (3b)
- *   no case fits where 20 <= R && 8*B*s + 4 <= Z && T < B
- *   no case fits where 20 <= R && 8*B + 4 <= Z && Z < 8*B*s + 4 && T < B
- *   no case fits where 20 <= R && Z < 8*B + 4 && T < B
- *   no case fits where 14 <= R && R < 20 && 8*B*s + 4 <= Z && T < B
- *   no case fits where 18 <= R && R < 20 && 8*B + 4 <= Z && Z < 8*B*s + 4 && T < B
- *   no case fits where 18 <= R && R < 20 && Z < 8*B + 4 && T < B
- *   no case fits where 14 <= R && R < 18 && Z < 8*B*s + 4
- *   no case fits where R < 14
- * Returns the case launched (1 to 6), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * polydiv:0 (samples/polydiv.c:10:9): 4 cases, tried in order, then by the real fit of nvcc's kernels alone
+ *   1: 8*B*s + 4 <= Z && B <= T && 3072*((B + 127)/128) <= R_B   (1) (4a) (3a)
+ *   2: 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T && 3072*((B + 127)/128) <= R_B   (1) (4a) (3b)
+ *   3: Z < 8*B + 4 && B <= T && 3072*((B + 127)/128) <= R_B   (1) (4b) (3b)
+ *   4: 8*B*s + 4 <= Z && B <= T && 2048*((B + 127)/128) <= R_B && R_B < 3072*((B + 127)/128)   (1') (4a) (3a)
+ *   no case fits where Z < 8*B*s + 4 && 65536 <= s
+ *   no case fits where T < B
+ *   no case fits where R_B < 2048*((B + 127)/128)
+ * Returns the case launched (1 to 4), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b);
 
 /* ------------------------------------------------------------ kernels */
 
 /*
- * polydiv:0, case 1 of 6 (samples/polydiv.c:10:9)
- * runs where  20 <= R && 8*B*s + 4 <= Z && B <= T
+ * polydiv:0, case 1 of 4 (samples/polydiv.c:10:9)
+ * runs where  8*B*s + 4 <= Z && B <= T && 3072*((B + 127)/128) <= R_B
  * decisions   (1) (4a) (3a): no register-pressure reduction, a, b staged in shared memory, granularity as written
  * registers   20 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      8*B*s + 4 bytes per block (dynamic)
@@ -100,8 +93,8 @@ __global__ void polydiv_0_case1(int *__restrict__ a, const int *__restrict__ b, 
 }
 
 /*
- * polydiv:0, case 2 of 6 (samples/polydiv.c:10:9)
- * runs where  20 <= R && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T
+ * polydiv:0, case 2 of 4 (samples/polydiv.c:10:9)
+ * runs where  8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T && 3072*((B + 127)/128) <= R_B
  * decisions   (1) (4a) (3b): no register-pressure reduction, a, b staged in shared memory, granularity reduced
  * registers   16 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      8*B + 4 bytes per block (dynamic)
@@ -150,8 +143,8 @@ __global__ void polydiv_0_case2(int *__restrict__ a, const int *__restrict__ b, 
 }
 
 /*
- * polydiv:0, case 3 of 6 (samples/polydiv.c:10:9)
- * runs where  20 <= R && Z < 8*B + 4 && B <= T
+ * polydiv:0, case 3 of 4 (samples/polydiv.c:10:9)
+ * runs where  Z < 8*B + 4 && B <= T && 3072*((B + 127)/128) <= R_B
  * decisions   (1) (4b) (3b): no register-pressure reduction, no shared memory, granularity reduced
  * registers   15 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -172,8 +165,8 @@ __global__ void polydiv_0_case3(int *__restrict__ a, const int *__restrict__ b, 
 }
 
 /*
- * polydiv:0, case 4 of 6 (samples/polydiv.c:10:9)
- * runs where  14 <= R && R < 20 && 8*B*s + 4 <= Z && B <= T
+ * polydiv:0, case 4 of 4 (samples/polydiv.c:10:9)
+ * runs where  8*B*s + 4 <= Z && B <= T && 2048*((B + 127)/128) <= R_B && R_B < 3072*((B + 127)/128)
  * decisions   (1') (4a) (3a): IR level 2 (loops not unrolled, nothing hoisted or reused), a, b staged in shared memory, granularity as written
  * registers   14 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      8*B*s + 4 bytes per block (dynamic)
@@ -226,81 +219,6 @@ __global__ void polydiv_0_case4(int *__restrict__ a, const int *__restrict__ b, 
     }
 }
 
-/*
- * polydiv:0, case 5 of 6 (samples/polydiv.c:10:9)
- * runs where  18 <= R && R < 20 && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T
- * decisions   (1') (4a) (3b): IR level 2 (loops not unrolled, nothing hoisted or reused), a, b staged in shared memory, granularity reduced
- * registers   18 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      8*B + 4 bytes per block (dynamic)
- * threads     B per block
- */
-__global__ void polydiv_0_case5(int *__restrict__ a, const int *__restrict__ b, int N, int M,
-                                int P, int s, int B)
-{
-    const int k = blockIdx.y;  /* meta_for k in [0, s): grid level */
-    const int u = blockIdx.x;  /* meta_for u in [0, dim): grid level */
-    const int v = threadIdx.x;  /* meta_for v in [0, B): block level */
-    /* Shared memory, 8*B + 4 bytes per block (the launch's dynamic size):
-     *   a: bytes [0, 4*B + 4) of parakern_shared, B + 1 elements
-     *   b: bytes [4*B + 4, 8*B + 4) of parakern_shared, B elements */
-    PARAKERN_DYNAMIC_SHARED(parakern_shared);
-    int *a_shared = (int *)parakern_shared;
-    int *b_shared = (int *)(parakern_shared + 4*B + 4);
-    const int tid = threadIdx.x;
-    const int nthreads = blockDim.x;
-    /* load the element a[N - 1] */
-    #pragma unroll 1
-    for (int e0 = tid; e0 < 1; e0 += nthreads) {
-        const int g = N - 1 + e0;
-        if (0 <= g && g < N)
-            a_shared[e0] = a[g];
-    }
-    /* load the B elements of a from B*k + B*s*u - M + N */
-    #pragma unroll 1
-    for (int e0 = tid; e0 < B; e0 += nthreads) {
-        const int g = B*k + B*s*u - M + N + e0;
-        if (0 <= g && g < N)
-            a_shared[1 + e0] = a[g];
-    }
-    /* load the B elements of b from B*k + B*s*u */
-    #pragma unroll 1
-    for (int e0 = tid; e0 < B; e0 += nthreads) {
-        const int g = B*k + B*s*u + e0;
-        if (0 <= g && g < M)
-            b_shared[e0] = b[g];
-    }
-    __syncthreads();
-    int p = (u * s + k) * B + v;
-    if (p < M - 1) {
-        int x = N - M + p;
-        int e = a_shared[0] * b_shared[p - (B*k + B*s*u)] % P;
-        a_shared[x == N - 1 ? 0 : 1 + (x - (B*k + B*s*u - M + N))] = ((a_shared[x == N - 1 ? 0 : 1 + (x - (B*k + B*s*u - M + N))] - e) % P + P) % P;
-        a[x] = a_shared[x == N - 1 ? 0 : 1 + (x - (B*k + B*s*u - M + N))];  /* write-through */
-    }
-}
-
-/*
- * polydiv:0, case 6 of 6 (samples/polydiv.c:10:9)
- * runs where  18 <= R && R < 20 && Z < 8*B + 4 && B <= T
- * decisions   (1') (4b) (3b): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity reduced
- * registers   15 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      none
- * threads     B per block
- */
-__global__ void polydiv_0_case6(int *__restrict__ a, const int *__restrict__ b, int N, int M,
-                                int P, int s, int B)
-{
-    const int k = blockIdx.y;  /* meta_for k in [0, s): grid level */
-    const int u = blockIdx.x;  /* meta_for u in [0, dim): grid level */
-    const int v = threadIdx.x;  /* meta_for v in [0, B): block level */
-    int p = (u * s + k) * B + v;
-    if (p < M - 1) {
-        int x = N - M + p;
-        int e = a[N - 1] * b[p] % P;
-        a[x] = ((a[x] - e) % P + P) % P;
-    }
-}
-
 /* ------------------------------------------------------------ host */
 
 /* polydiv:0, case 1: launches polydiv_0_case1 when its constraints hold and it fits the device
@@ -319,13 +237,14 @@ static int polydiv_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribu
     const long long shared_bytes = 8*B*s + 4;
     if (grid_x < 1 || grid_x > 2147483647LL || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (8*B*s + 4 <= Z && B <= T) : (20 <= R && 8*B*s + 4 <= Z && B <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(8*B*s + 4 <= Z && B <= T && 3072*((B + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(polydiv_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -357,13 +276,14 @@ static int polydiv_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribu
     const long long shared_bytes = 8*B + 4;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T) : (20 <= R && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T && 3072*((B + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(polydiv_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -394,13 +314,14 @@ static int polydiv_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribu
     const long long threads = block_x;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (Z < 8*B + 4 && B <= T) : (20 <= R && Z < 8*B + 4 && B <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(Z < 8*B + 4 && B <= T && 3072*((B + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -425,13 +346,14 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttribu
     const long long shared_bytes = 8*B*s + 4;
     if (grid_x < 1 || grid_x > 2147483647LL || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (8*B*s + 4 <= Z && B <= T) : (14 <= R && R < 20 && 8*B*s + 4 <= Z && B <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(8*B*s + 4 <= Z && B <= T && 2048*((B + 127)/128) <= R_B && R_B < 3072*((B + 127)/128)))
         return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(polydiv_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -446,81 +368,12 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttribu
     return cudaPeekAtLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
 }
 
-/* polydiv:0, case 5: launches polydiv_0_case5 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 5 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                               bool &raised, bool by_fit, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
-{
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = (B*s + M - 2)/(B*s);
-    const long long grid_y = s;
-    const long long block_x = B;
-    const long long threads = block_x;
-    const long long shared_bytes = 8*B + 4;
-    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T) : (18 <= R && R < 20 && 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T)))
-        return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (shared_bytes > 48 * 1024 && !raised) {
-        if (cudaFuncSetAttribute(polydiv_0_case5, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised = true;
-    }
-    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(polydiv_0_case5, grid, block, (size_t)shared_bytes, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 5 : PARAKERN_CUDA_ERROR;
-}
-
-/* polydiv:0, case 6: launches polydiv_0_case6 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 6 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int polydiv_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                               bool &raised, bool by_fit, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
-{
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = (B*s + M - 2)/(B*s);
-    const long long grid_y = s;
-    const long long block_x = B;
-    const long long threads = block_x;
-    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (Z < 8*B + 4 && B <= T) : (18 <= R && R < 20 && Z < 8*B + 4 && B <= T)))
-        return 0;
-    if (attr.numRegs > R || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(polydiv_0_case6, grid, block, 0, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 6 : PARAKERN_CUDA_ERROR;
-}
-
 int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
-    static cudaFuncAttributes attrs[6];
-    static bool raised[6];
+    static cudaFuncAttributes attrs[4];
+    static bool raised[4];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -540,12 +393,6 @@ int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
         if (cudaFuncGetAttributes(&attrs[3], polydiv_0_case4) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
         raised[3] = false;
-        if (cudaFuncGetAttributes(&attrs[4], polydiv_0_case5) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[4] = false;
-        if (cudaFuncGetAttributes(&attrs[5], polydiv_0_case6) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[5] = false;
         prop_device = device;
     }
     int launched;
@@ -557,12 +404,8 @@ int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
         return launched;
     if ((launched = polydiv_0_try_case4(prop, attrs[3], raised[3], false, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case5(prop, attrs[4], raised[4], false, N, M, P, s, B, a, b)) != 0)
-        return launched;
-    if ((launched = polydiv_0_try_case6(prop, attrs[5], raised[5], false, N, M, P, s, B, a, b)) != 0)
-        return launched;
-    /* no case both holds and fits: nvcc's kernels need not use the registers
-     * counted, so the first case whose kernel really fits */
+    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
+     * kernels need not use the registers counted; a hole of the tree may fit one) */
     if ((launched = polydiv_0_try_case1(prop, attrs[0], raised[0], true, N, M, P, s, B, a, b)) != 0)
         return launched;
     if ((launched = polydiv_0_try_case2(prop, attrs[1], raised[1], true, N, M, P, s, B, a, b)) != 0)
@@ -571,18 +414,9 @@ int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
         return launched;
     if ((launched = polydiv_0_try_case4(prop, attrs[3], raised[3], true, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case5(prop, attrs[4], raised[4], true, N, M, P, s, B, a, b)) != 0)
-        return launched;
-    if ((launched = polydiv_0_try_case6(prop, attrs[5], raised[5], true, N, M, P, s, B, a, b)) != 0)
-        return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
-     *   20 <= R && 8*B*s + 4 <= Z && T < B   (threads)
-     *   20 <= R && 8*B + 4 <= Z && Z < 8*B*s + 4 && T < B   (threads)
-     *   20 <= R && Z < 8*B + 4 && T < B   (threads)
-     *   14 <= R && R < 20 && 8*B*s + 4 <= Z && T < B   (threads)
-     *   18 <= R && R < 20 && 8*B + 4 <= Z && Z < 8*B*s + 4 && T < B   (threads)
-     *   18 <= R && R < 20 && Z < 8*B + 4 && T < B   (threads)
-     *   14 <= R && R < 18 && Z < 8*B*s + 4   (registers)
-     *   R < 14   (registers) */
+     *   Z < 8*B*s + 4 && 65536 <= s   (launch, shared_memory)
+     *   T < B   (threads)
+     *   R_B < 2048*((B + 127)/128)   (registers) */
     return PARAKERN_NO_CASE_FITS;
 }

@@ -28,9 +28,9 @@
 
 /*
  * saxpy:0 (samples/saxpy.c:7:5): 1 case, tried in order, then by the real fit of nvcc's kernels alone
- *   1: 10 <= R && B <= T   (1) (4b) (3a)
- *   no case fits where 10 <= R && T < B
- *   no case fits where R < 10
+ *   1: B <= T && 2048*((B + 127)/128) <= R_B   (1) (4b) (3a)
+ *   no case fits where T < B
+ *   no case fits where R_B < 2048*((B + 127)/128)
  * Returns the case launched (1), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x);
@@ -39,7 +39,7 @@ int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x);
 
 /*
  * saxpy:0, case 1 of 1 (samples/saxpy.c:7:5)
- * runs where  10 <= R && B <= T
+ * runs where  B <= T && 2048*((B + 127)/128) <= R_B
  * decisions   (1) (4b) (3a): no register-pressure reduction, no shared memory, granularity as written
  * registers   10 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -73,12 +73,13 @@ static int saxpy_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribute
     const long long threads = block_x;
     if (grid_x < 1 || grid_x > 2147483647LL || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (B <= T) : (10 <= R && B <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(B <= T && 2048*((B + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -108,12 +109,12 @@ int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x)
     int launched;
     if ((launched = saxpy_0_try_case1(prop, attrs[0], raised[0], false, n, B, alpha, y, x)) != 0)
         return launched;
-    /* no case both holds and fits: nvcc's kernels need not use the registers
-     * counted, so the first case whose kernel really fits */
+    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
+     * kernels need not use the registers counted; a hole of the tree may fit one) */
     if ((launched = saxpy_0_try_case1(prop, attrs[0], raised[0], true, n, B, alpha, y, x)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
-     *   10 <= R && T < B   (threads)
-     *   R < 10   (registers) */
+     *   T < B   (threads)
+     *   R_B < 2048*((B + 127)/128)   (registers) */
     return PARAKERN_NO_CASE_FITS;
 }

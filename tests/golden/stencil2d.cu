@@ -27,23 +27,21 @@
 /* ------------------------------------------------------------ dispatchers */
 
 /*
- * stencil2d:0 (samples/stencil2d.c:12:5): 3 cases, tried in order, then by the real fit of nvcc's kernels alone
- *   1: 18 <= R && 4*Bx*By + 8*Bx + 8*By + 16 <= Z && Bx*By <= T   (1) (4a) (3a)
- *   2: 19 <= R && Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T   (1) (4b) (3a)
- *   3: 18 <= R && R < 19 && Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T   (1') (4b) (3a)
- *   no case fits where 18 <= R && 4*Bx*By + 8*Bx + 8*By + 16 <= Z && T < Bx*By
- *   no case fits where 19 <= R && Z < 4*Bx*By + 8*Bx + 8*By + 16 && T < Bx*By
- *   no case fits where 18 <= R && R < 19 && Z < 4*Bx*By + 8*Bx + 8*By + 16 && T < Bx*By
- *   no case fits where R < 18
- * Returns the case launched (1 to 3), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * stencil2d:0 (samples/stencil2d.c:12:5): 2 cases, tried in order, then by the real fit of nvcc's kernels alone
+ *   1: 4*Bx*By + 8*Bx + 8*By + 16 <= Z && Bx*By <= T && 3072*((Bx*By + 127)/128) <= R_B   (1) (4a) (3a)
+ *   2: Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T && 3072*((Bx*By + 127)/128) <= R_B   (1) (4b) (3a)
+ *   no case fits where T < Bx*By
+ *   no case fits where R_B < 3072*((Bx*By + 127)/128)
+ *   no case fits where 65536 <= gy
+ * Returns the case launched (1 to 2), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in);
 
 /* ------------------------------------------------------------ kernels */
 
 /*
- * stencil2d:0, case 1 of 3 (samples/stencil2d.c:12:5)
- * runs where  18 <= R && 4*Bx*By + 8*Bx + 8*By + 16 <= Z && Bx*By <= T
+ * stencil2d:0, case 1 of 2 (samples/stencil2d.c:12:5)
+ * runs where  4*Bx*By + 8*Bx + 8*By + 16 <= Z && Bx*By <= T && 3072*((Bx*By + 127)/128) <= R_B
  * decisions   (1) (4a) (3a): no register-pressure reduction, in staged in shared memory, granularity as written
  * registers   18 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      4*Bx*By + 8*Bx + 8*By + 16 bytes per block (dynamic)
@@ -78,36 +76,14 @@ __global__ void stencil2d_0_case1(float *__restrict__ out, const float *__restri
 }
 
 /*
- * stencil2d:0, case 2 of 3 (samples/stencil2d.c:12:5)
- * runs where  19 <= R && Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T
+ * stencil2d:0, case 2 of 2 (samples/stencil2d.c:12:5)
+ * runs where  Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T && 3072*((Bx*By + 127)/128) <= R_B
  * decisions   (1) (4b) (3a): no register-pressure reduction, no shared memory, granularity as written
  * registers   19 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
  * threads     Bx*By per block
  */
 __global__ void stencil2d_0_case2(float *__restrict__ out, const float *__restrict__ in, int N,
-                                  int Bx, int By)
-{
-    const int by = blockIdx.y;  /* meta_for by in [0, gy): grid level */
-    const int bx = blockIdx.x;  /* meta_for bx in [0, gx): grid level */
-    const int ty = threadIdx.y;  /* meta_for ty in [0, By): block level */
-    const int tx = threadIdx.x;  /* meta_for tx in [0, Bx): block level */
-    int i = by * By + ty + 1;
-    int j = bx * Bx + tx + 1;
-    if (i < N - 1 && j < N - 1) {
-        out[(long long)i * N + j] = 0.2f * (in[(long long)i * N + j] + in[(long long)(i - 1) * N + j] + in[(long long)(i + 1) * N + j] + in[(long long)i * N + (j - 1)] + in[(long long)i * N + (j + 1)]);
-    }
-}
-
-/*
- * stencil2d:0, case 3 of 3 (samples/stencil2d.c:12:5)
- * runs where  18 <= R && R < 19 && Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T
- * decisions   (1') (4b) (3a): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity as written
- * registers   16 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      none
- * threads     Bx*By per block
- */
-__global__ void stencil2d_0_case3(float *__restrict__ out, const float *__restrict__ in, int N,
                                   int Bx, int By)
 {
     const int by = blockIdx.y;  /* meta_for by in [0, gy): grid level */
@@ -141,13 +117,14 @@ static int stencil2d_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long shared_bytes = 4*Bx*By + 8*Bx + 8*By + 16;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (4*Bx*By + 8*Bx + 8*By + 16 <= Z && Bx*By <= T) : (18 <= R && 4*Bx*By + 8*Bx + 8*By + 16 <= Z && Bx*By <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(4*Bx*By + 8*Bx + 8*By + 16 <= Z && Bx*By <= T && 3072*((Bx*By + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(stencil2d_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -179,13 +156,14 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T) : (19 <= R && Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T && 3072*((Bx*By + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -194,44 +172,12 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
     return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
-/* stencil2d:0, case 3: launches stencil2d_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int stencil2d_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                                 bool &raised, bool by_fit, long long N, long long Bx,
-                                 long long By, float *out, const float *in)
-{
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = (Bx + N - 3)/Bx;
-    const long long grid_y = (By + N - 3)/By;
-    const long long block_x = Bx;
-    const long long block_y = By;
-    const long long threads = block_x * block_y;
-    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T) : (18 <= R && R < 19 && Z < 4*Bx*By + 8*Bx + 8*By + 16 && Bx*By <= T)))
-        return 0;
-    if (attr.numRegs > R || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(stencil2d_0_case3, grid, block, 0, out, in, (int)N, (int)Bx, (int)By);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
-}
-
 int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
-    static cudaFuncAttributes attrs[3];
-    static bool raised[3];
+    static cudaFuncAttributes attrs[2];
+    static bool raised[2];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -245,9 +191,6 @@ int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)
         if (cudaFuncGetAttributes(&attrs[1], stencil2d_0_case2) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
         raised[1] = false;
-        if (cudaFuncGetAttributes(&attrs[2], stencil2d_0_case3) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[2] = false;
         prop_device = device;
     }
     int launched;
@@ -255,20 +198,15 @@ int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)
         return launched;
     if ((launched = stencil2d_0_try_case2(prop, attrs[1], raised[1], false, N, Bx, By, out, in)) != 0)
         return launched;
-    if ((launched = stencil2d_0_try_case3(prop, attrs[2], raised[2], false, N, Bx, By, out, in)) != 0)
-        return launched;
-    /* no case both holds and fits: nvcc's kernels need not use the registers
-     * counted, so the first case whose kernel really fits */
+    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
+     * kernels need not use the registers counted; a hole of the tree may fit one) */
     if ((launched = stencil2d_0_try_case1(prop, attrs[0], raised[0], true, N, Bx, By, out, in)) != 0)
         return launched;
     if ((launched = stencil2d_0_try_case2(prop, attrs[1], raised[1], true, N, Bx, By, out, in)) != 0)
         return launched;
-    if ((launched = stencil2d_0_try_case3(prop, attrs[2], raised[2], true, N, Bx, By, out, in)) != 0)
-        return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
-     *   18 <= R && 4*Bx*By + 8*Bx + 8*By + 16 <= Z && T < Bx*By   (threads)
-     *   19 <= R && Z < 4*Bx*By + 8*Bx + 8*By + 16 && T < Bx*By   (threads)
-     *   18 <= R && R < 19 && Z < 4*Bx*By + 8*Bx + 8*By + 16 && T < Bx*By   (threads)
-     *   R < 18   (registers) */
+     *   T < Bx*By   (threads)
+     *   R_B < 3072*((Bx*By + 127)/128)   (registers)
+     *   65536 <= gy   (launch) */
     return PARAKERN_NO_CASE_FITS;
 }

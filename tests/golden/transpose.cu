@@ -28,19 +28,17 @@
 
 /*
  * transpose:0 (samples/transpose.c:10:5): 6 cases, tried in order, then by the real fit of nvcc's kernels alone
- *   1: 30 <= R && 8*B0*B1*s <= Z && B0*B1 <= T   (1) (4a) (3a)
- *   2: 30 <= R && 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T   (1) (4a) (3b)
- *   3: 30 <= R && Z < 8*B0*B1 && B0*B1 <= T   (1) (4b) (3b)
- *   4: 20 <= R && R < 30 && 8*B0*B1*s <= Z && B0*B1 <= T   (1') (4a) (3a)
- *   5: 20 <= R && R < 30 && 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T   (1') (4a) (3b)
- *   6: 20 <= R && R < 30 && Z < 8*B0*B1 && B0*B1 <= T   (1') (4b) (3b)
- *   no case fits where 30 <= R && 8*B0*B1*s <= Z && T < B0*B1
- *   no case fits where 30 <= R && 8*B0*B1 <= Z && Z < 8*B0*B1*s && T < B0*B1
- *   no case fits where 30 <= R && Z < 8*B0*B1 && T < B0*B1
- *   no case fits where 20 <= R && R < 30 && 8*B0*B1*s <= Z && T < B0*B1
- *   no case fits where 20 <= R && R < 30 && 8*B0*B1 <= Z && Z < 8*B0*B1*s && T < B0*B1
- *   no case fits where 20 <= R && R < 30 && Z < 8*B0*B1 && T < B0*B1
- *   no case fits where R < 20
+ *   1: 8*B0*B1*s <= Z && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B   (1) (4a) (3a)
+ *   2: 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B   (1) (4a) (3b)
+ *   3: Z < 8*B0*B1 && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B   (1) (4b) (3b)
+ *   4: 8*B0*B1*s <= Z && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)   (1') (4a) (3a)
+ *   5: 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)   (1') (4a) (3b)
+ *   6: Z < 8*B0*B1 && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)   (1') (4b) (3b)
+ *   no case fits where Z < 8*B0*B1*s && 65536 <= s
+ *   no case fits where T < B0*B1
+ *   no case fits where R_B < 2048*((B0*B1 + 127)/128)
+ *   no case fits where 65536 <= s && R_B < 3072*((B0*B1 + 127)/128)
+ *   no case fits where 65536 <= dim0
  * Returns the case launched (1 to 6), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a);
@@ -49,7 +47,7 @@ int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
 
 /*
  * transpose:0, case 1 of 6 (samples/transpose.c:10:5)
- * runs where  30 <= R && 8*B0*B1*s <= Z && B0*B1 <= T
+ * runs where  8*B0*B1*s <= Z && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B
  * decisions   (1) (4a) (3a): no register-pressure reduction, a, c staged in shared memory, granularity as written
  * registers   30 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      8*B0*B1*s bytes per block (dynamic)
@@ -95,7 +93,7 @@ __global__ void transpose_0_case1(float *__restrict__ c, const float *__restrict
 
 /*
  * transpose:0, case 2 of 6 (samples/transpose.c:10:5)
- * runs where  30 <= R && 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T
+ * runs where  8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B
  * decisions   (1) (4a) (3b): no register-pressure reduction, a, c staged in shared memory, granularity reduced
  * registers   18 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      8*B0*B1 bytes per block (dynamic)
@@ -140,7 +138,7 @@ __global__ void transpose_0_case2(float *__restrict__ c, const float *__restrict
 
 /*
  * transpose:0, case 3 of 6 (samples/transpose.c:10:5)
- * runs where  30 <= R && Z < 8*B0*B1 && B0*B1 <= T
+ * runs where  Z < 8*B0*B1 && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B
  * decisions   (1) (4b) (3b): no register-pressure reduction, no shared memory, granularity reduced
  * registers   14 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -161,7 +159,7 @@ __global__ void transpose_0_case3(float *__restrict__ c, const float *__restrict
 
 /*
  * transpose:0, case 4 of 6 (samples/transpose.c:10:5)
- * runs where  20 <= R && R < 30 && 8*B0*B1*s <= Z && B0*B1 <= T
+ * runs where  8*B0*B1*s <= Z && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
  * decisions   (1') (4a) (3a): IR level 1 (loops not unrolled), a, c staged in shared memory, granularity as written
  * registers   20 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      8*B0*B1*s bytes per block (dynamic)
@@ -210,7 +208,7 @@ __global__ void transpose_0_case4(float *__restrict__ c, const float *__restrict
 
 /*
  * transpose:0, case 5 of 6 (samples/transpose.c:10:5)
- * runs where  20 <= R && R < 30 && 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T
+ * runs where  8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
  * decisions   (1') (4a) (3b): IR level 1 (loops not unrolled), a, c staged in shared memory, granularity reduced
  * registers   18 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      8*B0*B1 bytes per block (dynamic)
@@ -257,7 +255,7 @@ __global__ void transpose_0_case5(float *__restrict__ c, const float *__restrict
 
 /*
  * transpose:0, case 6 of 6 (samples/transpose.c:10:5)
- * runs where  20 <= R && R < 30 && Z < 8*B0*B1 && B0*B1 <= T
+ * runs where  Z < 8*B0*B1 && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
  * decisions   (1') (4b) (3b): IR level 1 (loops not unrolled), no shared memory, granularity reduced
  * registers   14 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -296,13 +294,14 @@ static int transpose_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long shared_bytes = 8*B0*B1*s;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (8*B0*B1*s <= Z && B0*B1 <= T) : (30 <= R && 8*B0*B1*s <= Z && B0*B1 <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(8*B0*B1*s <= Z && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(transpose_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -336,13 +335,14 @@ static int transpose_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long shared_bytes = 8*B0*B1;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || grid_z < 1 || grid_z > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T) : (30 <= R && 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(transpose_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -375,13 +375,14 @@ static int transpose_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || grid_z < 1 || grid_z > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (Z < 8*B0*B1 && B0*B1 <= T) : (30 <= R && Z < 8*B0*B1 && B0*B1 <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(Z < 8*B0*B1 && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -408,13 +409,14 @@ static int transpose_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long shared_bytes = 8*B0*B1*s;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (8*B0*B1*s <= Z && B0*B1 <= T) : (20 <= R && R < 30 && 8*B0*B1*s <= Z && B0*B1 <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(8*B0*B1*s <= Z && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)))
         return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(transpose_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -448,13 +450,14 @@ static int transpose_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long shared_bytes = 8*B0*B1;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || grid_z < 1 || grid_z > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T) : (20 <= R && R < 30 && 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)))
         return 0;
-    if (attr.numRegs > R || shared_bytes > Z || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(transpose_0_case5, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -487,13 +490,14 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || grid_z < 1 || grid_z > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters for this block size */
+    /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
-    const long long R = prop.regsPerBlock / threads < 255 ? prop.regsPerBlock / threads : 255;
-    if (!(by_fit ? (Z < 8*B0*B1 && B0*B1 <= T) : (20 <= R && R < 30 && Z < 8*B0*B1 && B0*B1 <= T)))
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(Z < 8*B0*B1 && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)))
         return 0;
-    if (attr.numRegs > R || threads > T)
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
@@ -548,8 +552,8 @@ int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
         return launched;
     if ((launched = transpose_0_try_case6(prop, attrs[5], raised[5], false, N, B0, B1, s, c, a)) != 0)
         return launched;
-    /* no case both holds and fits: nvcc's kernels need not use the registers
-     * counted, so the first case whose kernel really fits */
+    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
+     * kernels need not use the registers counted; a hole of the tree may fit one) */
     if ((launched = transpose_0_try_case1(prop, attrs[0], raised[0], true, N, B0, B1, s, c, a)) != 0)
         return launched;
     if ((launched = transpose_0_try_case2(prop, attrs[1], raised[1], true, N, B0, B1, s, c, a)) != 0)
@@ -563,12 +567,10 @@ int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
     if ((launched = transpose_0_try_case6(prop, attrs[5], raised[5], true, N, B0, B1, s, c, a)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
-     *   30 <= R && 8*B0*B1*s <= Z && T < B0*B1   (threads)
-     *   30 <= R && 8*B0*B1 <= Z && Z < 8*B0*B1*s && T < B0*B1   (threads)
-     *   30 <= R && Z < 8*B0*B1 && T < B0*B1   (threads)
-     *   20 <= R && R < 30 && 8*B0*B1*s <= Z && T < B0*B1   (threads)
-     *   20 <= R && R < 30 && 8*B0*B1 <= Z && Z < 8*B0*B1*s && T < B0*B1   (threads)
-     *   20 <= R && R < 30 && Z < 8*B0*B1 && T < B0*B1   (threads)
-     *   R < 20   (registers) */
+     *   Z < 8*B0*B1*s && 65536 <= s   (launch, shared_memory)
+     *   T < B0*B1   (threads)
+     *   R_B < 2048*((B0*B1 + 127)/128)   (registers)
+     *   65536 <= s && R_B < 3072*((B0*B1 + 127)/128)   (launch, registers)
+     *   65536 <= dim0   (launch) */
     return PARAKERN_NO_CASE_FITS;
 }

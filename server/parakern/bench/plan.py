@@ -43,11 +43,10 @@ def parse_assignments(items, what: str = "--sweep") -> dict:
 
 
 def profile_machine(name: str) -> dict:
-    """Machine values of a named device profile (devices.py), with the registers per block."""
+    """Machine values of a named device profile (devices.py)."""
     from parakern.devices import get_profile, machine_values
     profile = get_profile(name)
-    return {**machine_values(profile), "regs_per_block": profile.max_registers_per_block,
-            "name": profile.name}
+    return {**machine_values(profile), "name": profile.name}
 
 
 @dataclass(frozen=True)
@@ -128,18 +127,17 @@ def pick_case(tree, subs: dict, machine: dict, every_case: bool = False) -> Case
     """The case the dispatcher picks with these parameter values (subs: symbol -> Integer).
 
     every_case: also list in `runs` the cases whose kernel can run on the device here though
-    their constraints on R, Z, T do not hold (those say when the tree prefers a kernel, not
+    their constraints on R_B, Z, T do not hold (those say when the tree prefers a kernel, not
     whether it runs): their own threads and shared memory fit the device, the registers of
     nvcc's kernel are checked by the runner when it launches. Every kernel of the tree is
     worth timing, not only the one the model prefers."""
-    device = dispatch.Machine(machine.get("regs_per_block") or None, int(machine["Z"]), int(machine["T"]),
-                              int(machine["R"]))
+    device = dispatch.Machine(int(machine["R_B"]), int(machine["Z"]), int(machine["T"]))
     choice = dispatch.choose(tree, device, subs)
     runs = set(choice.accepted) | (set(choice.can_run) if every_case else set())
     registers = [int(c.counter("registers")) for c in tree.cases]
     launches = tuple((k, _launch(choice.launches[k - 1], registers[k - 1])) for k in sorted(runs))
     if choice.case is None:
-        machine_text = ", ".join(f"{n}={machine[n]}" for n in ("R", "Z", "T"))
+        machine_text = ", ".join(f"{n}={machine[n]}" for n in ("R_B", "Z", "T"))
         return CasePick(None, (), f"no case can run with {machine_text}: {choice.reason}", runs=tuple(sorted(runs)),
                         launches=launches)
     return CasePick(choice.case, choice.accepted, "", dict(launches)[choice.case], launches, tuple(sorted(runs)))
@@ -165,7 +163,7 @@ def needed_parameters(schedule, tree) -> list:
         launch = launch_of(case)
         for e in (*launch.grid, *launch.block, launch.shared_bytes):
             names |= {s.name for s in sympy.sympify(e).free_symbols}
-    names -= {"R", "Z", "T"}
+    names -= {"R_B", "Z", "T"}
     return [p.name for p in schedule.params if p.name in names]
 
 
@@ -216,7 +214,7 @@ def plan_text(plan: Plan) -> str:
     """The plan for the terminal: the cases, then per point the case that runs or why not."""
     m = plan.machine
     head = f"{plan.schedule.id}: {len(plan.points)} points, {len(plan.runnable)} runnable, " \
-           f"{len(plan.skipped)} skipped; machine R={m['R']} Z={m['Z']} T={m['T']}" + \
+           f"{len(plan.skipped)} skipped; machine R_B={m['R_B']} Z={m['Z']} T={m['T']}" + \
            (f" ({m['name']})" if m.get("name") else "")
     lines = [head]
     for k, case in enumerate(plan.tree.cases, 1):

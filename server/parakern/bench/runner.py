@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from parakern.counters.registers import registers_per_block
 from parakern.verify.runner import TOLERANCE
 
 WARMUP = 3
@@ -174,9 +175,8 @@ class GpuRunner:
             raise
 
     def machine(self) -> dict:
-        """R, Z, T as the dispatcher reads them (R is capped per case by regs_per_block / threads)."""
-        return {"R": 255, "Z": self.shared_optin, "T": self.max_threads, "regs_per_block": self.regs_per_block,
-                "name": self.name}
+        """R_B, Z, T as the dispatcher reads them."""
+        return {"R_B": self.regs_per_block, "Z": self.shared_optin, "T": self.max_threads, "name": self.name}
 
     def close(self) -> None:
         if getattr(self, "context", None) is not None:
@@ -251,9 +251,9 @@ class GpuRunner:
         shared = int(launch["shared_bytes"])
         threads = int(launch["threads"])
         registers = self.registers(k)
-        if registers * threads > self.regs_per_block:
-            raise DoesNotFit(f"case {k}: nvcc's kernel needs {registers} registers x {threads} threads > "
-                             f"{self.regs_per_block} per block")
+        if registers_per_block(registers, threads) > self.regs_per_block:
+            raise DoesNotFit(f"case {k}: nvcc's kernel needs {registers} registers x {threads} threads, "
+                             f"{registers_per_block(registers, threads)} > {self.regs_per_block} per block")
         if shared > self.shared_optin:
             raise DoesNotFit(f"case {k}: {shared} bytes of shared memory > {self.shared_optin} per block")
         if shared > DEFAULT_SHARED_LIMIT:

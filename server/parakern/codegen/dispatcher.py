@@ -10,12 +10,12 @@ when no case fits the device (nothing is launched), PARAKERN_CUDA_ERROR when
 a CUDA call failed (a failed launch's error stays readable with
 cudaGetLastError). It reads the device's properties once per device (a
 static) and, for each case in the tree's order, one `try` function: the
-machine parameters of that launch (T = maxThreadsPerBlock, Z =
-sharedMemPerBlockOptin, R = min(255, regsPerBlock / threads)), the launch
-limits, the case's constraints in 64-bit arithmetic, then the real fit of
-nvcc's kernel (cudaFuncGetAttributes: numRegs <= R; shared bytes <= Z;
+machine parameters (R_B = regsPerBlock, Z = sharedMemPerBlockOptin, T =
+maxThreadsPerBlock), the launch limits, the case's constraints in 64-bit
+arithmetic, then the real fit of nvcc's kernel (cudaFuncGetAttributes: its
+registers per block as the hardware allocates them <= R_B; shared bytes <= Z;
 threads <= T). When no case both holds and fits, a second pass tries the
-cases in the same order with the constraints on R dropped. The rule (order,
+cases in the same order, constraints aside: the first whose kernel fits. The rule (order,
 passes, limits, fit) is parakern.dispatch's, printed here; its Python
 `dispatch.choose` is what verify, the bench and the editor use. Kernels are
 launched only through PARAKERN_LAUNCH.
@@ -29,6 +29,7 @@ from parakern.codegen.cprint import INDENT, CodegenError, Names, identifiers, re
 from parakern.codegen.kernel import array_parameters, kernel_name, signature
 from parakern.codegen.launch import AXES, in_parameters
 from parakern.comprehensive import CaseTree
+from parakern.counters.registers import ALLOCATION_UNIT, WARP_GRANULARITY, WARP_SIZE
 from parakern.model import Schedule
 from parakern.strategies.rebuild import used_names
 from parakern.symbols import P_OCC
@@ -80,7 +81,7 @@ def _host_type(ctype: str) -> str:
 
 def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
     s, k, launch = tree.schedule, rule.number, rule.launch
-    names = Names(used_names(s) | {"R", "Z", "T"})
+    names = Names(used_names(s) | {"R_B", "Z", "T"})
     n = {w: names.fresh(w) for w in ("prop", "attr", "raised", "by_fit", "grid", "block", "threads", "shared_bytes")}
     kernel = kernel_name(s, k)
     args = [f"const cudaDeviceProp &{n['prop']}", f"const cudaFuncAttributes &{n['attr']}", f"bool &{n['raised']}",
@@ -98,8 +99,10 @@ def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
     body += [f"if ({' || '.join(_beyond(dispatch.LAUNCH_BOUNDS, sizes))})",
              INDENT + "return 0;  /* an empty grid or block, or one beyond CUDA's limits */"]
     tests = _constraints(rule, s, n["by_fit"])
-    need = {"registers": f"{n['attr']}.numRegs", "shared_bytes": n["shared_bytes"], "threads": n["threads"]}
-    fits = [f"{need[f.need]} > {f.machine}" for f in rule.fits]
+    need = {"registers": _registers_per_block(f"{n['attr']}.numRegs", n["threads"]),
+            "shared_bytes": n["shared_bytes"], "threads": n["threads"]}
+    per_thread = [f"{n['attr']}.numRegs > {dispatch.MAX_REGISTERS}"]   # no thread addresses more
+    fits = per_thread + [f"{need[f.need]} > {f.machine}" for f in rule.fits]
     body += _machine(n, identifiers(tests + fits)) + tests
     body += [f"if ({' || '.join(fits)})",
              INDENT + "return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */"]
@@ -161,14 +164,21 @@ def _kernel_argument(p) -> str:
     return f"({p.ctype}){p.name}" if _host_type(p.ctype) != p.ctype else p.name
 
 
+def _registers_per_block(registers: str, threads: str) -> str:
+    """counters.registers.registers_per_block in C (long long): per warp in units, warps in groups."""
+    per_thread_unit = ALLOCATION_UNIT // WARP_SIZE
+    group = WARP_SIZE * WARP_GRANULARITY
+    return (f"{ALLOCATION_UNIT * WARP_GRANULARITY}LL * (({registers} + {per_thread_unit - 1}) / {per_thread_unit})"
+            f" * (({threads} + {group - 1}) / {group})")
+
+
 def _machine(n: dict, used: set) -> list[str]:
     """The machine parameters the tests read (an unread local is a warning)."""
-    prop, threads = n["prop"], n["threads"]
+    prop = n["prop"]
     values = {"T": f"{prop}.maxThreadsPerBlock",
               "Z": f"(long long){prop}.sharedMemPerBlockOptin",
-              "R": f"{prop}.regsPerBlock / {threads} < {dispatch.MAX_REGISTERS} "
-                   f"? {prop}.regsPerBlock / {threads} : {dispatch.MAX_REGISTERS}"}
-    return ["/* the machine parameters for this block size */"] + \
+              "R_B": f"{prop}.regsPerBlock"}
+    return ["/* the machine parameters */"] + \
         [f"const long long {m} = {v};" for m, v in values.items() if m in used]
 
 
@@ -180,11 +190,8 @@ def _constraints(rule: dispatch.CaseRule, s: Schedule, by_fit: str) -> list[str]
                            s.keyword_span)
     if not relations:
         return ["/* no constraint: the case holds everywhere */"]
-    without_r = [in_parameters(r, s) for r in rule.tested(by_fit=True)]
-    if len(without_r) == len(relations):
-        return [f"if (!({relation_c(relations)}))", INDENT + "return 0;"]
-    loose = relation_c(without_r) if without_r else "true"
-    return [f"if (!({by_fit} ? ({loose}) : ({relation_c(relations)})))", INDENT + "return 0;"]
+    return ["/* the tree's preference (the first pass); the second, by the fit, tests none */",
+            f"if (!{by_fit} && !({relation_c(relations)}))", INDENT + "return 0;"]
 
 
 # ------------------------------------------------------------------ the dispatcher
@@ -194,7 +201,7 @@ def _dispatcher(tree: CaseTree) -> str:
     head = signature("int " + dispatcher_name(s), dispatcher_arguments(s))
     if not tree.cases:
         return "\n".join([head, "{"] + [INDENT + line for line in _uncovered(tree)] + ["}"])
-    names = Names(used_names(s) | {"R", "Z", "T"})
+    names = Names(used_names(s) | {"R_B", "Z", "T"})
     prop, known, device, launched, attrs, raised = (
         names.fresh(w) for w in ("prop", "prop_device", "device", "launched", "attrs", "raised"))
     count = len(tree.cases)
@@ -221,8 +228,8 @@ def _dispatcher(tree: CaseTree) -> str:
     order = [rule.number for rule in dispatch.case_rules(tree)]
     for one in dispatch.passes(tree):
         if one.by_fit:
-            body += ["/* no case both holds and fits: nvcc's kernels need not use the registers",
-                     " * counted, so the first case whose kernel really fits */"]
+            body += ["/* no case both holds and fits: the first case whose kernel really fits (nvcc's",
+                     " * kernels need not use the registers counted; a hole of the tree may fit one) */"]
         flag = "true" if one.by_fit else "false"
         for k in order:
             i = order.index(k)

@@ -46,3 +46,8 @@ class Counter(ABC):
 
     def evaluate(self, kernel: Kernel) -> Value:
         return self.measure(kernel).value
+
+    def requirement(self, kernel: Kernel, value: Value) -> Value:
+        """What the kernel asks of the machine parameter `symbol`, given the counter's value:
+        the value itself, except for registers (counted per thread, allocated per block)."""
+        return value

@@ -178,12 +178,21 @@ def _align_carveout_expr(size: sympy.Expr, device: DeviceProfile) -> sympy.Expr:
 
 def occupancy_expr(registers, shared_bytes, threads, device: DeviceProfile,
                    carveout_percent: int = 100) -> sympy.Expr:
-    """occupancy() as a sympy expression in whatever symbols the arguments hold.
+    """occupancy() as a sympy expression: resident_blocks_expr x warps per block / max warps."""
+    T = sympy.sympify(threads)
+    blocks = resident_blocks_expr(registers, shared_bytes, threads, device, carveout_percent)
+    return blocks * sympy.ceiling(T / device.warp_size) / (device.max_threads_per_sm // device.warp_size)
+
+
+def resident_blocks_expr(registers, shared_bytes, threads, device: DeviceProfile,
+                         carveout_percent: int = 100) -> sympy.Expr:
+    """Blocks resident per SM (occupancy_detail's active_blocks) as a sympy expression in
+    whatever symbols the arguments hold.
 
     Arguments may be ints or sympy expressions (e.g. B0*B1, 8*s*B + 8); the
     symbols are assumed to take integer values with registers >= 0,
     shared_bytes >= 0 and threads > 0. Substituting numbers gives exactly
-    occupancy() for the same numbers. Min/Max over symbols are left
+    occupancy_detail(...).active_blocks for the same numbers. Min/Max over symbols are left
     unevaluated; substitute every symbol at once, e.g.
     ``expr.xreplace({B0: Integer(16), ...})`` (milliseconds), rather than with
     subs(), which re-evaluates each partial result (about a second).
@@ -228,5 +237,4 @@ def occupancy_expr(registers, shared_bytes, threads, device: DeviceProfile,
     by_smem = smem_fits * sympy.floor(
         _max(smem_per_sm, d.max_blocks_per_sm) / _max(smem_per_block, 1))
 
-    blocks = _min(by_warps, by_regs, by_smem, d.max_blocks_per_sm)
-    return blocks * warps / max_warps
+    return _min(by_warps, by_regs, by_smem, d.max_blocks_per_sm)

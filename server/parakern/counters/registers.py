@@ -1,4 +1,12 @@
-"""Registers per thread (R): ptxas's count for the kernel's PTX, or an estimate.
+"""Registers: ptxas's count per thread for the kernel's PTX, or an estimate; what a block
+of them asks of the register file (R_B) as the hardware allocates it.
+
+The machine parameter is the registers per block R_B (cudaDeviceProp.regsPerBlock, 65 536
+on every GPU since Kepler), not a per-thread R: a thread may use up to 255 registers, and a
+block fits when its threads' registers, allocated per warp in units of 256 and warps in
+groups of 4 (one per SM sub-partition), fit R_B: a kernel of r registers per thread needs
+1024·⌈r/8⌉·⌈threads/128⌉ (`registers_per_block`). Register cases then appear exactly
+where a large block needs them (`4096·⌈B0·B1/128⌉ ≤ R_B`), never as a bare `R < 20`.
 
 With `ptxas` on PATH the count is what `ptxas -arch=<target> -v` reports.
 Without it, a liveness analysis of the PTX virtual registers estimates it:
@@ -27,10 +35,12 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
-from parakern.counters.base import Counter, Measure
+import sympy
+
+from parakern.counters.base import Counter, Measure, normalize
 from parakern.ir.ptx import kernel_ptx
 from parakern.kernel import Kernel
-from parakern.symbols import R
+from parakern.symbols import R_B
 from parakern.targets import DEFAULT_TARGET
 
 CAP_MARGIN = 4
@@ -39,9 +49,23 @@ PTXAS_BASELINE = 4  # ptxas -arch=sm_80 reports 4 registers for an empty kernel
 PTXAS_TIMEOUT_S = 60
 
 
+MAX_REGISTERS = 255          # per thread, every GPU since sm_50
+WARP_SIZE = 32
+ALLOCATION_UNIT = 256        # registers, allocated per warp (cuda_occupancy.h, every cc >= 7.0)
+WARP_GRANULARITY = 4         # warps get registers in groups of the SM's 4 sub-partitions
+
+
+def registers_per_block(registers, threads):
+    """Registers a block of `threads` threads of `registers` each takes from R_B (sympy or int):
+    per warp ALLOCATION_UNIT·⌈32·r/ALLOCATION_UNIT⌉, for ⌈warps/4⌉·4 warps."""
+    per_warp = ALLOCATION_UNIT * sympy.ceiling(sympy.Rational(WARP_SIZE, ALLOCATION_UNIT) * registers)
+    groups = sympy.ceiling(sympy.sympify(threads) / (WARP_SIZE * WARP_GRANULARITY))
+    return normalize(per_warp * WARP_GRANULARITY * groups)
+
+
 class RegisterCounter(Counter):
     name = "registers"
-    symbol = R
+    symbol = R_B
     unit = "registers"
     kind = "resource"
 
@@ -67,6 +91,11 @@ class RegisterCounter(Counter):
         return Measure(value, False, "estimate",
                        f"liveness of PTX virtual registers at IR level {kernel.ir_level}{suffix} "
                        "(ptxas not found)")
+
+    def requirement(self, kernel: Kernel, value):
+        """The registers of the whole block (value: per thread), as the hardware allocates them."""
+        threads = sympy.Mul(*[lp.extent for lp in kernel.schedule.block])
+        return registers_per_block(value, threads)
 
     def register_cap(self, kernel: Kernel) -> "int | None":
         """The cap of IR level 3: a few registers below the level-2 count, None where none can bind."""

@@ -16,7 +16,7 @@ from parakern.frontend.nest import (MAX_LEVELS, axis, divisors, grid_count, mark
 from parakern.symbols import sym
 
 # Names the constraints reserve for the machine (paper section 3.2).
-MACHINE_NAMES = {"R": "registers per thread", "Z": "shared memory per block",
+MACHINE_NAMES = {"R_B": "registers per block", "Z": "shared memory per block",
                  "T": "threads per block", "P_occ": "occupancy"}
 
 

@@ -19,7 +19,7 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 
-from parakern.devices import PROFILES
+from parakern.devices import DEFAULT_PROFILES, PROFILES
 from parakern.strategies.decisions import strategy_codes
 from parakern.targets import DEFAULT_TARGET, TARGETS
 
@@ -30,7 +30,7 @@ TEST_HOOKS_ENV = "PARAKERN_LSP_TEST_HOOKS"
 @dataclass(frozen=True)
 class Settings:
     target: str = DEFAULT_TARGET
-    gpu_profiles: tuple[str, ...] = ("h100", "a100", "t4")
+    gpu_profiles: tuple[str, ...] = DEFAULT_PROFILES
     strategies: "tuple[str, ...] | None" = None
     occupancy: "str | None" = None
     case_diagnostics: bool = True

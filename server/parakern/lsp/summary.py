@@ -56,13 +56,15 @@ class CaseInfo:
     cached: tuple[str, ...]        # arrays staged in shared memory by this case
     witness: tuple                 # ((name, value), ...)
     verified: bool
+    needs: str = ""                # what its own kernel needs of the machine, one line
+    profiles: tuple = ()           # known GPUs (devices.py) on which the dispatcher picks it; () = theoretical
 
 
 @dataclass(frozen=True)
 class ProfileInfo:
     key: str                       # "h100"
     name: str                      # "NVIDIA H100 SXM5 80GB"
-    values: tuple                  # (("R", 255), ("Z", 232448), ("T", 1024))
+    values: tuple                  # (("R_B", 65536), ("T", 1024), ("Z", 232448))
     conditions: tuple              # ((case index, text or None), ...): None = cannot run there, "" = always
 
 
@@ -179,7 +181,7 @@ def diag_info(d, origin: int = 0, file: "str | None" = None) -> DiagInfo:
     return DiagInfo(d.severity.value, d.code, d.message, span_range(d.span, origin), related)
 
 
-def case_info(case, index: int) -> CaseInfo:
+def case_info(case, index: int, profiles: tuple = ()) -> CaseInfo:
     from parakern.printing import to_c, to_math
     values = dict(case.counters)
     occupancy = values.get("occupancy")
@@ -198,6 +200,8 @@ def case_info(case, index: int) -> CaseInfo:
         cached=tuple(getattr(case.kernel, "cached", ()) or ()),
         witness=witness,
         verified=bool(case.verified),
+        needs=chain_text(case.needs.relations),
+        profiles=tuple(profiles),
     )
 
 
@@ -222,7 +226,9 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
                                diagnostics=diagnostics, seconds=seconds)
     from parakern.casetree_report import tree_dot, tree_text
     from parakern.printing import to_math
-    cases = tuple(case_info(c, k) for k, c in enumerate(tree.cases, 1))
+    from parakern.dispatch import reachable
+    on = dict(reachable(tree))
+    cases = tuple(case_info(c, k, on[k]) for k, c in enumerate(tree.cases, 1))
     uncovered = tuple((" ∧ ".join(to_math(r) for r in u.constraints.relations) or "always", u.counter)
                       for u in tree.uncovered)
     infos = tuple(profile_info(tree, p) for p in profiles)

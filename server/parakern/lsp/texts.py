@@ -38,7 +38,14 @@ def lens_title(summary: "ScheduleSummary | None", case_trees: bool = True) -> st
         if n == 0:
             return "no case: nothing fits (see hover)"
         first = summary.cases[0]
-        return f"{n} case{'s' * (n != 1)} · {first.registers} regs · {_smem(first.shared)}"
+        keys = [p.key for p in summary.profiles]
+        if keys:   # what matters on the GPUs the user configured, then the whole tree
+            on = [c for c in summary.cases if any(dict(p.conditions).get(c.index) is not None
+                                                  for p in summary.profiles)]
+            count = f"{len(on)} case{'s' * (len(on) != 1)} on {', '.join(keys)} · {n} in all"
+        else:
+            count = f"{n} case{'s' * (n != 1)}"
+        return f"{count} · {first.registers} regs · {_smem(first.shared)}"
     if summary.status == "timeout":
         return "analysis timed out"
     if summary.status in ("crash", "error"):
@@ -51,14 +58,14 @@ def _cell(text: str) -> str:
 
 
 def cases_table(summary: ScheduleSummary) -> str:
-    rows = ["| case | constraints | decisions | registers | shared memory | z3 witness |",
-            "|---|---|---|---|---|---|"]
+    rows = ["| case | constraints | its kernel needs | decisions | registers | shared memory | z3 witness |",
+            "|---|---|---|---|---|---|---|"]
     for c in summary.cases:
         witness = ", ".join(f"{k}={v}" for k, v in c.witness) or "—"
         if not c.verified:
             witness += " (consistency unproved)"
         shared = "none" if c.shared == "0" else f"{c.shared} B"
-        rows.append(f"| {c.index} | {_cell(c.condition)} | "
+        rows.append(f"| {c.index} | {_cell(c.condition)} | {_cell(c.needs)} | "
                     f"{_cell(' '.join(c.decisions))} | {_cell(c.registers)} | {_cell(shared)} | "
                     f"{_cell(witness)} |")
     return "\n".join(rows)
@@ -113,8 +120,12 @@ def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token:
                      f"{', '.join(staged) or '—'}; from global memory in "
                      f"case{'s' * (len(plain) != 1)} {', '.join(plain) or '—'}")
     parts.append(cases_table(summary))
+    theoretical = [str(c.index) for c in summary.cases if not c.profiles]
+    if theoretical:
+        parts.append(f"**Theoretical**: case{'s' * (len(theoretical) != 1)} {', '.join(theoretical)} — no known GPU "
+                     "picks it (their register file, shared memory and thread limits never fall in its region)")
     if summary.profiles:
-        parts.append("**Which case runs where** (R, Z, T of the GPU substituted, simplified by z3)\n\n"
+        parts.append("**Which case runs where** (R_B, Z, T of the GPU substituted, simplified by z3)\n\n"
                      + "\n".join(profile_lines(summary)))
     if summary.uncovered:
         parts.append("**No kernel fits** where " + "; ".join(

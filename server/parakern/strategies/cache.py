@@ -14,7 +14,7 @@ class DropCache(Strategy):
     code = "(4b)"
     keep_code = "(4a)"
     name = "drop-cache"
-    improves = frozenset({"shared_memory", "occupancy"})
+    improves = frozenset({"shared_memory", "occupancy", "staging"})
     applies_to = "source"
     applied_words = "no shared memory"
     kept_words = "shared memory"

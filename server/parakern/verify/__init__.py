@@ -4,7 +4,7 @@ CPU emulation of CUDA (parakern_cpu.h), against the serial C.
     verify_file(path, points=3) -> FileResult      (results.py: per schedule, case, point)
     verify_source(text, file, points=3, transform_cu=..., build_dir=...)
     Session(text, file, ...)                       analysed, emitted, built: .run(schedule id, values,
-                                                   device(R, Z, T, threads)) runs one point, .verify()
+                                                   device(R_B, Z, T)) runs one point, .verify()
     text(result) / result.as_dict()                the report, as text or JSON
     ToolMissing                                    gcc or g++ is not on PATH
     HEADER                                         path of parakern_cpu.h

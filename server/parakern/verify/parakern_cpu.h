@@ -18,7 +18,8 @@
  * cudaGetLastError reports it, when a real device would refuse it: more threads than
  * maxThreadsPerBlock, more dynamic shared memory than sharedMemPerBlock without
  * cudaFuncAttributeMaxDynamicSharedMemorySize raised (and never above the opt-in limit),
- * or numRegs * threads above regsPerBlock (no allocation granularity: exact counts).
+ * or registers per block above regsPerBlock (allocated per warp in units of 256, warps in
+ * groups of 4, as the hardware does: counters/registers.py registers_per_block).
  */
 #ifndef PARAKERN_CPU_H
 #define PARAKERN_CPU_H
@@ -234,9 +235,11 @@ void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A... arg
         fail(cudaErrorInvalidValue, why);
         return;
     }
-    if ((long)info.numRegs * (long)threads > (long)device.regsPerBlock) {
-        snprintf(why, sizeof why, "too many resources requested: %d registers x %lu threads > regsPerBlock %d",
-                 info.numRegs, threads, device.regsPerBlock);
+    /* registers go to warps in units of 256, warps in groups of 4 (one per SM sub-partition) */
+    long allocated = 1024L * ((info.numRegs + 7) / 8) * (long)((threads + 127) / 128);
+    if (allocated > (long)device.regsPerBlock) {
+        snprintf(why, sizeof why, "too many resources requested: %d registers x %lu threads take %ld > regsPerBlock %d",
+                 info.numRegs, threads, allocated, device.regsPerBlock);
         fail(cudaErrorLaunchOutOfResources, why);
         return;
     }

@@ -1,18 +1,17 @@
 """Parameter points and emulated devices that make the dispatcher pick a given case.
 
 For case k of a schedule a point is (values of the schedule's parameters that
-the caller passes, machine values R, Z, T) such that the schedule's facts
+the caller passes, machine values R_B, Z, T) such that the schedule's facts
 hold, case k's constraints hold, its kernel fits, and no earlier case is
-picked first. The dispatcher's rule is parakern.dispatch's: with T =
-maxThreadsPerBlock, Z = sharedMemPerBlockOptin and, for case j, R_j = min(255,
-regsPerBlock / threads_j), the first case whose launch is within CUDA's
-limits, whose constraints hold and whose kernel fits; when none, the first
-that fits with its constraints on R dropped. The points are searched for the
-first pass (the second never applies where case k is picked by the first);
-`expected_case` is the whole rule, with the IR's register counts, which the
-emulation reports as the kernels' (cudaFuncGetAttributes). The emulated
-device of a point has regsPerBlock = R * threads_k, sharedMemPerBlockOptin =
-Z, maxThreadsPerBlock = T.
+picked first. The dispatcher's rule is parakern.dispatch's: with R_B =
+regsPerBlock, Z = sharedMemPerBlockOptin, T = maxThreadsPerBlock, the first
+case whose launch is within CUDA's limits, whose constraints hold and whose
+kernel fits; when none, the first whose kernel fits. The points are searched
+for the first pass (the second never applies where case k is picked by the
+first); `expected_case` is the whole rule, with the IR's register counts,
+which the emulation reports as the kernels' (cudaFuncGetAttributes). The
+emulated device of a point has regsPerBlock = R_B, sharedMemPerBlockOptin = Z,
+maxThreadsPerBlock = T.
 
 Parameters are sampled (seeded), facts checked by evaluation, and the machine
 values found by z3 for the sampled parameters; where sampling finds nothing,
@@ -33,13 +32,13 @@ import sympy
 
 from parakern import constraints as cs
 from parakern import dispatch
-from parakern.symbols import R, T, Z, sym
+from parakern.symbols import R_B, T, Z, sym
 
 MAX_SIZE = 300        # any other integer parameter
 MAX_THREADS = 1024    # threads per block, as on every GPU (the emulation runs them as fibers)
 MAX_ELEMENTS = 1 << 20  # elements of all arrays together at a point (the serial C and the emulation run it)
 REALISTIC_THREADS = 32  # a realistic block has at least a warp
-MAX_R, MAX_Z, MAX_T = dispatch.MAX_REGISTERS, 1 << 18, 1024
+MAX_RB, MAX_Z, MAX_T = 1 << 16, 1 << 18, 1024   # registers per block, shared bytes, threads
 SHARED_DEFAULT = 48 * 1024
 SAMPLES = 4000        # random parameter draws per point
 SOLVES = 24           # z3 calls for machine values per point before z3 solves everything
@@ -52,14 +51,23 @@ class Device:
     shared_optin: int          # sharedMemPerBlockOptin = Z
     shared_default: int        # sharedMemPerBlock: above it the dispatcher must raise the attribute
     max_threads: int           # maxThreadsPerBlock = T
-    R: int
-    Z: int
-    T: int
+
+    @property
+    def R_B(self) -> int:
+        return self.regs_per_block
+
+    @property
+    def Z(self) -> int:
+        return self.shared_optin
+
+    @property
+    def T(self) -> int:
+        return self.max_threads
 
     def as_dict(self) -> dict:
         return {"regsPerBlock": self.regs_per_block, "sharedMemPerBlockOptin": self.shared_optin,
                 "sharedMemPerBlock": self.shared_default, "maxThreadsPerBlock": self.max_threads,
-                "R": self.R, "Z": self.Z, "T": self.T}
+                "R_B": self.R_B, "Z": self.Z, "T": self.T}
 
 
 @dataclass(frozen=True)
@@ -204,34 +212,32 @@ def _blocks(model: Model, k: int, full: dict) -> int:
     return count
 
 
-def _case_relations(model: Model, k: int, full: dict, threads_k: int, regs) -> list:
-    """Case k holds and fits, and no earlier case would be picked, with regsPerBlock = regs."""
+def _case_relations(model: Model, k: int, full: dict) -> list:
+    """Case k's constraints and needs hold (its kernel, at the IR's register count that the
+    emulation reports, fits R_B, Z, T), and no earlier case's both do: the first pass picks k."""
     subs = {sym(n): sympy.Integer(v) for n, v in full.items()}
     relations = []
-    for j, case in enumerate(model.tree.cases[:k]):
-        tj = int(model.threads[j](full))
-        rj = sympy.Min(MAX_R, sympy.floor(regs / tj)) if tj != threads_k else R
-        holds = [r.xreplace(subs).xreplace({R: rj}) for r in case.constraints.relations]
-        holds.append(sympy.Le(model.registers[j] * tj, regs))
+    for case in model.tree.cases[:k]:
+        holds = [r.xreplace(subs) for r in case.constraints.relations + case.needs.relations]
         relations.append(sympy.Not(sympy.And(*holds)))
-    relations += [r.xreplace(subs) for r in model.tree.cases[k].constraints.relations]
-    relations.append(sympy.Le(model.registers[k], R))
+    case = model.tree.cases[k]
+    relations += [r.xreplace(subs) for r in case.constraints.relations + case.needs.relations]
     return relations
 
 
-_BOUNDS = (sympy.Le(1, R), sympy.Le(R, MAX_R), sympy.Le(Z, MAX_Z), sympy.Le(1, T), sympy.Le(T, MAX_T))
+_BOUNDS = (sympy.Le(1, R_B), sympy.Le(R_B, MAX_RB), sympy.Le(Z, MAX_Z), sympy.Le(1, T), sympy.Le(T, MAX_T))
 
 
 def _machine(model: Model, k: int, full: dict, rng: random.Random, interior: bool) -> "dict | None":
-    """R, Z, T for the sampled parameters (None when there are none)."""
+    """R_B, Z, T for the sampled parameters (None when there are none)."""
     threads_k = int(model.threads[k](full))
     if threads_k < 1 or threads_k > MAX_THREADS:
         return None
-    relations = _case_relations(model, k, full, threads_k, R * threads_k) + list(_BOUNDS)
+    relations = _case_relations(model, k, full) + list(_BOUNDS)
     if any(r is sympy.false for r in relations):
         return None
     if interior:  # away from the boundaries, when the case allows it
-        hints = [sympy.Le(rng.randint(1, MAX_R), R), sympy.Le(rng.randint(0, 1 << 16), Z),
+        hints = [sympy.Le(rng.randint(1, MAX_RB), R_B), sympy.Le(rng.randint(0, 1 << 16), Z),
                  sympy.Le(rng.randint(1, MAX_T), T)]
         verdict = cs.consistent(cs.System(tuple(relations + hints)))
         if verdict.status == "sat":
@@ -243,15 +249,12 @@ def _machine(model: Model, k: int, full: dict, rng: random.Random, interior: boo
 def _device(model: Model, k: int, full: dict, machine: dict, index: int) -> Device:
     # sharedMemPerBlock is 48 KiB on every GPU and the opt-in limit Z at least that; a device
     # emulated with a smaller Z has both limits equal (see device()).
-    threads_k = int(model.threads[k](full))
-    r, z, t = int(machine["R"]), int(machine["Z"]), int(machine["T"])
-    return device(r, z, t, threads_k)
+    return device(int(machine["R_B"]), int(machine["Z"]), int(machine["T"]))
 
 
-def device(R: int, Z: int, T: int, threads: int) -> Device:
-    """The emulated device on which the dispatcher reads these machine values for a launch
-    of `threads` threads per block."""
-    return Device(R * threads, Z, min(Z, SHARED_DEFAULT), T, R, Z, T)
+def device(R_B: int, Z: int, T: int) -> Device:
+    """The emulated device on which the dispatcher reads these machine values."""
+    return Device(R_B, Z, min(Z, SHARED_DEFAULT), T)
 
 
 def expected_case(model: Model, values: dict, device: Device) -> "int | None":
@@ -316,15 +319,13 @@ def _solved(model: Model, k: int, seen: set, index: int) -> "Point | None":
     """z3 on parameters and machine values together, within the same bounds."""
     case = model.tree.cases[k]
     threads = sympy.sympify(case.counter("threads"))
-    relations = list(case.constraints.relations) + list(_BOUNDS)
-    relations += [sympy.Le(1, threads), sympy.Le(threads, MAX_THREADS), sympy.Le(model.registers[k], R)]
+    relations = list(case.constraints.relations + case.needs.relations) + list(_BOUNDS)
+    relations += [sympy.Le(1, threads), sympy.Le(threads, MAX_THREADS)]
     for name in model.settable:
         top = 16 if name in model.block else 64   # z3's fallback stays small
         relations += [sympy.Le(1, sym(name)), sympy.Le(sym(name), top)]
-    for j, other in enumerate(model.tree.cases[:k]):
-        if sympy.simplify(sympy.sympify(other.counter("threads")) - threads) == 0:
-            relations.append(sympy.Not(sympy.And(*other.constraints.relations,
-                                                 sympy.Le(model.registers[j], R))))
+    for other in model.tree.cases[:k]:   # the first pass must not pick an earlier case
+        relations.append(sympy.Not(sympy.And(*other.constraints.relations, *other.needs.relations)))
     for old in seen:
         relations.append(sympy.Or(*(sympy.Ne(sym(n), v) for n, v in zip(model.settable, old))))
     verdict = cs.consistent(cs.System(tuple(relations), case.constraints.facts), timeout_ms=10000)

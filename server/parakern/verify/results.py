@@ -11,7 +11,7 @@ TOLERANCE_NOTE = ("integers compared exactly; float: |got - expected| <= 1e-5 * 
 class PointResult:
     case: int                       # case the point was chosen for (1-based)
     values: dict                    # scalar arguments of the call
-    device: dict                    # emulated device: regsPerBlock, sharedMemPerBlockOptin, ... and R, Z, T
+    device: dict                    # emulated device: regsPerBlock, sharedMemPerBlockOptin, ... and R_B, Z, T
     expected: "int | None"          # case the dispatcher must return; None: depends on host state
     chosen: tuple = ()              # case returned by each dispatcher call
     mismatches: tuple = ()          # first mismatch per array: array, index, expected, got, count
@@ -122,7 +122,7 @@ def _point_line(p: PointResult) -> str:
     want = "" if p.expected is None else (" (expected)" if p.right_case else f" (expected {p.expected})")
     shape = f" ({p.threads} threads per block{', uneven' if p.uneven else ''}{'' if p.realistic else ', small'})" \
         if p.threads else (" (uneven)" if p.uneven else "")
-    text = (f"      {_values(p.values)}{shape} | device R={d['R']} Z={d['Z']} T={d['T']}"
+    text = (f"      {_values(p.values)}{shape} | device R_B={d['R_B']} Z={d['Z']} T={d['T']}"
             f"{' default shared ' + str(d['sharedMemPerBlock']) if d['sharedMemPerBlock'] != d['Z'] else ''}"
             f" -> {picked}{want}, {calls}")
     text += "  ok" if p.ok else "  FAILED"
