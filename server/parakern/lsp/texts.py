@@ -101,13 +101,15 @@ def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token:
         names = [n for n, _ in view.cache]
         head.append("`cache(" + ", ".join(names) + ")`: staged in shared memory where a case keeps it (4a)")
     if not case_trees:
-        return "\n\n".join(head + ["Case trees are turned off (setting `parakern.caseTrees`)."])
-    if summary is None:
-        return "\n\n".join(head + ["_analysis running…_"])
+        return "\n\n".join(head + ["\n".join(f"- {line}" for line in view.outline),
+                                     "Case trees are turned off (setting `parakern.caseTrees`)."])
+    outline = ["\n".join(f"- {line}" for line in view.outline)] if view.outline else []
+    if summary is None:   # what the front-end knows answers at once; the tree follows
+        return "\n\n".join(head + outline + ["_case tree: analysing…_"])
     if summary.status in ("timeout", "crash", "error"):
-        return "\n\n".join(head + [f"⚠ {summary.message}"])
+        return "\n\n".join(head + outline + [f"⚠ {summary.message}"])
     if summary.status != "ok":
-        return "\n\n".join(head + ["No case tree: this meta_schedule has errors (see the diagnostics)."])
+        return "\n\n".join(head + outline + ["No case tree: this meta_schedule has errors (see the diagnostics)."])
     n = len(summary.cases)
     coverage = {"proved": "coverage proved by z3", "refuted": "coverage refuted",
                 "unknown": "coverage not proved"}.get(summary.coverage, "")

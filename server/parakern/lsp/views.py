@@ -32,6 +32,7 @@ class ScheduleView:
     cache: tuple                   # ((name, Range), ...)
     key: str = ""
     origin: int = 0                # line its summary's ranges count from (summary.function_origin)
+    outline: tuple = ()            # markdown lines: what the front-end knows (hover before the tree)
 
 
 def view_of(schedule, key: str = "") -> ScheduleView:
@@ -41,7 +42,44 @@ def view_of(schedule, key: str = "") -> ScheduleView:
     fspan = span_range(schedule.function_span) if schedule.function_span is not None else None
     return ScheduleView(schedule.id, schedule.function, schedule.index,
                         span_range(schedule.keyword_span), span_range(schedule.span), fspan,
-                        loops, cache, key, function_origin(schedule))
+                        loops, cache, key, function_origin(schedule), outline_of(schedule))
+
+
+def outline_of(schedule) -> tuple[str, ...]:
+    """The schedule as the front-end sees it, before any case tree: its mapping onto the
+    grid and the block, its serial loops, parameters, arrays and facts (markdown lines)."""
+    def loop(l) -> str:
+        index = "blockIdx" if l.level == "grid" else "threadIdx"
+        return f"`{l.var}` → `{index}.{l.axis}`, {math_text(l.lo)} ≤ {l.var} < {math_text(l.hi)}"
+
+    def serial(l) -> str:
+        step = "" if str(l.step) == "1" else f" step {math_text(l.step)}"
+        return f"`{l.var}` ({math_text(l.lo)} ≤ {l.var} < {math_text(l.hi)}{step})"
+
+    cached = {c.name for c in schedule.cache}
+    lines = []
+    if schedule.grid:
+        lines.append("**Grid**: " + "; ".join(loop(l) for l in schedule.grid))
+    if schedule.block:
+        lines.append("**Block**: " + "; ".join(loop(l) for l in schedule.block))
+    loops = [serial(l) + " between grid and block" for l in schedule.between] + \
+            [serial(l) + " in each thread" for l in schedule.serial]
+    if loops:
+        lines.append("**Serial loops**: " + "; ".join(loops))
+    for kind, title in (("data", "Data parameters"), ("program", "Program parameters")):
+        names = [f"`{p.name}`" for p in schedule.params if p.kind == kind]
+        if names:
+            lines.append(f"**{title}**: " + ", ".join(names))
+    arrays = []
+    for a in schedule.arrays:
+        use = " and ".join(w for w, on in (("read", a.read), ("written", a.written)) if on) or "unused"
+        dims = "".join(f"[{math_text(d)}]" for d in a.dims)
+        arrays.append(f"`{a.ctype} {a.name}{dims}` {use}" + (", cache(...)" if a.name in cached else ""))
+    if arrays:
+        lines.append("**Arrays**: " + "; ".join(arrays))
+    if schedule.facts:
+        lines.append("**Facts**: " + "; ".join(f"{math_text(f.relation)} ({f.origin})" for f in schedule.facts))
+    return tuple(lines)
 
 
 def word_at(line: str, character: int) -> tuple[str, int, int]:
