@@ -153,3 +153,26 @@ def test_hover_says_why_a_strategy_does_not_apply():
     hover = hover_markdown(view, summary, "meta_schedule")
     assert "**Not applied**" in hover and "- (3b) granularity not reduced: iterations of loop j" in hover
     assert "**Not applied**" in tree_markdown(view.id, summary)
+
+
+def test_cache_key_of_a_schedule_ignores_edits_inside_its_siblings():
+    from parakern.frontend import analyze_source
+    body = ("    meta_schedule {{\n        meta_for (int i = 0; i < n / B; i++)\n"
+            "            meta_for (int j = 0; j < B; j++)\n                x[i * B + j] = {value} * x[i * B + j];\n    }}\n")
+    text = ("void scale(int n, int B, float x[n])\n{\n    assert(n % B == 0);\n"
+            + "".join(body.format(value=v) for v in ("2.0f", "3.0f", "4.0f")) + "}\n")
+    part = Settings().analysis_part("scale")
+
+    def keys(source: str) -> list:
+        schedules = analyze_source(source, "t.c").schedules
+        assert len(schedules) == 3
+        return [cache_key(source.split("\n"), s, part, schedules) for s in schedules]
+
+    base = keys(text)
+    assert len(set(base)) == 3
+    edited = keys(text.replace("3.0f", "5.0f"))          # inside the second schedule only
+    assert edited[0] == base[0] and edited[2] == base[2] and edited[1] != base[1]
+    host = keys(text.replace("assert(n % B == 0);", "assert(n % B == 0 && n > 0);"))
+    assert all(h != b for h, b in zip(host, base))       # the function's own code: every one
+    longer = keys(text.replace("3.0f * x[i * B + j];", "3.0f *\n x[i * B + j];"))
+    assert longer[0] == base[0] and longer[2] != base[2]  # the third one moved down a line

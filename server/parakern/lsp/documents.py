@@ -50,7 +50,7 @@ def build_snapshot(file: str, version, text: str, settings: Settings) -> Snapsho
     masked = mask_generated(normalize_newlines(text))
     result = analyze_source(masked, file)
     lines = masked.split("\n")
-    views = tuple(view_of(s, cache_key(lines, s, settings.analysis_part(s.function)))
+    views = tuple(view_of(s, cache_key(lines, s, settings.analysis_part(s.function), result.schedules))
                   for s in result.schedules)
     diags = tuple(diag_info(d, 0, file) for d in result.diagnostics)
     return Snapshot(version, text, diags, views)

@@ -101,22 +101,50 @@ _CONTEXT_LINE = re.compile(r"^(#\s*(define|include|undef|if|ifdef|ifndef|else|el
                            r"(int|long|short|char|float|double|size_t|unsigned|struct\s+\w+)\b[^(]*;)")
 
 
-def cache_key(text_lines: list[str], schedule, settings_part: str) -> str:
+def cache_key(text_lines: list[str], schedule, settings_part: str, siblings: tuple = ()) -> str:
     """A key that changes when anything the schedule's analysis reads changes, and not
     when lines above (or below) the enclosing function are edited: the function's text,
     the schedule's index in it, the file-scope declarations and preprocessor lines (a
-    heuristic: lines at column 0 that declare or define), and the analysis settings."""
+    heuristic: lines at column 0 that declare or define), and the analysis settings.
+    The other schedules of the function (`siblings`) are left out of its text: an edit
+    inside one of them re-analyses that one only (a schedule reads nothing another one
+    declares: what a meta_schedule declares is local to it); where this schedule starts
+    within the function stays in the key, since its summary's ranges count from there."""
     fs = schedule.function_span
     if fs is None:
         start, end = schedule.span.line - 1, schedule.span.end_line
     else:
         start, end = fs.line - 1, fs.end_line
-    function_text = "\n".join(text_lines[start:end])
+    function_text = _without_siblings(text_lines, start, end, schedule, siblings)
     context = [line.rstrip() for k, line in enumerate(text_lines)
                if not (start <= k < end) and _CONTEXT_LINE.match(line)]
     payload = json.dumps([function_text, fs.col if fs else 0, schedule.index, schedule.id,
+                          schedule.span.line - 1 - start, schedule.span.col,
                           context, settings_part], ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _without_siblings(text_lines: list[str], start: int, end: int, schedule, siblings) -> str:
+    """Lines start..end of the text, each other schedule of the same function replaced by
+    its index (spans: 1-based lines and columns, end exclusive)."""
+    lines = text_lines[start:end]
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    text = "\n".join(lines)
+
+    def offset(line: int, col: int) -> int:
+        k = min(max(line - 1 - start, 0), len(lines))
+        return min(offsets[k] + max(col - 1, 0), len(text))
+
+    spans = sorted(((s.span, s.index) for s in siblings
+                    if s.function == schedule.function and s.index != schedule.index and start < s.span.line <= end),
+                   key=lambda item: (item[0].line, item[0].col))
+    for span, index in reversed(spans):
+        a, b = offset(span.line, span.col), offset(span.end_line, span.end_col)
+        if a < b:
+            text = text[:a] + f"meta_schedule#{index}" + text[b:]
+    return text
 
 
 def function_origin(schedule) -> int:
