@@ -139,7 +139,7 @@ __global__ void matmul_0_case3(float *__restrict__ c, const float *__restrict__ 
 /*
  * matmul:0, case 4 of 4 (samples/matmul.c:12:5)
  * runs where  22 <= R && R < 24 && B0*ub1 <= T
- * decisions   (1') (4b) (3b) (5): IR level 3 (loops not unrolled, nothing hoisted or reused; no register cap: none could bind at level 2's count), no shared memory, granularity reduced, c accumulated in registers
+ * decisions   (1') (4b) (3b) (5): IR level 3 (loops not unrolled, nothing hoisted or reused; no register cap: none could bind at level 2's count), no shared memory, granularity reduced, c accumulated in registers (c across k too)
  * registers   22 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
  * threads     B0*ub1 per block
@@ -152,20 +152,20 @@ __global__ void matmul_0_case4(float *__restrict__ c, const float *__restrict__ 
     const int j = blockIdx.x;  /* meta_for j in [0, dim1): grid level */
     const int v = threadIdx.y;  /* meta_for v in [0, B0): block level */
     const int u = threadIdx.x;  /* meta_for u in [0, ub1): block level */
+    float c_acc = c[(long long)(B0 * i + v) * n + (j * s * ub1 + u + ub1 * w)];
     #pragma unroll 1
     for (int k = 0; k < n / B0; k++) {
         int p = i * B0 + v;
         int q = j * ub1 * s + u;
         {
             int x = w * ub1;
-            float c_acc = c[(long long)p * n + (q + x)];
             #pragma unroll 1
             for (int z = 0; z < B0; z++) {
                 c_acc += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
             }
-            c[(long long)p * n + (q + x)] = c_acc;
         }
     }
+    c[(long long)(B0 * i + v) * n + (j * s * ub1 + u + ub1 * w)] = c_acc;
 }
 
 /* ------------------------------------------------------------ host */

@@ -66,7 +66,8 @@ __global__ void stencil2d_0_case1(float *__restrict__ out, const float *__restri
     for (int e = tid; e < Bx*By + 2*Bx + 2*By + 4; e += nthreads) {
         const int g0 = By*by + e / (Bx + 2);
         const int g1 = Bx*bx + e % (Bx + 2);
-        if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
+        if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N
+            && ((unsigned)(e % (Bx + 2) - 1) < (unsigned)Bx || (unsigned)(e / (Bx + 2) - 1) < (unsigned)By))
             in_shared[e] = in[(long long)g0 * N + g1];
     }
     __syncthreads();
