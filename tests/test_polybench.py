@@ -41,6 +41,9 @@ VALUES = {
     "doitgen": dict(nr=5, nq=6, np=11, B=4),
     "elementwise3d": dict(nz=5, ny=7, nx=13, Bz=2, By=2, Bx=8),
     "heat1d": dict(N=130, T=3, s=2, B=8),
+    "stencil3d": dict(n=12, Bx=4, By=2, Bz=2),
+    "mm_tile": dict(ni=16, nj=24, nk=13, B0=4, B1=8),
+    "scale_cols": dict(m=19, n=27, B0=4, B1=8, alpha=1.5),
 }
 
 

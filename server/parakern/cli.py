@@ -1,5 +1,5 @@
 """Command line: `parakern optimize FILE [--json | --format text|json|dot]`,
-`parakern emit FILE [-o out.cu] [--target sm_80]`."""
+`parakern emit FILE [-o out.cu] [--target sm_80]`, `parakern profile FILE`, verify, bench, serve."""
 from __future__ import annotations
 
 import argparse
@@ -36,9 +36,14 @@ def _parser() -> argparse.ArgumentParser:
     add_serve(sub)
     from parakern.bench.command import add_parser as add_bench
     add_bench(sub)
+    from parakern.profile_command import add_parser as add_profile
+    add_profile(sub)
     emit = sub.add_parser("emit", help="write the comprehensive CUDA (kernels and dispatchers) of a C file")
     emit.add_argument("file", help="C source with meta_schedule / meta_for constructs")
     emit.add_argument("-o", "--output", metavar="OUT", help="write the .cu here (default: standard output)")
+    emit.add_argument("--fix", action="append", default=[], metavar="B=V,...",
+                      help="program parameter values (chosen by a bench or a tuner) to compile an instance of "
+                           "each case for, launched where the run-time values are these; repeatable")
     add_target_argument(emit)
     _add_staging_argument(emit)
     return parser
@@ -77,6 +82,9 @@ def main(argv: "list[str] | None" = None) -> int:
         if args.command == "bench":
             from parakern.bench.command import run as run_bench
             return run_bench(args)
+        if args.command == "profile":
+            from parakern.profile_command import run as run_profile
+            return run_profile(args)
         if args.command == "serve":
             from parakern.lsp.command import run as run_serve
             return run_serve(args)
@@ -117,8 +125,13 @@ def _emit(args) -> int:
         return 2
     from parakern.codegen import emit
     from parakern.pipeline import Options, analyze
+    from parakern.profile_command import parse_values
+    fixed = [parse_values(text) for text in args.fix]
+    if any(v is None for v in fixed):
+        print("parakern emit: --fix takes NAME=INTEGER pairs separated by commas", file=sys.stderr)
+        return 2
     analysis = analyze(source, args.file, Options(target=args.target, staging=args.staging))
-    emitted = emit(analysis)
+    emitted = emit(analysis, tuple(fixed))
     for d in analysis.diagnostics + emitted.diagnostics:
         print(d.format(), file=sys.stderr)
     if args.output is None:

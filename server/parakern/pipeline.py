@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from parakern.analysis import dependence
+from parakern.analysis.coalescing import coalescing_warnings
 from parakern.analysis.staging import StagingError, plan
 from parakern.comprehensive import CaseTree, comprehensive_optimization
 from parakern.counters import default_counters
@@ -112,6 +113,7 @@ def optimize_schedule(schedule: Schedule, options: Options = Options()) -> Sched
                 kernel = applied or kernel
         kernel, warnings = _stageable(kernel)
         tree = comprehensive_optimization(kernel, counters, strategies)
+        warnings += coalescing_warnings(schedule, tree)
         return ScheduleResult(schedule, tree, found + warnings, tuple(not_applied) + _not_applied(kernel, strategies))
     except LoweringError as exc:
         where = exc.span if isinstance(exc.span, Span) else schedule.keyword_span

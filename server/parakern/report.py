@@ -17,8 +17,18 @@ def schedule_json(result: ScheduleResult) -> dict:
     body = _schedule_fields(schedule)
     if result.tree is not None:
         body.update(tree_json(result.tree))
+        _add_traffic(result, body)
     body["not_applied"] = [{"code": code, "why": why} for code, why in result.not_applied]
     return body
+
+
+def _add_traffic(result: ScheduleResult, body: dict) -> None:
+    """Each case's memory traffic at the schedule's profile point (traffic_report.py)."""
+    from parakern.traffic_report import schedule_traffic, traffic_json
+    point, per_case = schedule_traffic(result)
+    body["traffic_point"] = point
+    for case, t in zip(body["cases"], per_case if point is not None else []):
+        case["traffic"] = traffic_json(t)
 
 
 def _schedule_fields(schedule: Schedule) -> dict:
@@ -103,6 +113,8 @@ def text(analysis: Analysis) -> str:
             lines.append(f"  facts  {'; '.join(_s(f.relation) for f in s.facts)}")
         if r.tree is not None:
             lines.extend(tree_text(r.tree))
+            from parakern.traffic_report import schedule_traffic, text_lines
+            lines.extend(text_lines(*schedule_traffic(r)))
             lines.extend(f"  not applied {code}: {why}" for code, why in r.not_applied)
         else:
             lines.append("  no case tree: see the diagnostics above")

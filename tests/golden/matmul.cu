@@ -136,7 +136,7 @@ __global__ void matmul_0_case3(float *__restrict__ c, const float *__restrict__ 
 /* ------------------------------------------------------------ host */
 
 /* matmul:0, case 1: launches matmul_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -168,7 +168,7 @@ static int matmul_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
 }
 
 /* matmul:0, case 2: launches matmul_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -200,7 +200,7 @@ static int matmul_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
 }
 
 /* matmul:0, case 3: launches matmul_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */

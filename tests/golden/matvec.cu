@@ -88,7 +88,7 @@ __global__ void matvec_0_case2(const double *__restrict__ A, const double *__res
 /* ------------------------------------------------------------ host */
 
 /* matvec:0, case 1: launches matvec_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -118,7 +118,7 @@ static int matvec_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
 }
 
 /* matvec:0, case 2: launches matvec_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */

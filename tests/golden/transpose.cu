@@ -277,7 +277,7 @@ __global__ void transpose_0_case6(float *__restrict__ c, const float *__restrict
 /* ------------------------------------------------------------ host */
 
 /* transpose:0, case 1: launches transpose_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -317,7 +317,7 @@ static int transpose_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 2: launches transpose_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -358,7 +358,7 @@ static int transpose_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 3: launches transpose_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -392,7 +392,7 @@ static int transpose_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 4: launches transpose_0_case4 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -432,7 +432,7 @@ static int transpose_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 5: launches transpose_0_case5 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 5 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -473,7 +473,7 @@ static int transpose_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 6: launches transpose_0_case6 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 6 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */

@@ -404,7 +404,7 @@ def _positive_term(term) -> bool:
 
 # ------------------------------------------------------------------ messages
 
-def _source(schedule: Schedule, span: Span) -> str:
+def source_text(schedule: Schedule, span: Span) -> str:
     """The text of a span inside the schedule, from the schedule's own source text."""
     lines = schedule.text.split("\n")
     row = span.line - schedule.span.line
@@ -415,7 +415,7 @@ def _source(schedule: Schedule, span: Span) -> str:
 
 
 def _name(schedule: Schedule, access: Access) -> str:
-    text = _source(schedule, access.span)
+    text = source_text(schedule, access.span)
     if text.startswith(access.array):
         return text
     return access.array + "".join(f"[{i}]" for i in access.indices)

@@ -37,7 +37,9 @@ import sympy
 
 from parakern import syntax
 from parakern.analysis.footprint import Shape, footprint, footprints
+from parakern.analysis.read_boxes import read_boxes
 from parakern.analysis.regions import DimRegion
+from parakern.analysis.written_first import written_first
 from parakern.kernel import Kernel
 from parakern.model import Array, Schedule
 
@@ -60,8 +62,11 @@ class Region:
     base: sympy.Expr            # first element, counted from the start of the part
     accesses: tuple[int, ...]   # positions in schedule.accesses
     write_back: bool            # the block writes every element: copied back whole
-    load: bool                  # some access may read it (not only `=` stores)
+    load: bool                  # some access may read a value the block did not write first
     hoisted: bool               # the same for every iteration of the `between` loops: staged once
+    # What a load copies when not the whole region: boxes ((lower, size) per dimension, from
+    # the region's first element) whose union holds every element some read needs.
+    reads: tuple = ()
 
     @property
     def elements(self) -> sympy.Expr:
@@ -88,7 +93,7 @@ def plan(kernel: Kernel) -> tuple[Staged, ...]:
     """Where each cached array lives; StagingError when one cannot be staged."""
     s = kernel.schedule
     loop_types = tuple((n.var, n.ctype) for n in syntax.walk(s.nest) if isinstance(n, syntax.Loop))
-    return _plan(Shape(s, (s.cache, s.keyword_span, loop_types)), kernel.cached)
+    return _plan(Shape(s, (s.cache, s.keyword_span, loop_types, written_first(s))), kernel.cached)
 
 
 def shared_bytes(kernel: Kernel) -> sympy.Expr:
@@ -114,24 +119,28 @@ def _plan(shape: Shape, cached: tuple[str, ...]) -> tuple[Staged, ...]:
         if not fp.bounded:
             raise StagingError(f"cannot stage '{array.name}' in shared memory: its block footprint is "
                                f"unbounded ({fp.note})", _cache_span(s, array.name))
-        choices = tuple(_choice(s, array, c) for c in fp.regions)
+        covered = shape.key[-1]   # written_first: reads of what the thread wrote first
+        choices = tuple(_choice(s, array, c, covered) for c in fp.regions)
         staged.append(Staged(array, offset, fp.elements, choices, _index_type(s, array, choices)))
         offset = sympy.expand(offset + fp.elements * array.element_size)
     return tuple(staged)
 
 
-def _choice(s: Schedule, array: Array, choice) -> StagedChoice:
+def _choice(s: Schedule, array: Array, choice, covered: frozenset) -> StagedChoice:
     overlapping = not choice.exact and len(choice.clusters) > 1
     between = {lp.var for lp in s.between}
     regions, base = [], sympy.S.Zero
     for cluster in choice.clusters:
         _check(s, array, cluster)
         write_back = not overlapping and _covered(s, array, choice, cluster)
-        # Stores alone never read the copy; with overlap another region's accesses might.
-        load = overlapping or any(s.accesses[i].is_read for i in cluster.accesses)
+        # Stores alone never read the copy, nor reads of what the thread wrote first
+        # (written_first.py); with overlap another region's accesses might.
+        reads = [i for i in cluster.accesses if s.accesses[i].is_read and i not in covered]
+        load = overlapping or bool(reads)
         hoisted = bool(between) and not any(v.name in between for d in cluster.dims
                                              for v in sympy.sympify(d.lower).free_symbols)
-        regions.append(Region(cluster.dims, base, cluster.accesses, write_back, load, hoisted))
+        boxes = read_boxes(s, cluster, reads) if load and not overlapping else ()
+        regions.append(Region(cluster.dims, base, cluster.accesses, write_back, load, hoisted, boxes))
         base = sympy.expand(base + cluster.elements)
     return StagedChoice(choice.when, tuple(regions), overlapping)
 

@@ -26,7 +26,8 @@ import sympy
 
 from parakern import dispatch
 from parakern.codegen.cprint import INDENT, CodegenError, Names, identifiers, relation_c, sym_c
-from parakern.codegen.kernel import array_parameters, kernel_name, signature
+from parakern.analysis.fixed import condition
+from parakern.codegen.kernel import array_parameters, instance_name, kernel_name, signature
 from parakern.codegen.launch import AXES, in_parameters
 from parakern.comprehensive import CaseTree
 from parakern.counters.registers import ALLOCATION_UNIT, WARP_GRANULARITY, WARP_SIZE
@@ -67,10 +68,13 @@ def prototype(tree: CaseTree) -> str:
     return "\n".join(comment + [signature("int " + dispatcher_name(s), dispatcher_arguments(s)) + ";"])
 
 
-def dispatcher_source(tree: CaseTree) -> str:
-    """The try function of every case, then the dispatcher."""
-    parts = [_try_case(tree, rule) for rule in dispatch.case_rules(tree)]
-    return "\n\n".join(parts + [_dispatcher(tree)])
+def dispatcher_source(tree: CaseTree, instances: tuple = ()) -> str:
+    """The try function of every case, then the dispatcher. instances: per case (tree order),
+    the points of its compile-time instances (analysis/fixed.py), launched where the run-time
+    values are those."""
+    instances = tuple(instances) or ((),) * len(tree.cases)
+    parts = [_try_case(tree, rule, instances[rule.number - 1]) for rule in dispatch.case_rules(tree)]
+    return "\n\n".join(parts + [_dispatcher(tree, instances)])
 
 
 # ------------------------------------------------------------------ one case
@@ -79,14 +83,22 @@ def _host_type(ctype: str) -> str:
     return "long long" if ctype in _WIDE else ctype
 
 
-def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
+def _try_case(tree: CaseTree, rule: dispatch.CaseRule, instances: tuple = ()) -> str:
     s, k, launch = tree.schedule, rule.number, rule.launch
     names = Names(used_names(s) | {"R_B", "Z", "T"})
-    n = {w: names.fresh(w) for w in ("prop", "attr", "raised", "by_fit", "grid", "block", "threads", "shared_bytes")}
+    words = ("prop", "attr", "raised", "by_fit", "grid", "block", "threads", "shared_bytes") \
+        + (("attr_fixed", "raised_fixed", "instance", "fit", "opted") if instances else ())
+    n = {w: names.fresh(w) for w in words}
     kernel = kernel_name(s, k)
     args = [f"const cudaDeviceProp &{n['prop']}", f"const cudaFuncAttributes &{n['attr']}", f"bool &{n['raised']}",
             f"bool {n['by_fit']}"] \
+        + ([f"const cudaFuncAttributes *{n['attr_fixed']}", f"bool *{n['raised_fixed']}"] if instances else []) \
         + [f"{_host_type(p.ctype)} {p.name}" for p in s.params] + array_parameters(s, restrict=False)
+    # (kernel, its arguments) per instance, the parametric kernel last (instance 0)
+    kernels = [(instance_name(s, k, point), [a.name for a in s.arrays]
+                + [_kernel_argument(p) for p in s.params if p.name not in dict(point)]) for point in instances]
+    kernels.append((kernel, [a.name for a in s.arrays] + [_kernel_argument(p) for p in s.params]))
+    attr, raised = (n["fit"], n["opted"]) if instances else (n["attr"], n["raised"])
     body: list[str] = ["/* the launch, in 64-bit arithmetic: the constraints' products must not overflow */"]
     grid = [_size(body, names, f"grid_{axis}", size) for axis, size in zip(AXES, launch.grid)]
     block = [_size(body, names, f"block_{axis}", size) for axis, size in zip(AXES, launch.block)]
@@ -98,37 +110,65 @@ def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
     sizes = {**{f"grid_{axis}": g for axis, g in zip(AXES, grid)}, "threads": n["threads"], "block_z": block[2]}
     body += [f"if ({' || '.join(_beyond(dispatch.LAUNCH_BOUNDS, sizes))})",
              INDENT + "return 0;  /* an empty grid or block, or one beyond CUDA's limits */"]
+    if instances:   # which kernel these values launch: the fit is that kernel's
+        body += ["/* the instance compiled for these values (1, ...), or 0: the parametric kernel */",
+                 f"const int {n['instance']} = "
+                 + "".join(f"{condition(p)} ? {i} : " for i, p in enumerate(instances, 1)) + "0;"]
+        if any(f.need == "registers" for f in rule.fits):
+            body.append(f"const cudaFuncAttributes &{attr} = {n['instance']} ? {n['attr_fixed']}[{n['instance']} - 1]"
+                        f" : {n['attr']};")
+        if shared:
+            body.append(f"bool &{raised} = {n['instance']} ? {n['raised_fixed']}[{n['instance']} - 1]"
+                        f" : {n['raised']};")
     tests = _constraints(rule, s, n["by_fit"])
-    need = {"registers": _registers_per_block(f"{n['attr']}.numRegs", n["threads"]),
+    need = {"registers": _registers_per_block(f"{attr}.numRegs", n["threads"]),
             "shared_bytes": n["shared_bytes"], "threads": n["threads"]}
-    per_thread = [f"{n['attr']}.numRegs > {dispatch.MAX_REGISTERS}"]   # no thread addresses more
+    per_thread = [f"{attr}.numRegs > {dispatch.MAX_REGISTERS}"]   # no thread addresses more
     fits = per_thread + [f"{need[f.need]} > {f.machine}" for f in rule.fits]
     body += _machine(n, identifiers(tests + fits)) + tests
     body += [f"if ({' || '.join(fits)})",
              INDENT + "return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */"]
     if shared:   # once per device: the opt-in maximum, which covers every later size
-        body += [f"if ({n['shared_bytes']} > {STATIC_SHARED_LIMIT} && !{n['raised']}) {{",
-                 INDENT + f"if (cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize,",
-                 INDENT + f"                         (int){n['prop']}.sharedMemPerBlockOptin) != cudaSuccess)",
-                 INDENT * 2 + "return PARAKERN_CUDA_ERROR;",
-                 INDENT + f"{n['raised']} = true;",
-                 "}"]
+        body += [f"if ({n['shared_bytes']} > {STATIC_SHARED_LIMIT} && !{raised}) {{"]
+        body += [INDENT + line for line in _per_instance(n.get("instance"), kernels, lambda name, _: [
+            f"if (cudaFuncSetAttribute({name}, cudaFuncAttributeMaxDynamicSharedMemorySize,",
+            f"                         (int){n['prop']}.sharedMemPerBlockOptin) != cudaSuccess)",
+            INDENT + "return PARAKERN_CUDA_ERROR;"])]
+        body += [INDENT + f"{raised} = true;", "}"]
     dims = [f"{n['grid']}({', '.join(_unsigned(g) for g in grid)})",
             f"{n['block']}({', '.join(_unsigned(b) for b in block)})"]
-    call = [a.name for a in s.arrays] + [_kernel_argument(p) for p in s.params]
     shared_arg = f"(size_t){n['shared_bytes']}" if shared else "0"
     body += [f"const dim3 {', '.join(dims)};",
-             "(void)cudaGetLastError();  /* a stale error must not be taken for this launch's */",
-             f"PARAKERN_LAUNCH({kernel}, {n['grid']}, {n['block']}, {shared_arg}, {', '.join(call)});",
-             "/* peek, not get: the caller can still read why a launch failed */",
+             "(void)cudaGetLastError();  /* a stale error must not be taken for this launch's */"]
+    body += _per_instance(n.get("instance"), kernels, lambda name, call: [
+        f"PARAKERN_LAUNCH({name}, {n['grid']}, {n['block']}, {shared_arg}, {', '.join(call)});"])
+    body += ["/* peek, not get: the caller can still read why a launch failed */",
              f"return cudaPeekAtLastError() == cudaSuccess ? {k} : PARAKERN_CUDA_ERROR;"]
     comment = [f"/* {s.id}, case {k}: launches {kernel} when its constraints hold and it fits the device",
-               f" * ({n['by_fit']}: its constraints on R dropped, the fit of nvcc's kernel decides); {n['attr']}",
+               f" * ({n['by_fit']}: its constraints on R_B dropped, the fit of nvcc's kernel decides); {n['attr']}",
                f" * is the kernel's cudaFuncGetAttributes on this device, {n['raised']} whether its dynamic shared",
                " * memory limit was raised there.",
                f" * Returns {k} when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */"]
+    if instances:
+        comment[-1:] = [f" * Where the values are {' or '.join(condition(p) for p in instances)}, it launches the",
+                        f" * instance compiled for them instead ({n['attr_fixed']}, {n['raised_fixed']}: theirs).",
+                        comment[-1]]
     return "\n".join(comment + [signature(f"static int {_try_name(s, k)}", args), "{"]
                      + [INDENT + line for line in body] + ["}"])
+
+
+def _per_instance(instance: "str | None", kernels: list, lines) -> list[str]:
+    """lines(kernel, call arguments) for the kernel of the instance chosen (the parametric one,
+    last in `kernels`, when there is no instance)."""
+    if len(kernels) == 1:
+        return lines(*kernels[0])
+    out = []
+    for i, (name, call) in enumerate(kernels[:-1], 1):
+        out.append(f"{'} else if' if i > 1 else 'if'} ({instance} == {i}) {{")
+        out += [INDENT + line for line in lines(name, call)]
+    out.append("} else {")
+    out += [INDENT + line for line in lines(*kernels[-1])]
+    return out + ["}"]
 
 
 def _size(body: list[str], names: Names, stem: str, size) -> str:
@@ -196,7 +236,7 @@ def _constraints(rule: dispatch.CaseRule, s: Schedule, by_fit: str) -> list[str]
 
 # ------------------------------------------------------------------ the dispatcher
 
-def _dispatcher(tree: CaseTree) -> str:
+def _dispatcher(tree: CaseTree, instances: tuple) -> str:
     s = tree.schedule
     head = signature("int " + dispatcher_name(s), dispatcher_arguments(s))
     if not tree.cases:
@@ -206,11 +246,16 @@ def _dispatcher(tree: CaseTree) -> str:
         names.fresh(w) for w in ("prop", "prop_device", "device", "launched", "attrs", "raised"))
     count = len(tree.cases)
     kernels = [kernel_name(s, rule.number) for rule in dispatch.case_rules(tree)]
+    # the compile-time instances' attributes follow the parametric kernels', case after case
+    first, extra = {}, []
+    for rule in dispatch.case_rules(tree):
+        first[rule.number] = count + len(extra)
+        extra += [instance_name(s, rule.number, point) for point in instances[rule.number - 1]]
     call = [p.name for p in s.params] + [a.name for a in s.arrays]
     body = ["/* read once per device: its properties, each kernel's attributes (nvcc's registers) */",
             f"static cudaDeviceProp {prop};",
-            f"static cudaFuncAttributes {attrs}[{count}];",
-            f"static bool {raised}[{count}];",
+            f"static cudaFuncAttributes {attrs}[{count + len(extra)}];",
+            f"static bool {raised}[{count + len(extra)}];",
             f"static int {known} = -1;",
             f"int {device};",
             f"if (cudaGetDevice(&{device}) != cudaSuccess)",
@@ -218,7 +263,7 @@ def _dispatcher(tree: CaseTree) -> str:
             f"if ({device} != {known}) {{",
             INDENT + f"if (cudaGetDeviceProperties(&{prop}, {device}) != cudaSuccess)",
             INDENT * 2 + "return PARAKERN_CUDA_ERROR;"]
-    for i, kernel in enumerate(kernels):
+    for i, kernel in enumerate(kernels + extra):
         body += [INDENT + f"if (cudaFuncGetAttributes(&{attrs}[{i}], {kernel}) != cudaSuccess)",
                  INDENT * 2 + "return PARAKERN_CUDA_ERROR;",
                  INDENT + f"{raised}[{i}] = false;"]
@@ -234,6 +279,8 @@ def _dispatcher(tree: CaseTree) -> str:
         for k in order:
             i = order.index(k)
             head_args = [prop, f"{attrs}[{i}]", f"{raised}[{i}]", flag]
+            if instances[k - 1]:
+                head_args += [f"&{attrs}[{first[k]}]", f"&{raised}[{first[k]}]"]
             body += [f"if (({launched} = {_try_name(s, k)}({', '.join(head_args + call)})) != 0)",
                      INDENT + f"return {launched};"]
     return "\n".join([head, "{"] + [INDENT + line for line in body + _uncovered(tree)] + ["}"])

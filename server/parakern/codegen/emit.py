@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from parakern.analysis.fixed import case_points, fixed_points
 from parakern.codegen.cprint import CodegenError
 from parakern.codegen.dispatcher import dispatcher_source, prototype
 from parakern.codegen.kernel import kernel_source
@@ -39,7 +40,7 @@ INCLUDES = "#include <math.h>\n"
 class ScheduleCode:
     schedule: Schedule
     prototype: str                 # comment + declaration of the dispatcher
-    kernels: tuple[str, ...]       # one per case, in the tree's order
+    kernels: tuple[str, ...]       # one per case, in the tree's order (its compile-time instances after it)
     dispatcher: str                # the try functions and the dispatcher
 
 
@@ -50,21 +51,26 @@ class Emitted:
     diagnostics: tuple[Diagnostic, ...]   # schedules the generator had to skip (besides the analysis')
 
 
-def schedule_code(result: ScheduleResult) -> ScheduleCode:
-    """The CUDA of one analysed schedule; CodegenError / LoweringError when it cannot be printed."""
+def schedule_code(result: ScheduleResult, fixed: tuple = ()) -> ScheduleCode:
+    """The CUDA of one analysed schedule; CodegenError / LoweringError when it cannot be printed.
+    fixed: values of program parameters chosen for compile-time instances (dicts, e.g. from
+    `emit --fix`; analysis/fixed.py adds the asserted ones)."""
     tree = result.tree
     if tree is None:
         raise CodegenError("this meta_schedule has errors", result.schedule.keyword_span)
     n = len(tree.cases)
-    kernels = tuple(kernel_source(case, k, n) for k, case in enumerate(tree.cases, 1))
-    return ScheduleCode(tree.schedule, prototype(tree), kernels, dispatcher_source(tree))
+    points = fixed_points(tree.schedule, tuple(fixed))
+    instances = tuple(case_points(case, points) for case in tree.cases)
+    kernels = tuple("\n\n".join([kernel_source(case, k, n)] + [kernel_source(case, k, n, fixed=p) for p in mine])
+                    for (k, case), mine in zip(enumerate(tree.cases, 1), instances))
+    return ScheduleCode(tree.schedule, prototype(tree), kernels, dispatcher_source(tree, instances))
 
 
-def _generate(result: ScheduleResult) -> "tuple[ScheduleCode | None, Diagnostic | None]":
+def _generate(result: ScheduleResult, fixed: tuple = ()) -> "tuple[ScheduleCode | None, Diagnostic | None]":
     if result.tree is None:
         return None, None  # the analysis already reported why
     try:
-        return schedule_code(result), None
+        return schedule_code(result, fixed), None
     except (CodegenError, LoweringError) as exc:
         where = exc.span if isinstance(exc.span, Span) else result.schedule.keyword_span
         return None, error("PK030", f"no CUDA can be generated for this meta_schedule: {exc.message}", where)
@@ -103,10 +109,12 @@ def _assemble(parts: list[ScheduleCode], preamble: bool) -> str:
     return "\n".join(chunks)
 
 
-def emit(analysis: Analysis) -> Emitted:
+def emit(analysis: Analysis, fixed: tuple = ()) -> Emitted:
+    """fixed: dicts of program parameter values to emit compile-time instances for (each
+    schedule takes the names it has; analysis/fixed.py)."""
     parts, problems = [], []
     for result in analysis.results:
-        code, problem = _generate(result)
+        code, problem = _generate(result, fixed)
         if code is not None:
             parts.append(code)
         if problem is not None:
@@ -115,12 +123,12 @@ def emit(analysis: Analysis) -> Emitted:
     return Emitted(text, tuple(parts), tuple(problems))
 
 
-def emit_file(analysis: Analysis) -> str:
+def emit_file(analysis: Analysis, fixed: tuple = ()) -> str:
     """The whole translation unit (schedules that cannot be generated are left out)."""
-    return emit(analysis).text
+    return emit(analysis, fixed).text
 
 
-def emit_schedule(result: ScheduleResult, preamble: bool = True) -> str:
+def emit_schedule(result: ScheduleResult, preamble: bool = True, fixed: tuple = ()) -> str:
     """One schedule's prototype, kernels and dispatcher; with the preamble (which may be repeated:
     every line of it is guarded or an identical redefinition) it compiles on its own."""
-    return _assemble([schedule_code(result)], preamble)
+    return _assemble([schedule_code(result, fixed)], preamble)

@@ -15,6 +15,10 @@ under).
 from __future__ import annotations
 
 from parakern import syntax
+from parakern.analysis.fixed import Point, condition, suffix
+from parakern.analysis.lifted import lifted
+from parakern.analysis.traffic import access_key
+from parakern.codegen.trace import Sites
 from parakern.codegen.cprint import INDENT, CPrinter, Names, identifiers, relation_c, sym_c
 from parakern.codegen.memory import Staging, global_element
 from parakern.comprehensive import Case
@@ -49,21 +53,38 @@ def case_ptx(case: Case) -> str:
     return kernel_ptx(case.kernel)
 
 
-def kernel_source(case: Case, k: int, cases: int = 0) -> str:
-    """The comment and the `__global__` function of case k (1-based) of `cases`."""
+def instance_name(schedule: Schedule, k: int, fixed: Point) -> str:
+    """`<function>_<index>_case<k>_B0_16_ub1_32`: case k's instance at compile-time values."""
+    return f"{kernel_name(schedule, k)}_{suffix(fixed)}"
+
+
+def kernel_source(case: Case, k: int, cases: int = 0, trace: "Sites | None" = None, fixed: Point = ()) -> str:
+    """The comment and the `__global__` function of case k (1-based) of `cases`; with `trace`,
+    every element reference is printed traced (codegen/trace.py); with `fixed` ((parameter,
+    value), ...: analysis/fixed.py), the instance with those parameters as constants."""
     kernel = case.kernel
     s = kernel.schedule
     names = Names(used_names(s))
-    staging = Staging(kernel, names, no_unroll=kernel.ir_level >= 1) if kernel.cached else None
-    printer = _BodyPrinter(s, staging, no_unroll=kernel.ir_level >= 1)
-    body = (staging.prologue(1) if staging else []) + _between(printer, s, staging, _between_loops(s), 1)
+    if trace is not None:
+        trace.case = k
+    staging = Staging(kernel, names, no_unroll=kernel.ir_level >= 1, sites=trace) if kernel.cached else None
+    printer = _BodyPrinter(s, staging, no_unroll=kernel.ir_level >= 1, sites=trace)
+    plan = lifted(kernel)   # accumulators kept in registers across the between loops, as the IR does
+    body = (staging.prologue(1) if staging else []) + printer.block(plan.before, 1) \
+        + _between(printer, s, staging, _between_loops(s), 1, plan.body) + printer.block(plan.after, 1)
     if staging:
         body += staging.epilogue(1)
-    prelude = _prelude(s, staging, body)
+    prelude = _prelude(s, staging, body, dict(fixed))
     cap = register_cap(kernel)
-    head = "__global__ void " + (f"__maxnreg__({cap}) " if cap else "") + kernel_name(s, k)
-    args = array_parameters(s, restrict=True) + [f"{p.ctype} {p.name}" for p in s.params]
-    lines = _comment(case, k, cases, cap, staging) + [signature(head, args), "{"] + prelude + body + ["}"]
+    name = instance_name(s, k, fixed) if fixed else kernel_name(s, k)
+    head = "__global__ void " + (f"__maxnreg__({cap}) " if cap else "") + name
+    values = dict(fixed)
+    args = array_parameters(s, restrict=True) + [f"{p.ctype} {p.name}" for p in s.params if p.name not in values]
+    comment = _comment(case, k, cases, cap, staging)
+    if fixed:   # the case's comment, then what the instance fixes
+        comment[-1:] = [f" * instance    {condition(fixed).replace(' == ', ' = ').replace(' && ', ', ')} "
+                        "at compile time: launched when the run-time values are these", " */"]
+    lines = comment + [signature(head, args), "{"] + prelude + body + ["}"]
     return "\n".join(lines)
 
 
@@ -88,17 +109,35 @@ def signature(head: str, args: list[str]) -> str:
 class _BodyPrinter(CPrinter):
     """The per-thread statements: array elements in global memory or in their staged copy."""
 
-    def __init__(self, schedule: Schedule, staging: "Staging | None", no_unroll: bool):
+    def __init__(self, schedule: Schedule, staging: "Staging | None", no_unroll: bool, sites: "Sites | None" = None):
         super().__init__(no_unroll)
         self.schedule = schedule
         self.staging = staging
+        self.sites = sites
+
+    def _site(self, e: syntax.Index, space: str) -> "int | None":
+        return None if self.sites is None else self.sites.site(access_key(e.array, e.span, space))
+
+    def _instance(self) -> str:
+        return self.sites.instance() if self.sites else "0"
+
+    def stmt(self, s, depth: int) -> list[str]:
+        if self.sites is None or not isinstance(s, syntax.Loop):
+            return super().stmt(s, depth)
+        self.sites.loops.append(s.var)   # traced: the loop is part of each execution's identity
+        try:
+            return super().stmt(s, depth)
+        finally:
+            self.sites.loops.pop()
 
     def index(self, e: syntax.Index) -> str:
         route = self.staging.route(e) if self.staging else None
         subscripts = [self.raw(i) for i in e.indices]
         if route is None:
-            return global_element(self.schedule.array(e.array), subscripts)
-        return self.staging.shared_element(route, [(r, i.ctype, i) for r, i in zip(subscripts, e.indices)])
+            return global_element(self.schedule.array(e.array), subscripts, self._site(e, "global"),
+                                  self._instance())
+        return self.staging.shared_element(route, [(r, i.ctype, i) for r, i in zip(subscripts, e.indices)],
+                                           self._site(e, "shared"))
 
     def assign(self, s: syntax.Assign) -> list[str]:
         route = self.staging.route(s.target) if self.staging and isinstance(s.target, syntax.Index) else None
@@ -107,7 +146,8 @@ class _BodyPrinter(CPrinter):
         # Write-through: global memory gets the element too (staging.py: the block may not write
         # the whole region, so the region is not copied back).
         shared = self.index(s.target)
-        glob = global_element(self.schedule.array(s.target.array), [self.raw(i) for i in s.target.indices])
+        glob = global_element(self.schedule.array(s.target.array), [self.raw(i) for i in s.target.indices],
+                              self._site(s.target, "global"), self._instance())
         return [f"{shared} {s.op} {self.expr(s.value)};", f"{glob} = {shared};  /* write-through */"]
 
 
@@ -116,19 +156,24 @@ def _between_loops(s: Schedule) -> list[syntax.Loop]:
     return [lp for lp in chain(s.nest) if not lp.parallel]
 
 
-def _between(printer: _BodyPrinter, s: Schedule, staging, loops, depth: int) -> list[str]:
+def _between(printer: _BodyPrinter, s: Schedule, staging, loops, depth: int, body: syntax.Block) -> list[str]:
     """The serial loops between grid and block levels around the per-thread body."""
     if loops:
         lp = loops[0]
         head = printer.for_header(lp.ctype, lp.var, printer.expr(lp.lo), printer.raw(lp.hi), lp.step)
-        return printer.loop(head, _between(printer, s, staging, loops[1:], depth + 1), depth)
+        if printer.sites is not None:
+            printer.sites.loops.append(lp.var)
+        inner = _between(printer, s, staging, loops[1:], depth + 1, body)
+        if printer.sites is not None:
+            printer.sites.loops.pop()
+        return printer.loop(head, inner, depth)
     lines = staging.before_body(depth) if staging else []
     outer = {lp.var for lp in chain(s.nest)} | {d.name for d in s.derived}
-    clash = any(isinstance(st, syntax.Decl) and st.name in outer for st in s.body.stmts)
+    clash = any(isinstance(st, syntax.Decl) and st.name in outer for st in body.stmts)
     if clash:  # a local named like a loop variable or derived scalar: its own scope, as in the source
-        lines += printer.stmt(s.body, depth)
+        lines += printer.stmt(body, depth)
     else:
-        lines += printer.block(s.body.stmts, depth)
+        lines += printer.block(body.stmts, depth)
     return lines + (staging.after_body(depth) if staging else [])
 
 
@@ -138,9 +183,11 @@ def _loop_ctypes(s: Schedule) -> dict[str, str]:
     return {lp.var: lp.ctype for lp in reversed(chain(s.nest))}
 
 
-def _prelude(s: Schedule, staging: "Staging | None", code: list[str]) -> list[str]:
-    """Derived scalars, thread indices and staging declarations that `code` reads, in order."""
-    candidates = []
+def _prelude(s: Schedule, staging: "Staging | None", code: list[str], fixed: "dict | None" = None) -> list[str]:
+    """Fixed parameters (constants), derived scalars, thread indices and staging declarations
+    that `code` reads, in order."""
+    candidates = [(p.name, f"const {p.ctype} {p.name} = {fixed[p.name]};  /* fixed at compile time */")
+                  for p in s.params if fixed and p.name in fixed]
     for d in s.derived:
         candidates.append((d.name, f"const {d.ctype} {d.name} = {sym_c(d.value)};"))
     ctypes = _loop_ctypes(s)

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import sympy
 
+from parakern.analysis.point import definitions
 from parakern.codegen.cprint import sym_c
 from parakern.comprehensive import Case
 from parakern.model import Schedule
-from parakern.symbols import sym
 
 AXES = ("x", "y", "z")
 
@@ -27,18 +27,6 @@ class Launch:
     block: tuple[sympy.Expr, sympy.Expr, sympy.Expr]
     shared_bytes: sympy.Expr                           # dynamic, per block
     threads: sympy.Expr                                # per block: the product of `block`
-
-
-def definitions(schedule: Schedule) -> dict:
-    """Derived symbol -> its value in parameters only: a definition may read other derived
-    scalars (`int inner = n - 2; int g = (inner + B - 1) / B;`), substituted transitively."""
-    values = {sym(d.name): sympy.sympify(d.value) for d in schedule.derived}
-    for _ in range(len(values)):
-        done = {k: v.xreplace(values) for k, v in values.items()}
-        if done == values:
-            break
-        values = done
-    return values
 
 
 def in_parameters(expr, schedule: Schedule) -> sympy.Expr:

@@ -20,21 +20,24 @@ from __future__ import annotations
 import sympy
 
 from parakern import syntax
+from parakern.analysis.read_boxes import whole
 from parakern.analysis.staging import BUFFER, Region, Staged, StagingError, plan, shared_bytes
 from parakern.analysis.staging_phases import Barrier, Copy, phases, thread_axes
 from parakern.analysis.staging_routes import Route, Routes, holders
+from parakern.analysis.traffic import copy_key
 from parakern.codegen.cprint import (BINARY, INDENT, POSTFIX, TERNARY, UNARY, CodegenError, Names, Raw,
                                      binop, sym_c, sym_raw, wrap)
+from parakern.codegen.trace import Sites, traced
 from parakern.kernel import Kernel
 from parakern.model import Array
 
 _SUM = BINARY["+"]
 
 
-def global_element(array: Array, subscripts: list[Raw]) -> str:
-    """array[s0][s1]... as one subscript of the flattened array."""
+def global_element(array: Array, subscripts: list[Raw], site: "int | None" = None, instance: str = "0") -> str:
+    """array[s0][s1]... as one subscript of the flattened array (traced: trace.py)."""
     if len(subscripts) == 1:
-        return f"{array.name}[{subscripts[0].text}]"
+        return traced(site, False, array.name, subscripts[0].text, instance)
     if len(array.dims) != len(subscripts):
         raise CodegenError(f"the extents of '{array.name}' are not known, so it cannot be flattened",
                            array.span)
@@ -42,14 +45,15 @@ def global_element(array: Array, subscripts: list[Raw]) -> str:
     offset = Raw(f"(long long){wrap(first, UNARY)}", UNARY)
     for dim, sub in zip(array.dims[1:], subscripts[1:]):
         offset = binop(binop(offset, "*", sym_raw(dim)), "+", sub)
-    return f"{array.name}[{offset.text}]"
+    return traced(site, False, array.name, offset.text, instance)
 
 
 class Staging:
     """The staging code of one kernel variant, as lines of CUDA."""
 
-    def __init__(self, kernel: Kernel, names: Names, no_unroll: bool = False):
+    def __init__(self, kernel: Kernel, names: Names, no_unroll: bool = False, sites: "Sites | None" = None):
         self.schedule = kernel.schedule
+        self.sites = sites                 # traced printing (trace.py), else None
         self.no_unroll = no_unroll  # `#pragma unroll 1` on the copy loops, as on every loop of the IR
         try:
             self.staged = plan(kernel)
@@ -121,14 +125,16 @@ class Staging:
         except StagingError as exc:
             raise CodegenError(exc.message, exc.span) from None
 
-    def shared_element(self, route: Route, subscripts: list[tuple[Raw, str, syntax.Expr]]) -> str:
+    def shared_element(self, route: Route, subscripts: list[tuple[Raw, str, syntax.Expr]],
+                       site: "int | None" = None) -> str:
         """The element's copy in shared memory; subscripts are (text, C type, syntax)."""
         st = route.staged
         slots = [(self._slot(st, c, k, subscripts), choices) for (c, k), choices in route.placements]
         text = slots[-1][0]
         for slot, choices in reversed(slots[:-1]):
             text = Raw(f"{self._flag(st, choices)} ? {slot.text} : {wrap(text, TERNARY)}", TERNARY)
-        return f"{self.part[st.array.name]}[{text.text}]"
+        return traced(site, True, self.part[st.array.name], text.text,
+                      self.sites.instance() if self.sites else "0")
 
     # ---- copies between global and shared memory
 
@@ -148,20 +154,20 @@ class Staging:
             if not todo:
                 continue
             if len(st.choices) == 1:
-                for region in st.choices[0].regions:
+                for k, region in enumerate(st.choices[0].regions):
                     if copy.selects(region):
-                        lines += self._copy(st, region, copy.load, depth)
+                        lines += self._copy(st, (0, k), region, copy.load, depth)
                 continue
             pad = INDENT * depth
             for n, c in enumerate(todo):  # the uniform choice the parameters select
                 lines.append(f"{pad}{'} else if' if n else 'if'} ({self._flag(st, (c,))}) {{")
-                for region in st.choices[c].regions:
+                for k, region in enumerate(st.choices[c].regions):
                     if copy.selects(region):
-                        lines += self._copy(st, region, copy.load, depth + 1)
+                        lines += self._copy(st, (c, k), region, copy.load, depth + 1)
             lines.append(pad + "}")
         return lines
 
-    def _copy(self, st: Staged, region: Region, load: bool, depth: int) -> list[str]:
+    def _copy(self, st: Staged, where: tuple[int, int], region: Region, load: bool, depth: int) -> list[str]:
         """Threads copy the region's elements nthreads apart, skipping those off the array."""
         pad, inner = INDENT * depth, INDENT * (depth + 1)
         array, e = st.array, self.element
@@ -179,15 +185,24 @@ class Staging:
             lines.append(f"{inner}const {st.index_type} {name} = {value.text};")
             if len(array.dims) == array.rank:
                 checks.append(f"0 <= {name} && {name} < {wrap(sym_raw(dim, cast), BINARY['<'], True)}")
+        if load and region.reads:  # only what some read needs (analysis/read_boxes.py)
+            checks.append(_wanted(region, coords))
         slot = Raw(e, POSTFIX) if region.base == 0 else binop(sym_raw(region.base), "+", Raw(e, POSTFIX))
-        shared = f"{self.part[array.name]}[{slot.text}]"
-        glob = global_element(array, [Raw(n, POSTFIX) for n in names])
+        instance = self.sites.instance((f"{e} - {self.tid}",)) if self.sites else "0"
+        shared = traced(self._site(st, where, "shared"), True, self.part[array.name], slot.text, instance)
+        glob = global_element(array, [Raw(n, POSTFIX) for n in names], self._site(st, where, "global"), instance)
         copy = f"{shared} = {glob};" if load else f"{glob} = {shared};"
-        if checks:  # a block at the edge of the array stops at it
-            lines += [f"{inner}if ({' && '.join(checks)})", f"{inner}{INDENT}{copy}"]
+        if checks:  # a block at the edge of the array stops at it; and at what no read needs
+            test = f"{inner}if ({' && '.join(checks)})"
+            if len(test) > 100 and len(checks) > 1:
+                test = f"{inner}if ({' && '.join(checks[:-1])}\n{inner}    && {checks[-1]})"
+            lines += [test, f"{inner}{INDENT}{copy}"]
         else:
             lines.append(inner + copy)
         return lines + [pad + "}"]
+
+    def _site(self, st: Staged, where: tuple[int, int], space: str) -> "int | None":
+        return None if self.sites is None else self.sites.site(copy_key(st.array.name, *where, space))
 
     def _coordinate_names(self, rank: int) -> tuple[str, ...]:
         if rank not in self._coords:
@@ -257,6 +272,20 @@ def _coordinates(e: Raw, sizes: list[Raw]) -> list[Raw]:
             coords.append(binop(q, "%", sizes[k]))
             q = binop(q, "/", sizes[k])
     return coords[::-1]
+
+
+def _wanted(region: Region, coords: list[Raw]) -> str:
+    """C test: some box of the region's reads holds the element at these local coordinates."""
+    terms = []
+    for box in region.reads:
+        tests = []
+        for c, (lo, size), covers in zip(coords, box, whole(box, region)):
+            if covers:
+                continue
+            relative = c if lo == 0 else binop(c, "-", sym_raw(lo))
+            tests.append(f"(unsigned)({relative.text}) < (unsigned){wrap(sym_raw(size), UNARY)}")
+        terms.append(" && ".join(tests) or "1")
+    return "(" + " || ".join(f"({t})" if " && " in t else t for t in terms) + ")"
 
 
 def _global_index(d, local: Raw, cast) -> Raw:

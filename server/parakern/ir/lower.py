@@ -23,6 +23,7 @@ from llvmlite import ir
 from llvmlite.ir import values
 
 from parakern import syntax
+from parakern.analysis.lifted import lifted
 from parakern.ir.expr import ExprLowerer
 from parakern.ir.memory import GlobalMemory, Memory
 from parakern.ir.targets import DEVICE_TRIPLE, device_layout, host_triple
@@ -84,7 +85,14 @@ def lower(kernel: Kernel, *, host: bool = False, memory: "Memory | None" = None,
     ctypes = _loop_ctypes(schedule.nest)
     _bind_thread_indices(fn, ctypes)
     fn.memory.prologue(fn)
-    fn.between(list(schedule.between), ctypes)
+    plan = lifted(kernel)   # accumulators kept in registers across the between loops
+    fn.push()
+    for stmt in plan.before:
+        fn.statement(stmt)
+    fn.between(list(schedule.between), ctypes, plan.body)
+    for stmt in plan.after:
+        fn.statement(stmt)
+    fn.pop()
     _hook(fn.memory, "epilogue")(fn)
 
     if not host:
@@ -205,11 +213,11 @@ class _StmtLowerer(ExprLowerer):
             back_edge.set_metadata("llvm.loop", _LoopID(self.module, [self.no_unroll]))
         b.position_at_end(end)
 
-    def between(self, loops, ctypes) -> None:
+    def between(self, loops, ctypes, body: syntax.Block) -> None:
         """The serial loops between grid and block levels, then the per-thread body."""
         if not loops:
             self.memory.before_body(self)
-            self.statement(self.schedule.body)
+            self.statement(body)
             self.memory.after_body(self)
             return
         loop, rest = loops[0], loops[1:]
@@ -219,7 +227,7 @@ class _StmtLowerer(ExprLowerer):
         self.builder.store(self.sym_value(loop.lo, ctype), slot.pointer)
         hi, step = self.sym_value(loop.hi, ctype), self.sym_value(loop.step, ctype)
         self._loop(loop.var, slot, lambda: (hi, ctype), lambda: (step, ctype),
-                   lambda: self.between(rest, ctypes))
+                   lambda: self.between(rest, ctypes, body))
         self.pop()
 
     def statement(self, s) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from parakern.analysis.read_boxes import whole
 from parakern.analysis.regions import DimRegion
 from parakern.analysis.staging import BUFFER, Region, Staged, StagingError, plan, shared_bytes
 from parakern.analysis.staging_phases import Barrier, Copy, phases, thread_axes
@@ -256,12 +257,16 @@ class SharedMemory:
 
         def body(e):
             b = fn.builder
-            index = [self._global_index(fn, staged, d, c) for d, c in zip(region.dims, self._coords(fn, e, sizes))]
+            coords = self._coords(fn, e, sizes)
+            index = [self._global_index(fn, staged, d, c) for d, c in zip(region.dims, coords)]
             inside = None
             if len(array.dims) == array.rank:  # size known: a block at the edge stops at it
                 for g, dim in zip(index, array.dims):
                     ok = b.icmp_unsigned("<", g, self._param(fn, dim, staged.index_type))
                     inside = ok if inside is None else b.and_(inside, ok)
+            if load and region.reads:  # only what some read needs (analysis/read_boxes.py)
+                wanted = self._wanted(fn, region, coords)
+                inside = wanted if inside is None else b.and_(inside, wanted)
             index = [convert(b, g, staged.index_type, "long") for g in index]
             if inside is not None:
                 copy, skip = fn.block("stage.copy"), fn.block("stage.skip")
@@ -281,6 +286,20 @@ class SharedMemory:
             total = fn.builder.mul(total, size, flags=["nsw"])
         ltid, nthreads = self._thread_id(fn)
         fn.counted_loop("stage", ltid, total, nthreads, body)
+
+    def _wanted(self, fn, region: Region, coords) -> ir.Value:
+        """Some box of the region's reads holds the element at these coordinates (i1)."""
+        b = fn.builder
+        result = None
+        for box in region.reads:
+            test = ir.Constant(I1, 1)
+            for c, (lo, size), covers in zip(coords, box, whole(box, region)):
+                if covers:
+                    continue
+                relative = b.sub(c, self._param(fn, lo, "int")) if lo != 0 else c
+                test = b.and_(test, b.icmp_unsigned("<", relative, self._param(fn, size, "int")))
+            result = test if result is None else b.or_(result, test)
+        return result
 
     def _coords(self, fn, e, sizes):
         """Row-major coordinates of local element e in a box of the given sizes (i32)."""

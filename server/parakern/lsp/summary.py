@@ -58,6 +58,7 @@ class CaseInfo:
     verified: bool
     needs: str = ""                # what its own kernel needs of the machine, one line
     profiles: tuple = ()           # known GPUs (devices.py) on which the dispatcher picks it; () = theoretical
+    traffic: str = ""              # memory traffic at the schedule's traffic_point, one line
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class ScheduleSummary:
     tree_dot: str = ""
     seconds: float = 0.0
     not_applied: tuple = ()        # ((decision code, why), ...): strategies that cannot apply here
+    traffic_point: str = ""        # where the cases' memory traffic is evaluated: "n=1024 B0=8 ..."
 
     @property
     def has_tree(self) -> bool:
@@ -257,6 +259,9 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
     from parakern.dispatch import reachable
     on = dict(reachable(tree))
     cases = tuple(case_info(c, k, on[k]) for k, c in enumerate(tree.cases, 1))
+    point, lines = _traffic(result)
+    if lines:
+        cases = tuple(dataclasses.replace(c, traffic=line) for c, line in zip(cases, lines))
     uncovered = tuple((" ∧ ".join(to_math(r) for r in u.constraints.relations) or "always", u.counter)
                       for u in tree.uncovered)
     infos = tuple(profile_info(tree, p) for p in profiles)
@@ -264,7 +269,20 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
                            cases=cases, uncovered=uncovered, coverage=tree.coverage.status,
                            profiles=infos, tree_text="\n".join(tree_text(tree)),
                            tree_dot=tree_dot(tree, schedule.id), seconds=seconds,
-                           not_applied=tuple(result.not_applied))
+                           not_applied=tuple(result.not_applied), traffic_point=point)
+
+
+def _traffic(result) -> tuple[str, list[str]]:
+    """The point and one line per case of memory traffic (traffic_report.py); none on failure."""
+    from parakern.analysis.point import describe
+    from parakern.traffic_report import case_line, schedule_traffic
+    try:
+        point, per_case = schedule_traffic(result)
+    except Exception:   # a figure the editor can do without: never a failed summary
+        return "", []
+    if point is None:
+        return "", []
+    return describe(point), [case_line(t) for t in per_case]
 
 
 def failure(key: str, schedule_id: str, function: str, keyword: Range, status: str,

@@ -126,6 +126,8 @@ def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token:
     if theoretical:
         parts.append(f"**Theoretical**: case{'s' * (len(theoretical) != 1)} {', '.join(theoretical)} — no known GPU "
                      "picks it (their register file, shared memory and thread limits never fall in its region)")
+    if summary.traffic_point:
+        parts.append(traffic_markdown(summary))
     if summary.profiles:
         parts.append("**Which case runs where** (R_B, Z, T of the GPU substituted, simplified by z3)\n\n"
                      + "\n".join(profile_lines(summary)))
@@ -137,6 +139,13 @@ def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token:
     return "\n\n".join(parts)
 
 
+def traffic_markdown(summary: ScheduleSummary) -> str:
+    """Each case's global sectors per warp request, bytes per block against the minimum and bank
+    conflicts, at the point they were evaluated at (`parakern profile` has the tables)."""
+    return (f"**Memory traffic** at {summary.traffic_point}\n\n"
+            + "\n".join(f"- case {c.index}: {_cell(c.traffic)}" for c in summary.cases if c.traffic))
+
+
 def not_applied_markdown(summary: ScheduleSummary) -> str:
     """Why some strategies never appear in the cases: what the user would change."""
     return "**Not applied**\n\n" + "\n".join(f"- {code} {_cell(why)}" for code, why in summary.not_applied)
@@ -146,6 +155,8 @@ def tree_markdown(view_id: str, summary: ScheduleSummary) -> str:
     if summary.status != "ok":
         return f"# {view_id}\n\nNo case tree ({summary.status}). {summary.message}".rstrip()
     parts = [f"# Case tree of `{view_id}`", cases_table(summary)]
+    if summary.traffic_point:
+        parts.append(traffic_markdown(summary))
     if summary.profiles:
         parts.append("## Known GPUs\n\n" + "\n".join(profile_lines(summary)))
     if summary.not_applied:

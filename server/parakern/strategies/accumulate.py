@@ -56,7 +56,13 @@ class RegisterAccumulators(Strategy):
     def comment_words(cls, kernel: Kernel, cap: "int | None") -> "str | None":
         if cls.code not in kernel.decisions:
             return None
-        return ", ".join(accumulated_arrays(kernel.schedule)) + " accumulated in registers"
+        words = ", ".join(accumulated_arrays(kernel.schedule)) + " accumulated in registers"
+        from parakern.analysis.lifted import lifted
+        moved = lifted(kernel).arrays
+        if moved:   # also across the loops between grid and block levels (analysis/lifted.py)
+            loops = ", ".join(lp.var for lp in kernel.schedule.between)
+            words += f" ({', '.join(moved)} across {loops} too)"
+        return words
 
 
 def accumulate(schedule: Schedule) -> "Schedule | None":

@@ -114,6 +114,9 @@ def make_call(schedule, tree, cu_text: str) -> Call:
         name = kernel_name(schedule, k)
         if re.search(rf"\b{re.escape(name)}\s*\(", cu_text):
             kernels.append((k, name, int(case.counter("registers"))))
+        # its compile-time instances (codegen/kernel.py instance_name) count as the case does
+        for instance in dict.fromkeys(re.findall(rf"\b({re.escape(name)}_\w+)\s*\(", cu_text)):
+            kernels.append((k, instance, int(case.counter("registers"))))
     return Call(schedule, f"parakern_call_{schedule.function}_{schedule.index}", dispatcher_name(schedule),
                 tuple(kernels))
 

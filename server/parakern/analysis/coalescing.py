@@ -1,0 +1,128 @@
+"""PK040: a warning on each global access a warp does not coalesce, in some case of the tree.
+
+At the schedule's profile point (point.py: 32 threads along threadIdx.x, data sizes of about
+a thousand) each case's requests are costed (traffic.py); an access whose warp request
+touches more sectors than its elements need, beyond the one a misaligned start costs
+(warps.uncoalesced), is reported once, at the access, with the stride across threadIdx.x,
+each case's sectors per request (or where the case keeps the element instead: shared
+memory, registers) and what would coalesce it: swapping the two innermost meta_for levels
+when threadIdx.y runs along the array's last subscript (and no other access then loses),
+cache(A) to stage it through shared memory with coalesced copies, or a wider x level.
+"""
+from __future__ import annotations
+
+import sympy
+
+from parakern.analysis import warps as W
+from parakern.analysis.point import describe, profile_point
+from parakern.analysis.traffic import traffic
+from parakern.diagnostics import Diagnostic, Span, warning
+from parakern.model import Schedule
+from parakern.printing import to_text
+from parakern.symbols import sym
+
+CODE = "PK040"
+
+
+def coalescing_warnings(schedule: Schedule, tree) -> tuple[Diagnostic, ...]:
+    point = profile_point(schedule)
+    if point is None or tree is None or not tree.cases:
+        return ()
+    try:
+        per_case = [traffic(case.kernel, point) for case in tree.cases]
+    except Exception:   # noqa: BLE001 - no figures at this point: nothing to warn about, and the tree stays
+        return ()
+    flagged = uncoalesced_accesses(per_case)
+    out = []
+    for (array, where), found in flagged.items():
+        span = Span(schedule.keyword_span.file, *where)
+        out.append(warning(CODE, _message(schedule, array, where, found, per_case, point), span))
+    return tuple(sorted(out, key=lambda d: (d.span.line, d.span.col)))
+
+
+def uncoalesced_accesses(per_case) -> dict:
+    """(array, source range as (line, col, end line, end col)) -> [(case, its Request), ...] for
+    each global access some case's warps do not coalesce (per_case: a Traffic per case)."""
+    flagged: dict = {}
+    for k, t in enumerate(per_case, 1):
+        for r in t.requests:
+            # an index with no value per lane (a[idx[i]]) is unknown, not uncoalesced: no warning
+            if r.key[0] == "access" and r.space == "global" and r.exact and W.uncoalesced(r.cost, r.ideal):
+                flagged.setdefault((r.array, r.key[2]), []).append((k, r))
+    return flagged
+
+
+def _message(schedule: Schedule, array: str, where, found, per_case, point) -> str:
+    first = found[0][1]
+    verb = "written" if first.kind == "write" else "read"
+    stride = first.stride
+    if stride is None:
+        how = "threads next in threadIdx.x do not touch elements next to each other"
+    elif stride == 0:
+        how = "its threads next in threadIdx.x touch the same element, and a warp spans several rows of the block"
+    else:
+        how = f"threads next in threadIdx.x are {to_text(stride)} element{'s' * (stride != 1)} apart"
+    cases = []
+    for k, t in enumerate(per_case, 1):
+        mine = [r for r in t.requests if r.key[0] == "access" and r.key[1] == array and r.key[2] == where]
+        glob = [r for r in mine if r.space == "global"]
+        if glob:
+            cases.append(f"case {k}: {max(r.cost for r in glob):.3g}")
+        elif mine:
+            cases.append(f"case {k}: shared memory")
+        else:
+            cases.append(f"case {k}: registers")
+    cost = max(r.cost for _, r in found)
+    return (f"uncoalesced access: {first.text} is {verb} where {how}, so a warp request touches "
+            f"{cost:.3g} sectors of 32 bytes where {first.ideal:.3g} would hold its elements "
+            f"(at {describe(point)}: {', '.join(cases)}); {_advice(schedule, array, where, per_case)}")
+
+
+def _advice(schedule: Schedule, array: str, where, per_case) -> str:
+    x = next((lp for lp in schedule.block if lp.axis == "x"), None)
+    y = next((lp for lp in schedule.block if lp.axis == "y"), None)
+    tips = []
+    if x is not None and y is not None:
+        swap = _swap_helps(schedule, array, where, x, y, per_case)
+        if swap is True:
+            tips.append(f"swap the two innermost meta_for levels ({y.var} and {x.var}) so that threadIdx.x "
+                        "runs along its last subscript")
+        elif swap:
+            tips.append(f"swapping the two innermost meta_for levels would uncoalesce {swap} instead")
+    cached = {c.name for c in schedule.cache}
+    if array in cached:
+        staged = [str(k) for k, t in enumerate(per_case, 1)
+                  if any(r.key[0] == "copy" and r.array == array for r in t.requests)]
+        if staged:
+            tips.append(f"the cases that keep cache({array}) ({', '.join(staged)}) move it with coalesced copies")
+    else:
+        tips.append(f"or cache({array}) to stage it through shared memory with coalesced copies"
+                    if tips else f"cache({array}) stages it through shared memory with coalesced copies")
+    return "; ".join(tips) if tips else "make threadIdx.x run along the array's last subscript"
+
+
+def _swap_helps(schedule: Schedule, array: str, where, x, y, per_case):
+    """True when threadIdx.y runs along the access's last subscript and the swap coalesces
+    it without uncoalescing another access; the other access's text when it would; None."""
+    def coefficient(access, var) -> "sympy.Expr | None":
+        if not access.exact or not access.indices:
+            return None
+        return sympy.expand(sympy.diff(sympy.sympify(access.indices[-1]), sym(var)))
+
+    def runs_along(access, var) -> bool:
+        c = coefficient(access, var)
+        inner = all(sympy.diff(sympy.sympify(i), sym(var)) == 0 for i in access.indices[:-1]) \
+            if access.exact else False
+        return c is not None and abs(c) == 1 and inner
+
+    mine = next((a for a in schedule.accesses if a.array == array
+                 and (a.span.line, a.span.col, a.span.end_line, a.span.end_col) == where), None)
+    if mine is None or not runs_along(mine, y.var):
+        return None
+    for other in schedule.accesses:
+        if other.array == array and other.span == mine.span:
+            continue
+        if runs_along(other, x.var) and not runs_along(other, y.var):
+            from parakern.analysis.dependence import source_text
+            return source_text(schedule, other.span) or other.array
+    return True

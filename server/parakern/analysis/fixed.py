@@ -1,0 +1,83 @@
+"""Compile-time values of program parameters: where a specialised kernel instance is emitted.
+
+A block size known only at run time makes the staging loops divide and take remainders per
+element and leaves nothing for nvcc to unroll. Where a program parameter is fixed, each case
+that can run there gets, beside its parametric kernel, an instance with those parameters as
+constants (codegen/kernel.py), which the dispatcher launches when the run-time values are
+those (codegen/dispatcher.py). A parameter is fixed:
+
+  * by an assertion `assert(B == 128)` of the function (a fact `B = 128`): in every point;
+  * by a value the user, the bench or a tuner chose (`parakern emit --fix B0=16,ub1=32`):
+    one point per choice, with the asserted values added.
+
+A `#define B 128` used in the schedule needs nothing here: the frontend reads B as the
+constant, so every kernel already has it at compile time.
+
+Only program parameters are fixed (a data size stays a run-time value; a chosen value of
+another name is left out), and a case gets an instance at a point only where its constraints
+do not become false with the values substituted (the others would never launch it).
+"""
+from __future__ import annotations
+
+import sympy
+
+from parakern.analysis.point import definitions
+from parakern.model import Schedule
+from parakern.symbols import sym
+
+Point = tuple[tuple[str, int], ...]     # ((parameter, value), ...) in schedule.params order
+
+
+def asserted(schedule: Schedule) -> dict[str, int]:
+    """Program parameter -> the value an assertion fixes it at."""
+    program = {p.name for p in schedule.program_params if p.ctype not in ("float", "double")}
+    out = {}
+    for fact in schedule.facts:
+        relation = sympy.sympify(fact.relation)
+        if fact.origin != "assert" or not isinstance(relation, sympy.Eq):
+            continue
+        for a, b in ((relation.lhs, relation.rhs), (relation.rhs, relation.lhs)):
+            if isinstance(a, sympy.Symbol) and a.name in program and b.is_Integer:
+                out[a.name] = int(b)
+    return out
+
+
+def fixed_points(schedule: Schedule, chosen: tuple = ()) -> tuple[Point, ...]:
+    """The points of the schedule's specialised instances (chosen: dicts name -> value, e.g.
+    from `emit --fix`), each in schedule.params order, without repeats."""
+    program = {p.name for p in schedule.program_params if p.ctype not in ("float", "double")}
+    fixed = asserted(schedule)
+    points = [dict(fixed)] if fixed else []
+    for values in chosen:
+        mine = {n: int(v) for n, v in values.items() if n in program}
+        if mine and all(fixed.get(n, v) == v for n, v in mine.items()):
+            points.append({**mine, **fixed})
+    order = [p.name for p in schedule.params]
+    out: list[Point] = []
+    for point in points:
+        key = tuple((n, point[n]) for n in order if n in point)
+        if key not in out:
+            out.append(key)
+    return tuple(out)
+
+
+def case_points(case, points: tuple[Point, ...]) -> tuple[Point, ...]:
+    """The points where the case can run: its constraints not false with the values substituted."""
+    defs = definitions(case.kernel.schedule)
+    out = []
+    for point in points:
+        subs = {sym(n): sympy.Integer(v) for n, v in point}
+        if any(sympy.sympify(r).xreplace(defs).xreplace(subs) is sympy.false for r in case.constraints.relations):
+            continue
+        out.append(point)
+    return tuple(out)
+
+
+def suffix(point: Point) -> str:
+    """`B0_16_ub1_32`: the part of an instance's name after the case's kernel name."""
+    return "_".join(f"{n}_{v}" for n, v in point)
+
+
+def condition(point: Point) -> str:
+    """The C test of the run-time values: `B0 == 16 && ub1 == 32`."""
+    return " && ".join(f"{n} == {v}" for n, v in point)

@@ -1,0 +1,149 @@
+"""One parameter point where memory figures are evaluated: values a GPU programmer would
+run the schedule with.
+
+Sectors per warp request depend on the block's shape (a warp spans several rows when
+threadIdx.x has fewer than 32 values) and on strides (`n` elements apart); bytes per block
+on the tile sizes. So the figures of `optimize`, the hover and the coalescing warning are
+those of one point: data sizes of about a thousand, 32 threads along x, 8 along y, 2 along z,
+granularity 2, host loop variables 0; the first combination, in that order of preference,
+that satisfies the schedule's facts. `small=True` prefers data sizes the CPU emulation runs
+in a moment (64), with the same block shape. A value the user gives is kept as it is.
+"""
+from __future__ import annotations
+
+import itertools
+
+import sympy
+
+from parakern.model import Schedule
+from parakern.symbols import sym
+
+# Preferences, best first: the figures are those of the first point the facts allow.
+_DATA = (1024, 2048, 4096, 1026, 1000, 512, 1536, 768, 256, 130, 100)
+_DATA_SMALL = (64, 128, 96, 32, 66, 130, 256, 100, 512)
+_AXIS = {"x": (32, 64, 16, 128, 8, 256, 4, 2, 1), "y": (8, 4, 16, 2, 32, 1), "z": (2, 4, 1, 8)}
+_OTHER = (2, 1, 4, 3, 8, 16)
+_HOST = (0, 1, 2)
+_TRIED = 4            # options per parameter tried together (the product is searched)
+MAX_THREADS = 1024
+
+
+def definitions(schedule: Schedule) -> dict:
+    """Derived symbol -> its value in parameters only: a definition may read other derived
+    scalars (`int inner = n - 2; int g = (inner + B - 1) / B;`), substituted transitively."""
+    values = {sym(d.name): sympy.sympify(d.value) for d in schedule.derived}
+    for _ in range(len(values)):
+        done = {k: v.xreplace(values) for k, v in values.items()}
+        if done == values:
+            break
+        values = done
+    return values
+
+
+def evaluate(schedule: Schedule, values: dict) -> dict:
+    """Symbol -> integer for the parameters of `values` and the derived scalars (those that
+    evaluate to an integer there)."""
+    subs = {sym(k): sympy.Integer(v) for k, v in values.items() if isinstance(v, int)}
+    for name, value in definitions(schedule).items():
+        v = sympy.sympify(value).xreplace(subs)
+        if v.is_Integer:
+            subs[name] = v
+    return subs
+
+
+def holds(schedule: Schedule, values: dict) -> bool:
+    """The schedule's facts hold at `values`, every level has at least one iteration and a
+    block at most MAX_THREADS threads."""
+    subs = evaluate(schedule, values)
+    try:
+        for fact in schedule.facts:
+            if sympy.sympify(fact.relation).xreplace(subs) is not sympy.true:
+                return False
+        threads = 1
+        for loop in schedule.loops:
+            extent = sympy.sympify(loop.extent).xreplace(subs)
+            if not extent.is_Integer or extent < 1:
+                return False
+            if loop.level == "block":
+                threads *= int(extent)
+    except (TypeError, ZeroDivisionError, ValueError):
+        return False
+    return threads <= MAX_THREADS
+
+
+def profile_point(schedule: Schedule, given: "dict | None" = None, small: bool = False) -> "dict | None":
+    """Parameter name -> value (integers; floating parameters are left out), or None when no
+    preferred combination satisfies the facts."""
+    given = dict(given or {})
+    options = _options(schedule, small)
+    names = [n for n in options if n not in given]
+    lists = [options[n][:_TRIED] for n in names]
+    # Fewest departures from the first preference first: the most typical point that fits.
+    combos = sorted(itertools.product(*(range(len(v)) for v in lists)), key=lambda c: (sum(c), c))
+    order = list(options) + [n for n in given if n not in options]   # the schedule's order
+    for combo in combos:
+        chosen = dict(given)
+        chosen.update({n: lists[i][k] for i, (n, k) in enumerate(zip(names, combo))})
+        values = {n: chosen[n] for n in order}
+        if holds(schedule, values):
+            return values
+    return None
+
+
+def _options(schedule: Schedule, small: bool) -> dict:
+    """Each integer parameter's candidate values, best first."""
+    defs = definitions(schedule)
+    axis_of = {}
+    for loop in schedule.block:
+        extent = sympy.sympify(loop.extent).xreplace(defs)
+        if extent.is_Symbol:
+            axis_of.setdefault(extent.name, loop.axis)
+    hosts = set(schedule.host_loops)
+    sizes = _size_like(schedule, defs)
+    out = {}
+    for p in schedule.params:
+        if p.ctype in ("float", "double"):
+            continue
+        if p.name in hosts:
+            out[p.name] = _HOST
+        elif p.name in axis_of:
+            out[p.name] = _AXIS[axis_of[p.name]]
+        elif p.kind == "data" or p.name in sizes:
+            out[p.name] = _DATA_SMALL if small else _DATA
+        else:
+            out[p.name] = _OTHER
+    # Arguments that only a fact names (another schedule's size) need a value too.
+    known = set(out) | {p.name for p in schedule.params} | {d.name for d in schedule.derived}
+    for fact in schedule.facts:
+        for s in sympy.sympify(fact.relation).free_symbols:
+            if s.name not in known:
+                out[s.name] = _DATA_SMALL if small else _DATA
+                known.add(s.name)
+    return out
+
+
+def _size_like(schedule: Schedule, defs: dict) -> set[str]:
+    """Program parameters that are sizes all the same (a pointer's length): those the grid
+    grows with, and those that multiply a loop variable in a subscript (a row length) unless
+    the grid shrinks with them (a granularity, `n / (s * B)`)."""
+    grows, shrinks = set(), set()
+    for loop in schedule.grid:
+        extent = sympy.sympify(loop.extent).xreplace(defs)
+        for f in extent.atoms(sympy.floor):
+            extent = extent.xreplace({f: f.args[0]})
+        num, den = sympy.fraction(sympy.together(extent))
+        grows |= {s.name for s in num.free_symbols}
+        shrinks |= {s.name for s in den.free_symbols}
+    loops = {sym(lp.var) for lp in schedule.loops + schedule.between + schedule.serial}
+    rows = set()
+    for access in schedule.accesses:
+        for index in access.indices:
+            for term in sympy.Add.make_args(sympy.expand(index)):
+                if term.free_symbols & loops:
+                    rows |= {s.name for s in term.free_symbols - loops}
+    return (grows - shrinks) | (rows - shrinks)
+
+
+def describe(values: dict) -> str:
+    """`n=1024 B0=8 ub1=32 s=2`."""
+    return " ".join(f"{k}={v}" for k, v in values.items())

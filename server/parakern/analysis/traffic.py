@@ -1,0 +1,622 @@
+"""Memory traffic of one kernel variant, computed statically at a parameter point.
+
+For every way the kernel reaches memory (an array access of the body, in global or shared
+memory, and each copy loop of the shared-memory staging) a `Request`: how many warp
+requests one block issues, and what each costs: 32-byte sectors in global memory, wavefronts
+in shared memory (warps.py). The cost comes from the access function: the flattened index
+as a polynomial, its coefficient on each thread index (the stride across threadIdx.x, .y,
+.z) gives the byte offsets of a warp's lanes; where the warp's first element lies within a
+sector depends on the other variables (grid indices, serial loops), and the cost is the
+mean over the offsets those variables reach (a coefficient of 8 floats keeps the start of
+every request on a sector boundary; one of 1 float moves it through all eight places).
+
+Assumptions, the same as the emulation's measurement is taken under (verify/traffic.py):
+arrays start on a sector boundary (cudaMalloc aligns to 256 bytes); every guard that
+depends on the thread holds (bounds checks; the `else` of such a guard is not counted) and
+a guard on parameters only is evaluated at the point; a loop bound that depends on another
+loop's variable is taken at the middle of that variable's range; an index that is not
+affine in the thread indices is evaluated with the other variables at their first value
+(`exact` False). Accesses kept in registers (decision (5)) are not memory requests.
+
+The minimum is what the block cannot avoid moving: each element it reads loaded once (not
+those it wrote first, written_first.py; a stencil's box less its unread corners) and each
+element it writes stored once (its footprints, analysis/footprint.py, per iteration of
+the serial loops between grid and block levels where they move with them).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import math
+from dataclasses import dataclass
+
+import sympy
+
+from parakern import syntax
+from parakern.analysis import warps as W
+from parakern.analysis.dependence import source_text
+from parakern.analysis.footprint import footprint
+from parakern.analysis.lifted import lifted
+from parakern.analysis.point import evaluate
+from parakern.analysis.read_boxes import read_boxes
+from parakern.analysis.written_first import written_first
+from parakern.diagnostics import Span
+from parakern.kernel import Kernel
+from parakern.model import Schedule
+from parakern.symbols import sym
+
+
+MAX_COUNTED = 1 << 18    # elements of a box enumerated to count what its accesses reach
+
+
+@dataclass(frozen=True)
+class Request:
+    """One kind of warp request of a block: an access (or a copy loop) in one memory space."""
+    key: tuple              # ("access", array, span, space) or ("copy", array, choice, region, space)
+    kind: str               # "read" or "write"
+    array: str
+    space: str              # "global" or "shared"
+    text: str               # the access as written, or what the copy moves
+    span: "Span | None"     # the access in the source (None for copies)
+    stride: "sympy.Expr | None"   # elements between lanes next in threadIdx.x (None: not affine)
+    per_warp: float         # requests of one warp: the executions by one of its threads
+    requests: float         # warp requests per block
+    cost: float             # mean sectors (global) or wavefronts (shared) per request
+    ideal: float            # the fewest the same lanes' distinct elements could take
+    size: int               # bytes per element
+    exact: bool
+    full_cost: "float | None" = None   # mean over the requests of every lane of their warp (None: all are)
+
+    @property
+    def cost_of_full(self) -> float:
+        return self.cost if self.full_cost is None else self.full_cost
+
+    @property
+    def conflicts(self) -> float:
+        """Shared memory: wavefronts beyond the ideal, per request (bank conflicts)."""
+        return max(0.0, self.cost - self.ideal)
+
+
+@dataclass(frozen=True)
+class Traffic:
+    point: tuple[tuple[str, int], ...]
+    block: tuple[int, int, int]
+    requests: tuple[Request, ...]
+    minimum_bytes: "float | None"      # per block; None where a footprint is unbounded
+    note: str = ""
+
+    def _space(self, space: str):
+        return [r for r in self.requests if r.space == space]
+
+    @property
+    def global_requests(self) -> float:
+        return sum(r.requests for r in self._space("global"))
+
+    @property
+    def global_bytes(self) -> float:
+        """Bytes moved between global memory and the SMs per block: sectors * 32."""
+        return sum(r.requests * r.cost * W.SECTOR for r in self._space("global"))
+
+    @property
+    def sectors_per_request(self) -> float:
+        n = self.global_requests
+        return sum(r.requests * r.cost for r in self._space("global")) / n if n else 0.0
+
+    @property
+    def shared_requests(self) -> float:
+        return sum(r.requests for r in self._space("shared"))
+
+    @property
+    def conflicts_per_request(self) -> float:
+        n = self.shared_requests
+        return sum(r.requests * r.conflicts for r in self._space("shared")) / n if n else 0.0
+
+    @property
+    def ratio(self) -> "float | None":
+        """Bytes moved over the minimum."""
+        if not self.minimum_bytes:
+            return None
+        return self.global_bytes / self.minimum_bytes
+
+
+def access_key(array: str, span: Span, space: str) -> tuple:
+    return ("access", array, (span.line, span.col, span.end_line, span.end_col), space)
+
+
+def copy_key(array: str, choice: int, region: int, space: str) -> tuple:
+    return ("copy", array, choice, region, space)
+
+
+def traffic(kernel: Kernel, values: dict) -> Traffic:
+    """The kernel's requests per block at `values` (parameter name -> integer)."""
+    return _traffic(kernel, tuple(sorted(values.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _traffic(kernel: Kernel, items: tuple) -> Traffic:
+    at = _At(kernel, dict(items))
+    requests = at.body_requests() + at.copy_requests()
+    point = tuple((k, v) for k, v in items)
+    return Traffic(point, at.block, tuple(requests), at.minimum(), "; ".join(dict.fromkeys(at.notes)))
+
+
+# ------------------------------------------------------------------ the kernel at a point
+
+@dataclass(frozen=True)
+class _Var:
+    low: int          # first value
+    mid: float        # middle of the range (loop bounds that read it are taken there)
+    count: float      # number of values (>= 2: it moves where a request starts)
+
+
+class _At:
+    def __init__(self, kernel: Kernel, values: dict):
+        self.kernel = kernel
+        s = self.s = kernel.schedule
+        self.subs = evaluate(s, values)
+        self.notes: list[str] = []
+        self.vars: dict[sympy.Symbol, _Var] = {}
+        self.threads: dict[sympy.Symbol, tuple[int, int]] = {}   # symbol -> (axis position, lo)
+        dims = {"x": 1, "y": 1, "z": 1}
+        for loop in s.loops:
+            lo, extent = self._int(loop.lo), self._int(loop.extent)
+            if loop.level == "block":
+                dims[loop.axis] = extent
+                self.threads[sym(loop.var)] = ("xyz".index(loop.axis), lo)
+            self.vars[sym(loop.var)] = _Var(lo, lo + (extent - 1) / 2, extent)
+        self.block = (dims["x"], dims["y"], dims["z"])
+        self.warps = W.warps(self.block)
+        self.between = 1.0
+        for loop in s.between:
+            var = self._serial(loop.var, loop.lo, loop.hi, loop.step)
+            self.between *= var.count
+        self.plan = lifted(kernel)
+
+    # ---- values
+
+    def _value(self, expr):
+        return sympy.sympify(expr).xreplace(self.subs)
+
+    def _int(self, expr) -> int:
+        v = self._value(expr)
+        if not v.is_Integer:
+            raise ValueError(f"'{expr}' is not a number at this point ({v})")
+        return int(v)
+
+    def _serial(self, var: str, lo, hi, step) -> _Var:
+        """A serial loop's variable at the point; its bounds taken where the variables they read
+        are at their middle."""
+        mids = {v: sympy.Rational(x.mid) if isinstance(x.mid, int) else sympy.nsimplify(x.mid)
+                for v, x in self.vars.items()}
+        lows = {v: sympy.Integer(x.low) for v, x in self.vars.items()}
+        try:
+            first = self._value(lo).xreplace(lows)
+            a, b, c = (self._value(e).xreplace(mids) for e in (lo, hi, step))
+            count = float(max(0, (b - a) / c))
+            if a.is_Integer and b.is_Integer and c.is_Integer:
+                count = float(max(0, math.ceil((b - a) / c)))
+            low = int(first) if first.is_Integer else int(float(first))
+            mid = float(a) + float(c) * (count - 1) / 2 if count else float(a)
+        except (TypeError, ValueError, ZeroDivisionError):
+            self.notes.append(f"the bounds of loop {var} are not numbers at this point: counted once")
+            low, mid, count = 0, 0.0, 1.0
+        found = _Var(low, mid, count)
+        self.vars[sym(var)] = found
+        return found
+
+    def _lows(self, expr):
+        """expr with every loop variable but the thread indices at its first value."""
+        return sympy.sympify(expr).xreplace({v: sympy.Integer(x.low) for v, x in self.vars.items()
+                                            if v not in self.threads})
+
+    # ---- the body's accesses
+
+    def body_requests(self) -> list[Request]:
+        from parakern.analysis.staging import plan
+        from parakern.analysis.staging_routes import Routes
+        routes = Routes(self.s, plan(self.kernel)) if self.kernel.cached else None
+        self.routes = routes
+        found: dict = {}
+        walk = _Walk(self, found)
+        outside = 1.0 / self.between if self.between else 0.0   # once per thread, not per iteration
+        walk.block(syntax.Block(self.plan.before, self.s.body.span), {}, outside)
+        walk.block(self.plan.body, {}, 1.0)
+        walk.block(syntax.Block(self.plan.after, self.s.body.span), {}, outside)
+        return list(found.values())
+
+    def use(self, found: dict, node: syntax.Index, kind: str, weight: float) -> None:
+        """One execution pattern of an element reference: its requests, added to `found`."""
+        access = self._access(node)
+        if access is None:
+            return
+        per_thread = weight * self.between
+        route = self.routes.route(node.array, node.span) if self.routes else None
+        if route is None:
+            spaces = [("global", kind)]
+        elif route.through and kind == "write":   # the store, then the copy read back for global
+            spaces = [("shared", "write"), ("shared", "read"), ("global", "write")]
+        else:
+            spaces = [("shared", kind)]
+        for space, kind in spaces:
+            key = access_key(node.array, node.span, space)
+            if (key, kind) in found:
+                old = found[key, kind]
+                found[key, kind] = dataclasses.replace(old, per_warp=old.per_warp + per_thread,
+                                                       requests=old.requests + per_thread * len(self.warps))
+                continue
+            cost, ideal, exact = (self._global(access) if space == "global"
+                                  else self._shared(access, route))
+            found[key, kind] = Request(
+                key, kind, node.array, space, source_text(self.s, node.span) or node.array, node.span,
+                self._stride(access), per_thread, per_thread * len(self.warps), cost, ideal,
+                self.s.array(node.array).element_size, exact)
+
+    def _access(self, node: syntax.Index):
+        same = [a for a in self.s.accesses if a.array == node.array and a.span == node.span]
+        return next((a for a in same if a.exact), same[0] if same else None)
+
+    def _linear(self, access, symbolic: bool = False) -> "sympy.Expr | None":
+        """The flattened index of the element (row-major over the declared extents)."""
+        array = self.s.array(access.array)
+        if not access.exact:
+            return None
+        if len(access.indices) == 1:
+            linear = sympy.sympify(access.indices[0])
+        elif len(array.dims) == len(access.indices):
+            linear = sympy.S.Zero
+            for dim, index in zip(array.dims, access.indices):
+                linear = linear * sympy.sympify(dim) + sympy.sympify(index)
+        else:
+            return None
+        linear = linear if symbolic else self._value(linear)
+        # x % n as x - n * (x / n): `(rq / nq) * nq + rq % nq` is rq again, a stride the warp sees
+        return sympy.expand(linear.replace(sympy.Mod, lambda a, b: a - b * sympy.floor(a / b)))
+
+    def _stride(self, access) -> "sympy.Expr | None":
+        x = next((lp for lp in self.s.block if lp.axis == "x"), None)
+        linear = self._linear(access, symbolic=True)
+        if x is None or linear is None:
+            return None
+        from parakern.analysis.point import definitions
+        stride = sympy.expand(sympy.diff(linear, sym(x.var)).xreplace(definitions(self.s)))
+        loops = set(self.vars)
+        return None if stride.free_symbols & loops else stride
+
+    def _lane_indices(self, expr) -> "tuple[list[list[int]], bool] | None":
+        """Per warp, the value of `expr` at each lane (other loop variables at their first
+        value), and whether it is affine in the thread indices with constant coefficients."""
+        coefficients, exact = {}, True
+        for v in self.threads:
+            c = sympy.diff(expr, v)
+            if not c.is_Number:
+                exact = False
+            coefficients[v] = c
+        if exact:
+            rest = expr - sum((c * v for v, c in coefficients.items()), sympy.S.Zero)
+            base = self._lows(rest)
+            if not base.is_Integer:
+                return None
+            by_axis = {self.threads[v][0]: (int(c), self.threads[v][1]) for v, c in coefficients.items()}
+            out = []
+            for warp in self.warps:
+                out.append([int(base) + sum(c * (lo + lane[a]) for a, (c, lo) in by_axis.items())
+                            for lane in warp])
+            return out, True
+        low = self._lows(expr)
+        out = []
+        for warp in self.warps:
+            lanes = []
+            for lane in warp:
+                v = low.xreplace({s: lo + lane[a] for s, (a, lo) in self.threads.items()})
+                if not v.is_Integer:
+                    return None
+                lanes.append(int(v))
+            out.append(lanes)
+        return out, False
+
+    def _step(self, expr, size: int) -> int:
+        """The gcd, in bytes, of how far the varying non-thread variables move the element."""
+        g = 0
+        for v, x in self.vars.items():
+            if v in self.threads or x.count < 2 or v not in expr.free_symbols:
+                continue
+            c = sympy.diff(expr, v)
+            g = math.gcd(g, int(c) * size if c.is_Integer else size)
+        return g
+
+    def _global(self, access) -> tuple[float, float, bool]:
+        size = self.s.array(access.array).element_size
+        linear = self._linear(access)
+        lanes = self._lane_indices(linear) if linear is not None else None
+        if lanes is None:
+            self.notes.append(f"an index of '{access.array}' has no value per lane here: counted as 32 sectors")
+            return float(W.WARP * size // W.WORD), float(size), False
+        values, exact = lanes
+        step = self._step(linear, size)
+        cost = ideal = 0.0
+        for warp in values:
+            first = warp[0] * size
+            offsets = [(i - warp[0]) * size for i in warp]
+            shifts = W.residues(first, step)
+            cost += sum(W.sectors([r + o for o in offsets]) for r in shifts) / len(shifts)
+            ideal += W.ideal_sectors(offsets, size)
+        return cost / len(values), ideal / len(values), exact
+
+    def _shared(self, access, route) -> tuple[float, float, bool]:
+        st = route.staged
+        c, k = self._placement(route)
+        region = st.choices[c].regions[k]
+        size = st.array.element_size
+        slots, exact = [], True
+        for index, d in zip(access.indices, region.dims):
+            rel = sympy.expand(self._value(sympy.sympify(index) - d.lower))
+            lanes = self._lane_indices(rel)
+            if lanes is None:
+                return 1.0, 1.0, False
+            exact = exact and lanes[1]
+            slots.append((lanes[0], d))
+        cost = ideal = 0.0
+        for w in range(len(self.warps)):
+            addresses = []
+            for lane in range(len(self.warps[w])):
+                linear = 0
+                for per_warp, d in slots:
+                    position = _unstride(per_warp[w][lane], d, self._int)
+                    linear = linear * self._int(d.elements) + position
+                addresses.append(self._int(st.offset) + (self._int(region.base) + linear) * size)
+            cost += W.wavefronts(addresses, size)
+            ideal += W.ideal_wavefronts(addresses, size)
+        n = len(self.warps)
+        return cost / n, ideal / n, exact
+
+    def _placement(self, route) -> tuple[int, int]:
+        chosen = self._choice(route.staged.choices)
+        for (c, k), choices in route.placements:
+            if chosen in choices:
+                return c, k
+        return route.placements[0][0]
+
+    def _choice(self, choices) -> int:
+        """The uniform choice the parameters select at the point."""
+        for n, choice in enumerate(choices):
+            if all((self._value(cond) is sympy.true) == taken for cond, taken in choice.when):
+                return n
+        return 0
+
+    # ---- the staging copies
+
+    def copy_requests(self) -> list[Request]:
+        if not self.kernel.cached:
+            return []
+        from parakern.analysis.staging import plan
+        from parakern.analysis.staging_phases import phases
+        staged = plan(self.kernel)
+        steps = phases(self.s, staged)
+        out = []
+        for copies, times in ((steps.prologue + steps.epilogue, 1.0),
+                              (steps.before_body + steps.after_body, self.between)):
+            for copy in copies:
+                if not hasattr(copy, "load"):
+                    continue   # a barrier
+                for st in staged:
+                    c = self._choice(st.choices)
+                    for k, region in enumerate(st.choices[c].regions):
+                        if copy.selects(region):
+                            out += self._copy(st, c, k, region, copy.load, times)
+        return out
+
+    def _copy(self, st, c: int, k: int, region, load: bool, times: float) -> list[Request]:
+        size = st.array.element_size
+        array = st.array
+        rows = [1] * len(region.dims)
+        if len(array.dims) == len(region.dims):
+            for d in range(len(region.dims) - 2, -1, -1):
+                rows[d] = rows[d + 1] * self._int(array.dims[d + 1])
+        sizes = [self._int(d.elements) for d in region.dims]
+        total = math.prod(sizes)
+        base = sympy.expand(sum((self._value(d.lower) * r for d, r in zip(region.dims, rows)), sympy.S.Zero))
+        step = self._step(base, size)
+        first = self._lows(base)
+        first = int(first) if first.is_Integer else 0
+        nthreads = self.block[0] * self.block[1] * self.block[2]
+        reads = self._read_set(region)
+
+        def offset(e: int) -> int:
+            coords, q = [], e
+            for n in reversed(sizes[1:]):
+                coords.append(q % n)
+                q //= n
+            coords.append(q)
+            coords.reverse()
+            return sum(_global_position(p, d, self._int) * r for p, d, r in zip(coords, region.dims, rows))
+
+        count = cost = ideal = 0.0
+        wave = wave_ideal = 0.0
+        full = [0, 0.0, 0.0]     # requests of a whole warp: count, sectors, wavefronts
+        shifts = W.residues(first * size, step)
+        for start in range(0, total, nthreads):
+            for w in range(0, min(nthreads, total - start), W.WARP):
+                lanes = [e for e in range(start + w, min(start + w + W.WARP, start + nthreads, total))
+                         if reads is None or reads(e)]
+                if not lanes:
+                    continue
+                offsets = [offset(e) * size for e in lanes]
+                count += 1
+                sectors = sum(W.sectors([r + o for o in offsets]) for r in shifts) / len(shifts)
+                cost += sectors
+                ideal += W.ideal_sectors(offsets, size)
+                slots = [self._int(st.offset) + (self._int(region.base) + e) * size for e in lanes]
+                waves = W.wavefronts(slots, size)
+                wave += waves
+                wave_ideal += W.ideal_wavefronts(slots, size)
+                if len(lanes) == min(W.WARP, nthreads - w):
+                    full[0] += 1
+                    full[1] += sectors
+                    full[2] += waves
+        if not count:
+            return []
+        what = ("load " if load else "write back ") + _describe(array.name, region, self._int)
+        requests = count * times
+        kinds = (("global", "read" if load else "write"), ("shared", "write" if load else "read"))
+        out = []
+        for space, kind in kinds:
+            mean, best = (cost / count, ideal / count) if space == "global" else (wave / count, wave_ideal / count)
+            whole = (full[1] if space == "global" else full[2]) / full[0] if full[0] else None
+            out.append(Request(copy_key(array.name, c, k, space), kind, array.name, space, what, None,
+                               sympy.S.One, requests / len(self.warps), requests, mean, best, size, True, whole))
+        return out
+
+    def _read_set(self, region):
+        """Which elements of the region a load copies (None: all of them)."""
+        pieces = getattr(region, "reads", None)
+        if not pieces:
+            return None
+        sizes = [self._int(d.elements) for d in region.dims]
+        boxes = [[(self._int(lo), self._int(n)) for lo, n in box] for box in pieces]
+
+        def inside(e: int) -> bool:
+            coords, q = [], e
+            for n in reversed(sizes[1:]):
+                coords.append(q % n)
+                q //= n
+            coords.append(q)
+            coords.reverse()
+            return any(all(lo <= x < lo + n for x, (lo, n) in zip(coords, box)) for box in boxes)
+        return inside
+
+    # ---- the minimum
+
+    def minimum(self) -> "float | None":
+        s = self.s
+        total = 0.0
+        mine = written_first(s)   # reads of what the thread wrote first need no global load
+        for array in s.arrays:
+            for write in (False, True):
+                chosen = tuple(a for i, a in enumerate(s.accesses) if a.array == array.name
+                               and (a.is_write if write else a.is_read and i not in mine))
+                if not chosen:
+                    continue
+                fp = footprint(dataclasses.replace(s, accesses=chosen), array.name)
+                if not fp.bounded:
+                    return None
+                choice = fp.regions[self._choice(fp.regions)]
+                between = {sym(lp.var) for lp in s.between}
+                only = dataclasses.replace(s, accesses=chosen)
+                for cluster in choice.clusters:
+                    moves = any(sympy.sympify(d.lower).free_symbols & between for d in cluster.dims)
+                    elements = self._elements(only, cluster)
+                    total += elements * array.element_size * (self.between if moves else 1)
+        return total
+
+
+    def _elements(self, s: Schedule, cluster) -> int:
+        """Elements the cluster's accesses touch: its box, less the corners no access reaches
+        (read_boxes.py), counted at the point."""
+        box = self._int(cluster.elements)
+        boxes = read_boxes(s, cluster, cluster.accesses)
+        if not boxes or box > MAX_COUNTED:
+            return box
+        sizes = [self._int(d.elements) for d in cluster.dims]
+        pieces = [[(self._int(lo), self._int(n)) for lo, n in b] for b in boxes]
+        return sum(1 for coords in itertools.product(*(range(n) for n in sizes))
+                   if any(all(lo <= x < lo + n for x, (lo, n) in zip(coords, p)) for p in pieces))
+
+
+class _Walk:
+    """The per-thread statements, with how often each element reference executes."""
+
+    def __init__(self, at: _At, found: dict):
+        self.at = at
+        self.found = found
+
+    def block(self, block: syntax.Block, env: dict, weight: float) -> None:
+        env = dict(env)
+        for stmt in block.stmts:
+            self.stmt(stmt, env, weight)
+
+    def stmt(self, stmt, env: dict, weight: float) -> None:
+        if isinstance(stmt, syntax.Block):
+            self.block(stmt, env, weight)
+        elif isinstance(stmt, syntax.Decl):
+            if stmt.init is not None:
+                self.expr(stmt.init, weight)
+                value = syntax.to_sympy(stmt.init, env)
+                env[stmt.name] = value if value is not None else sym(stmt.name)
+        elif isinstance(stmt, syntax.Assign):
+            self.expr(stmt.value, weight)
+            if isinstance(stmt.target, syntax.Index):
+                for index in stmt.target.indices:
+                    self.expr(index, weight)
+                if stmt.op != "=":
+                    self.at.use(self.found, stmt.target, "read", weight)
+                self.at.use(self.found, stmt.target, "write", weight)
+            else:
+                env[stmt.target.name] = sym(stmt.target.name)
+        elif isinstance(stmt, syntax.If):
+            self.expr(stmt.cond, weight)
+            condition = syntax.to_sympy_condition(stmt.cond, env)
+            taken = self.at._value(condition) if condition is not None else sympy.true
+            if taken is sympy.false:
+                then, other = 0.0, 1.0
+            elif taken is sympy.true or stmt.other is None:
+                then, other = 1.0, 0.0
+            else:  # a guard on the thread: counted for a thread where it holds
+                then, other = 1.0, 0.0
+            if then:
+                self.block(stmt.then, env, weight * then)
+            if stmt.other is not None and other:
+                self.block(stmt.other, env, weight * other)
+        elif isinstance(stmt, syntax.Loop):
+            for bound in (stmt.lo, stmt.hi, stmt.step):
+                self.expr(bound, weight)
+            bounds = [syntax.to_sympy(b, env) for b in (stmt.lo, stmt.hi, stmt.step)]
+            if any(b is None for b in bounds):
+                self.at.notes.append(f"the bounds of loop {stmt.var} are not integers: counted once")
+                var = self.at._serial(stmt.var, 0, 1, 1)
+            else:
+                var = self.at._serial(stmt.var, *bounds)
+            inner = dict(env)
+            inner[stmt.var] = sym(stmt.var)
+            self.block(stmt.body, inner, weight * var.count)
+
+    def expr(self, e, weight: float) -> None:
+        for node in syntax.walk(e):
+            if isinstance(node, syntax.Index):
+                self.at.use(self.found, node, "read", weight)
+
+
+def _unstride(relative: int, d, value) -> int:
+    """Position of an element in a region dimension (staging_routes: r + extent * m...)."""
+    if not d.repeats:
+        return relative
+    ms, rest = [], relative
+    for stride, _ in reversed(d.repeats):
+        s = value(stride)
+        ms.insert(0, rest // s)
+        rest = rest % s
+    position = None
+    for m, (_, count) in zip(reversed(ms), reversed(d.repeats)):
+        position = m if position is None else position * value(count) + m
+    return position * value(d.extent) + rest
+
+
+def _global_position(local: int, d, value) -> int:
+    """Offset from the region's lower bound of the element at local position `local`."""
+    if not d.repeats:
+        return local
+    extent = value(d.extent)
+    run, q = local % extent, local // extent
+    index = run
+    for n, (stride, count) in enumerate(d.repeats):
+        if n + 1 < len(d.repeats):
+            m, q = q % value(count), q // value(count)
+        else:
+            m = q
+        index += value(stride) * m
+    return index
+
+
+def _describe(name: str, region, value) -> str:
+    sizes = " x ".join(str(value(d.elements)) for d in region.dims)
+    return f"{name} tile ({sizes})" if len(region.dims) > 1 else f"{name} run of {sizes}"

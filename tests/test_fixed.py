@@ -1,0 +1,143 @@
+"""Compile-time block sizes (issue 16, point 5): where a program parameter is fixed (an
+assertion `B == 128`, or values chosen with `emit --fix`), each case that can run there gets
+an instance with the values as constants beside its parametric kernel, and the dispatcher
+launches the instance when the run-time values are those (analysis/fixed.py,
+codegen/kernel.py, codegen/dispatcher.py). The CPU emulation runs both (test_verify's
+Session); nvcc and ptxas compile them where installed."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+import sympy
+
+from conftest import SAMPLES
+from parakern.analysis.fixed import asserted, case_points, fixed_points
+from parakern.cli import main
+from parakern.codegen import emit_file
+from parakern.pipeline import analyze
+from parakern.symbols import sym
+
+NVCC = shutil.which("nvcc")
+MATMUL = (SAMPLES / "matmul.c").read_text()
+SAXPY_ASSERTED = """#include <assert.h>
+void saxpy(int n, int B, float alpha, float x[n], float y[n])
+{
+    assert(B == 128);
+    assert(n % B == 0);
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                y[i * B + j] = alpha * x[i * B + j] + y[i * B + j];
+    }
+}
+"""
+FIX = ({"B0": 16, "ub1": 32},)
+
+
+def _kernels(text: str) -> dict:
+    """name -> (parameters, body) of each __global__ function."""
+    out = {}
+    for m in re.finditer(r"__global__ void (?:__maxnreg__\(\d+\) )?(\w+)\(([^)]*)\)\s*\{(.*?)\n\}", text, re.S):
+        out[m.group(1)] = (" ".join(m.group(2).split()), m.group(3))
+    return out
+
+
+def test_an_assertion_fixes_a_program_parameter_and_a_choice_adds_a_point():
+    s = analyze(SAXPY_ASSERTED, "a.c").results[0].schedule
+    assert asserted(s) == {"B": 128}
+    assert fixed_points(s) == ((("B", 128),),)
+    assert fixed_points(s, ({"B": 128, "n": 4096},)) == ((("B", 128),),)    # a data size is not fixed
+    assert fixed_points(s, ({"B": 64},)) == ((("B", 128),),)                 # contradicts the assertion
+    m = analyze(MATMUL, "m.c").results[0].schedule
+    assert asserted(m) == {} and fixed_points(m) == ()
+    assert fixed_points(m, FIX + ({"ub1": 32, "B0": 16}, {"nothing": 1})) == ((("B0", 16), ("ub1", 32)),)
+
+
+def test_each_case_gets_an_instance_with_the_values_as_constants():
+    text = emit_file(analyze(MATMUL, "samples/matmul.c"), FIX)
+    kernels = _kernels(text)
+    for k in range(1, 5):
+        params, _ = kernels[f"matmul_0_case{k}"]
+        fixed, body = kernels[f"matmul_0_case{k}_B0_16_ub1_32"]
+        assert "int B0" in params and "int B0" not in fixed and "int ub1" not in fixed and "int s" in fixed
+        assert "const int B0 = 16;" in body and "const int ub1 = 32;" in body
+    assert "B0 == 16 && ub1 == 32 ? 1 : 0" in text
+    assert "PARAKERN_LAUNCH(matmul_0_case4_B0_16_ub1_32, grid, block, 0, c, a, b, (int)n, (int)s);" in text
+    # without a fixed value, the translation unit is the parametric one
+    assert "_B0_16" not in emit_file(analyze(MATMUL, "samples/matmul.c"))
+
+
+def test_an_asserted_block_size_gets_its_instance_without_being_asked():
+    text = emit_file(analyze(SAXPY_ASSERTED, "a.c"))
+    kernels = _kernels(text)
+    assert {"saxpy_0_case1", "saxpy_0_case1_B_128"} <= set(kernels)
+    assert "const int B = 128;" in kernels["saxpy_0_case1_B_128"][1]
+
+
+def test_a_case_whose_constraints_fail_at_the_values_gets_no_instance():
+    tree = analyze(MATMUL, "m.c").results[0].tree
+    points = ((("B0", 64), ("ub1", 64)),)             # B0 * ub1 <= T: T is the device's, still open
+    assert all(case_points(c, points) == points for c in tree.cases)
+    case = tree.cases[0]
+    only_small = SimpleNamespace(kernel=case.kernel, constraints=SimpleNamespace(
+        relations=case.constraints.relations + (sympy.Le(sym("B0") * sym("ub1"), 256),)))
+    assert case_points(only_small, points) == ()
+    assert case_points(only_small, ((("B0", 8), ("ub1", 32)),)) == ((("B0", 8), ("ub1", 32)),)
+
+
+def test_emit_fix_on_the_command_line(tmp_path, capsys):
+    out = tmp_path / "m.cu"
+    assert main(["emit", str(SAMPLES / "matmul.c"), "--fix", "B0=16,ub1=32", "-o", str(out)]) == 0
+    assert "matmul_0_case1_B0_16_ub1_32" in out.read_text()
+    assert main(["emit", str(SAMPLES / "matmul.c"), "--fix", "B0=x"]) == 2
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+@pytest.mark.parametrize("name, fixed", [("matmul", FIX), ("stencil2d", ({"Bx": 32, "By": 8},)),
+                                         ("jacobi1d", ({"B": 32, "s": 2},))])
+def test_the_instances_compile_with_nvcc_and_ptxas_without_warnings(tmp_path, name, fixed):
+    source = tmp_path / f"{name}.cu"
+    source.write_text(emit_file(analyze((SAMPLES / f"{name}.c").read_text(), f"samples/{name}.c"), fixed))
+    done = subprocess.run([NVCC, "-arch=sm_80", "-c", "-Xptxas", "-v", "-Werror", "all-warnings", str(source),
+                           "-o", str(tmp_path / "out.o")], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "_B" in done.stderr and "Used" in done.stderr      # ptxas reported the instances' registers
+
+
+# ------------------------------------------------------------------ on the CPU emulation
+
+@pytest.fixture(scope="module")
+def session():
+    from parakern.verify import Session
+    path = SAMPLES / "matmul.c"
+    with Session(path.read_text(), str(path), emit=lambda analysis: emit_file(analysis, FIX)) as s:
+        yield s
+
+
+@pytest.mark.parametrize("values", [dict(n=64, B0=16, ub1=32, s=2),     # the instance
+                                    dict(n=64, B0=8, ub1=32, s=2),      # the parametric kernel
+                                    dict(n=96, B0=16, ub1=16, s=2)])
+def test_both_kernels_verify_with_no_mismatch(session, values):
+    from parakern.verify.points import device
+    for R in (255, 23):       # the first case that fits, then the register-pressure one
+        point = session.run("matmul:0", values, device(R, 1 << 16, 1024, values["B0"] * values["ub1"]))
+        assert point.ok and not point.mismatches, (point.error, point.mismatches)
+        assert point.chosen and set(point.chosen) == {point.expected}
+
+
+def test_the_instance_is_what_runs_where_the_values_match():
+    from parakern.verify import Session
+    from parakern.verify.points import device
+    path = SAMPLES / "matmul.c"
+
+    def broken(text: str) -> str:   # the instances compute nothing
+        return text.replace("    const int B0 = 16;  /* fixed at compile time */",
+                            "    return;\n    const int B0 = 16;  /* fixed at compile time */")
+    with Session(path.read_text(), str(path), emit=lambda a: emit_file(a, FIX), transform_cu=broken) as s:
+        machine = device(255, 1 << 16, 1024, 512)
+        assert s.run("matmul:0", dict(n=64, B0=16, ub1=32, s=2), machine).mismatches
+        assert not s.run("matmul:0", dict(n=64, B0=8, ub1=32, s=2), device(255, 1 << 16, 1024, 256)).mismatches

@@ -1,0 +1,295 @@
+"""Memory traffic without a GPU (issue 16): the warp arithmetic, the profile point, the static
+figures per access and per case, the coalescing warning (PK040), register accumulators across
+the loops between grid and block levels, and exact staging (no load of what a thread writes
+first, no load of a stencil's corners). The same figures counted on the CPU emulation:
+test_traffic_emulated.py."""
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+
+from conftest import SAMPLES
+from parakern.analysis import warps as W
+from parakern.analysis.coalescing import uncoalesced_accesses
+from parakern.analysis.lifted import lifted
+from parakern.analysis.point import holds, profile_point
+from parakern.analysis.staging import plan
+from parakern.analysis.traffic import traffic
+from parakern.cli import main
+from parakern.codegen import kernel_source
+from parakern.kernel import Kernel
+from parakern.pipeline import analyze
+
+CORPUS = SAMPLES / "polybench"
+MATMUL_CACHED = (SAMPLES / "matmul.c").read_text().replace("meta_schedule {", "meta_schedule cache(a, b) {")
+
+
+def _result(path_or_text, name="t.c", index=0):
+    text = path_or_text.read_text() if hasattr(path_or_text, "read_text") else path_or_text
+    return _analysed(text, name).results[index]
+
+
+@functools.lru_cache(maxsize=None)
+def _analysed(text: str, name: str):
+    return analyze(text, name)
+
+
+def _case(result, *codes):
+    return next(c for c in result.tree.cases if all(code in c.decisions for code in codes))
+
+
+def _request(t, array, space, kind, what="access"):
+    found = [r for r in t.requests if r.array == array and r.space == space and r.kind == kind and r.key[0] == what]
+    assert len(found) == 1, [(r.text, r.space, r.kind) for r in t.requests]
+    return found[0]
+
+
+# ------------------------------------------------------------------ warps.py
+
+def test_a_coalesced_warp_of_floats_takes_four_sectors_and_a_misaligned_one_five():
+    assert W.sectors([4 * lane for lane in range(32)]) == 4
+    assert W.sectors([4 + 4 * lane for lane in range(32)]) == 5
+    assert W.ideal_sectors([4 * lane for lane in range(32)], 4) == 4
+    assert W.sectors([8 * lane for lane in range(32)]) == 8            # stride 2
+    assert W.sectors([4096 * lane for lane in range(32)]) == 32        # a row per thread
+    assert W.sectors([0] * 32) == W.ideal_sectors([0] * 32, 4) == 1    # broadcast
+    assert not W.uncoalesced(5, 4) and W.uncoalesced(8, 4) and not W.uncoalesced(1, 1)
+
+
+def test_bank_conflicts_count_distinct_words_per_bank():
+    assert W.wavefronts([4 * lane for lane in range(32)], 4) == 1
+    assert W.wavefronts([0] * 32, 4) == 1                              # one word: a broadcast
+    assert W.wavefronts([128 * lane for lane in range(32)], 4) == 32   # a column of a 32-wide tile
+    assert W.wavefronts([8 * lane for lane in range(32)], 8) == 2      # doubles: two wavefronts, no conflict
+    assert W.ideal_wavefronts([8 * lane for lane in range(32)], 8) == 2
+
+
+def test_residues_of_a_request_start():
+    assert W.residues(0, 128) == [0]
+    assert W.residues(4, 4096) == [4]
+    assert W.residues(0, 4) == [0, 4, 8, 12, 16, 20, 24, 28]
+    assert W.residues(0, 0) == [0]
+
+
+def test_warps_of_a_block_follow_the_linear_thread_id():
+    warps = W.warps((8, 8, 1))
+    assert len(warps) == 2 and warps[0][:9] == [(x, 0, 0) for x in range(8)] + [(0, 1, 0)]
+    assert [len(w) for w in W.warps((3, 5, 2))] == [30]
+
+
+# ------------------------------------------------------------------ the point
+
+def test_the_profile_point_is_what_a_programmer_runs_and_satisfies_the_facts():
+    s = _result(SAMPLES / "matmul.c").schedule
+    point = profile_point(s)
+    assert point == {"n": 1024, "B0": 8, "ub1": 32, "s": 2} and holds(s, point)
+    assert profile_point(s, small=True)["n"] == 64
+    assert profile_point(s, {"B0": 16, "ub1": 16})["B0"] == 16
+    assert not holds(s, {"n": 1000, "B0": 16, "ub1": 16, "s": 1})   # 1000 % 16 != 0
+    assert profile_point(_result(SAMPLES / "saxpy.c").schedule)["n"] == 1024   # a pointer's length is a size
+
+
+# ------------------------------------------------------------------ static figures
+
+def test_matmul_with_cache_moves_the_minimum_once_granularity_is_reduced():
+    result = _result(MATMUL_CACHED, "m.c")
+    point = {"n": 1024, "B0": 16, "ub1": 16, "s": 1}
+    t = traffic(_case(result, "(4a)", "(3b)").kernel, point)
+    c_read, c_write = _request(t, "c", "global", "read"), _request(t, "c", "global", "write")
+    assert c_read.per_warp == c_write.per_warp == 1          # once per thread: decision (5) across k
+    assert c_read.cost == 4 and c_write.cost == 4
+    a_copy = _request(t, "a", "global", "read", "copy")
+    assert a_copy.cost == 4 and a_copy.requests == 8 * (1024 / 16)   # a 16 x 16 tile: 8 warps, 64 k
+    assert t.conflicts_per_request == 0
+    assert t.global_bytes == t.minimum_bytes                 # nothing moved twice
+    # sectors per multiply-add: (2 tiles of 16 x 16 floats per k + c) / (16^3 per k)
+    fma = 16 * 16 * 1024
+    assert t.global_bytes / 32 / fma == pytest.approx((2 * 16 * 16 / 8 * 64 + 2 * 8 * 4) / fma)
+
+
+def test_matmul_without_cache_reads_a_by_broadcast_and_b_coalesced():
+    t = traffic(_result(SAMPLES / "matmul.c").tree.cases[0].kernel, {"n": 1024, "B0": 8, "ub1": 32, "s": 2})
+    a, b = _request(t, "a", "global", "read"), _request(t, "b", "global", "read")
+    assert (a.cost, a.ideal, b.cost, b.ideal) == (1, 1, 4, 4)
+    assert str(a.stride) == "0" and str(b.stride) == "1"
+    assert a.per_warp == 1024 / 8 * 8 * 2                   # k, z and w iterations
+
+
+def test_transpose_reports_its_uncoalesced_store_and_the_bank_conflicts_of_its_staged_copy():
+    result = _result(SAMPLES / "transpose.c")
+    point = {"N": 1024, "B0": 8, "B1": 32, "s": 2}
+    plain = traffic(_case(result, "(4b)").kernel, point)
+    store = _request(plain, "c", "global", "write")
+    assert store.cost == 32 and store.ideal == 4 and str(store.stride) == "N"
+    staged = traffic(_case(result, "(4a)").kernel, point)
+    assert _request(staged, "c", "global", "write", "copy").cost == 4    # the write-back is coalesced
+    assert _request(staged, "c", "shared", "write").conflicts > 0        # c_shared[j][i]: a column
+    assert staged.conflicts_per_request > 0
+
+
+def test_a_misaligned_stencil_neighbour_costs_one_sector_more_and_is_not_uncoalesced():
+    result = _result(SAMPLES / "stencil2d.c")
+    t = traffic(_case(result, "(4b)").kernel, {"N": 1026, "Bx": 32, "By": 8})
+    centre = next(r for r in t.requests if r.text == "in[i][j]")
+    assert centre.cost == 5 and centre.ideal == 4
+    assert not uncoalesced_accesses([t])
+
+
+def test_a_row_stride_that_moves_the_start_through_a_sector_is_averaged():
+    # n = 1026 floats: each row starts 8 bytes further into a sector than the one above
+    t = traffic(_result(SAMPLES / "matadd.c").tree.cases[0].kernel, {"N": 1026, "B0": 8, "B1": 32})
+    left, right = (next(r for r in t.requests if r.text == text) for text in ("a[i][j]", "a[i][j + N / 2]"))
+    assert left.cost == (4 + 5 + 5 + 5) / 4      # the warps of rows 0..7 start 0, 8, 16, 24, 0, ... bytes in
+    assert right.cost == 5                       # N / 2 = 513 floats: 4 bytes more, never on a boundary
+
+
+def test_the_minimum_leaves_out_a_stencils_corners_and_what_a_thread_wrote_first():
+    stencil = _result(SAMPLES / "stencil2d.c")
+    t = traffic(stencil.tree.cases[0].kernel, {"N": 1026, "Bx": 32, "By": 8})
+    assert t.minimum_bytes == 4 * ((8 + 2) * (32 + 2) - 4) + 4 * 8 * 32
+    tile = _result(CORPUS / "mm_tile.c")
+    t = traffic(tile.tree.cases[0].kernel, {"ni": 64, "nj": 64, "nk": 64, "B0": 8, "B1": 32})
+    assert t.minimum_bytes == 4 * (8 * 64 + 64 * 32 + 8 * 32)           # A, B read; C written only
+
+
+# ------------------------------------------------------------------ PK040
+
+def _warnings(path):
+    analysis = _analysed(path.read_text(), str(path))
+    return [d for d in analysis.diagnostics if d.code == "PK040"]
+
+
+def test_uncoalesced_accesses_are_warned_at_their_range_with_each_cases_figure():
+    (d,) = _warnings(SAMPLES / "transpose.c")
+    assert d.severity.value == "warning" and (d.span.line, d.span.col, d.span.end_col) == (18, 29, 36)
+    assert "N elements apart" in d.message and "32 sectors" in d.message
+    assert "case 1: shared memory" in d.message and "case 3: 32" in d.message
+    assert "cache(c)" in d.message and "would uncoalesce a[i][j]" in d.message
+
+
+def test_swapping_the_innermost_levels_is_advised_where_it_coalesces_everything():
+    found = _warnings(CORPUS / "scale_cols.c")
+    assert {d.message.split(" is ")[0].rsplit(" ", 1)[1] for d in found} == {"B[i][j]", "A[i][j]"}
+    assert all("swap the two innermost meta_for levels (tj and ti)" in d.message for d in found)
+
+
+def test_the_covariance_mirror_store_is_warned():
+    (d,) = [d for d in _warnings(CORPUS / "covariance.c")]
+    assert "cov[j][i]" in d.message and "8 would hold" in d.message    # doubles
+
+
+@pytest.mark.parametrize("name", ["matmul", "matadd", "stencil2d", "jacobi1d", "saxpy", "polydiv"])
+def test_coalesced_and_broadcast_accesses_are_not_warned(name):
+    assert _warnings(SAMPLES / f"{name}.c") == []
+
+
+def test_an_index_with_no_value_per_lane_is_not_warned():
+    text = """void gather(int n, int B, float *a, int idx[n], float out[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                out[i * B + j] = a[idx[i * B + j]];
+    }
+}
+"""
+    assert not [d for d in analyze(text, "g.c").diagnostics if d.code == "PK040"]
+
+
+# ------------------------------------------------------------------ (5) across the between loops
+
+def test_the_accumulator_of_the_granularity_reduced_matmul_lives_across_k():
+    result = _result(MATMUL_CACHED, "m.c")
+    case = _case(result, "(4a)", "(3b)")
+    assert lifted(case.kernel).arrays == ("c",)
+    k = result.tree.cases.index(case) + 1
+    source = kernel_source(case, k, len(result.tree.cases))
+    load, loop, store = (source.index("float c_acc = c["), source.index("for (int k = 0;"),
+                         source.index("] = c_acc;"))
+    assert load < loop < store and source.count("c_acc = c[") == 1
+    assert "c accumulated in registers (c across k too)" in source
+    # the granularity kept: c moves with w, a serial loop of the thread, and stays per k
+    assert lifted(_case(result, "(4a)", "(3a)").kernel).arrays == ()
+
+
+def test_no_accumulator_moves_where_the_loops_may_not_run_or_the_array_is_staged():
+    text = (SAMPLES / "matmul.c").read_text()
+    unproved = text.replace("    assert(n % B0 == 0 && n % (ub1 * s) == 0);\n", "").replace(
+        "    assert(B0 <= ub1 * s);\n", "").replace("int dim0 = n / B0", "int dim0 = (n + B0 - 1) / B0")
+    result = _result(unproved, "u.c")
+    assert all(lifted(c.kernel).arrays == () for c in result.tree.cases)   # n / B0 may be 0
+    staged = _result(text.replace("meta_schedule {", "meta_schedule cache(c) {"), "c.c")
+    assert all(lifted(Kernel(c.kernel.schedule, ("c",))).arrays == () for c in staged.tree.cases)
+
+
+# ------------------------------------------------------------------ exact staging
+
+def test_a_tile_the_threads_write_before_reading_is_not_loaded():
+    result = _result(CORPUS / "mm_tile.c")
+    staged = [c for c in result.tree.cases if c.kernel.cached]
+    assert staged
+    for case in staged:
+        (st,) = plan(case.kernel)
+        assert all(not r.load for choice in st.choices for r in choice.regions)
+        assert all(r.write_back for choice in st.choices for r in choice.regions)
+        source = kernel_source(case, 1, 1)
+        assert "load the" not in source and "write back" in source
+
+
+def test_a_stencils_corners_are_not_loaded_but_still_allocated():
+    two = _result(SAMPLES / "stencil2d.c")
+    (st,) = plan(two.tree.cases[0].kernel)
+    (region,) = st.choices[0].regions
+    assert len(region.reads) == 2 and region.load
+    assert str(two.tree.cases[0].counter("shared_memory")) == "4*Bx*By + 8*Bx + 8*By + 16"   # the box
+    three = _result(CORPUS / "stencil3d.c")
+    (st,) = plan(three.tree.cases[0].kernel)
+    assert len(st.choices[0].regions[0].reads) == 3
+    t = traffic(three.tree.cases[0].kernel, {"n": 34, "Bx": 32, "By": 8, "Bz": 2})
+    load = _request(t, "in", "global", "read", "copy")
+    # (2 + 2) x (8 + 2) x (32 + 2) box, 8 corners and 4 * (2 + 8 + 32) edge elements never loaded
+    box, unread = 4 * 10 * 34, 8 + 4 * (2 + 8 + 32)
+    assert load.requests * W.WARP >= box - unread and t.minimum_bytes == 4 * (box - unread) + 4 * 2 * 8 * 32
+
+
+def test_a_full_product_of_offsets_loads_the_whole_region():
+    conv = _result(CORPUS / "conv2d.c")
+    (st,) = plan(next(c for c in conv.tree.cases if c.kernel.cached).kernel)
+    assert all(r.reads == () for choice in st.choices for r in choice.regions)
+
+
+# ------------------------------------------------------------------ where the figures are shown
+
+def test_optimize_shows_the_traffic_of_each_case_in_text_and_json(capsys):
+    assert main(["optimize", str(SAMPLES / "transpose.c")]) == 0
+    out = capsys.readouterr().out
+    assert "memory traffic at N=1024 B0=8 B1=32 s=2" in out and "case 3: 18.00 sectors/request" in out
+    assert main(["optimize", "--json", str(SAMPLES / "transpose.c")]) == 0
+    (s,) = json.loads(capsys.readouterr().out)["schedules"]
+    assert s["traffic_point"] == {"N": 1024, "B0": 8, "B1": 32, "s": 2}
+    t = s["cases"][2]["traffic"]
+    assert t["sectors_per_request"] == 18 and t["block"] == [32, 8, 1]
+    store = next(r for r in t["requests"] if r["what"] == "c[j][i]")
+    assert store["sectors"] == 32 and store["stride"] == "N" and store["range"]["start"]["line"] == 17
+
+
+def test_profile_prints_a_table_per_case(capsys):
+    assert main(["profile", str(SAMPLES / "matmul.c"), "--at", "B0=16,ub1=16"]) == 0
+    out = capsys.readouterr().out
+    assert "matmul:0 at n=1024 B0=16 ub1=16 s=2" in out
+    assert out.count("sectors|wavefronts") == 4 and "c[p][q + x]" in out
+    assert main(["profile", str(SAMPLES / "matmul.c"), "--at", "B0=x"]) == 2
+
+
+def test_the_hover_shows_a_line_of_traffic_per_case():
+    from parakern.lsp.summary import summarize
+    from parakern.lsp.texts import hover_markdown, traffic_markdown
+    result = _result(SAMPLES / "transpose.c")
+    summary = summarize(result, "k", 0, ())
+    assert summary.traffic_point == "N=1024 B0=8 B1=32 s=2"
+    assert summary.cases[2].traffic.startswith("18.00 sectors/request")
+    text = traffic_markdown(summary)
+    assert text.startswith("**Memory traffic** at N=1024") and "- case 1: 4.00 sectors/request" in text
+    assert hover_markdown.__code__.co_varnames   # the hover places it after the cases (texts.py)

@@ -1,0 +1,177 @@
+"""Memory traffic counted on the CPU emulation (verify/traffic.py): the check of the static
+figures of analysis/traffic.py, and issue 16's "done when": matmul with cache(a, b) against
+a textbook tiled SGEMM, and the coalescing warning (PK040) on the PolyBench-style corpus
+against what the emulation's warps touch. Needs g++ (skipped without it)."""
+from __future__ import annotations
+
+import functools
+import shutil
+
+import pytest
+
+from conftest import SAMPLES
+from parakern.analysis import warps as W
+from parakern.analysis.point import profile_point
+from parakern.codegen.emit import INCLUDES, PREAMBLE
+from parakern.codegen.kernel import kernel_source
+from parakern.pipeline import analyze
+from parakern.profile_command import _differences
+from parakern.traffic_report import schedule_traffic
+from parakern.verify.traffic import measure, run_traced
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ for the CPU emulation")
+
+CORPUS = SAMPLES / "polybench"
+PROGRAMS = sorted(CORPUS.glob("*.c")) + sorted(SAMPLES.glob("*.c"))
+MATMUL_CACHED = (SAMPLES / "matmul.c").read_text().replace("meta_schedule {", "meta_schedule cache(a, b) {")
+
+
+@functools.lru_cache(maxsize=None)
+def _analysed(text: str, name: str):
+    return analyze(text, name)
+
+
+@functools.lru_cache(maxsize=None)
+def _profiled(path):
+    """Per schedule: (result, point, static Traffic per case, emulated Measured per case)."""
+    out = []
+    for result in _analysed(path.read_text(), str(path)).results:
+        if result.tree is None or not result.tree.cases:
+            continue
+        point, per_case = schedule_traffic(result, small=True)
+        assert point is not None, result.schedule.id
+        out.append((result, point, per_case, measure(result, point)))
+    return tuple(out)
+
+
+# ------------------------------------------------------------------ static = emulated
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_the_static_figures_are_those_the_emulation_counts(path):
+    for result, point, per_case, measured in _profiled(path):
+        for k, t in enumerate(per_case, 1):
+            assert not isinstance(t, str), (result.schedule.id, k, t)
+            # every request the analysis counts was seen, and the cost of whole warps agrees
+            # (a guard on the thread may skip whole warps: the analysis counts it as holding)
+            assert _differences(t, measured[k]) == [], (result.schedule.id, k, point)
+
+
+# ------------------------------------------------------------------ PK040 on the corpus
+
+def _emulated_uncoalesced(path) -> set:
+    """(array, range) of each global access whose whole-warp requests touch more sectors than
+    their elements need, beyond one for a misaligned start, in some case on the emulation."""
+    found = set()
+    for _, _, _, measured in _profiled(path):
+        for m in measured.values():
+            for (key, _), c in m.requests.items():
+                if key[0] == "access" and key[-1] == "global" and c.full and W.uncoalesced(c.full_cost, c.full_ideal):
+                    found.add((key[1], key[2]))
+    return found
+
+
+def _warned(path) -> set:
+    analysis = _analysed(path.read_text(), str(path))
+    out = set()
+    for d in analysis.diagnostics:
+        if d.code == "PK040":
+            array = d.message.split("uncoalesced access: ", 1)[1].split("[", 1)[0]
+            out.add((array, (d.span.line, d.span.col, d.span.end_line, d.span.end_col)))
+    return out
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: p.stem)
+def test_every_uncoalesced_access_of_the_corpus_is_warned_and_no_other(path):
+    assert _warned(path) == _emulated_uncoalesced(path)
+
+
+def test_the_corpus_has_uncoalesced_accesses_to_warn_about():
+    warned = {p.stem: len(_warned(p)) for p in PROGRAMS}
+    assert warned["transpose"] == 1 and warned["scale_cols"] == 2 and warned["covariance"] == 1
+    assert sum(warned.values()) >= 6
+
+
+# ------------------------------------------------------------------ matmul against a textbook SGEMM
+
+REFERENCE = """
+/* The textbook tiled SGEMM (Kirk & Hwu): a TILE x TILE block computes a TILE x TILE tile of c,
+ * staging a tile of a and one of b in shared memory per step; c += a * b as matmul.c does. */
+#define TILE 16
+__global__ void sgemm_reference(float *c, const float *a, const float *b, int n)
+{
+    PARAKERN_DYNAMIC_SHARED(smem);
+    float *as = (float *)smem, *bs = as + TILE * TILE;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+    float acc = PARAKERN_AT(3, 0, c, (long long)row * n + col);
+    for (int t = 0; t < n / TILE; t++) {
+        PARAKERN_AT_SHARED(4, t, as, ty * TILE + tx) = PARAKERN_AT(1, t, a, (long long)row * n + t * TILE + tx);
+        PARAKERN_AT_SHARED(5, t, bs, ty * TILE + tx) = PARAKERN_AT(2, t, b, (long long)(t * TILE + ty) * n + col);
+        __syncthreads();
+        for (int kk = 0; kk < TILE; kk++)
+            acc += PARAKERN_AT_SHARED(6, parakern_trace::mix(t, kk), as, ty * TILE + kk)
+                 * PARAKERN_AT_SHARED(7, parakern_trace::mix(t, kk), bs, kk * TILE + tx);
+        __syncthreads();
+    }
+    PARAKERN_AT(3, 0, c, (long long)row * n + col) = acc;
+}
+
+int main(void)
+{
+    const int n = N;
+    parakern_cpu_set_device(1 << 30, (size_t)1 << 30, 1024, (size_t)1 << 30);
+    float *a = new float[n * n], *b = new float[n * n], *c = new float[n * n];
+    for (int i = 0; i < n * n; i++) { a[i] = 1; b[i] = 2; c[i] = 0; }
+    parakern_trace::array(a, n * n); parakern_trace::array(b, n * n); parakern_trace::array(c, n * n);
+    PARAKERN_LAUNCH(sgemm_reference, dim3(n / TILE, n / TILE), dim3(TILE, TILE), 2 * TILE * TILE * 4, c, a, b, n);
+    parakern_trace::finish(stdout, 1);
+    for (int i = 0; i < n * n; i++)
+        if (c[i] != 2.0f * n) { fprintf(stderr, "wrong c[%d] = %g\\n", i, c[i]); return 1; }
+    return 0;
+}
+"""
+GLOBAL_SITES = {1, 2, 3}
+
+
+def _reference_sectors(n: int) -> tuple[float, float]:
+    """(global sectors, of which c) of the reference SGEMM at size n, counted on the emulation."""
+    (record,) = run_traced(PREAMBLE + INCLUDES + REFERENCE.replace("const int n = N;", f"const int n = {n};"))
+    sites = {name: t for name, t in record["sites"].items() if int(name.split(":")[0]) in GLOBAL_SITES}
+    return sum(t["cost"] for t in sites.values()), sum(t["cost"] for name, t in sites.items() if name[0] == "3")
+
+
+def _matmul_sectors(point: dict):
+    """(global sectors, the Measured) of matmul's cache(a, b) case with decision (3b) at point."""
+    result = _analysed(MATMUL_CACHED, "matmul_cached.c").results[0]
+    k = next(k for k, c in enumerate(result.tree.cases, 1) if {"(4a)", "(3b)"} <= set(c.decisions))
+    m = measure(result, point, cases=[k])[k]
+    sectors = m.blocks * sum(c.requests * c.cost for (key, _), c in m.requests.items() if key[-1] == "global")
+    return sectors, m, result.tree.cases[k - 1], k
+
+
+# The reference's 16 x 16 tile of c, and tiles at least as large (a smaller tile, 8 x 32, moves
+# more per multiply-add whoever writes the kernel: 1/8 + 1/32 > 2/16).
+@pytest.mark.parametrize("B0, ub1, s", [(16, 16, 1), (16, 16, 2), (16, 32, 2), (32, 32, 1)])
+def test_matmul_cached_moves_no_more_sectors_per_multiply_add_than_a_textbook_sgemm(B0, ub1, s):
+    n = 64
+    reference, _ = _reference_sectors(n)
+    sectors, m, case, k = _matmul_sectors({"n": n, "B0": B0, "ub1": ub1, "s": s})
+    fma = n ** 3
+    assert sectors / fma <= reference / fma
+    # each c element: loaded once and stored once per thread, in global memory
+    c = {kind: m.requests[key, kind] for key, kind in m.requests if key[0] == "access" and key[1] == "c"}
+    assert set(c) == {"read", "write"} and all(x.per_thread == 1 for x in c.values())
+    source = kernel_source(case, k, 0)
+    assert source.count("c_acc = c[") == 1 and source.count("= c_acc;") == 1
+
+
+def test_the_reference_sgemm_moves_what_a_tiled_sgemm_must():
+    n = 64
+    sectors, c = _reference_sectors(n)
+    tiles = (n // 16) ** 2 * (n // 16)           # blocks x steps
+    assert sectors == tiles * 2 * 16 * 16 * 4 / 32 + c and c == 2 * n * n * 4 / 32
+
+
+def test_profile_point_of_the_matmul_comparison_is_one_the_facts_allow():
+    s = _analysed(MATMUL_CACHED, "matmul_cached.c").results[0].schedule
+    assert profile_point(s, {"n": 64, "B0": 16, "ub1": 16, "s": 1}) == {"n": 64, "B0": 16, "ub1": 16, "s": 1}
