@@ -1,6 +1,6 @@
 """The machine model over the samples and the PolyBench-style corpus, as a table.
 
-    .venv/bin/python bench/machine_model.py [--profiles h100 a100 t4]
+    .venv/bin/python bench/machine_model.py [--profiles h100 a100 t4] [--staging]
 
 Per schedule: its cases, on how many of the given GPU profiles each can be picked
 (dispatch.reachable), the theoretical ones (no known GPU picks them), the "no kernel fits"
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from parakern import dispatch
 from parakern.devices import DEFAULT_PROFILES, PROFILES
-from parakern.pipeline import analyze
+from parakern.pipeline import Options, analyze
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,14 +23,17 @@ ROOT = Path(__file__).resolve().parent.parent
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profiles", nargs="+", default=list(DEFAULT_PROFILES), choices=sorted(PROFILES))
+    parser.add_argument("--staging", action="store_true",
+                        help="analyse with staging's cost in occupancy judged on --profiles (optimize --staging)")
     args = parser.parse_args()
+    options = Options(staging=tuple(args.profiles)) if args.staging else Options()
     programs = sorted((ROOT / "samples").glob("*.c")) + sorted((ROOT / "samples" / "polybench").glob("*.c"))
     totals = dict(schedules=0, cases=0, theoretical=0, reachable_all=0, no_fit=0, proved=0)
     print(f"{'schedule':<28} {'cases':>5} {'on ' + ','.join(args.profiles):>22} {'theoretical':>11} "
           f"{'no-fit':>6} {'coverage':>9} {'s':>6}")
     for path in programs:
         start = time.perf_counter()
-        analysis = analyze(path.read_text(), str(path))
+        analysis = analyze(path.read_text(), str(path), options)
         for result in analysis.results:
             tree = result.tree
             if tree is None or not tree.cases:

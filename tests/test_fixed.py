@@ -60,13 +60,13 @@ def test_an_assertion_fixes_a_program_parameter_and_a_choice_adds_a_point():
 def test_each_case_gets_an_instance_with_the_values_as_constants():
     text = emit_file(analyze(MATMUL, "samples/matmul.c"), FIX)
     kernels = _kernels(text)
-    for k in range(1, 5):
+    for k in range(1, 4):        # matmul's three cases
         params, _ = kernels[f"matmul_0_case{k}"]
         fixed, body = kernels[f"matmul_0_case{k}_B0_16_ub1_32"]
         assert "int B0" in params and "int B0" not in fixed and "int ub1" not in fixed and "int s" in fixed
         assert "const int B0 = 16;" in body and "const int ub1 = 32;" in body
     assert "B0 == 16 && ub1 == 32 ? 1 : 0" in text
-    assert "PARAKERN_LAUNCH(matmul_0_case4_B0_16_ub1_32, grid, block, 0, c, a, b, (int)n, (int)s);" in text
+    assert "PARAKERN_LAUNCH(matmul_0_case3_B0_16_ub1_32, grid, block, 0, c, a, b, (int)n, (int)s);" in text
     # without a fixed value, the translation unit is the parametric one
     assert "_B0_16" not in emit_file(analyze(MATMUL, "samples/matmul.c"))
 
@@ -123,8 +123,9 @@ def session():
                                     dict(n=96, B0=16, ub1=16, s=2)])
 def test_both_kernels_verify_with_no_mismatch(session, values):
     from parakern.verify.points import device
-    for R in (255, 23):       # the first case that fits, then the register-pressure one
-        point = session.run("matmul:0", values, device(R, 1 << 16, 1024, values["B0"] * values["ub1"]))
+    groups = -(-values["B0"] * values["ub1"] // 128)
+    for R_B in (65536, 5 * 1024 * groups):   # the first case fits, then only the register-pressure one
+        point = session.run("matmul:0", values, device(R_B, 1 << 16, 1024))
         assert point.ok and not point.mismatches, (point.error, point.mismatches)
         assert point.chosen and set(point.chosen) == {point.expected}
 
@@ -138,6 +139,6 @@ def test_the_instance_is_what_runs_where_the_values_match():
         return text.replace("    const int B0 = 16;  /* fixed at compile time */",
                             "    return;\n    const int B0 = 16;  /* fixed at compile time */")
     with Session(path.read_text(), str(path), emit=lambda a: emit_file(a, FIX), transform_cu=broken) as s:
-        machine = device(255, 1 << 16, 1024, 512)
+        machine = device(65536, 1 << 16, 1024)
         assert s.run("matmul:0", dict(n=64, B0=16, ub1=32, s=2), machine).mismatches
-        assert not s.run("matmul:0", dict(n=64, B0=8, ub1=32, s=2), device(255, 1 << 16, 1024, 256)).mismatches
+        assert not s.run("matmul:0", dict(n=64, B0=8, ub1=32, s=2), device(65536, 1 << 16, 1024)).mismatches
