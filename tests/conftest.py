@@ -1,9 +1,15 @@
 import ctypes
+import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# Summaries kept between editor sessions (lsp/diskcache.py) go to a folder of this test
+# session, inherited by every server and worker the tests start: never the user's cache.
+os.environ["PARAKERN_CACHE_DIR"] = tempfile.mkdtemp(prefix="parakern-test-cache-")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"

@@ -127,13 +127,20 @@ def analyse(job: AnalysisJob) -> ScheduleSummary:
     start = time.perf_counter()
     schedule = None
     try:
+        from parakern.lsp import diskcache
+        stored = None if job.fault else diskcache.load(job.key)
+        if stored is not None:    # this code analysed this text before, maybe in another session
+            return stored
         schedule = schedule_of(job)
         _fault(job, schedule)
         from parakern.pipeline import optimize_schedule
         result = optimize_schedule(schedule, options_of(job))
         origin = function_origin(schedule)
         _remember(emit_key(job.key, origin), result)
-        return summarize(result, job.key, origin, job.profiles, time.perf_counter() - start, job.file)
+        summary = summarize(result, job.key, origin, job.profiles, time.perf_counter() - start, job.file)
+        if not job.fault:
+            diskcache.store(summary)
+        return summary
     except ScheduleMissing as exc:
         return ScheduleSummary(job.key, job.id, "", "missing", str(exc))
     except Exception as exc:  # never a traceback to the user: one diagnostic on the keyword
