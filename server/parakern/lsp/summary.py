@@ -114,7 +114,7 @@ def cache_key(text_lines: list[str], schedule, settings_part: str) -> str:
                if not (start <= k < end) and _CONTEXT_LINE.match(line)]
     payload = json.dumps([function_text, fs.col if fs else 0, schedule.index, schedule.id,
                           context, settings_part], ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def function_origin(schedule) -> int:
