@@ -1,7 +1,11 @@
 """The command line: exit codes, the JSON contract, the readable report."""
 import json
+import os
+import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -83,3 +87,88 @@ def test_bad_usage_is_exit_2(args):
 def test_directory_is_exit_2():
     result = run("optimize", "samples")
     assert result.returncode == 2 and "cannot read samples" in result.stderr
+
+
+SPIN = """#include "metafork.h"
+
+void spin(int n, int B, float alpha, float *x, float *y)
+{
+    int blocks = (n + B - 1) / B;
+    meta_schedule {
+        meta_for (int b = 0; b < blocks; b++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = b * B + t;
+                if (i < n)
+                    for (int k = 0; k < 2000000000; k++)
+                        y[i] = alpha * y[i] + x[i];
+            }
+    }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("g++") is None, reason="needs gcc and g++")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_killed_verify_leaves_no_runner_and_no_directory(tmp_path, signum):
+    """Killing `parakern verify` left its runner spinning at 100 % CPU (in the user's code)
+    and its temporary directory behind."""
+    source = tmp_path / "spin.c"
+    source.write_text(SPIN)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    verify = subprocess.Popen([sys.executable, "-m", "parakern", "verify", str(source)], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        runner = None
+        while runner is None and time.monotonic() < deadline and verify.poll() is None:
+            runner = next((p for p in _children(verify.pid) if "runner.py" in _cmdline(p)), None)
+            time.sleep(0.2)
+        assert runner is not None, "the runner never started"
+        assert [p.name for p in scratch.iterdir()], "verify works in a temporary directory"
+        time.sleep(1.0)                              # in the user's loop now
+        os.kill(verify.pid, signum)
+        _, err = verify.communicate(timeout=30)
+        deadline = time.monotonic() + 5
+        while _alive(runner) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(runner), "the runner outlived verify"
+        while list(scratch.iterdir()) and time.monotonic() < deadline + 5:
+            time.sleep(0.1)
+        assert list(scratch.iterdir()) == []
+        assert "Traceback" not in err
+        assert verify.returncode != 0
+    finally:
+        if verify.poll() is None:
+            verify.kill()
+            verify.wait()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

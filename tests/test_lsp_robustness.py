@@ -1,5 +1,7 @@
-"""1 000 random edit sequences against the running server: every request is answered,
-the server never dies.
+"""The server against a hostile editor.
+
+1 000 random edit sequences against the running server: every request is answered,
+the server never dies, and the text it holds never drifts from the editor's.
 
 Each sequence applies 1-4 incremental edits (insert / delete / replace of random
 ranges, with C tokens, MetaFork keywords, generated-region markers, preprocessor
@@ -13,12 +15,25 @@ only: the worker processes are idle); the last 300 turn the case trees on with a
 short time limit, mostly benign edits (whitespace, comments: schedules survive but
 move) and a pause every 25 sequences, so jobs start, finish, are superseded and time
 out while the edits go on.
+The snippets include what an editor may send and a C file rarely holds: NULs, lone
+surrogates, form feed, U+0085, U+2028 (none of them line breaks to LSP), lone CRs,
+5 000-deep parentheses, long lines. Every 50 sequences the same text is opened fresh
+(full sync) beside it: both must get the same front-end diagnostics (no desync).
 At the end the server must still analyse a sample completely.
+
+Then, through a raw JSON-RPC client (tests/lsp/wire.py): lone surrogates, requests with
+params that do not fit, line separators above the code, didSave of a FIFO that is not
+open, SIGTERM and SIGKILL of the server (no worker survives it), a 200-schedule file
+asked for code actions by a client without resolve, CRLF documents, and generated
+regions damaged by hand.
 """
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import random
+import signal
 import sys
 import time
 from pathlib import Path
@@ -29,7 +44,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lsp"))
-from harness import SAMPLES, SERVER, Editor, make_editor, server_env  # noqa: E402
+from harness import SAMPLES, SERVER, Editor, lines_of, make_editor, server_env  # noqa: E402
 
 SEQUENCES = 1000
 WITH_TREES = 300          # the last sequences run with case trees on
@@ -42,9 +57,11 @@ SNIPPETS = ["meta_for", "meta_schedule", "meta_schedule cache(a) {", "cache(a, c
             "// parakern:begin f:0\n", "// parakern:end f:0\n", "a[i][j]", "B0", "0", "\t", "\"", "'",
             "for (int k = 0; k < s; ++k)", "meta_for (int z = 0; z < B; z++)", "return;", "x = y +",
             "\r\n", "\\\n", "assert(N % 2 == 0);", "__global__"]
+# What an editor may send and C rarely holds (none of these but \r is a line break to LSP).
+HOSTILE = ["\x00", "\udfff", "\ud800x", "\u2028", "\f", "\x85", "\u2029", "\r", "\v", "(" * 5000, ")" * 5000,
+           "/* " + "x" * 20_000 + " */"]
 
 pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
     pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning"),
     pytest.mark.timeout(300),
 ]
@@ -61,10 +78,10 @@ async def client(lsp_client: Editor):
 
 
 def _position(rnd: random.Random, text: str) -> tuple[int, int]:
-    """A random place; never between the "\r" and "\n" of a CRLF (LSP has no such place)."""
-    lines = text.split("\n")
+    """A random place, lines as LSP counts them (never between the "\r" and "\n" of a CRLF)."""
+    lines = lines_of(text)
     line = rnd.randrange(len(lines))
-    return line, rnd.randint(0, len(lines[line].rstrip("\r")))
+    return line, rnd.randint(0, len(lines[line]))
 
 
 def _ordered(a, b):
@@ -73,12 +90,12 @@ def _ordered(a, b):
 
 def _benign_edit(rnd: random.Random, client: Editor, uri: str) -> None:
     """Whitespace or a comment at the start or end of a line: the schedules survive (and move)."""
-    lines = client.texts[uri].split("\n")
+    lines = lines_of(client.texts[uri])
     line = rnd.randrange(len(lines))
     if rnd.random() < 0.5:
         client.edit(uri, (line, 0), (line, 0), rnd.choice(["  ", "\t", "/* ü 😀 */ ", "\n"]))
     else:
-        end = len(lines[line].rstrip("\r"))
+        end = len(lines[line])
         client.edit(uri, (line, end), (line, end), rnd.choice([" // ü 😀", "\n", " "]))
 
 
@@ -94,12 +111,13 @@ def _random_edit(rnd: random.Random, client: Editor, uri: str, benign: float = 0
     else:
         # mostly short ranges on one line, sometimes across lines
         if rnd.random() < 0.8:
-            line = text.split("\n")[start[0]].rstrip("\r")
+            line = lines_of(text)[start[0]]
             end = (start[0], min(len(line), start[1] + rnd.randint(0, 12)))
         else:
             end = _position(rnd, text)
         start, end = _ordered(start, end)
-    new = "" if kind == "delete" else "".join(rnd.choice(SNIPPETS) for _ in range(rnd.randint(1, 3)))
+    pool = HOSTILE if rnd.random() < 0.15 else SNIPPETS
+    new = "" if kind == "delete" else "".join(rnd.choice(pool) for _ in range(rnd.randint(1, 3)))
     client.edit(uri, start, end, new)
 
 
@@ -114,9 +132,25 @@ async def _requests(rnd: random.Random, client: Editor, uri: str) -> None:
     assert isinstance(lenses, (list, tuple))
     assert actions is None or isinstance(actions, (list, tuple))
     for action in actions or ():
-        assert action.title.startswith("Insert comprehensive dispatcher")
+        assert action.title.startswith(("Insert comprehensive dispatcher", "Restore", "Delete")), action.title
 
 
+def _frontend(ds) -> list:
+    return sorted((d.code, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character)
+                  for d in ds if d.code not in ("PK100", "PK097", "PK098"))
+
+
+async def _same_as_a_fresh_open(client: Editor, uri: str) -> None:
+    """No desync: the edited document and the same text sent whole get the same diagnostics."""
+    fresh = (SAMPLES / "robustness-fresh.c").as_uri()
+    client.open(fresh, client.texts[uri])
+    edited = await client.wait_diagnostics(uri, timeout=30)
+    whole = await client.wait_diagnostics(fresh, timeout=30)
+    client.close(fresh)
+    assert _frontend(edited) == _frontend(whole)
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_random_edit_sequences(client: Editor):
     rnd = random.Random(1_000)
     uri = (SAMPLES / "robustness-scratch.c").as_uri()   # never written: the editor holds the text
@@ -138,6 +172,8 @@ async def test_random_edit_sequences(client: Editor):
         if rnd.random() < 0.25:
             client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
         await _requests(rnd, client, uri)
+        if not trees and sequence % 50 == 49:
+            await _same_as_a_fresh_open(client, uri)
         if trees and sequence % 25 == 24:
             await asyncio.sleep(2.5)     # let some jobs finish (or time out) between bursts
         done += 1
@@ -160,3 +196,208 @@ async def test_random_edit_sequences(client: Editor):
     ds = await client.wait_diagnostics(uri, lambda ds: any(d.code == "PK100" for d in ds), timeout=90)
     assert not [d for d in ds if d.severity == types.DiagnosticSeverity.Error]
     client.close(uri)
+
+
+# ------------------------------------------------------------------ a raw client
+
+from wire import Wire, wait_gone  # noqa: E402
+
+from harness import apply_client_edit  # noqa: E402
+
+
+def _no_traceback(wire: Wire) -> None:
+    for message in wire.raw_errors:
+        assert "traceback" not in json.dumps(message).lower(), message
+
+
+def _action_params(uri: str, line: int, character: int, diagnostics=()) -> dict:
+    at = {"line": line, "character": character}
+    return {"textDocument": {"uri": uri}, "range": {"start": at, "end": at},
+            "context": {"diagnostics": list(diagnostics)}}
+
+
+@pytest.fixture(scope="module")
+def wire():
+    server = Wire(options={"timeLimitSeconds": 60})
+    yield server
+    server.close()
+    _no_traceback(server)
+
+
+def test_lone_surrogates_are_analysed_and_every_request_answered(wire: Wire):
+    """A \\udfff typed into a comment: diagnostics for that version, no -32603, no traceback."""
+    uri = (SAMPLES / "surrogate.c").as_uri()
+    text = (SAMPLES / "saxpy.c").read_text().replace("int i = b * B + t;", "int i = b * B + t; /* \udfff */")
+    wire.open(uri, text)
+    ds = wire.wait_published(uri, 1, lambda ds: any(d["code"] == "PK100" for d in ds), timeout=90)
+    assert not [d for d in ds if d["severity"] == 1]
+    line = lines_of(text).index("    meta_schedule {")
+    actions = wire.request("textDocument/codeAction", _action_params(uri, line, 6), timeout=30)
+    assert [a["title"] for a in actions] == ["Insert comprehensive dispatcher (saxpy:0)"]
+    tree = wire.request("workspace/executeCommand", {"command": "parakern.showCaseTree",
+                                                     "arguments": [uri, "saxpy:0"]}, timeout=60)
+    assert "saxpy:0" in tree
+    hover = wire.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                "position": {"line": line, "character": 6}})
+    assert "saxpy:0" in hover["contents"]["value"]
+    result = wire.request("workspace/executeCommand", {"command": "parakern.insertDispatcher",
+                                                       "arguments": [uri, "saxpy:0"]}, timeout=120)
+    assert result["applied"] is True
+    wire.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert not wire.raw_errors
+
+
+def test_every_request_gets_an_answer(wire: Wire):
+    """Params that do not fit the method: -32602 (pygls dropped them: the editor waited forever)."""
+    uri = (SAMPLES / "answers.c").as_uri()
+    wire.open(uri, (SAMPLES / "matadd.c").read_text())
+    wire.wait_published(uri, 1)
+    bad = [("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": -1, "character": 0}}),
+           ("textDocument/hover", {"textDocument": {"uri": uri}}),
+           ("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": "everything"}),
+           ("textDocument/codeLens", {}),
+           ("workspace/executeCommand", {"command": "parakern.insertDispatcher", "arguments": [1, None]}),
+           ("workspace/executeCommand", {"command": "parakern.nothing", "arguments": []}),
+           ("textDocument/noSuchMethod", {})]
+    for method, params in bad:
+        message = wire.answer(wire.ask(method, params), timeout=10)
+        assert message is not None, f"{method} {params} got no answer"
+        if "error" in message:
+            assert message["error"]["code"] in (-32602, -32601), message
+    assert [m["error"]["code"] for m in wire.raw_errors[:4]] == [-32602, -32602, -32602, -32602]
+    # the server goes on
+    assert wire.request("textDocument/codeLens", {"textDocument": {"uri": uri}}) is not None
+    wire.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\f", "\x85"])
+def test_line_separators_above_the_code_shift_nothing(wire: Wire, separator: str):
+    """Not line breaks to LSP: hover still finds the keyword, an incremental edit lands on its
+    line (a write to a parameter is PK004 there, not a PK001 on the next line)."""
+    uri = (SAMPLES / "separators.c").as_uri()
+    text = f"/* a{separator}b */\n" + (SAMPLES / "saxpy.c").read_text()
+    wire.open(uri, text)
+    wire.wait_published(uri, 1)
+    lines = lines_of(text)
+    keyword = lines.index("    meta_schedule {")
+    hover = wire.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                "position": {"line": keyword, "character": 8}})
+    assert hover is not None and "saxpy:0" in hover["contents"]["value"]
+    target = next(k for k, line in enumerate(lines) if "y[i] = alpha" in line)
+    column = lines[target].index("y[i]")
+    wire.change(uri, 2, [{"range": {"start": {"line": target, "character": column},
+                                    "end": {"line": target, "character": column}}, "text": "n = 1; "}])
+    ds = wire.wait_published(uri, 2)
+    assert [(d["code"], d["range"]["start"]["line"]) for d in ds if d["severity"] == 1] == [("PK004", target)]
+    wire.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+def test_did_save_of_a_document_that_is_not_open_reads_nothing(wire: Wire, tmp_path):
+    """pygls read the path from disk: a FIFO blocked the server for good."""
+    fifo = tmp_path / "pipe.c"
+    os.mkfifo(fifo)
+    uri = (SAMPLES / "still-answers.c").as_uri()
+    wire.open(uri, (SAMPLES / "saxpy.c").read_text())
+    wire.wait_published(uri, 1)
+    wire.notify("textDocument/didSave", {"textDocument": {"uri": fifo.as_uri()}})
+    wire.notify("textDocument/didChange", {"textDocument": {"uri": fifo.as_uri(), "version": 2},
+                                           "contentChanges": [{"text": "x"}]})
+    started = time.monotonic()
+    assert wire.request("textDocument/codeLens", {"textDocument": {"uri": uri}}, timeout=10) is not None
+    assert time.monotonic() - started < 5
+    wire.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+def test_a_crlf_document_gets_a_crlf_region(wire: Wire):
+    uri = (SAMPLES / "crlf.c").as_uri()
+    text = (SAMPLES / "saxpy.c").read_text().replace("\n", "\r\n")
+    wire.open(uri, text)
+    wire.wait_published(uri, 1)
+    applied = len(wire.applied)
+    result = wire.request("workspace/executeCommand", {"command": "parakern.insertDispatcher",
+                                                       "arguments": [uri, "saxpy:0"]}, timeout=120)
+    assert result["applied"] is True
+    (edit,) = wire.applied[applied]["edit"]["changes"][uri]
+    new = edit["newText"]
+    assert "\r\n// parakern:begin saxpy:0\r\n" in new and new.replace("\r\n", "").count("\n") == 0
+    wire.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+def _apply(text: str, edit: dict) -> str:
+    r = edit["range"]
+    return apply_client_edit(text, types.Range(types.Position(**r["start"]), types.Position(**r["end"])),
+                             edit["newText"], "utf-16")
+
+
+def test_a_region_that_lost_its_end_marker(wire: Wire):
+    """jacobi1d: the generated CUDA stays out of the front-end (the schedule does not vanish),
+    one PK019 with quick fixes, and inserting again replaces the region: never two copies."""
+    uri = (SAMPLES / "damaged.c").as_uri()
+    text = (SAMPLES / "jacobi1d.c").read_text() + "\nint after(void) { return 0; }\n"
+    wire.open(uri, text)
+    wire.wait_published(uri, 1, lambda ds: any(d["code"] == "PK100" for d in ds), timeout=120)
+    applied = len(wire.applied)
+    assert wire.request("workspace/executeCommand", {"command": "parakern.insertDispatcher",
+                                                     "arguments": [uri, "jacobi1d:0"]}, timeout=120)["applied"]
+    (edit,) = wire.applied[applied]["edit"]["changes"][uri]
+    once = _apply(text, edit)
+    marker = lines_of(once).index("// parakern:end jacobi1d:0")
+    damaged = once.replace("// parakern:end jacobi1d:0\n", "")
+    wire.change(uri, 2, [{"text": damaged}])
+    ds = wire.wait_published(uri, 2, lambda ds: any(d["code"] == "PK100" for d in ds), timeout=120)
+    assert sorted({d["code"] for d in ds}) == ["PK019", "PK100"], [(d["code"], d["message"]) for d in ds]
+    (warning,) = [d for d in ds if d["code"] == "PK019"]
+    line = warning["range"]["start"]["line"]
+    actions = wire.request("textDocument/codeAction", _action_params(uri, line, 3, [warning]), timeout=30)
+    fixes = {a["title"]: a for a in actions if a["kind"] == "quickfix"}
+    restore = fixes["Restore '// parakern:end jacobi1d:0' (repair the generated region)"]
+    (repair,) = restore["edit"]["changes"][uri]
+    assert _apply(damaged, repair) == once and lines_of(once)[marker] == "// parakern:end jacobi1d:0"
+    assert "Delete the generated region of jacobi1d:0" in fixes
+    applied = len(wire.applied)
+    assert wire.request("workspace/executeCommand", {"command": "parakern.insertDispatcher",
+                                                     "arguments": [uri, "jacobi1d:0"]}, timeout=120)["applied"]
+    (edit,) = wire.applied[applied]["edit"]["changes"][uri]
+    again = _apply(damaged, edit)
+    assert again == once and again.count("// parakern:begin") == 1 and again.count("// parakern:end") == 1
+    wire.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_no_process_outlives_the_server(signum):
+    """The analysis workers (and multiprocessing's resource tracker) end with the server
+    whatever ends it: they were orphaned, ~175 MB each, after SIGTERM or SIGKILL."""
+    server = Wire(options={"timeLimitSeconds": 60})
+    uri = (SAMPLES / "signals.c").as_uri()
+    server.open(uri, (SAMPLES / "matadd.c").read_text())
+    server.wait_published(uri, 1, lambda ds: any(d["code"] == "PK100" for d in ds), timeout=120)
+    children = server.children()
+    assert children
+    server.kill(signum)
+    assert wait_gone(children, 5) == []
+
+
+def test_code_actions_on_200_schedules_answer_at_once():
+    """A client without code-action resolve (Neovim 0.7): the action carries the insert
+    command instead of an edit computed behind 200 analyses (it took two minutes)."""
+    server = Wire(options={"timeLimitSeconds": 60})
+    try:
+        uri = (SAMPLES / "many.c").as_uri()
+        body = (SAMPLES / "saxpy.c").read_text().split("\n", 2)[2]
+        text = "\n".join(body.replace("saxpy", f"saxpy{k}") for k in range(200))
+        server.open(uri, text)
+        server.wait_published(uri, 1, timeout=60)
+        line = [k for k, line in enumerate(lines_of(text)) if "meta_schedule" in line][150]
+        started = time.monotonic()
+        actions = server.request("textDocument/codeAction", _action_params(uri, line, 6), timeout=60)
+        elapsed = time.monotonic() - started
+        (action,) = actions
+        assert action["command"]["arguments"] == [uri, "saxpy150:0"] and elapsed < 1.0, elapsed
+        applied = len(server.applied)
+        result = server.request("workspace/executeCommand", action["command"], timeout=120)
+        assert result["applied"] is True
+        (edit,) = server.applied[applied]["edit"]["changes"][uri]
+        assert "// parakern:begin saxpy150:0" in edit["newText"]
+    finally:
+        server.kill()
+    _no_traceback(server)

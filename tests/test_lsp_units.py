@@ -29,7 +29,7 @@ def _schedule(text: str, file: str = "t.c"):
 def test_dispatcher_edit_is_idempotent_and_leaves_the_rest_alone():
     text = (SAMPLES / "matadd.c").read_text() + "\nint after(void) { return 0; }\n"
     schedule = _schedule(text)
-    end = schedule.function_span.end_line - 1
+    end = (schedule.function_span.end_line - 1, schedule.function_span.end_col - 1)
     once = apply_edit(text, *dispatcher_edit(text, schedule.id, end, CODE))
     twice = apply_edit(once, *dispatcher_edit(once, schedule.id, end, CODE))
     assert once == twice
@@ -44,7 +44,7 @@ def test_dispatcher_edit_is_idempotent_and_leaves_the_rest_alone():
 def test_dispatcher_edit_at_the_end_of_a_file_without_newline():
     text = (SAMPLES / "saxpy.c").read_text().rstrip("\n")
     schedule = _schedule(text)
-    end = schedule.function_span.end_line - 1
+    end = (schedule.function_span.end_line - 1, schedule.function_span.end_col - 1)
     once = apply_edit(text, *dispatcher_edit(text, schedule.id, end, CODE))
     assert once.startswith(text) and once.endswith("// parakern:end saxpy:0")
     assert apply_edit(once, *dispatcher_edit(once, schedule.id, end, CODE)) == once
@@ -53,7 +53,7 @@ def test_dispatcher_edit_at_the_end_of_a_file_without_newline():
 def test_generated_regions_are_masked_position_for_position():
     text = (SAMPLES / "matadd.c").read_text()
     schedule = _schedule(text)
-    end = schedule.function_span.end_line - 1
+    end = (schedule.function_span.end_line - 1, schedule.function_span.end_col - 1)
     inserted = apply_edit(text, *dispatcher_edit(text, schedule.id, end, "#include <cuda.h>\n" + CODE))
     masked = mask_generated(inserted)
     assert len(masked) == len(inserted) and masked.count("\n") == inserted.count("\n")

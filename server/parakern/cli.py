@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -65,12 +66,20 @@ def _add_staging_argument(parser) -> None:
                              f"without it there (e.g. {','.join(DEFAULT_PROFILES)}; trees take longer)")
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt      # unwinds: temporary directories removed, child processes killed
+
+
 def main(argv: "list[str] | None" = None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed a one-line usage error
         return 2 if exc.code else 0
+    if args.command != "serve":       # the server has its own (parakern.lsp.server)
+        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if signum is not None:
+                signal.signal(signum, _interrupt)
     try:
         if args.command == "optimize":
             return _optimize(args)
@@ -91,6 +100,8 @@ def main(argv: "list[str] | None" = None) -> int:
     except BrokenPipeError:  # output piped into `head`: not an error of the user's
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:  # Ctrl-C or a termination signal: no traceback
+        return 130
     return 2
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -30,22 +31,30 @@ def server_env(**extra: str) -> dict:
 
 # ------------------------------------------------------------------ units
 
+# An editor's lines end at \r\n, \r or \n, nothing else (LSP): not at form feed, U+2028…
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def lines_of(text: str) -> list[str]:
+    return LINE_BREAK.split(text)
+
 
 def units(text: str, encoding: str) -> int:
+    """Code units of `text`; a lone surrogate (an editor may hold one) counts as one code point."""
     if encoding == "utf-8":
-        return len(text.encode("utf-8"))
+        return len(text.encode("utf-8", "surrogatepass"))
     if encoding == "utf-32":
         return len(text)
-    return len(text.encode("utf-16-le")) // 2
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def to_client(text: str, line: int, character: int, encoding: str) -> types.Position:
-    lines = text.split("\n")
+    lines = lines_of(text)
     return types.Position(line=line, character=units(lines[line][:character], encoding))
 
 
 def from_client(text: str, position: types.Position, encoding: str) -> tuple[int, int]:
-    lines = text.split("\n")
+    lines = lines_of(text)
     if position.line >= len(lines):
         return len(lines) - 1, len(lines[-1])
     line = lines[position.line]
@@ -58,10 +67,10 @@ def from_client(text: str, position: types.Position, encoding: str) -> tuple[int
 
 
 def offset(text: str, line: int, character: int) -> int:
-    lines = text.split("\n")
-    if line >= len(lines):
+    starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
+    if line >= len(starts):
         return len(text)
-    return sum(len(l) + 1 for l in lines[:line]) + min(character, len(lines[line]))
+    return starts[line] + min(character, len(lines_of(text)[line]))
 
 
 def apply_client_edit(text: str, rng: types.Range, new_text: str, encoding: str) -> str:

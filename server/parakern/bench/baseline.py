@@ -18,7 +18,6 @@ import json
 import shutil
 import subprocess
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from parakern.verify.points import build_model
 from parakern.verify.runner import CTYPES, setup
 from parakern.verify.signature import FLOATING, signature
 from parakern.text import normalize_newlines
+from parakern.lifeline import ScratchDirectory
 
 CFLAGS = ["-O2", "-fPIC", "-w"]
 
@@ -107,7 +107,7 @@ class Baseline:
         self.schedule, self.tree = result.schedule, result.tree
         self.signature = signature(self.text, file, self.schedule.function)
         self.model = build_model(self.schedule, self.tree, {a.name for a in self.signature.arguments})
-        self._scratch = tempfile.TemporaryDirectory(prefix="parakern-bench-") if directory is None else None
+        self._scratch = ScratchDirectory("parakern-bench-") if directory is None else None
         self.directory = Path(directory) if directory is not None else Path(self._scratch.name)
         self.library = build_serial(self.text, file, self.directory)
         self._lib = ctypes.CDLL(str(self.library))

@@ -20,11 +20,11 @@ import ctypes
 import shutil
 import statistics
 import subprocess
-import tempfile
 from pathlib import Path
 
 from parakern.counters.registers import registers_per_block
 from parakern.verify.runner import TOLERANCE
+from parakern.lifeline import ScratchDirectory
 
 WARMUP = 3
 SPIN_NS = 200_000   # the GPU waits this long before each timed launch while the host enqueues it
@@ -153,7 +153,7 @@ class GpuRunner:
         self.code, self.schedule = code, code.schedule
         self.device = cuda.Device(device)
         self.context = self.device.make_context()
-        self._scratch = tempfile.TemporaryDirectory(prefix="parakern-bench-cu-") if directory is None else None
+        self._scratch = ScratchDirectory("parakern-bench-cu-") if directory is None else None
         self.directory = Path(directory or self._scratch.name)
         self._host = None
         self._copies = {}

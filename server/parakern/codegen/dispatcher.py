@@ -34,6 +34,7 @@ from parakern.counters.registers import ALLOCATION_UNIT, WARP_GRANULARITY, WARP_
 from parakern.model import Schedule
 from parakern.strategies.rebuild import used_names
 from parakern.symbols import P_OCC
+from parakern.ctext import in_comment
 
 STATIC_SHARED_LIMIT = "48 * 1024"  # above it a kernel must opt in to more dynamic shared memory
 _WIDE = ("int", "unsigned", "long", "long long")   # carried as long long on the host
@@ -56,7 +57,7 @@ def prototype(tree: CaseTree) -> str:
     """The dispatcher's declaration, with a comment listing its cases."""
     s = tree.schedule
     n = len(tree.cases)
-    lines = [f"{s.id} ({s.keyword_span}): {n} case{'s' * (n != 1)}, tried in order"
+    lines = [f"{s.id} ({in_comment(str(s.keyword_span))}): {n} case{'s' * (n != 1)}, tried in order"
              + (", then by the real fit of nvcc's kernels alone" if len(dispatch.passes(tree)) > 1 else "")]
     for k, case in enumerate(tree.cases, 1):
         lines.append(f"  {k}: {relation_c(case.constraints.relations)}   {' '.join(case.decisions)}")

@@ -28,6 +28,7 @@ from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.strategies.decisions import comment_words
 from parakern.strategies.rebuild import chain, used_names
+from parakern.ctext import in_comment
 
 _WIDTH = 100
 
@@ -225,7 +226,7 @@ def _comment(case: Case, k: int, cases: int, cap, staging) -> list[str]:
     values = dict(case.counters)
     where = relation_c(case.constraints.relations)
     shared = values.get("shared_memory", 0)
-    lines = [f"{s.id}, case {k}" + (f" of {cases}" if cases else "") + f" ({s.keyword_span})",
+    lines = [f"{s.id}, case {k}" + (f" of {cases}" if cases else "") + f" ({in_comment(str(s.keyword_span))})",
              f"runs where  {where}" + ("" if case.verified else "   (consistency not proved)"),
              f"decisions   {' '.join(case.decisions)}: {comment_words(case.kernel, cap)}",
              f"registers   {values.get('registers')} per thread (ptxas -arch={kernel.target} on the IR's PTX"

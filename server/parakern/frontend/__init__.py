@@ -10,18 +10,22 @@ from pathlib import Path
 from pycparser import c_ast, c_parser
 
 from parakern import model
-from parakern.diagnostics import Diagnostic, Span, error
-from parakern.frontend.context import FileContext, FunctionContext, collect_writes
+from parakern.diagnostics import Diagnostic, Span, error, warning
+from parakern.frontend.context import FileContext, FunctionContext, collect_writes, nesting_too_deep
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol, scalar_type_name, symbol_from_decl
-from parakern.frontend.generated import mask_generated
+from parakern.frontend.generated import Region, generated_regions, mask_regions
 from parakern.frontend.parse import parse
-from parakern.frontend.preprocess import LABEL_PREFIX, prepare
+from parakern.frontend.preprocess import LABEL_PREFIX, line_file, prepare
 from parakern.frontend.schedule import Site, analyze_schedule
 from parakern.frontend.spans import TokenIndex
-from parakern.text import normalize_newlines
+from parakern.text import normalize_newlines, position_at
 
 __all__ = ["analyze_source", "analyze_file"]
+
+# Levels of statements and expressions a meta_schedule may nest: its translation and
+# analysis recurse on them (a 100-term sum is 100 levels: pycparser nests a + b + c to the left).
+MAX_NESTING = 100
 
 
 def analyze_file(path: "str | Path") -> model.FrontendResult:
@@ -39,9 +43,12 @@ def analyze_source(text: str, file: str = "<input>") -> model.FrontendResult:
 
 
 def _analyze(text: str, file: str) -> model.FrontendResult:
-    text = mask_generated(normalize_newlines(text))
+    text = normalize_newlines(text)
+    regions = generated_regions(text)
+    damaged = [_damaged(text, r, file) for r in regions if r.damaged]
+    text = mask_regions(text, regions)
     prepared = prepare(text, file)
-    diagnostics: list[Diagnostic] = list(prepared.diagnostics)
+    diagnostics: list[Diagnostic] = damaged + list(prepared.diagnostics)
     ast, parse_diagnostics = parse(prepared)
     diagnostics.extend(parse_diagnostics)
     if ast is None:
@@ -52,15 +59,48 @@ def _analyze(text: str, file: str) -> model.FrontendResult:
     ctx.defines = _defines(prepared, typedefs)
     schedules: list[model.Schedule] = []
     for ext in ast.ext:
-        if isinstance(ext, c_ast.Decl) and ext.coord is not None and ext.coord.file == file:
+        if isinstance(ext, c_ast.Decl) and ext.coord is not None and ext.coord.file == line_file(file):
             symbol = symbol_from_decl(ext, index.node_span(ext), typedefs)
             if symbol is not None:
                 ctx.globals[ext.name] = symbol
         elif isinstance(ext, c_ast.FuncDef):
-            found, diags = _analyze_function(ctx, ext)
+            found, diags = _guarded_function(ctx, ext)
             schedules.extend(found)
             diagnostics.extend(diags)
     return model.FrontendResult(file, tuple(schedules), _sorted(diagnostics))
+
+
+def _damaged(text: str, region: Region, file: str) -> Diagnostic:
+    """PK019 on the marker a damaged region has left (parakern.frontend.generated)."""
+    (line, col), (end_line, end_col) = position_at(text, region.marker[0]), position_at(text, region.marker[1])
+    span = Span(file, line + 1, col + 1, end_line + 1, end_col + 1)
+    lost = {"begin": f"// parakern:begin {region.id}", "end": f"// parakern:end {region.id}"}.get(region.missing)
+    if lost:
+        message = (f"the generated region of {region.id} has lost its '{lost}' line; it is still read as "
+                   "generated code. Restore the line or delete the region (quick fixes)")
+    else:
+        message = (f"this marker of {region.id} has no partner and no generated code of {region.id} "
+                   "next to it; delete the line (quick fix), or insert the dispatcher again")
+    return warning("PK019", message, span)
+
+
+def _guarded_function(ctx: FileContext, func: c_ast.FuncDef):
+    """_analyze_function; a function too deep to walk, or a bug of ours, costs that function
+    alone its analysis (one diagnostic on its name), never the others."""
+    try:
+        return _analyze_function(ctx, func)
+    except RecursionError:
+        message = (f"function {func.decl.name} nests statements or expressions too deeply to analyse; "
+                   "split it into smaller statements")
+        code = "PK013"
+    except Exception as exc:
+        message = (f"internal error while analysing function {func.decl.name} ({type(exc).__name__}: "
+                   f"{exc}); please report it with this file")
+        code = "PK099"
+    coord = func.decl.coord
+    where = Span.point(ctx.prepared.file, coord.line, coord.column, len(func.decl.name or "")) \
+        if coord is not None else Span.point(ctx.prepared.file, 1, 1)
+    return [], [error(code, message, where)]
 
 
 def _sorted(diagnostics) -> tuple[Diagnostic, ...]:
@@ -204,6 +244,17 @@ class _Walker:
         asserts = tuple(a for frame in self.asserts for a in frame)
         site = Site(label, self.env(), asserts, tuple(self.host_loops), self.count)
         self.count += 1
+        deep = nesting_too_deep(label.stmt, MAX_NESTING)
+        if deep is not None:   # its translation would recurse that deep: a clear error where it is
+            where = self.ctx.prepared.schedule(label.name).keyword_span
+            try:
+                where = self.ctx.index.node_span(deep) if deep.coord is not None else where
+            except RecursionError:
+                pass
+            self.diagnostics.append(error(
+                "PK013", "expression or statements nested too deeply for a meta_schedule "
+                f"(more than {MAX_NESTING} levels); split it into several statements", where))
+            return
         try:
             found, diags = analyze_schedule(self.fctx, site)
         except Exception as exc:

@@ -54,30 +54,43 @@ class FunctionContext:
 
 
 def collect_writes(body, index: TokenIndex, fctx: FunctionContext) -> None:
-    """Fills `assigned` and `loops` for the function body."""
-
-    class Visitor(c_ast.NodeVisitor):
-        def visit_Assignment(self, node):
-            _record(node.lvalue)
-            self.generic_visit(node)
-
-        def visit_UnaryOp(self, node):
-            if node.op in ("++", "--", "p++", "p--"):
-                _record(node.expr)
-            self.generic_visit(node)
-
-        def _loop(self, node):
+    """Fills `assigned` and `loops` for the function body. Iterative: a sum of many terms
+    is a tree as deep as it is long, and must not cost the recursion limit."""
+    pending = [body]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, c_ast.Assignment):
+            _record(fctx, node.lvalue)
+        elif isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
+            _record(fctx, node.expr)
+        elif isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)):
             first = index.tokens[index.first(node)]
             last = index.tokens[index.last(node)]
             fctx.loops.append(((first.line, first.col), (last.line, last.col)))
-            self.generic_visit(node)
+        pending.extend(child for _, child in reversed(node.children()))
 
-        visit_For = visit_While = visit_DoWhile = _loop
 
-    def _record(target):
-        while isinstance(target, c_ast.ArrayRef):
-            target = target.name
-        if isinstance(target, c_ast.ID) and target.coord is not None:
-            fctx.assigned.setdefault(target.name, []).append((target.coord.line, target.coord.column))
+def _record(fctx: FunctionContext, target) -> None:
+    while isinstance(target, c_ast.ArrayRef):
+        target = target.name
+    if isinstance(target, c_ast.ID) and target.coord is not None:
+        fctx.assigned.setdefault(target.name, []).append((target.coord.line, target.coord.column))
 
-    Visitor().visit(body)
+
+_EXPRESSIONS = (c_ast.BinaryOp, c_ast.UnaryOp, c_ast.TernaryOp, c_ast.Assignment, c_ast.FuncCall,
+                c_ast.ArrayRef, c_ast.Cast, c_ast.ExprList)
+
+
+def nesting_too_deep(node, limit: int):
+    """Where the tree under `node` goes more than `limit` levels deep: the outermost
+    expression around that place (or the statement, for nested statements); None when it
+    does not. Iterative, however deep the tree."""
+    pending = [(node, 0, None)]
+    while pending:
+        current, depth, outermost = pending.pop()
+        if outermost is None and isinstance(current, _EXPRESSIONS):
+            outermost = current
+        if depth > limit:
+            return outermost or current
+        pending.extend((child, depth + 1, outermost) for _, child in current.children())
+    return None

@@ -1,51 +1,145 @@
 """Regions a user inserted with "Insert comprehensive dispatcher": generated CUDA
 between `// parakern:begin ID` and `// parakern:end ID` lines. The front-end blanks
-them (same length, newlines kept) so a file keeps analysing after the insertion,
+them (same length, line breaks kept) so a file keeps analysing after the insertion,
 from the editor and from the command line alike, with every position unchanged.
+
+A region that lost one of its markers (deleted by hand) is still recognised, by its
+id and its content: the generated code of schedule `f:i` starts with the contract
+preamble (`#ifndef PARAKERN_CPU`) and ends with the definition of `f_i_dispatch`.
+It is blanked like the others and reported once (PK019), so the generated CUDA never
+reaches the C front-end and the next insertion replaces it instead of adding a copy.
+A lone marker whose region cannot be recognised is blanked alone (it is a comment).
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+
+from parakern.frontend.lexical import matching_brace
+from parakern.text import LINE_BREAK
 
 BEGIN_MARK = "// parakern:begin"
 END_MARK = "// parakern:end"
+FIRST_LINE = "#ifndef PARAKERN_CPU"     # the first line of the generated code (codegen.emit.PREAMBLE)
+
+_MARKER = re.compile(r"[ \t]*// parakern:(begin|end)[ \t]+(\S+)[ \t]*")
+
+
+@dataclass(frozen=True)
+class Region:
+    id: str
+    start: int          # offset of the begin line (of the first generated line when that marker is lost)
+    stop: int           # offset after the end line, its line break included when there is one
+    missing: str = ""   # "" intact; "begin" / "end": the marker that was lost; "code": only a marker is left
+    marker: tuple = (0, 0)   # (start, end) offsets of the marker line that is left (damaged regions)
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.missing)
 
 
 def mask_generated(text: str) -> str:
-    """The text with every `// parakern:begin ID` … `// parakern:end ID` region blanked
-    (same length, newlines kept), so the inserted CUDA never reaches the C front-end and
-    every position stays where it was."""
-    if BEGIN_MARK not in text:
-        return text
-    out = []
-    pos = 0
-    for begin, end in generated_regions(text):
-        out.append(text[pos:begin])
-        out.append(re.sub(r"[^\n]", " ", text[begin:end]))
-        pos = end
+    """The text with every region blanked (same length, line breaks kept), so the
+    inserted CUDA never reaches the C front-end and every position stays where it was."""
+    return mask_regions(text, generated_regions(text))
+
+
+def mask_regions(text: str, regions: "list[Region]") -> str:
+    out, pos = [], 0
+    for region in regions:
+        out.append(text[pos:region.start])
+        out.append(re.sub(r"[^\r\n]", " ", text[region.start:region.stop]))
+        pos = region.stop
     out.append(text[pos:])
     return "".join(out)
 
 
-_BEGIN_RE = re.compile(r"^[ \t]*// parakern:begin[ \t]+(\S+)[ \t]*\r?$", re.M)
+def damaged_regions(text: str) -> list[Region]:
+    return [r for r in generated_regions(text) if r.damaged]
 
 
-def generated_regions(text: str, wanted: "str | None" = None) -> list[tuple[int, int]]:
-    """(start, end) offsets of the marked regions: from the start of the begin line to
-    the end of the end line (its newline included when there is one)."""
-    regions = []
-    for m in _BEGIN_RE.finditer(text):
-        ident = m.group(1)
-        if wanted is not None and ident != wanted:
+def generated_regions(text: str, wanted: "str | None" = None) -> list[Region]:
+    """The regions of `text` in order (those of schedule `wanted` only, when given)."""
+    if "// parakern:" not in text:
+        return []
+    lines = _lines(text)
+    markers = [(k, m.group(1), m.group(2)) for k, (a, b, _) in enumerate(lines)
+               if (m := _MARKER.fullmatch(text, a, b))]
+    regions: list[Region] = []
+    used: set[int] = set()
+    for n, (k, kind, ident) in enumerate(markers):
+        if kind != "begin" or k in used:
             continue
-        end_re = re.compile(r"^[ \t]*// parakern:end[ \t]+" + re.escape(ident) + r"[ \t]*\r?$", re.M)
-        e = end_re.search(text, m.end())
-        if e is None:
+        end = next((j for j, kd, i in markers[n + 1:] if kd == "end" and i == ident and j not in used), None)
+        between = [j for j, _, _ in markers[n + 1:] if end is None or j < end]
+        if end is not None and not any(kd == "begin" for j, kd, _ in markers[n + 1:] if j < end):
+            used.update((k, end))
+            regions.append(Region(ident, lines[k][0], lines[end][2]))
             continue
-        stop = e.end() + 1 if e.end() < len(text) and text[e.end()] == "\n" else e.end()
-        if regions and m.start() < regions[-1][1]:
+        # The end marker is lost: the region ends with the dispatcher's definition.
+        limit = lines[between[0]][0] if between else len(text)
+        stop = _dispatcher_end(text, ident, lines[k][2], limit, lines)
+        used.add(k)
+        if stop is None:
+            regions.append(Region(ident, lines[k][0], lines[k][2], "code", lines[k][:2]))
+        else:
+            regions.append(Region(ident, lines[k][0], stop, "end", lines[k][:2]))
+    for n, (k, kind, ident) in enumerate(markers):
+        if kind != "end" or k in used:
             continue
-        regions.append((m.start(), stop))
-    return regions
+        # The begin marker is lost: the region starts at the generated code's first line.
+        floor = max([r.stop for r in regions if r.stop <= lines[k][0]] +
+                    [lines[j][2] for j, _, _ in markers[:n]], default=0)
+        start = _first_line(text, floor, lines[k][0], lines)
+        if start is None or _dispatcher_end(text, ident, start, lines[k][0], lines) is None:
+            regions.append(Region(ident, lines[k][0], lines[k][2], "code", lines[k][:2]))
+        else:
+            regions.append(Region(ident, start, lines[k][2], "begin", lines[k][:2]))
+    regions.sort(key=lambda r: r.start)
+    kept: list[Region] = []
+    for region in regions:       # a recognised region that swallows a marker keeps it
+        if kept and region.start < kept[-1].stop:
+            continue
+        kept.append(region)
+    return [r for r in kept if wanted is None or r.id == wanted]
 
 
+def _lines(text: str) -> list[tuple[int, int, int]]:
+    """(start, end of content, end with the line break) of every line."""
+    out, pos = [], 0
+    for m in LINE_BREAK.finditer(text):
+        out.append((pos, m.start(), m.end()))
+        pos = m.end()
+    out.append((pos, len(text), len(text)))
+    return out
+
+
+def dispatcher_of(ident: str) -> str:
+    """The dispatcher's name of schedule `ident` ("f:0" -> "f_0_dispatch"), as
+    parakern.codegen.dispatcher.dispatcher_name makes it from the schedule."""
+    function, _, index = ident.rpartition(":")
+    return f"{function}_{index}_dispatch"
+
+
+def _dispatcher_end(text: str, ident: str, start: int, limit: int, lines) -> "int | None":
+    """The end (line break included) of the line closing the definition of the schedule's
+    dispatcher, searched in text[start:limit]; None when it is not there."""
+    definition = re.compile(r"(?:\A|(?<=[\r\n]))int[ \t]+" + re.escape(dispatcher_of(ident)) + r"\([^;{]*\)\s*\{")
+    m = definition.search(text, start, limit)
+    if m is None:
+        return None
+    close = matching_brace(text, m.end() - 1)
+    if close is None or close >= limit:
+        return None
+    return next(end for a, _, end in lines if a <= close < end or (a == close == end))
+
+
+def _first_line(text: str, floor: int, before: int, lines) -> "int | None":
+    """The start of the last generated first line (FIRST_LINE) in text[floor:before]."""
+    found = None
+    for a, b, _ in lines:
+        if a >= before:
+            break
+        if a >= floor and text[a:b].strip() == FIRST_LINE:
+            found = a
+    return found

@@ -8,7 +8,7 @@ from pycparser import c_ast, c_parser
 from parakern.diagnostics import Diagnostic, Span, error
 from parakern.frontend.preprocess import LABEL_PREFIX, Prepared
 
-_MAX_RECOVERIES = 8
+_MAX_ROUNDS = 10_000      # a guard only: every round blanks at least one more definition
 
 
 class _PositionedError(Exception):
@@ -18,7 +18,13 @@ class _PositionedError(Exception):
 
 
 class _Parser(c_parser.CParser):
-    """Reports errors with the position of the token where parsing stopped."""
+    """Reports errors with the position of the token where parsing stopped, and keeps
+    the function definitions it completed before an error (with the offsets of their
+    first and last characters), so that a retry need not parse them again."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.completed: list[tuple[c_ast.FuncDef, tuple[int, int], tuple[int, int]]] = []
 
     def _parse_error(self, msg, coord):
         line = getattr(coord, "line", None)
@@ -35,29 +41,90 @@ class _Parser(c_parser.CParser):
     def _lex_error_func(self, msg, line, column):
         raise _PositionedError(str(msg), line, column)
 
+    def _parse_translation_unit(self):
+        ext = []
+        while self._peek() is not None:
+            first = self._peek()
+            found = self._parse_external_declaration()
+            ext.extend(found)
+            last = self._tokens._buffer[self._tokens._index - 1]
+            for node in found:
+                if isinstance(node, c_ast.FuncDef) and first.filename == last.filename:
+                    self.completed.append((node, (first.lineno, first.column),
+                                           (last.lineno, last.column + len(last.value))))
+        return ext
+
+    def where(self) -> tuple["int | None", "int | None"]:
+        """(line, column) of the token the parser was at (after a RecursionError)."""
+        try:
+            tokens = self._tokens
+            tok = tokens._buffer[min(tokens._index, len(tokens._buffer) - 1)]
+            return tok.lineno, tok.column
+        except Exception:
+            return None, None
+
 
 def parse(prepared: Prepared) -> tuple["c_ast.FileAST | None", list[Diagnostic]]:
-    """Parses the rewritten text; on a syntax error, reports it, blanks the
-    top-level definition that contains it and tries again, so one broken
-    function does not hide the schedules of the others."""
+    """Parses the rewritten text. On a syntax error: reports it, blanks the top-level
+    definition that contains it and the functions parsed before it (kept), and parses
+    again, so broken (or too deeply nested) functions, however many, do not hide the
+    schedules of the others; each round parses only what is left."""
     text = prepared.text
     diagnostics: list[Diagnostic] = []
-    for _ in range(_MAX_RECOVERIES):
+    kept: list[c_ast.FuncDef] = []
+    for _ in range(_MAX_ROUNDS):
+        parser = _Parser()
         try:
-            return _Parser().parse(prepared.prelude + text, filename=prepared.file), diagnostics
+            ast = parser.parse(prepared.prelude + text, filename=prepared.file)
+            ast.ext = _in_order(kept + list(ast.ext))
+            return ast, diagnostics
         except _PositionedError as exc:
             diag = _syntax_diagnostic(exc, prepared, text)
         except RecursionError:
-            diag = error("PK001", "expression nested too deeply to analyse",
-                         Span.point(prepared.file, 1, 1))
+            line, col = parser.where()
+            diag = _too_deep(prepared, text, line, col)
         except Exception as exc:  # pycparser raises assorted errors on odd input
-            diag = error("PK001", f"cannot parse this file: {exc}", Span.point(prepared.file, 1, 1))
+            diag = error("PK001", f"cannot parse this file: {exc}", _point(prepared, text, *parser.where()))
         diagnostics.append(diag)
+        for node, (line, col), (end_line, end_col) in parser.completed:
+            kept.append(node)
+            text = _blanked(text, _offset_of(text, line, col), _offset_of(text, end_line, end_col))
         blanked = _blank_definition(text, diag.span.line)
-        if blanked == text:
-            return None, diagnostics
+        if blanked == text and not parser.completed:
+            break
         text = blanked
-    return None, diagnostics
+    if not kept:
+        return None, diagnostics
+    return c_ast.FileAST(_in_order(kept)), diagnostics
+
+
+def _in_order(nodes: list) -> list:
+    """Top-level nodes in source order (kept functions came from earlier rounds)."""
+    def where(node):
+        coord = getattr(node, "coord", None)
+        return (coord.line, coord.column or 0) if coord is not None and coord.line else (0, 0)
+    return sorted(nodes, key=where)
+
+
+def _too_deep(prepared: Prepared, text: str, line, col) -> Diagnostic:
+    return error("PK001", "expressions or statements nested too deeply to parse here "
+                 "(parentheses, blocks or operators hundreds of levels deep); split them",
+                 _point(prepared, text, line, col))
+
+
+def _point(prepared: Prepared, text: str, line, col) -> Span:
+    lines = text.split("\n")
+    if not line or line < 1 or line > len(lines):
+        return Span.point(prepared.file, 1, 1)
+    return Span.point(prepared.file, line, max(col or 1, 1))
+
+
+def _offset_of(text: str, line: int, col: int) -> int:
+    return _offset_of_line(text, line) + max(col - 1, 0)
+
+
+def _blanked(text: str, begin: int, end: int) -> str:
+    return text[:begin] + re.sub(r"[^\n]", " ", text[begin:end]) + text[end:]
 
 
 def _syntax_diagnostic(exc: _PositionedError, prepared: Prepared, text: str) -> Diagnostic:
@@ -109,7 +176,7 @@ def _blank_definition(text: str, line: int) -> str:
         if begin <= offset < end or (offset >= end and (begin, end) == starts[-1]):
             if not text[begin:end].strip():
                 return text
-            return text[:begin] + re.sub(r"[^\n]", " ", text[begin:end]) + text[end:]
+            return _blanked(text, begin, end)
     return text
 
 

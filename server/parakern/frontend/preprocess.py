@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from parakern.diagnostics import Diagnostic, Span, error
+from parakern.ctext import in_string
 
 LABEL_PREFIX = "__pkms"
 _LABEL_WIDTH = len("meta_schedule")  # 13 == len("__pkms000000:")
@@ -317,7 +318,7 @@ def prepare(text: str, file: str) -> Prepared:
     scanner = _Scanner(text, file)
     scanner.run()
     typedefs = [f"typedef int {t};" for t in _PRELUDE_TYPES] + scanner.typedefs
-    prelude = "\n".join(typedefs) + f'\n#line 1 "{_escape(file)}"\n'
+    prelude = "\n".join(typedefs) + f'\n#line 1 "{line_file(file)}"\n'
     return Prepared(
         file=file,
         text="".join(scanner.out),
@@ -330,5 +331,7 @@ def prepare(text: str, file: str) -> Prepared:
     )
 
 
-def _escape(file: str) -> str:
-    return file.replace("\\", "\\\\").replace('"', '\\"')
+def line_file(file: str) -> str:
+    """The file's name as the prelude's #line gives it, and pycparser's coordinates carry it
+    (escaped: pycparser keeps the literal's text as it is)."""
+    return in_string(file)

@@ -65,15 +65,28 @@ class TokenIndex:
     # ------------------------------------------------------------ node ranges
 
     def first(self, node) -> int:
-        """Token index where a node starts."""
-        if isinstance(node, (c_ast.BinaryOp, c_ast.Assignment)):
-            return self.wrap(node.left if isinstance(node, c_ast.BinaryOp) else node.lvalue)[0]
-        if isinstance(node, (c_ast.ArrayRef, c_ast.FuncCall)):
-            return self.first(node.name)
-        if isinstance(node, c_ast.UnaryOp) and node.op in ("p++", "p--"):
-            return self.first(node.expr)
-        if isinstance(node, c_ast.TernaryOp):
-            return self.wrap(node.cond)[0]
+        """Token index where a node starts. Iterative along the left operands: a sum of
+        many terms nests as deep as it is long."""
+        wrapped = []            # operands whose enclosing parentheses belong to their parent
+        while True:
+            if isinstance(node, (c_ast.BinaryOp, c_ast.Assignment)):
+                node = node.left if isinstance(node, c_ast.BinaryOp) else node.lvalue
+                wrapped.append(node)
+            elif isinstance(node, (c_ast.ArrayRef, c_ast.FuncCall)):
+                node = node.name
+            elif isinstance(node, c_ast.UnaryOp) and node.op in ("p++", "p--"):
+                node = node.expr
+            elif isinstance(node, c_ast.TernaryOp):
+                node = node.cond
+                wrapped.append(node)
+            else:
+                break
+        index = self._own_first(node)
+        for operand in reversed(wrapped):
+            index = self._widened(index, self.last(operand))[0]
+        return index
+
+    def _own_first(self, node) -> int:
         if isinstance(node, c_ast.Decl):
             # A declaration starts at its type, which pycparser places on the inner type node.
             inner = node.type
@@ -143,7 +156,9 @@ class TokenIndex:
 
     def wrap(self, node) -> tuple[int, int]:
         """(first, last) of an operand, widened over parentheses that enclose exactly it."""
-        first, last = self.first(node), self.last(node)
+        return self._widened(self.first(node), self.last(node))
+
+    def _widened(self, first: int, last: int) -> tuple[int, int]:
         while (first > 0 and last + 1 < len(self.tokens)
                and self.tokens[first - 1].text == "("
                and self.matching(first - 1) == last + 1):

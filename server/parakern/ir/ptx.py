@@ -30,4 +30,12 @@ def kernel_ptx(kernel: Kernel, level: "int | None" = None) -> str:
 @functools.lru_cache(maxsize=256)
 def _cached_ptx(schedule: Schedule, cached: tuple[str, ...], level: int, target: str) -> str:
     kernel = Kernel(schedule, cached, ir_level=level, target=target)  # lower reads ir_level
-    return emit_ptx(optimize(lower(kernel), level, target), target)
+    return _ir_ptx(str(lower(kernel)), level, target)
+
+
+@functools.lru_cache(maxsize=128)
+def _ir_ptx(ir_text: str, level: int, target: str) -> str:
+    """PTX of an IR text. Keyed by the text: a schedule edited where its IR does not change
+    (comments, spacing, an edit elsewhere in the function) is not optimised again; llvmlite
+    leaks native memory on every run of LLVM's O3 pipeline (see lsp/jobs.py)."""
+    return emit_ptx(optimize(ir_text, level, target), target)

@@ -9,9 +9,8 @@ from typing import TYPE_CHECKING
 
 from parakern.frontend.generated import mask_generated
 from parakern.lsp import benchjob
-from parakern.lsp.documents import AnalysisError
+from parakern.lsp.documents import AnalysisError, analysed_text
 from parakern.lsp.settings import Settings
-from parakern.text import normalize_newlines
 
 if TYPE_CHECKING:
     from parakern.lsp.engine import Client
@@ -25,7 +24,7 @@ class BenchCommand:
     async def run(self, file: str, text: str, schedule_id: str, settings: Settings, override=None) -> dict:
         """Runs the bench of one schedule in its own process, with cancellable progress.
         {"status": done | missing | error | cancelled | busy, "message": one line, ...the results}."""
-        base = {"text": mask_generated(normalize_newlines(text)), "file": file, "schedule": schedule_id,
+        base = {"text": mask_generated(analysed_text(text)), "file": file, "schedule": schedule_id,
                 "target": settings.target,
                 "strategies": None if settings.strategies is None else list(settings.strategies)}
         try:

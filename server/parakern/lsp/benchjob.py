@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import queue as queues
 from dataclasses import dataclass, field
 
@@ -111,10 +112,14 @@ def complete_sweep(schedule, tree, data: dict, sweep: dict) -> tuple[dict, dict,
 
 # ---------------------------------------------------------------- the bench process
 
-def run_child(request: BenchRequest, events) -> None:
-    """The process body: everything reported through `events`, nothing raised."""
+def run_child(request: BenchRequest, events, parent: "int | None" = None) -> None:
+    """The process body: everything reported through `events`, nothing raised; it ends
+    with the server (`parent`) however that ends."""
     import os
     import sys
+
+    from parakern.lifeline import exit_with_parent
+    exit_with_parent(parent)
     try:  # the server's stdout is the LSP stream: nothing of this process may write there
         os.dup2(2, 1)
         sys.stdout = sys.stderr
@@ -174,7 +179,7 @@ class BenchProcess:
     def __init__(self, request: BenchRequest):
         context = multiprocessing.get_context("spawn")
         self.events_queue = context.Queue()
-        self.process = context.Process(target=run_child, args=(request, self.events_queue), daemon=True,
+        self.process = context.Process(target=run_child, args=(request, self.events_queue, os.getpid()), daemon=True,
                                        name="parakern-bench")
         self.process.start()
 

@@ -1,62 +1,95 @@
-"""Pure: the edit that inserts (or replaces) the comprehensive dispatcher of one schedule.
+"""Pure: the edits of generated regions: inserting (or replacing) the comprehensive
+dispatcher of one schedule, and the quick fixes of a region that lost a marker.
 
 The generated code sits between `// parakern:begin <id>` and `// parakern:end <id>`
-lines right after the enclosing function. Applying the edit again replaces that
-region only, so the result does not change and the rest of the text is untouched.
-The code itself comes from a function (`parakern.codegen.emit_schedule`), passed in.
+lines after the enclosing function, written with the document's own line breaks.
+Applying the edit again replaces that region only (a damaged one too: never a second
+copy), so the result does not change and the rest of the text is untouched. A new
+region goes at the start of the first line after the function that begins in code,
+never inside a comment or literal that goes on after the closing brace. The code
+itself comes from a function (`parakern.codegen.emit_schedule`), passed in.
+Offsets and ranges count code points, lines end at LSP's line breaks (parakern.text).
 """
 from __future__ import annotations
 
-from parakern.frontend.generated import BEGIN_MARK, END_MARK, generated_regions
-from parakern.lsp.ranges import Range
+from parakern.frontend.generated import BEGIN_MARK, END_MARK, Region, damaged_regions, generated_regions
+from parakern.frontend.lexical import next_code_line
+from parakern.lsp.ranges import Range, overlaps
+from parakern.text import line_starts, newline_of, normalize_newlines, offset_at, position_at
 
 
 def region_text(schedule_id: str, code: str, newline: str = "\n") -> str:
-    body = code.replace("\r\n", "\n").rstrip("\n")
+    body = normalize_newlines(code).rstrip("\n")
     lines = [f"{BEGIN_MARK} {schedule_id}"] + (body.split("\n") if body else []) + [f"{END_MARK} {schedule_id}"]
     return newline.join(lines) + newline
 
 
-def _position(text: str, offset: int) -> tuple[int, int]:
-    """(0-based line, code-point column) of an offset; lines split at "\\n"."""
-    line = text.count("\n", 0, offset)
-    start = text.rfind("\n", 0, offset) + 1
-    return line, offset - start
+def _range(text: str, start: int, stop: int, starts: "list[int] | None" = None) -> Range:
+    starts = starts if starts is not None else line_starts(text)
+    return position_at(text, start, starts) + position_at(text, stop, starts)
 
 
-def dispatcher_edit(text: str, schedule_id: str, function_end_line: int, code: str
+def _ends_line(text: str) -> bool:
+    return text.endswith(("\n", "\r"))
+
+
+def dispatcher_edit(text: str, schedule_id: str, function_end: tuple[int, int], code: str
                     ) -> tuple[Range, str]:
-    """(range in code points, new text) of the edit for `schedule_id`.
-
-    `function_end_line` is the 0-based line holding the closing brace of the enclosing
-    function (Schedule.function_span end)."""
-    newline = "\r\n" if "\r\n" in text else "\n"
+    """(range in code points, new text) of the edit for `schedule_id`; `function_end` is the
+    0-based (line, column) just after the enclosing function's closing brace."""
+    newline = newline_of(text)
     region = region_text(schedule_id, code, newline)
     existing = generated_regions(text, schedule_id)
     if existing:
-        start, stop = existing[0]
-        if not text[:stop].endswith("\n"):
-            region = region[:-len(newline)]   # the old region ended the file without a newline
-        (l0, c0), (l1, c1) = _position(text, start), _position(text, stop)
-        return (l0, c0, l1, c1), region
-    lines = text.split("\n")
-    last = min(max(function_end_line, 0), len(lines) - 1)
-    if last + 1 < len(lines):
-        # After the function's last line: a blank line, then the region.
-        return (last + 1, 0, last + 1, 0), newline + region
-    # The function ends the file with no newline after it.
-    end = len(lines[last])
-    return (last, end, last, end), newline + newline + region[:-len(newline)]
+        found = existing[0]
+        if found.stop == len(text) and not _ends_line(text):
+            region = region[:-len(newline)]   # the old region ended the file without a line break
+        return _range(text, found.start, found.stop), region
+    starts = line_starts(text)
+    brace = offset_at(text, *function_end, starts)
+    at = next_code_line(text, brace)
+    if at is None:
+        # The rest of the file is a comment opened after the brace: the region goes between.
+        return _range(text, brace, brace, starts), newline + region
+    if at == len(text) and not _ends_line(text):
+        # The function ends the file with no line break after it.
+        return _range(text, at, at, starts), newline + newline + region[:-len(newline)]
+    return _range(text, at, at, starts), newline + region
+
+
+def region_fixes(text: str, region: Region) -> list[tuple[str, Range, str]]:
+    """(title, range, new text) of the quick fixes of a damaged region: restore the lost
+    marker, delete the region (or the lone marker)."""
+    newline = newline_of(text)
+    fixes = []
+    if region.missing == "end":
+        marker = f"{END_MARK} {region.id}"
+        at, new = region.stop, marker + newline
+        if at == len(text) and not _ends_line(text):
+            new = newline + marker
+        fixes.append((f"Restore '{marker}' (repair the generated region)", _range(text, at, at), new))
+    elif region.missing == "begin":
+        marker = f"{BEGIN_MARK} {region.id}"
+        fixes.append((f"Restore '{marker}' (repair the generated region)",
+                      _range(text, region.start, region.start), marker + newline))
+    if region.missing == "code":
+        fixes.append(("Delete this parakern marker line", _range(text, region.start, region.stop), ""))
+    else:
+        fixes.append((f"Delete the generated region of {region.id}", _range(text, region.start, region.stop), ""))
+    return fixes
+
+
+def damaged_region_fixes(text: str, wanted: Range) -> list[tuple[str, Range, str]]:
+    """The quick fixes of the damaged regions whose remaining marker meets `wanted`."""
+    fixes = []
+    for region in damaged_regions(text):
+        if overlaps(_range(text, *region.marker), wanted):
+            fixes += region_fixes(text, region)
+    return fixes
 
 
 def apply_edit(text: str, rng: Range, new_text: str) -> str:
     """Applies one code-point edit to a text (used by tests and by the command path)."""
-    lines = text.split("\n")
-
-    def offset(line: int, character: int) -> int:
-        if line >= len(lines):
-            return len(text)
-        return sum(len(l) + 1 for l in lines[:line]) + min(character, len(lines[line]))
-
-    start, stop = offset(rng[0], rng[1]), offset(rng[2], rng[3])
+    starts = line_starts(text)
+    start, stop = offset_at(text, rng[0], rng[1], starts), offset_at(text, rng[2], rng[3], starts)
     return text[:start] + new_text + text[stop:]

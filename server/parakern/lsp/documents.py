@@ -8,9 +8,9 @@ from typing import Optional
 
 from parakern.frontend.generated import mask_generated
 from parakern.lsp.settings import Settings
-from parakern.lsp.summary import cache_key, diag_info
+from parakern.lsp.summary import DiagInfo, cache_key, diag_info
 from parakern.lsp.views import view_of
-from parakern.text import normalize_newlines
+from parakern.text import normalize_newlines, without_lone_surrogates
 
 
 class AnalysisError(Exception):
@@ -43,14 +43,26 @@ class Document:
         return snap.version == self.version and snap.text == self.text
 
 
+def analysed_text(text: str) -> str:
+    """What the pipeline reads of an editor's text: "\n" line ends, lone surrogates as
+    U+FFFD (the same positions; an editor may send "\udfff"). The document keeps its own."""
+    return without_lone_surrogates(normalize_newlines(text))
+
+
 def build_snapshot(file: str, version, text: str, settings: Settings) -> Snapshot:
     """Front-end over the document (generated dispatcher regions masked): its
-    diagnostics and the schedules with their cache keys. Pure; runs in a thread."""
+    diagnostics and the schedules with their cache keys. Pure; runs in a thread; never
+    raises (a bug of ours is one diagnostic, so stale ones never stay on screen)."""
     from parakern.frontend import analyze_source
-    masked = mask_generated(normalize_newlines(text))
-    result = analyze_source(masked, file)
-    lines = masked.split("\n")
-    views = tuple(view_of(s, cache_key(lines, s, settings.analysis_part(s.function), result.schedules))
-                  for s in result.schedules)
-    diags = tuple(diag_info(d, 0, file) for d in result.diagnostics)
+    try:
+        source = analysed_text(text)
+        result = analyze_source(source, file)
+        lines = mask_generated(source).split("\n")
+        views = tuple(view_of(s, cache_key(lines, s, settings.analysis_part(s.function), result.schedules))
+                      for s in result.schedules)
+        diags = tuple(diag_info(d, 0, file) for d in result.diagnostics)
+    except Exception as exc:
+        message = (f"internal error in the parakern language server ({type(exc).__name__}: {exc}); "
+                   "please report it with this file")
+        return Snapshot(version, text, (DiagInfo("error", "PK099", message, (0, 0, 0, 1)),), ())
     return Snapshot(version, text, diags, views)

@@ -73,7 +73,7 @@ class EmitCache:
     async def _generate(self, key: str, job: worker.AnalysisJob) -> tuple[bool, str]:
         limit = self.engine.settings.time_limit_seconds
         try:
-            result = await self.engine.pool.run(worker.emit, job, limit)
+            result = await self.engine.pool.run(worker.emit, job, limit, urgent=True)   # the user waits for it
         except JobTimeout:
             result = (False, f"generating the dispatcher ran past {limit:g} s")
         except JobCrashed:
@@ -92,6 +92,7 @@ class EmitCache:
 
 
 def _edit(doc: Document, view: ScheduleView, code: str):
-    end_line = view.function_span[2] if view.function_span else view.span[2]
-    rng, text = dispatcher.dispatcher_edit(doc.text.replace("\r\n", "\n"), view.id, end_line, code)
+    """On the document's own text: its line breaks are kept (CRLF stays CRLF)."""
+    end = view.function_span[2:] if view.function_span else view.span[2:]
+    rng, text = dispatcher.dispatcher_edit(doc.text, view.id, end, code)
     return doc.version, rng, text

@@ -25,12 +25,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
-from parakern.lsp import texts, worker
+from parakern.lsp import dispatcher, texts, worker
 from parakern.lsp.benchcommand import BenchCommand
-from parakern.lsp.documents import AnalysisError, Document, Snapshot, build_snapshot
+from parakern.lsp.documents import AnalysisError, Document, Snapshot, analysed_text, build_snapshot
 from parakern.lsp.emitcache import EmitCache
 from parakern.lsp.jobs import JobCrashed, JobPool, JobTimeout
-from parakern.lsp.ranges import shifted
+from parakern.lsp.ranges import Range, shifted
 from parakern.lsp.settings import Settings, update
 from parakern.lsp.summary import DiagInfo, ScheduleSummary, failure
 from parakern.lsp.views import ScheduleView, token_at
@@ -243,9 +243,9 @@ class Engine:
     def job_for(self, view: ScheduleView, snap: Snapshot, doc: Document) -> worker.AnalysisJob:
         """What a worker needs to analyse (or emit) this schedule of this snapshot."""
         s = self.settings
-        return worker.AnalysisJob(text=snap.text, file=doc.file, id=view.id, key=view.key, target=s.target,
-                                  strategies=s.strategies, occupancy=s.occupancy, profiles=s.gpu_profiles,
-                                  fault=s.test_fault)
+        return worker.AnalysisJob(text=analysed_text(snap.text), file=doc.file, id=view.id, key=view.key,
+                                  target=s.target, strategies=s.strategies, occupancy=s.occupancy,
+                                  profiles=s.gpu_profiles, fault=s.test_fault)
 
     def _wanted(self, key: str) -> bool:
         return any(d.snapshot is not None and any(v.key == key for v in d.snapshot.views)
@@ -416,6 +416,15 @@ class Engine:
     async def dispatcher_edit(self, uri: str, schedule_id: str):
         """(version, range, new text) that inserts or replaces the dispatcher region."""
         return await self.emit_cache.edit(uri, schedule_id)
+
+    def region_fixes(self, uri: str, wanted: Range) -> list[tuple[str, object, Range, str]]:
+        """(title, version, range, new text) of the quick fixes of the damaged generated
+        regions whose remaining marker meets `wanted`."""
+        doc = self.docs.get(uri)
+        if doc is None:
+            return []
+        return [(title, doc.version, rng, new_text)
+                for title, rng, new_text in dispatcher.damaged_region_fixes(doc.text, wanted)]
 
 
 def _failure(view: ScheduleView, status: str, message: str) -> ScheduleSummary:

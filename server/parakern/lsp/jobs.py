@@ -5,11 +5,19 @@ own single-process executor: a job past its time limit is stopped by killing tha
 one process, and a worker that dies (BrokenProcessPool) only costs its own slot;
 either way the slot is recreated and warmed up again while the others go on.
 Jobs are handed to a slot only when it is free and warm, so the time limit counts
-the job's own run time, not time spent queueing behind another job.
+the job's own run time, not time spent queueing behind another job; a job the user
+is waiting for (`urgent`: the dispatcher of a code action) goes before the analyses.
+
+A worker is recycled (replaced by a fresh one, between jobs) after RECYCLE_JOBS jobs or
+once its memory has grown RECYCLE_MB past what it used when warm: llvmlite's O3
+pipeline leaks native memory on every run (its PassBuilder's instrumentation callbacks
+are never freed), about 100 KB, which no disposal on our side returns. Workers end with
+the server however it ends (parakern.lifeline).
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import multiprocessing
 import os
@@ -22,6 +30,9 @@ from parakern.lsp import worker
 log = logging.getLogger(__name__)
 WORKERS_ENV = "PARAKERN_LSP_WORKERS"
 WARM_UP_LIMIT = 180.0
+RECYCLE_JOBS = 400
+RECYCLE_MB = 40.0
+RECYCLE_ENV = "PARAKERN_LSP_RECYCLE"        # "JOBS,MB" (tests make them small)
 
 
 class JobTimeout(Exception):
@@ -42,18 +53,45 @@ def default_workers() -> int:
     return max(1, min(4, (os.cpu_count() or 2) - 1))
 
 
+def recycle_limits() -> tuple[int, float]:
+    """(jobs, megabytes of growth) after which a worker is replaced."""
+    try:
+        jobs, megabytes = os.environ[RECYCLE_ENV].split(",")
+        return max(int(jobs), 1), max(float(megabytes), 1.0)
+    except (KeyError, ValueError):
+        return RECYCLE_JOBS, RECYCLE_MB
+
+
+def resident_mb(pid: int) -> "float | None":
+    """Resident memory of a process (Linux /proc; None elsewhere or when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+
 class _Slot:
     def __init__(self, number: int):
         self.number = number
         self.executor: "ProcessPoolExecutor | None" = None
         self.pid: "int | None" = None
         self.generation = 0
+        self.jobs = 0
+        self.warm_mb: "float | None" = None
 
     def start(self) -> None:
         self.generation += 1
-        self.pid = None
+        self.pid, self.jobs, self.warm_mb = None, 0, None
         self.executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=worker.initialize)
+                                            initializer=worker.initialize, initargs=(os.getpid(),))
+
+    def worn(self, jobs: int, megabytes: float) -> bool:
+        if self.jobs >= jobs:
+            return True
+        now = resident_mb(self.pid) if self.pid else None
+        return now is not None and self.warm_mb is not None and now - self.warm_mb > megabytes
 
     def kill(self) -> None:
         executor, self.executor = self.executor, None
@@ -72,20 +110,56 @@ class _Slot:
             pass
 
 
+class _FreeSlots:
+    """Warm slots not running a job, handed to waiting jobs: urgent ones first."""
+
+    def __init__(self):
+        self.slots: list[_Slot] = []
+        self.waiting = {True: collections.deque(), False: collections.deque()}
+
+    def put(self, slot: _Slot) -> None:
+        for urgent in (True, False):
+            queue = self.waiting[urgent]
+            while queue:
+                future = queue.popleft()
+                if not future.done():
+                    future.set_result(slot)
+                    return
+        self.slots.append(slot)
+
+    async def get(self, urgent: bool = False) -> _Slot:
+        if self.slots:
+            return self.slots.pop()
+        future = asyncio.get_running_loop().create_future()
+        self.waiting[urgent].append(future)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.put(future.result())      # handed over just as the waiter left: pass it on
+            raise
+
+
 class JobPool:
     def __init__(self, workers: "int | None" = None):
         self.workers = workers or default_workers()
         self._slots = [_Slot(k) for k in range(self.workers)]
-        self._free: "asyncio.Queue[_Slot] | None" = None
+        self._free: "_FreeSlots | None" = None
         self._tasks: set = set()
         self._closed = False
         self.restarts = 0
+        self.recycled = 0
+        self.recycle_jobs, self.recycle_mb = recycle_limits()
+
+    @property
+    def pids(self) -> list[int]:
+        return [slot.pid for slot in self._slots if slot.pid]
 
     def start(self) -> None:
         """Starts every slot and its warm-up (call from the event loop)."""
         if self._free is not None:
             return
-        self._free = asyncio.Queue()
+        self._free = _FreeSlots()
         for slot in self._slots:
             self._launch(slot)
 
@@ -102,6 +176,7 @@ class JobPool:
         try:
             future = executor.submit(worker.warm_up)
             slot.pid = await asyncio.wait_for(asyncio.wrap_future(future), WARM_UP_LIMIT)
+            slot.warm_mb = resident_mb(slot.pid)
         except asyncio.CancelledError:
             slot.kill()
             raise
@@ -113,23 +188,34 @@ class JobPool:
             self._launch(slot)
             return
         if not self._closed:
-            self._free.put_nowait(slot)
+            self._free.put(slot)
 
     def _restart(self, slot: _Slot) -> None:
         slot.kill()
         self.restarts += 1
         self._launch(slot)
 
-    async def run(self, fn, job, timeout: float, wanted=None):
+    def _release(self, slot: _Slot) -> None:
+        """A slot whose job ended normally: back to the free ones, or recycled if worn."""
+        slot.jobs += 1
+        if slot.worn(self.recycle_jobs, self.recycle_mb):
+            log.info("parakern worker %d recycled after %d jobs", slot.number, slot.jobs)
+            self.recycled += 1
+            slot.kill()
+            self._launch(slot)
+        else:
+            self._free.put(slot)
+
+    async def run(self, fn, job, timeout: float, wanted=None, urgent: bool = False):
         """Runs fn(job) in a worker; JobTimeout / JobCrashed on failure. `wanted()` is asked
         once a worker is free: False skips the job (its document changed meanwhile) and
-        gives None."""
+        gives None. An `urgent` job gets the next free worker before the others."""
         if self._free is None:
             self.start()
         while True:
-            slot = await self._free.get()
+            slot = await self._free.get(urgent)
             if wanted is not None and not wanted():
-                self._free.put_nowait(slot)
+                self._free.put(slot)
                 return None
             try:
                 future = slot.executor.submit(fn, job)
@@ -151,9 +237,9 @@ class JobPool:
         except Exception:
             # The job raised in the worker or its result could not be pickled:
             # the process is fine, the slot goes back.
-            self._free.put_nowait(slot)
+            self._release(slot)
             raise
-        self._free.put_nowait(slot)
+        self._release(slot)
         return result
 
     def close(self) -> None:

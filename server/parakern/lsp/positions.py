@@ -2,13 +2,15 @@
 
 The encoding is negotiated at initialize (UTF-16 by default, UTF-8 when the client
 offers it, as Neovim >= 0.11 does); every TextDocument carries a `position_codec`
-for it. Conversions go through that codec and the document's current lines.
+for it. Conversions go through that codec and the document's current lines, split at
+LSP's line breaks only (the documents are textdocument.LspTextDocument).
 """
 from __future__ import annotations
 
 from lsprotocol import types
 
 from parakern.lsp.ranges import Range
+from parakern.text import line_content
 
 
 def to_client_range(document, r: Range) -> types.Range:
@@ -27,10 +29,10 @@ def _to_client(codec, lines, line: int, character: int) -> types.Position:
             return types.Position(line=0, character=0)
         last = len(lines) - 1
         text = lines[last]
-        if text.endswith("\n"):
+        if line_content(text) != text:      # the text ends with a line break
             return types.Position(line=last + 1, character=0)
         return types.Position(line=last, character=codec.client_num_units(text))
-    text = lines[line].rstrip("\r\n")
+    text = line_content(lines[line])
     character = max(character, 0)
     # Columns past the end of the line (a span just after the last character, as for
     # "expected ';'") stay past it, one unit each: LSP clients clamp them.
@@ -44,7 +46,7 @@ def from_client_position(document, position: types.Position) -> tuple[int, int]:
     if not lines:
         return 0, 0
     line = min(max(position.line, 0), len(lines) - 1)
-    text = lines[line].rstrip("\r\n")
+    text = line_content(lines[line])
     units = max(position.character, 0)
     codec = document.position_codec
     count = 0
@@ -64,5 +66,5 @@ def from_client_range(document, r: types.Range) -> Range:
 def line_text(document, line: int) -> str:
     lines = document.lines
     if 0 <= line < len(lines):
-        return lines[line].rstrip("\r\n")
+        return line_content(lines[line])
     return ""

@@ -7,10 +7,13 @@ and what it delegates); positions are converted with the document's codec here.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import sys
 from typing import Any, Optional
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -22,6 +25,7 @@ from parakern.lsp.positions import from_client_position, from_client_range, line
 from parakern.lsp.ranges import overlaps
 from parakern.lsp.settings import section_of
 from parakern.lsp.summary import SOURCE, DiagInfo
+from parakern.lsp.textdocument import LspWorkspace
 
 log = logging.getLogger("parakern.lsp")
 VERSION = "0.1.0"
@@ -29,6 +33,7 @@ VERSION = "0.1.0"
 CMD_INSERT = "parakern.insertDispatcher"
 CMD_BENCH = "parakern.bench"
 CMD_TREE = "parakern.showCaseTree"
+SYNC_KIND = types.TextDocumentSyncKind.Incremental
 
 _SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
              "information": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
@@ -37,6 +42,9 @@ _MESSAGE = {"error": types.MessageType.Error, "warning": types.MessageType.Warni
 
 
 class ParakernProtocol(LanguageServerProtocol):
+    """pygls' protocol, made to answer every request: params that do not fit the method
+    get -32602 (pygls drops the message), and no error response carries a traceback."""
+
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         """UTF-8 whenever the client offers it (Neovim >= 0.11), else pygls' choice
@@ -47,13 +55,46 @@ class ParakernProtocol(LanguageServerProtocol):
             if types.PositionEncodingKind.Utf8 in encodings:
                 encodings.remove(types.PositionEncodingKind.Utf8)
                 general.position_encodings = [types.PositionEncodingKind.Utf8] + encodings
-        return (yield from super().lsp_initialize(params))
+        result = yield from super().lsp_initialize(params)
+        # Documents with LSP's line breaks (pygls' split at form feed, U+2028, …).
+        self._workspace = LspWorkspace.like(self._workspace, SYNC_KIND)
+        return result
+
+    def structure_message(self, data):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if not (isinstance(data, dict) and "id" in data and "method" in data):
+                raise       # a notification or a response: nothing to answer
+            why = exc.message
+            try:       # which field, in cattrs' words (lsprotocol's converter is cattrs)
+                from cattrs import transform_error
+                why = "; ".join(transform_error(exc.__cause__)) or why
+            except Exception:
+                pass
+            self._send_response(data["id"], error=types.ResponseError(
+                code=exc.code, message=f"{data.get('method')}: {why}"))
+            return _ANSWERED
+
+    def handle_message(self, message):
+        if message is _ANSWERED:
+            return
+        super().handle_message(message)
+
+    def _send_response(self, msg_id, result=None, error=None):
+        if error is not None and isinstance(error.data, dict) and "traceback" in error.data:
+            log.error("request %s failed: %s\n%s", msg_id, error.message, "".join(error.data["traceback"]))
+            error = types.ResponseError(code=error.code, message=error.message)   # never a traceback
+        super()._send_response(msg_id, result, error)
+
+
+_ANSWERED = object()     # a request already answered with an error (its params did not fit)
 
 
 class ParakernServer(LanguageServer):
     def __init__(self):
         super().__init__("parakern", VERSION, protocol_cls=ParakernProtocol,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=SYNC_KIND)
         self.engine = Engine(_Client(self))
         self.pending_warnings: list[str] = []
 
@@ -70,7 +111,8 @@ class ParakernServer(LanguageServer):
         return default if obj is None else obj
 
     def document(self, uri: str):
-        return self.workspace.get_text_document(uri)
+        """The open document of `uri`, or None: never read from disk (pygls would)."""
+        return self.workspace.opened(uri)
 
     def diagnostic(self, document, uri: str, d: DiagInfo) -> types.Diagnostic:
         related = None
@@ -91,6 +133,8 @@ class _Client:
 
     def publish(self, uri: str, version: Optional[int], diagnostics: list) -> None:
         document = self.ls.document(uri) if diagnostics else None
+        if diagnostics and document is None:
+            return        # closed meanwhile (its close published an empty list)
         items = [self.ls.diagnostic(document, uri, d) for d in diagnostics]
         self.ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=version))
@@ -185,18 +229,21 @@ async def did_change_configuration(ls: ParakernServer, params: types.DidChangeCo
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: ParakernServer, params: types.DidOpenTextDocumentParams):
     doc = params.text_document
-    ls.engine.open(doc.uri, _file_of(doc.uri), doc.version, ls.document(doc.uri).source)
+    ls.engine.open(doc.uri, _file_of(doc.uri), doc.version, doc.text)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: ParakernServer, params: types.DidChangeTextDocumentParams):
-    doc = params.text_document
-    ls.engine.change(doc.uri, doc.version, ls.document(doc.uri).source)
+    doc, document = params.text_document, ls.document(params.text_document.uri)
+    if document is not None:
+        ls.engine.change(doc.uri, doc.version, document.source)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
 def did_save(ls: ParakernServer, params: types.DidSaveTextDocumentParams):
-    ls.engine.save(params.text_document.uri, ls.document(params.text_document.uri).source)
+    document = ls.document(params.text_document.uri)
+    if document is not None:       # a document that is not open is not read (a FIFO, /dev/zero…)
+        ls.engine.save(params.text_document.uri, document.source)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -210,9 +257,9 @@ def did_close(ls: ParakernServer, params: types.DidCloseTextDocumentParams):
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: ParakernServer, params: types.HoverParams):
     uri = params.text_document.uri
-    if uri not in ls.engine.docs:
-        return None
     document = ls.document(uri)
+    if document is None or uri not in ls.engine.docs:
+        return None
     line, character = from_client_position(document, params.position)
     text = ls.engine.hover(uri, line, character, line_text(document, line))
     if text is None:
@@ -233,9 +280,9 @@ def _summary_lens(ls: ParakernServer, uri: str, view, title: str, document) -> t
 @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
 def code_lens(ls: ParakernServer, params: types.CodeLensParams):
     uri = params.text_document.uri
-    if uri not in ls.engine.docs:
-        return []
     document = ls.document(uri)
+    if document is None or uri not in ls.engine.docs:
+        return []
     # Where the client resolves lenses, the summary lens is filled in codeLens/resolve.
     lazy = "command" in (ls.cap("text_document.code_lens.resolve_support.properties", []) or [])
     lenses = []
@@ -274,10 +321,13 @@ def code_lens_resolve(ls: ParakernServer, lens: types.CodeLens):
 
 
 ACTION_TITLE = "Insert comprehensive dispatcher"
+REGION_CODE = "PK019"      # a generated region that lost a marker (frontend.generated)
 
 
 def _workspace_edit(ls: ParakernServer, uri: str, version, rng, new_text: str) -> types.WorkspaceEdit:
     document = ls.document(uri)
+    if document is None:
+        raise AnalysisError(f"{uri} is not open")
     edit = types.TextEdit(range=to_client_range(document, rng), new_text=new_text)
     if ls.cap("workspace.workspace_edit.document_changes", False):
         return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
@@ -286,18 +336,27 @@ def _workspace_edit(ls: ParakernServer, uri: str, version, rng, new_text: str) -
     return types.WorkspaceEdit(changes={uri: [edit]})
 
 
+def _wants(only, kind: str) -> bool:
+    return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
     code_action_kinds=[types.CodeActionKind.Refactor, types.CodeActionKind.QuickFix], resolve_provider=True))
 async def code_action(ls: ParakernServer, params: types.CodeActionParams):
+    """Answers at once: an edit already generated is given; otherwise the client resolves
+    it (codeAction/resolve), or the action runs the insert command, which generates the
+    code when chosen; only a client with neither waits here, for its cursor's schedules."""
     uri = params.text_document.uri
-    if uri not in ls.engine.docs:
-        return None
     document = ls.document(uri)
+    if document is None or uri not in ls.engine.docs:
+        return None
     wanted = from_client_range(document, params.range)
     only = params.context.only
     ours = [d for d in params.context.diagnostics or () if d.source == SOURCE]
+    actions = _region_fixes(ls, uri, wanted, ours) if _wants(only, types.CodeActionKind.QuickFix) else []
+    ours = [d for d in ours if d.code != REGION_CODE]
     resolvable = "edit" in (ls.cap("text_document.code_action.resolve_support.properties", []) or [])
-    actions = []
+    by_command = not resolvable and bool(ls.cap("workspace.apply_edit", False))
     try:
         views = await ls.engine.current_views(uri)
     except AnalysisError:
@@ -315,7 +374,7 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
         if ours:
             kinds.append(types.CodeActionKind.QuickFix)
         for kind in kinds:
-            if only and not any(kind == k or kind.startswith(f"{k}.") for k in only):
+            if not _wants(only, kind):
                 continue
             action = types.CodeAction(
                 title=f"{ACTION_TITLE} ({view.id})", kind=kind, disabled=disabled,
@@ -325,6 +384,8 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
                 cached = ls.engine.dispatcher_cached(uri, view.id)
                 if cached is not None:
                     action.edit = _workspace_edit(ls, uri, *cached)
+                elif by_command:
+                    action.command = types.Command(title=action.title, command=CMD_INSERT, arguments=[uri, view.id])
                 elif not resolvable:
                     try:
                         action.edit = _workspace_edit(ls, uri, *await ls.engine.dispatcher_edit(uri, view.id))
@@ -334,6 +395,17 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
                         if action.disabled is None:
                             continue
             actions.append(action)
+    return actions
+
+
+def _region_fixes(ls: ParakernServer, uri: str, wanted, ours) -> list[types.CodeAction]:
+    """Quick fixes of generated regions that lost a marker (PK019): restore it, or delete."""
+    actions = []
+    for title, version, rng, new_text in ls.engine.region_fixes(uri, wanted):
+        related = [d for d in ours if d.code == REGION_CODE]
+        actions.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
+                                        diagnostics=related or None, is_preferred=title.startswith("Restore"),
+                                        edit=_workspace_edit(ls, uri, version, rng, new_text)))
     return actions
 
 
@@ -406,9 +478,21 @@ async def show_case_tree(ls: ParakernServer, *args):
 # ------------------------------------------------------------------ entry point
 
 
+def _terminated(signum, frame) -> None:
+    """SIGTERM / SIGHUP: stop the analysis and bench processes now, then exit. (They
+    would notice the server's end by themselves within a second: parakern.lifeline.)"""
+    try:
+        server.engine.close()
+    finally:
+        os._exit(128 + signum)
+
+
 def run(args) -> int:
     logging.basicConfig(filename=args.log_file, level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if signum is not None:
+            signal.signal(signum, _terminated)
     import parakern.frontend  # noqa: F401  (imported now: the first didOpen answers at once)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")

@@ -53,9 +53,12 @@ _WARM_SOURCE = """void warm(int n, int B, float *x, float *y)
 """
 
 
-def initialize() -> None:
-    """Process initializer: lower priority (the editor's server stays responsive), stdout onto
-    stderr (the server's stdout is the LSP stream), imports."""
+def initialize(parent: "int | None" = None) -> None:
+    """Process initializer: ends with the server (`parent`) however it ends, lower priority
+    (the editor's server stays responsive), stdout onto stderr (the server's stdout is the
+    LSP stream), imports."""
+    from parakern.lifeline import exit_with_parent
+    exit_with_parent(parent)
     try:
         os.nice(5)
     except (AttributeError, OSError):

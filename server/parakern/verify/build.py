@@ -19,6 +19,7 @@ from pathlib import Path
 from parakern.codegen.dispatcher import dispatcher_name
 from parakern.codegen.kernel import kernel_name
 from parakern.verify.fma import fma_flags
+from parakern.ctext import in_string
 
 HEADER = Path(__file__).with_name("parakern_cpu.h")
 METAFORK_H = """/* metafork.h: MetaFork constructs as serial C */
@@ -123,8 +124,7 @@ def make_call(schedule, tree, cu_text: str) -> Call:
 
 def line_directive(file: str) -> str:
     """`#line 1 "file"`: compiler messages name the user's file, not the copy built here."""
-    escaped = file.replace("\\", "\\\\").replace('"', '\\"')
-    return f'#line 1 "{escaped}"\n'
+    return f'#line 1 "{in_string(file)}"\n'
 
 
 def gpu_host_source(text: str, file: str, call: Call) -> str:

@@ -13,7 +13,6 @@ import json
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +25,7 @@ from parakern.verify.points import Device, Point, build_model, expected_case, fi
 from parakern.verify.results import CaseResult, FileResult, PointResult, ScheduleResult
 from parakern.verify.signature import SignatureError, signature
 from parakern.text import normalize_newlines
+from parakern.lifeline import ScratchDirectory
 
 RUNNER = Path(__file__).with_name("runner.py")
 GUARD = 16                   # guard elements on each side of every array
@@ -75,7 +75,7 @@ class Session:
         self.unverifiable: dict = {}       # schedule id -> why it cannot run
         self.targets: dict = {}            # schedule id -> Target
         self.serial: "Path | None" = None
-        self._scratch = None if build_dir is not None else tempfile.TemporaryDirectory(prefix="parakern-verify-")
+        self._scratch = None if build_dir is not None else ScratchDirectory("parakern-verify-")
         self.build_dir = Path(build_dir) if build_dir is not None else Path(self._scratch.name)
         from parakern.pipeline import Options, analyze
         self.analysis = analyze(self.text, file, options or Options())

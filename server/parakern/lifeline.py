@@ -1,0 +1,78 @@
+"""No orphans: helper processes end with the process that started them, whatever ended it.
+
+A parent killed by SIGKILL (or SIGTERM without a handler) cannot stop its children, so
+each child watches for itself: `exit_with_parent` polls its parent's pid from a daemon
+thread (threads run while the main thread is in z3, LLVM or generated code: ctypes
+releases the GIL) and exits when the parent is gone. A temporary directory cannot
+remove itself, so `Janitor` starts a tiny process that waits on a pipe from the parent
+and removes the directory when the pipe closes, which happens however the parent ends.
+
+Standard library only, no package imports: verify's runner loads this file by path.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+POLL_SECONDS = 0.5
+
+
+def exit_with_parent(parent: "int | None" = None, poll: float = POLL_SECONDS) -> None:
+    """Ends this process (os._exit, no clean-up: the parent's is gone) within `poll`
+    seconds of its parent's end. `parent`: the pid it must keep (default: the current one)."""
+    expected = os.getppid() if parent is None else parent
+
+    def watch() -> None:
+        while os.getppid() == expected:
+            time.sleep(poll)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parakern-lifeline", daemon=True).start()
+
+
+_JANITOR = """
+import shutil, sys
+sys.stdin.buffer.read()          # returns when the parent's end of the pipe closes
+shutil.rmtree(sys.argv[1], ignore_errors=True)
+"""
+
+
+class Janitor:
+    """Removes `directory` once this process has ended, or at close()."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+        try:
+            self.process: "subprocess.Popen | None" = subprocess.Popen(
+                [sys.executable, "-c", _JANITOR, directory], stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError:      # no janitor: the directory is still removed by a normal end
+            self.process = None
+
+    def close(self) -> None:
+        """The directory goes now (the caller removed it, or the janitor does)."""
+        process, self.process = self.process, None
+        if process is not None:
+            process.stdin.close()
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+class ScratchDirectory:
+    """A temporary directory (tempfile.TemporaryDirectory's interface: `name`, `cleanup()`)
+    that is removed even when this process is killed (a Janitor watches it)."""
+
+    def __init__(self, prefix: str):
+        import tempfile
+        self._directory = tempfile.TemporaryDirectory(prefix=prefix)
+        self.name = self._directory.name
+        self._janitor = Janitor(self.name)
+
+    def cleanup(self) -> None:
+        self._directory.cleanup()
+        self._janitor.close()
