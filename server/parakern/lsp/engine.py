@@ -86,6 +86,11 @@ class Engine:
             self._pool = JobPool()
         return self._pool
 
+    def prestart(self) -> None:
+        """Starts the analysis processes as the server process starts (no event loop yet):
+        they are warm by the time the client opens its first document."""
+        self.pool.prestart()
+
     def start(self) -> None:
         """Starts the analysis processes (they warm up in the background)."""
         if self.settings.case_trees:

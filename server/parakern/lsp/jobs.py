@@ -80,12 +80,16 @@ class _Slot:
         self.generation = 0
         self.jobs = 0
         self.warm_mb: "float | None" = None
+        self.warming = None                  # the warm-up's concurrent future, until awaited
 
     def start(self) -> None:
+        """The process and its warm-up (z3, llvmlite, sympy imported, caches filled) start now,
+        with or without an event loop."""
         self.generation += 1
         self.pid, self.jobs, self.warm_mb = None, 0, None
         self.executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                             initializer=worker.initialize, initargs=(os.getpid(),))
+        self.warming = self.executor.submit(worker.warm_up)
 
     def worn(self, jobs: int, megabytes: float) -> bool:
         if self.jobs >= jobs:
@@ -155,26 +159,38 @@ class JobPool:
     def pids(self) -> list[int]:
         return [slot.pid for slot in self._slots if slot.pid]
 
+    def prestart(self) -> None:
+        """Starts the worker processes before there is an event loop (as the server process
+        starts, so they warm up while it imports pygls and before the client initialises)."""
+        for slot in self._slots:
+            if slot.executor is None and not self._closed:
+                slot.start()
+
     def start(self) -> None:
-        """Starts every slot and its warm-up (call from the event loop)."""
+        """Starts every slot not started yet and waits for the warm-ups (call from the event loop)."""
         if self._free is not None:
             return
         self._free = _FreeSlots()
         for slot in self._slots:
-            self._launch(slot)
+            if slot.executor is None:
+                self._launch(slot)
+            else:
+                self._watch(slot)
 
     def _launch(self, slot: _Slot) -> None:
         if self._closed:
             return
         slot.start()
+        self._watch(slot)
+
+    def _watch(self, slot: _Slot) -> None:
         task = asyncio.get_running_loop().create_task(self._warm(slot))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _warm(self, slot: _Slot) -> None:
-        executor = slot.executor
         try:
-            future = executor.submit(worker.warm_up)
+            future, slot.warming = slot.warming or slot.executor.submit(worker.warm_up), None
             slot.pid = await asyncio.wait_for(asyncio.wrap_future(future), WARM_UP_LIMIT)
             slot.warm_mb = resident_mb(slot.pid)
         except asyncio.CancelledError:

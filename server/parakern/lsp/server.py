@@ -493,6 +493,7 @@ def run(args) -> int:
     for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if signum is not None:
             signal.signal(signum, _terminated)
+    server.engine.prestart()  # the workers warm up while this process goes on importing
     import parakern.frontend  # noqa: F401  (imported now: the first didOpen answers at once)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
