@@ -132,11 +132,12 @@ def golden_registers(monkeypatch):
 # the CUDA toolkit decides (nvcc, ptxas, cuda_occupancy.h), editor what drives a server.
 EDITOR_MODULES = {"test_lsp", "test_lsp_robustness", "test_lsp_bench", "test_neovim"}
 SLOW_MODULES = EDITOR_MODULES | {"test_bench_emulated", "test_verify", "test_dispatch", "test_frontend_robustness",
-                                 "test_occupancy", "test_polybench", "test_machine_model"}
+                                 "test_occupancy", "test_polybench", "test_machine_model", "test_dispatch_auto"}
 SLOW_TESTS = {"test_nvcc_compiles_without_warnings", "test_cuda_agrees_with_the_ir_on_the_cpu",
               "test_accumulated_kernels_match_the_serial_c", "test_staging_between_loops_matmul_cached",
               "test_dispatcher_falls_back_on_the_real_fit", "test_emit_schedule_compiles_alone",
-              "test_cli_emit_subprocess_exit_code", "test_occupancy_creates_a_branch"}
+              "test_cli_emit_subprocess_exit_code", "test_occupancy_creates_a_branch",
+              "test_every_configuration_tune_returns_is_feasible"}
 
 
 def pytest_collection_modifyitems(config, items):

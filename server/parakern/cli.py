@@ -1,5 +1,5 @@
 """Command line: `parakern optimize FILE [--json | --format text|json|dot]`,
-`parakern emit FILE [-o out.cu] [--target sm_80]`."""
+`parakern emit FILE [-o out.cu] [--target sm_80]`, verify, bench, tune, serve."""
 from __future__ import annotations
 
 import argparse
@@ -36,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     add_serve(sub)
     from parakern.bench.command import add_parser as add_bench
     add_bench(sub)
+    from parakern.tuning.command import add_parser as add_tune
+    add_tune(sub)
     emit = sub.add_parser("emit", help="write the comprehensive CUDA (kernels and dispatchers) of a C file")
     emit.add_argument("file", help="C source with meta_schedule / meta_for constructs")
     emit.add_argument("-o", "--output", metavar="OUT", help="write the .cu here (default: standard output)")
@@ -77,6 +79,9 @@ def main(argv: "list[str] | None" = None) -> int:
         if args.command == "bench":
             from parakern.bench.command import run as run_bench
             return run_bench(args)
+        if args.command == "tune":
+            from parakern.tuning.command import run as run_tune
+            return run_tune(args)
         if args.command == "serve":
             from parakern.lsp.command import run as run_serve
             return run_serve(args)

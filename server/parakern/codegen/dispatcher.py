@@ -82,10 +82,11 @@ def _host_type(ctype: str) -> str:
 def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
     s, k, launch = tree.schedule, rule.number, rule.launch
     names = Names(used_names(s) | {"R_B", "Z", "T"})
-    n = {w: names.fresh(w) for w in ("prop", "attr", "raised", "by_fit", "grid", "block", "threads", "shared_bytes")}
+    n = {w: names.fresh(w) for w in ("prop", "attr", "raised", "by_fit", "probe", "grid", "block", "threads",
+                                     "shared_bytes")}
     kernel = kernel_name(s, k)
     args = [f"const cudaDeviceProp &{n['prop']}", f"const cudaFuncAttributes &{n['attr']}", f"bool &{n['raised']}",
-            f"bool {n['by_fit']}"] \
+            f"bool {n['by_fit']}", f"bool {n['probe']}"] \
         + [f"{_host_type(p.ctype)} {p.name}" for p in s.params] + array_parameters(s, restrict=False)
     body: list[str] = ["/* the launch, in 64-bit arithmetic: the constraints' products must not overflow */"]
     grid = [_size(body, names, f"grid_{axis}", size) for axis, size in zip(AXES, launch.grid)]
@@ -106,6 +107,7 @@ def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
     body += _machine(n, identifiers(tests + fits)) + tests
     body += [f"if ({' || '.join(fits)})",
              INDENT + "return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */"]
+    body += [f"if ({n['probe']})", INDENT + f"return {k};  /* asked which case, not to launch it */"]
     if shared:   # once per device: the opt-in maximum, which covers every later size
         body += [f"if ({n['shared_bytes']} > {STATIC_SHARED_LIMIT} && !{n['raised']}) {{",
                  INDENT + f"if (cudaFuncSetAttribute({kernel}, cudaFuncAttributeMaxDynamicSharedMemorySize,",
@@ -123,7 +125,8 @@ def _try_case(tree: CaseTree, rule: dispatch.CaseRule) -> str:
              "/* peek, not get: the caller can still read why a launch failed */",
              f"return cudaPeekAtLastError() == cudaSuccess ? {k} : PARAKERN_CUDA_ERROR;"]
     comment = [f"/* {s.id}, case {k}: launches {kernel} when its constraints hold and it fits the device",
-               f" * ({n['by_fit']}: its constraints on R dropped, the fit of nvcc's kernel decides); {n['attr']}",
+               f" * ({n['by_fit']}: its constraints on R dropped, the fit of nvcc's kernel decides; {n['probe']}: only",
+               f" * says that it would, launching nothing); {n['attr']}",
                f" * is the kernel's cudaFuncGetAttributes on this device, {n['raised']} whether its dynamic shared",
                " * memory limit was raised there.",
                f" * Returns {k} when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */"]
@@ -196,12 +199,22 @@ def _constraints(rule: dispatch.CaseRule, s: Schedule, by_fit: str) -> list[str]
 
 # ------------------------------------------------------------------ the dispatcher
 
+def select_name(schedule: Schedule) -> str:
+    """`<function>_<index>_select(bool probe, <parameters>, <arrays>)`: the dispatcher's rule; with
+    probe true it returns the case it would launch (or PARAKERN_NO_CASE_FITS) and launches nothing."""
+    return f"{schedule.function}_{schedule.index}_select"
+
+
 def _dispatcher(tree: CaseTree) -> str:
     s = tree.schedule
     head = signature("int " + dispatcher_name(s), dispatcher_arguments(s))
     if not tree.cases:
         return "\n".join([head, "{"] + [INDENT + line for line in _uncovered(tree)] + ["}"])
     names = Names(used_names(s) | {"R_B", "Z", "T"})
+    probe = names.fresh("probe")
+    select = signature(f"static int {select_name(s)}", [f"bool {probe}"] + dispatcher_arguments(s))
+    forward = [p.name for p in s.params] + [a.name for a in s.arrays]
+    dispatch_fn = "\n".join([head, "{", INDENT + f"return {select_name(s)}({', '.join(['false'] + forward)});", "}"])
     prop, known, device, launched, attrs, raised = (
         names.fresh(w) for w in ("prop", "prop_device", "device", "launched", "attrs", "raised"))
     count = len(tree.cases)
@@ -233,10 +246,12 @@ def _dispatcher(tree: CaseTree) -> str:
         flag = "true" if one.by_fit else "false"
         for k in order:
             i = order.index(k)
-            head_args = [prop, f"{attrs}[{i}]", f"{raised}[{i}]", flag]
+            head_args = [prop, f"{attrs}[{i}]", f"{raised}[{i}]", flag, probe]
             body += [f"if (({launched} = {_try_name(s, k)}({', '.join(head_args + call)})) != 0)",
                      INDENT + f"return {launched};"]
-    return "\n".join([head, "{"] + [INDENT + line for line in body + _uncovered(tree)] + ["}"])
+    comment = [f"/* {s.id}: the dispatcher's rule; {probe}: return the case it would launch, launch nothing */"]
+    return "\n".join(comment + [select, "{"] + [INDENT + line for line in body + _uncovered(tree)] + ["}", "",
+                                                                                           dispatch_fn])
 
 
 def _uncovered(tree: CaseTree) -> list[str]:
