@@ -139,14 +139,15 @@ def golden_registers(monkeypatch):
 EDITOR_MODULES = {"test_lsp", "test_lsp_robustness", "test_lsp_bench", "test_neovim"}
 SLOW_MODULES = EDITOR_MODULES | {"test_bench_emulated", "test_verify", "test_dispatch", "test_frontend_robustness",
                                  "test_occupancy", "test_polybench", "test_machine_model",
-                                 "test_traffic_emulated"}
+                                 "test_traffic_emulated", "test_dispatch_auto"}
 SLOW_TESTS = {"test_nvcc_compiles_without_warnings", "test_cuda_agrees_with_the_ir_on_the_cpu",
               "test_accumulated_kernels_match_the_serial_c", "test_staging_between_loops_matmul_cached",
               "test_dispatcher_falls_back_on_the_real_fit", "test_emit_schedule_compiles_alone",
               "test_cli_emit_subprocess_exit_code", "test_occupancy_creates_a_branch",
               "test_no_accumulator_moves_where_the_loops_may_not_run_or_the_array_is_staged",
               "test_the_instances_compile_with_nvcc_and_ptxas_without_warnings",
-              "test_both_kernels_verify_with_no_mismatch", "test_the_instance_is_what_runs_where_the_values_match"}
+              "test_both_kernels_verify_with_no_mismatch", "test_the_instance_is_what_runs_where_the_values_match",
+              "test_every_configuration_tune_returns_is_feasible"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -286,14 +286,17 @@ def test_jacobi_launch_dims_and_shared_bytes():
 
 def test_dispatcher_contract_text():
     text = emit_file(analysis("jacobi1d"))
-    disp = text[text.index("int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)\n{"):]
+    assert "int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)\n{\n    return jacobi1d_0_select(false, " in text
+    start = text.index("static int jacobi1d_0_select(bool probe, int N, int s, int B, int t, int *a)\n{")
+    disp = text[start:text.index("int jacobi1d_0_dispatch(int N", start)]
     assert "cudaGetDevice(&device)" in disp and "cudaGetDeviceProperties(&prop, device)" in disp
     assert "static cudaDeviceProp prop;" in disp
     assert disp.index("jacobi1d_0_try_case1(") < disp.index("jacobi1d_0_try_case3(")
     assert disp.rstrip().endswith("return PARAKERN_NO_CASE_FITS;\n}")
+    assert "if (probe)\n        return 1;" in text   # asked, not launched
     assert "R_B < 2048*((B + 127)/128)   (registers)" in disp
     helper = text[text.index("static int jacobi1d_0_try_case1("):]
-    assert "bool by_fit, long long N, long long s," in helper  # 64-bit constraint arithmetic
+    assert "bool by_fit, bool probe, long long N," in helper  # 64-bit constraint arithmetic
     assert "const long long R_B = prop.regsPerBlock;" in helper
     assert "const long long Z = (long long)prop.sharedMemPerBlockOptin;" in helper
     assert "const long long T = prop.maxThreadsPerBlock;" in helper
@@ -500,10 +503,15 @@ static thread_local unsigned char *emu_shared;
 #define __align__(n) alignas(n)
 static void __syncthreads() { emu_barrier->arrive_and_wait(); }
 #define PARAKERN_DYNAMIC_SHARED(name) unsigned char *name = emu_shared
-struct cudaDeviceProp { int maxThreadsPerBlock; size_t sharedMemPerBlockOptin; int regsPerBlock; };
+struct cudaDeviceProp { int maxThreadsPerBlock; size_t sharedMemPerBlockOptin; int regsPerBlock;
+                        int multiProcessorCount, maxThreadsPerMultiProcessor, major, minor; };
 struct cudaFuncAttributes { int numRegs; };
 enum cudaError_t { cudaSuccess = 0 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize };
+enum cudaDeviceAttr { cudaDevAttrClockRate, cudaDevAttrMemoryClockRate, cudaDevAttrGlobalMemoryBusWidth };
+static cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr, int) { *v = 1000; return cudaSuccess; }
+template <class F> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, F *, int, size_t)
+{ *n = 1; return cudaSuccess; }
 static cudaDeviceProp emu_prop;
 static cudaError_t cudaGetDevice(int *d) { *d = 0; return cudaSuccess; }
 static cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int) { *p = emu_prop; return cudaSuccess; }
@@ -591,7 +599,7 @@ def test_cuda_agrees_with_the_ir_on_the_cpu(tmp_path, name):
                 main_lines.append(f"    static {a.ctype} {a.name}[] = {{{', '.join(map(str, init[a.name]))}}};")
             main_lines.append(f"    emu_prop.maxThreadsPerBlock = {t}; emu_prop.sharedMemPerBlockOptin = {z};"
                               f" emu_prop.regsPerBlock = {r};")
-            call = ["emu_prop", "emu_attr", "emu_raised", "false"] + [repr(params[p.name]) for p in s.params] \
+            call = ["emu_prop", "emu_attr", "emu_raised", "false", "false"] + [repr(params[p.name]) for p in s.params] \
                 + [a.name for a in s.arrays]
             main_lines.append(f"    cudaFuncAttributes emu_attr; bool emu_raised = false;"
                               f" cudaFuncGetAttributes(&emu_attr, {s.function}_{s.index}_case{k});")

@@ -1,5 +1,5 @@
 """Command line: `parakern optimize FILE [--json | --format text|json|dot]`,
-`parakern emit FILE [-o out.cu] [--target sm_80]`, `parakern profile FILE`, verify, bench, serve."""
+`parakern emit FILE [-o out.cu] [--target sm_80]`, `parakern profile FILE`, verify, bench, tune, serve."""
 from __future__ import annotations
 
 import argparse
@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     add_bench(sub)
     from parakern.profile_command import add_parser as add_profile
     add_profile(sub)
+    from parakern.tuning.command import add_parser as add_tune
+    add_tune(sub)
     emit = sub.add_parser("emit", help="write the comprehensive CUDA (kernels and dispatchers) of a C file")
     emit.add_argument("file", help="C source with meta_schedule / meta_for constructs")
     emit.add_argument("-o", "--output", metavar="OUT", help="write the .cu here (default: standard output)")
@@ -94,6 +96,9 @@ def main(argv: "list[str] | None" = None) -> int:
         if args.command == "profile":
             from parakern.profile_command import run as run_profile
             return run_profile(args)
+        if args.command == "tune":
+            from parakern.tuning.command import run as run_tune
+            return run_tune(args)
         if args.command == "serve":
             from parakern.lsp.command import run as run_serve
             return run_serve(args)

@@ -18,7 +18,11 @@ _CC_SOURCE = (
     "shared-memory sections (carveout sizes, 1 KiB reserved per block on cc >= 8.0); "
     "allocation units/granularities from CUDA toolkit include/cuda_occupancy.h "
     "(cudaOccSMemAllocationGranularity, cudaOccRegAllocationGranularity, "
-    "cudaOccSubPartitionsPerMultiprocessor)"
+    "cudaOccSubPartitionsPerMultiprocessor); arithmetic throughput (fp32_lanes_per_sm, "
+    "fp64_lanes_per_sm: results per clock cycle per multiprocessor of 32-bit and 64-bit "
+    "floating-point add, multiply, multiply-add) from the Programming Guide's 'Arithmetic "
+    "Instructions' throughput table; shared memory: 32 banks of 4 bytes per clock "
+    "('Shared Memory' sections of the per-capability appendix)"
 )
 
 
@@ -38,6 +42,9 @@ class ComputeCapabilityLimits:
     reserved_shared_memory_per_block: int
     # Shared-memory capacities an SM can be configured to, in bytes, ascending.
     shared_memory_carveouts: tuple[int, ...]
+    # Arithmetic results per clock per SM (fp32 / fp64 add, mul, fma).
+    fp32_lanes_per_sm: int
+    fp64_lanes_per_sm: int
     # Identical on every capability since 7.0, kept here so nothing is per-GPU.
     warp_size: int = 32
     max_threads_per_block: int = 1024
@@ -49,6 +56,7 @@ class ComputeCapabilityLimits:
     register_allocation_granularity: str = "warp"
     # Warps are allocated registers per SM sub-partition (4 on cc >= 7.0).
     warp_allocation_granularity: int = 4
+    shared_memory_bytes_per_clock: int = 128   # per SM: 32 banks x 4 bytes
 
 
 def _kib(*sizes: int) -> tuple[int, ...]:
@@ -60,32 +68,38 @@ CC_LIMITS: dict[tuple[int, int], ComputeCapabilityLimits] = {
         max_warps_per_sm=64, max_threads_per_sm=2048, max_blocks_per_sm=32,
         shared_memory_per_sm=96 * KIB, max_shared_memory_per_block_optin=96 * KIB,
         shared_memory_allocation_unit=256, reserved_shared_memory_per_block=0,
-        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 96)),
+        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 96),
+        fp32_lanes_per_sm=64, fp64_lanes_per_sm=32),
     (7, 5): ComputeCapabilityLimits(
         max_warps_per_sm=32, max_threads_per_sm=1024, max_blocks_per_sm=16,
         shared_memory_per_sm=64 * KIB, max_shared_memory_per_block_optin=64 * KIB,
         shared_memory_allocation_unit=256, reserved_shared_memory_per_block=0,
-        shared_memory_carveouts=_kib(32, 64)),
+        shared_memory_carveouts=_kib(32, 64),
+        fp32_lanes_per_sm=64, fp64_lanes_per_sm=2),
     (8, 0): ComputeCapabilityLimits(
         max_warps_per_sm=64, max_threads_per_sm=2048, max_blocks_per_sm=32,
         shared_memory_per_sm=164 * KIB, max_shared_memory_per_block_optin=163 * KIB,
         shared_memory_allocation_unit=128, reserved_shared_memory_per_block=1 * KIB,
-        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100, 132, 164)),
+        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100, 132, 164),
+        fp32_lanes_per_sm=64, fp64_lanes_per_sm=32),
     (8, 6): ComputeCapabilityLimits(
         max_warps_per_sm=48, max_threads_per_sm=1536, max_blocks_per_sm=16,
         shared_memory_per_sm=100 * KIB, max_shared_memory_per_block_optin=99 * KIB,
         shared_memory_allocation_unit=128, reserved_shared_memory_per_block=1 * KIB,
-        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100)),
+        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100),
+        fp32_lanes_per_sm=128, fp64_lanes_per_sm=2),
     (8, 9): ComputeCapabilityLimits(
         max_warps_per_sm=48, max_threads_per_sm=1536, max_blocks_per_sm=24,
         shared_memory_per_sm=100 * KIB, max_shared_memory_per_block_optin=99 * KIB,
         shared_memory_allocation_unit=128, reserved_shared_memory_per_block=1 * KIB,
-        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100)),
+        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100),
+        fp32_lanes_per_sm=128, fp64_lanes_per_sm=2),
     (9, 0): ComputeCapabilityLimits(
         max_warps_per_sm=64, max_threads_per_sm=2048, max_blocks_per_sm=32,
         shared_memory_per_sm=228 * KIB, max_shared_memory_per_block_optin=227 * KIB,
         shared_memory_allocation_unit=128, reserved_shared_memory_per_block=1 * KIB,
-        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100, 132, 164, 196, 228)),
+        shared_memory_carveouts=_kib(0, 8, 16, 32, 64, 100, 132, 164, 196, 228),
+        fp32_lanes_per_sm=128, fp64_lanes_per_sm=64),
 }
 
 
@@ -113,6 +127,9 @@ class DeviceProfile:
     warp_allocation_granularity: int
     shared_memory_allocation_unit: int
     reserved_shared_memory_per_block: int
+    fp32_lanes_per_sm: int
+    fp64_lanes_per_sm: int
+    shared_memory_bytes_per_clock: int
     memory_bandwidth_gbps: float | None
     boost_clock_mhz: int | None
     source: str
@@ -148,6 +165,9 @@ def _profile(name: str, cc: tuple[int, int], sm_count: int,
         warp_allocation_granularity=lim.warp_allocation_granularity,
         shared_memory_allocation_unit=lim.shared_memory_allocation_unit,
         reserved_shared_memory_per_block=lim.reserved_shared_memory_per_block,
+        fp32_lanes_per_sm=lim.fp32_lanes_per_sm,
+        fp64_lanes_per_sm=lim.fp64_lanes_per_sm,
+        shared_memory_bytes_per_clock=lim.shared_memory_bytes_per_clock,
         memory_bandwidth_gbps=bandwidth_gbps,
         boost_clock_mhz=boost_clock_mhz,
         source=f"{_CC_SOURCE} (cc {cc[0]}.{cc[1]}); {part_source}",

@@ -23,6 +23,7 @@
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
 #include <math.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ dispatchers */
 
@@ -37,6 +38,18 @@
  * Returns the case launched (1 to 3), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b);
+
+/* matmul:0: what matmul_0_dispatch_auto chose: status is the case launched (from 1),
+ * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
+typedef struct {
+    int status;
+    long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
+    long long ub1;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
+    long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
+    double predicted_seconds;   /* the time model's, for one launch */
+} matmul_0_auto;
+/* matmul:0: picks B0, ub1, s by the time model on the current device and launches the best case */
+matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const float *b);
 
 /* ------------------------------------------------------------ kernels */
 
@@ -136,13 +149,14 @@ __global__ void matmul_0_case3(float *__restrict__ c, const float *__restrict__ 
 /* ------------------------------------------------------------ host */
 
 /* matmul:0, case 1: launches matmul_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int matmul_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                              bool &raised, bool by_fit, long long n, long long B0, long long ub1,
-                              long long s, float *c, const float *a, const float *b)
+                              bool &raised, bool by_fit, bool probe, long long n, long long B0,
+                              long long ub1, long long s, float *c, const float *a, const float *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
@@ -160,6 +174,8 @@ static int matmul_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 1;  /* asked which case, not to launch it */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(matmul_0_case1, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
@@ -168,13 +184,14 @@ static int matmul_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
 }
 
 /* matmul:0, case 2: launches matmul_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int matmul_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                              bool &raised, bool by_fit, long long n, long long B0, long long ub1,
-                              long long s, float *c, const float *a, const float *b)
+                              bool &raised, bool by_fit, bool probe, long long n, long long B0,
+                              long long ub1, long long s, float *c, const float *a, const float *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
@@ -192,6 +209,8 @@ static int matmul_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 2;  /* asked which case, not to launch it */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(matmul_0_case2, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
@@ -200,13 +219,14 @@ static int matmul_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
 }
 
 /* matmul:0, case 3: launches matmul_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int matmul_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                              bool &raised, bool by_fit, long long n, long long B0, long long ub1,
-                              long long s, float *c, const float *a, const float *b)
+                              bool &raised, bool by_fit, bool probe, long long n, long long B0,
+                              long long ub1, long long s, float *c, const float *a, const float *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
@@ -224,6 +244,8 @@ static int matmul_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribut
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 3;  /* asked which case, not to launch it */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(matmul_0_case3, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
@@ -231,7 +253,9 @@ static int matmul_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribut
     return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
 }
 
-int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b)
+/* matmul:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
+static int matmul_0_select(bool probe, int n, int B0, int ub1, int s, float *c, const float *a,
+                           const float *b)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -256,23 +280,210 @@ int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, c
         prop_device = device;
     }
     int launched;
-    if ((launched = matmul_0_try_case1(prop, attrs[0], raised[0], false, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case1(prop, attrs[0], raised[0], false, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case2(prop, attrs[1], raised[1], false, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case2(prop, attrs[1], raised[1], false, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case3(prop, attrs[2], raised[2], false, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case3(prop, attrs[2], raised[2], false, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
     /* no case both holds and fits: the first case whose kernel really fits (nvcc's
      * kernels need not use the registers counted; a hole of the tree may fit one) */
-    if ((launched = matmul_0_try_case1(prop, attrs[0], raised[0], true, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case1(prop, attrs[0], raised[0], true, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case2(prop, attrs[1], raised[1], true, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case2(prop, attrs[1], raised[1], true, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case3(prop, attrs[2], raised[2], true, n, B0, ub1, s, c, a, b)) != 0)
+    if ((launched = matmul_0_try_case3(prop, attrs[2], raised[2], true, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   T < B0*ub1   (threads)
      *   R_B < 3072*((B0*ub1 + 127)/128)   (registers)
      *   65536 <= dim0   (launch) */
     return PARAKERN_NO_CASE_FITS;
+}
+
+int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b)
+{
+    return matmul_0_select(false, n, B0, ub1, s, c, a, b);
+}
+
+/* ------------------------------------------------------------ dispatch_auto */
+
+#ifndef PARAKERN_MODEL_SUPPORT
+#define PARAKERN_MODEL_SUPPORT
+/* What parakern's time model reads of a device (tuning/model.py). */
+struct parakern_model_device {
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double launch_overhead;
+};
+
+/* SMs, clocks and bus width from the device; arithmetic results per clock per SM by compute
+ * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
+static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
+{
+    int clock_khz, memory_khz, bus_bits;
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)
+        return 0;
+    m->sms = prop.multiProcessorCount;
+    m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
+    m->clock = clock_khz * 1000.0;
+    m->threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    m->shared_bytes_per_clock = 128;
+    m->launch_overhead = 3e-06;
+    m->lanes32 = 64; m->lanes64 = 32;
+    if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 6)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 5)) { m->lanes32 = 64; m->lanes64 = 2; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    return 1;
+}
+
+/* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double ops32, double ops64, double shared_traffic)
+{
+    const double sms = d->sms;
+    const double bandwidth = d->bandwidth;
+    const double clock = d->clock;
+    const double lanes32 = d->lanes32;
+    const double lanes64 = d->lanes64;
+    const double threads_per_sm = d->threads_per_sm;
+    const double shared_bytes_per_clock = d->shared_bytes_per_clock;
+    const double launch_overhead = d->launch_overhead;
+    const double concurrent = sms * resident;
+    const double waves = ceil(blocks / concurrent);
+    const double active = fmin(blocks, concurrent);
+    const double per_sm = ceil(active / sms);
+    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0));
+    const double t_global = waves * active * global_bytes / (bandwidth * efficiency);
+    const double t_compute = waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock;
+    const double t_shared = waves * per_sm * shared_traffic / (shared_bytes_per_clock * clock);
+    const double time = launch_overhead + fmax(t_global, fmax(t_compute, t_shared));
+    return time;
+}
+#endif
+
+/* matmul:0, case 1: the time model (tuning/model.py) */
+static double matmul_0_time_case1(const parakern_model_device *dev, long long n, long long B0,
+                                  long long ub1, long long s)
+{
+    const long long blocks = (n/B0)*(n/(s*ub1));
+    const long long threads = B0*ub1;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 4*B0*B0*(n/B0) + 4*B0*s*ub1*(n/B0) + 8*B0*s*ub1;
+    const long long ops32 = 2*B0*s*(n/B0) + s*(n/B0) + 5*(n/B0);
+    const long long ops64 = 0;
+    const long long shared_traffic = 0;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+/* matmul:0, case 2: the time model (tuning/model.py) */
+static double matmul_0_time_case2(const parakern_model_device *dev, long long n, long long B0,
+                                  long long ub1, long long s)
+{
+    const long long blocks = (n/B0)*(n/(s*ub1));
+    const long long threads = B0*ub1;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 4*B0*B0*(n/B0) + 4*B0*s*ub1*(n/B0) + 8*B0*s*ub1;
+    const long long ops32 = 2*B0*s*(n/B0) + s*(n/B0) + 5*(n/B0);
+    const long long ops64 = 0;
+    const long long shared_traffic = 0;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+/* matmul:0, case 3: the time model (tuning/model.py) */
+static double matmul_0_time_case3(const parakern_model_device *dev, long long n, long long B0,
+                                  long long ub1, long long s)
+{
+    const long long blocks = (n/B0)*(n/(s*ub1));
+    const long long threads = B0*ub1;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 4*B0*B0*(n/B0) + 4*B0*s*ub1*(n/B0) + 8*B0*s*ub1;
+    const long long ops32 = 2*B0*s*(n/B0) + s*(n/B0) + 5*(n/B0);
+    const long long ops64 = 0;
+    const long long shared_traffic = 0;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const float *b)
+{
+    matmul_0_auto chosen;
+    memset(&chosen, 0, sizeof chosen);
+    chosen.status = PARAKERN_NO_CASE_FITS;
+    /* read once per device */
+    static cudaDeviceProp prop;
+    static parakern_model_device dev;
+    static int known = -1;
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+        chosen.status = PARAKERN_CUDA_ERROR;
+        return chosen;
+    }
+    if (device != known) {
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess ||
+            !parakern_read_model_device(device, prop, &dev)) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        known = device;
+    }
+    static const long long B0_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+    static const long long ub1_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+    static const long long s_values[] = {1, 2, 4, 8, 16, 32, 64};
+    double best = 0.0;
+    int found = 0;
+    long long best_B0 = 0;
+    long long best_ub1 = 0;
+    long long best_s = 0;
+    for (int i_B0 = 0; i_B0 < 11; ++i_B0) {
+        const long long B0 = B0_values[i_B0];
+        for (int i_ub1 = 0; i_ub1 < 11; ++i_ub1) {
+            const long long ub1 = ub1_values[i_ub1];
+            for (int i_s = 0; i_s < 7; ++i_s) {
+                const long long s = s_values[i_s];
+                if (!(n/B0 >= 1 && n/(s*ub1) >= 1 && B0 >= 1 && ub1 >= 1 && B0 != 0 && s*ub1 != 0 && B0 <= s*ub1 && n % B0 == 0 && n % (s*ub1) == 0))
+                    continue;  /* an assert, a loop bound, a divisor */
+                const int k0 = matmul_0_select(true, n, (int)B0, (int)ub1, (int)s, c, a, b);
+                if (k0 == PARAKERN_CUDA_ERROR) {
+                    chosen.status = PARAKERN_CUDA_ERROR;
+                    return chosen;
+                }
+                if (k0 < 1)
+                    continue;  /* no case fits there */
+                double t = -1.0;
+                switch (k0) {
+                case 1: t = matmul_0_time_case1(&dev, n, B0, ub1, s); break;
+                case 2: t = matmul_0_time_case2(&dev, n, B0, ub1, s); break;
+                case 3: t = matmul_0_time_case3(&dev, n, B0, ub1, s); break;
+                }
+                if (t < 0.0)
+                    continue;
+                if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
+                    found = 1;
+                    best = t;
+                    best_B0 = B0;
+                    best_ub1 = ub1;
+                    best_s = s;
+                }
+            }
+        }
+    }
+    if (!found)
+        return chosen;
+    chosen.B0 = best_B0;
+    chosen.ub1 = best_ub1;
+    chosen.s = best_s;
+    chosen.predicted_seconds = best;
+    chosen.status = matmul_0_dispatch(n, (int)best_B0, (int)best_ub1, (int)best_s, c, a, b);
+    return chosen;
 }

@@ -23,6 +23,7 @@
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
 #include <math.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ dispatchers */
 
@@ -38,6 +39,17 @@
  * Returns the case launched (1 to 4), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b);
+
+/* polydiv:0: what polydiv_0_dispatch_auto chose: status is the case launched (from 1),
+ * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
+typedef struct {
+    int status;
+    long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
+    long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
+    double predicted_seconds;   /* the time model's, for one launch */
+} polydiv_0_auto;
+/* polydiv:0: picks s, B by the time model on the current device and launches the best case */
+polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b);
 
 /* ------------------------------------------------------------ kernels */
 
@@ -222,13 +234,14 @@ __global__ void polydiv_0_case4(int *__restrict__ a, const int *__restrict__ b, 
 /* ------------------------------------------------------------ host */
 
 /* polydiv:0, case 1: launches polydiv_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int polydiv_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                               bool &raised, bool by_fit, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
+                               bool &raised, bool by_fit, bool probe, long long N, long long M,
+                               long long P, long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -246,6 +259,8 @@ static int polydiv_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribu
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 1;  /* asked which case, not to launch it */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(polydiv_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
@@ -260,13 +275,14 @@ static int polydiv_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribu
 }
 
 /* polydiv:0, case 2: launches polydiv_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int polydiv_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                               bool &raised, bool by_fit, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
+                               bool &raised, bool by_fit, bool probe, long long N, long long M,
+                               long long P, long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -285,6 +301,8 @@ static int polydiv_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribu
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 2;  /* asked which case, not to launch it */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(polydiv_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
@@ -299,13 +317,14 @@ static int polydiv_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribu
 }
 
 /* polydiv:0, case 3: launches polydiv_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int polydiv_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                               bool &raised, bool by_fit, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
+                               bool &raised, bool by_fit, bool probe, long long N, long long M,
+                               long long P, long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -323,6 +342,8 @@ static int polydiv_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribu
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 3;  /* asked which case, not to launch it */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, 1, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(polydiv_0_case3, grid, block, 0, a, b, (int)N, (int)M, (int)P, (int)s, (int)B);
@@ -331,13 +352,14 @@ static int polydiv_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribu
 }
 
 /* polydiv:0, case 4: launches polydiv_0_case4 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int polydiv_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                               bool &raised, bool by_fit, long long N, long long M, long long P,
-                               long long s, long long B, int *a, const int *b)
+                               bool &raised, bool by_fit, bool probe, long long N, long long M,
+                               long long P, long long s, long long B, int *a, const int *b)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
@@ -355,6 +377,8 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttribu
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 4;  /* asked which case, not to launch it */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(polydiv_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
@@ -368,7 +392,8 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttribu
     return cudaPeekAtLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
 }
 
-int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
+/* polydiv:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
+static int polydiv_0_select(bool probe, int N, int M, int P, int s, int B, int *a, const int *b)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -396,27 +421,240 @@ int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
         prop_device = device;
     }
     int launched;
-    if ((launched = polydiv_0_try_case1(prop, attrs[0], raised[0], false, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case1(prop, attrs[0], raised[0], false, probe, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case2(prop, attrs[1], raised[1], false, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case2(prop, attrs[1], raised[1], false, probe, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case3(prop, attrs[2], raised[2], false, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case3(prop, attrs[2], raised[2], false, probe, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case4(prop, attrs[3], raised[3], false, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case4(prop, attrs[3], raised[3], false, probe, N, M, P, s, B, a, b)) != 0)
         return launched;
     /* no case both holds and fits: the first case whose kernel really fits (nvcc's
      * kernels need not use the registers counted; a hole of the tree may fit one) */
-    if ((launched = polydiv_0_try_case1(prop, attrs[0], raised[0], true, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case1(prop, attrs[0], raised[0], true, probe, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case2(prop, attrs[1], raised[1], true, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case2(prop, attrs[1], raised[1], true, probe, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case3(prop, attrs[2], raised[2], true, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case3(prop, attrs[2], raised[2], true, probe, N, M, P, s, B, a, b)) != 0)
         return launched;
-    if ((launched = polydiv_0_try_case4(prop, attrs[3], raised[3], true, N, M, P, s, B, a, b)) != 0)
+    if ((launched = polydiv_0_try_case4(prop, attrs[3], raised[3], true, probe, N, M, P, s, B, a, b)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   Z < 8*B*s + 4 && 65536 <= s   (launch, shared_memory)
      *   T < B   (threads)
      *   R_B < 2048*((B + 127)/128)   (registers) */
     return PARAKERN_NO_CASE_FITS;
+}
+
+int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
+{
+    return polydiv_0_select(false, N, M, P, s, B, a, b);
+}
+
+/* ------------------------------------------------------------ dispatch_auto */
+
+#ifndef PARAKERN_MODEL_SUPPORT
+#define PARAKERN_MODEL_SUPPORT
+/* What parakern's time model reads of a device (tuning/model.py). */
+struct parakern_model_device {
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double launch_overhead;
+};
+
+/* SMs, clocks and bus width from the device; arithmetic results per clock per SM by compute
+ * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
+static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
+{
+    int clock_khz, memory_khz, bus_bits;
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)
+        return 0;
+    m->sms = prop.multiProcessorCount;
+    m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
+    m->clock = clock_khz * 1000.0;
+    m->threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    m->shared_bytes_per_clock = 128;
+    m->launch_overhead = 3e-06;
+    m->lanes32 = 64; m->lanes64 = 32;
+    if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 6)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 5)) { m->lanes32 = 64; m->lanes64 = 2; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    return 1;
+}
+
+/* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double ops32, double ops64, double shared_traffic)
+{
+    const double sms = d->sms;
+    const double bandwidth = d->bandwidth;
+    const double clock = d->clock;
+    const double lanes32 = d->lanes32;
+    const double lanes64 = d->lanes64;
+    const double threads_per_sm = d->threads_per_sm;
+    const double shared_bytes_per_clock = d->shared_bytes_per_clock;
+    const double launch_overhead = d->launch_overhead;
+    const double concurrent = sms * resident;
+    const double waves = ceil(blocks / concurrent);
+    const double active = fmin(blocks, concurrent);
+    const double per_sm = ceil(active / sms);
+    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0));
+    const double t_global = waves * active * global_bytes / (bandwidth * efficiency);
+    const double t_compute = waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock;
+    const double t_shared = waves * per_sm * shared_traffic / (shared_bytes_per_clock * clock);
+    const double time = launch_overhead + fmax(t_global, fmax(t_compute, t_shared));
+    return time;
+}
+#endif
+
+/* polydiv:0, case 1: the time model (tuning/model.py) */
+static double polydiv_0_time_case1(const parakern_model_device *dev, long long N, long long M,
+                                   long long P, long long s, long long B)
+{
+    const long long blocks = (B*s + M - 2)/(B*s);
+    const long long threads = B;
+    const long long shared_bytes = 8*B*s + 4;
+    const long long global_bytes = 12*B*s + 4;
+    const long long ops32 = 13*s;
+    const long long ops64 = 0;
+    const long long shared_traffic = 28*B*s + 8;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+/* polydiv:0, case 2: the time model (tuning/model.py) */
+static double polydiv_0_time_case2(const parakern_model_device *dev, long long N, long long M,
+                                   long long P, long long s, long long B)
+{
+    const long long blocks = s*((B*s + M - 2)/(B*s));
+    const long long threads = B;
+    const long long shared_bytes = 8*B + 4;
+    const long long global_bytes = 12*B + 4;
+    const long long ops32 = 13;
+    const long long ops64 = 0;
+    const long long shared_traffic = 28*B + 8;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+/* polydiv:0, case 3: the time model (tuning/model.py) */
+static double polydiv_0_time_case3(const parakern_model_device *dev, long long N, long long M,
+                                   long long P, long long s, long long B)
+{
+    const long long blocks = s*((B*s + M - 2)/(B*s));
+    const long long threads = B;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 12*B + 4;
+    const long long ops32 = 13;
+    const long long ops64 = 0;
+    const long long shared_traffic = 0;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+/* polydiv:0, case 4: the time model (tuning/model.py) */
+static double polydiv_0_time_case4(const parakern_model_device *dev, long long N, long long M,
+                                   long long P, long long s, long long B)
+{
+    const long long blocks = (B*s + M - 2)/(B*s);
+    const long long threads = B;
+    const long long shared_bytes = 8*B*s + 4;
+    const long long global_bytes = 12*B*s + 4;
+    const long long ops32 = 13*s;
+    const long long ops64 = 0;
+    const long long shared_traffic = 28*B*s + 8;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case4, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b)
+{
+    polydiv_0_auto chosen;
+    memset(&chosen, 0, sizeof chosen);
+    chosen.status = PARAKERN_NO_CASE_FITS;
+    /* read once per device */
+    static cudaDeviceProp prop;
+    static parakern_model_device dev;
+    static int known = -1;
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+        chosen.status = PARAKERN_CUDA_ERROR;
+        return chosen;
+    }
+    if (device != known) {
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess ||
+            !parakern_read_model_device(device, prop, &dev)) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        if (cudaFuncSetAttribute(polydiv_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        if (cudaFuncSetAttribute(polydiv_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        if (cudaFuncSetAttribute(polydiv_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        known = device;
+    }
+    static const long long s_values[] = {1, 2, 4, 8, 16, 32, 64};
+    static const long long B_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+    double best = 0.0;
+    int found = 0;
+    long long best_s = 0;
+    long long best_B = 0;
+    for (int i_s = 0; i_s < 7; ++i_s) {
+        const long long s = s_values[i_s];
+        for (int i_B = 0; i_B < 11; ++i_B) {
+            const long long B = B_values[i_B];
+            if (!((B*s + M - 2)/(B*s) >= 1 && B >= 1 && B*s != 0))
+                continue;  /* an assert, a loop bound, a divisor */
+            const int k0 = polydiv_0_select(true, N, M, P, (int)s, (int)B, a, b);
+            if (k0 == PARAKERN_CUDA_ERROR) {
+                chosen.status = PARAKERN_CUDA_ERROR;
+                return chosen;
+            }
+            if (k0 < 1)
+                continue;  /* no case fits there */
+            double t = -1.0;
+            switch (k0) {
+            case 1: t = polydiv_0_time_case1(&dev, N, M, P, s, B); break;
+            case 2: t = polydiv_0_time_case2(&dev, N, M, P, s, B); break;
+            case 3: t = polydiv_0_time_case3(&dev, N, M, P, s, B); break;
+            case 4: t = polydiv_0_time_case4(&dev, N, M, P, s, B); break;
+            }
+            if (t < 0.0)
+                continue;
+            if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
+                found = 1;
+                best = t;
+                best_s = s;
+                best_B = B;
+            }
+        }
+    }
+    if (!found)
+        return chosen;
+    chosen.s = best_s;
+    chosen.B = best_B;
+    chosen.predicted_seconds = best;
+    chosen.status = polydiv_0_dispatch(N, M, P, (int)best_s, (int)best_B, a, b);
+    return chosen;
 }

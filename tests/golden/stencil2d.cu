@@ -23,6 +23,7 @@
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
 #include <math.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ dispatchers */
 
@@ -36,6 +37,17 @@
  * Returns the case launched (1 to 2), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in);
+
+/* stencil2d:0: what stencil2d_0_dispatch_auto chose: status is the case launched (from 1),
+ * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
+typedef struct {
+    int status;
+    long long Bx;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
+    long long By;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
+    double predicted_seconds;   /* the time model's, for one launch */
+} stencil2d_0_auto;
+/* stencil2d:0: picks Bx, By by the time model on the current device and launches the best case */
+stencil2d_0_auto stencil2d_0_dispatch_auto(int N, float *out, const float *in);
 
 /* ------------------------------------------------------------ kernels */
 
@@ -64,8 +76,7 @@ __global__ void stencil2d_0_case1(float *__restrict__ out, const float *__restri
     for (int e = tid; e < Bx*By + 2*Bx + 2*By + 4; e += nthreads) {
         const int g0 = By*by + e / (Bx + 2);
         const int g1 = Bx*bx + e % (Bx + 2);
-        if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N
-            && ((unsigned)(e % (Bx + 2) - 1) < (unsigned)Bx || (unsigned)(e / (Bx + 2) - 1) < (unsigned)By))
+        if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
             in_shared[e] = in[(long long)g0 * N + g1];
     }
     __syncthreads();
@@ -101,12 +112,13 @@ __global__ void stencil2d_0_case2(float *__restrict__ out, const float *__restri
 /* ------------------------------------------------------------ host */
 
 /* stencil2d:0, case 1: launches stencil2d_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int stencil2d_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                                 bool &raised, bool by_fit, long long N, long long Bx,
+                                 bool &raised, bool by_fit, bool probe, long long N, long long Bx,
                                  long long By, float *out, const float *in)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
@@ -127,6 +139,8 @@ static int stencil2d_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttri
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 1;  /* asked which case, not to launch it */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(stencil2d_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
@@ -141,12 +155,13 @@ static int stencil2d_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* stencil2d:0, case 2: launches stencil2d_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                                 bool &raised, bool by_fit, long long N, long long Bx,
+                                 bool &raised, bool by_fit, bool probe, long long N, long long Bx,
                                  long long By, float *out, const float *in)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
@@ -166,6 +181,8 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 2;  /* asked which case, not to launch it */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(stencil2d_0_case2, grid, block, 0, out, in, (int)N, (int)Bx, (int)By);
@@ -173,7 +190,8 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
     return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
-int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)
+/* stencil2d:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
+static int stencil2d_0_select(bool probe, int N, int Bx, int By, float *out, const float *in)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -195,19 +213,186 @@ int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)
         prop_device = device;
     }
     int launched;
-    if ((launched = stencil2d_0_try_case1(prop, attrs[0], raised[0], false, N, Bx, By, out, in)) != 0)
+    if ((launched = stencil2d_0_try_case1(prop, attrs[0], raised[0], false, probe, N, Bx, By, out, in)) != 0)
         return launched;
-    if ((launched = stencil2d_0_try_case2(prop, attrs[1], raised[1], false, N, Bx, By, out, in)) != 0)
+    if ((launched = stencil2d_0_try_case2(prop, attrs[1], raised[1], false, probe, N, Bx, By, out, in)) != 0)
         return launched;
     /* no case both holds and fits: the first case whose kernel really fits (nvcc's
      * kernels need not use the registers counted; a hole of the tree may fit one) */
-    if ((launched = stencil2d_0_try_case1(prop, attrs[0], raised[0], true, N, Bx, By, out, in)) != 0)
+    if ((launched = stencil2d_0_try_case1(prop, attrs[0], raised[0], true, probe, N, Bx, By, out, in)) != 0)
         return launched;
-    if ((launched = stencil2d_0_try_case2(prop, attrs[1], raised[1], true, N, Bx, By, out, in)) != 0)
+    if ((launched = stencil2d_0_try_case2(prop, attrs[1], raised[1], true, probe, N, Bx, By, out, in)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   T < Bx*By   (threads)
      *   R_B < 3072*((Bx*By + 127)/128)   (registers)
      *   65536 <= gy   (launch) */
     return PARAKERN_NO_CASE_FITS;
+}
+
+int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)
+{
+    return stencil2d_0_select(false, N, Bx, By, out, in);
+}
+
+/* ------------------------------------------------------------ dispatch_auto */
+
+#ifndef PARAKERN_MODEL_SUPPORT
+#define PARAKERN_MODEL_SUPPORT
+/* What parakern's time model reads of a device (tuning/model.py). */
+struct parakern_model_device {
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double launch_overhead;
+};
+
+/* SMs, clocks and bus width from the device; arithmetic results per clock per SM by compute
+ * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
+static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
+{
+    int clock_khz, memory_khz, bus_bits;
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)
+        return 0;
+    m->sms = prop.multiProcessorCount;
+    m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
+    m->clock = clock_khz * 1000.0;
+    m->threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    m->shared_bytes_per_clock = 128;
+    m->launch_overhead = 3e-06;
+    m->lanes32 = 64; m->lanes64 = 32;
+    if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 6)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 5)) { m->lanes32 = 64; m->lanes64 = 2; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    return 1;
+}
+
+/* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double ops32, double ops64, double shared_traffic)
+{
+    const double sms = d->sms;
+    const double bandwidth = d->bandwidth;
+    const double clock = d->clock;
+    const double lanes32 = d->lanes32;
+    const double lanes64 = d->lanes64;
+    const double threads_per_sm = d->threads_per_sm;
+    const double shared_bytes_per_clock = d->shared_bytes_per_clock;
+    const double launch_overhead = d->launch_overhead;
+    const double concurrent = sms * resident;
+    const double waves = ceil(blocks / concurrent);
+    const double active = fmin(blocks, concurrent);
+    const double per_sm = ceil(active / sms);
+    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0));
+    const double t_global = waves * active * global_bytes / (bandwidth * efficiency);
+    const double t_compute = waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock;
+    const double t_shared = waves * per_sm * shared_traffic / (shared_bytes_per_clock * clock);
+    const double time = launch_overhead + fmax(t_global, fmax(t_compute, t_shared));
+    return time;
+}
+#endif
+
+/* stencil2d:0, case 1: the time model (tuning/model.py) */
+static double stencil2d_0_time_case1(const parakern_model_device *dev, long long N, long long Bx,
+                                     long long By)
+{
+    const long long blocks = ((Bx + N - 3)/Bx)*((By + N - 3)/By);
+    const long long threads = Bx*By;
+    const long long shared_bytes = 4*Bx*By + 8*Bx + 8*By + 16;
+    const long long global_bytes = 8*Bx*By + 8*Bx + 8*By + 16;
+    const long long ops32 = 13;
+    const long long ops64 = 0;
+    const long long shared_traffic = 24*Bx*By + 8*Bx + 8*By + 16;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil2d_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+/* stencil2d:0, case 2: the time model (tuning/model.py) */
+static double stencil2d_0_time_case2(const parakern_model_device *dev, long long N, long long Bx,
+                                     long long By)
+{
+    const long long blocks = ((Bx + N - 3)/Bx)*((By + N - 3)/By);
+    const long long threads = Bx*By;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 8*Bx*By + 8*Bx + 8*By + 16;
+    const long long ops32 = 13;
+    const long long ops64 = 0;
+    const long long shared_traffic = 0;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil2d_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+stencil2d_0_auto stencil2d_0_dispatch_auto(int N, float *out, const float *in)
+{
+    stencil2d_0_auto chosen;
+    memset(&chosen, 0, sizeof chosen);
+    chosen.status = PARAKERN_NO_CASE_FITS;
+    /* read once per device */
+    static cudaDeviceProp prop;
+    static parakern_model_device dev;
+    static int known = -1;
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+        chosen.status = PARAKERN_CUDA_ERROR;
+        return chosen;
+    }
+    if (device != known) {
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess ||
+            !parakern_read_model_device(device, prop, &dev)) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        if (cudaFuncSetAttribute(stencil2d_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        known = device;
+    }
+    static const long long Bx_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+    static const long long By_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+    double best = 0.0;
+    int found = 0;
+    long long best_Bx = 0;
+    long long best_By = 0;
+    for (int i_Bx = 0; i_Bx < 11; ++i_Bx) {
+        const long long Bx = Bx_values[i_Bx];
+        for (int i_By = 0; i_By < 11; ++i_By) {
+            const long long By = By_values[i_By];
+            if (!((By + N - 3)/By >= 1 && (Bx + N - 3)/Bx >= 1 && By >= 1 && Bx >= 1 && By != 0 && Bx != 0 && N > 2))
+                continue;  /* an assert, a loop bound, a divisor */
+            const int k = stencil2d_0_select(true, N, (int)Bx, (int)By, out, in);
+            if (k == PARAKERN_CUDA_ERROR) {
+                chosen.status = PARAKERN_CUDA_ERROR;
+                return chosen;
+            }
+            if (k < 1)
+                continue;  /* no case fits there */
+            double t = -1.0;
+            switch (k) {
+            case 1: t = stencil2d_0_time_case1(&dev, N, Bx, By); break;
+            case 2: t = stencil2d_0_time_case2(&dev, N, Bx, By); break;
+            }
+            if (t < 0.0)
+                continue;
+            if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
+                found = 1;
+                best = t;
+                best_Bx = Bx;
+                best_By = By;
+            }
+        }
+    }
+    if (!found)
+        return chosen;
+    chosen.Bx = best_Bx;
+    chosen.By = best_By;
+    chosen.predicted_seconds = best;
+    chosen.status = stencil2d_0_dispatch(N, (int)best_Bx, (int)best_By, out, in);
+    return chosen;
 }

@@ -23,6 +23,7 @@
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
 #include <math.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ dispatchers */
 
@@ -42,6 +43,18 @@
  * Returns the case launched (1 to 6), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a);
+
+/* transpose:0: what transpose_0_dispatch_auto chose: status is the case launched (from 1),
+ * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
+typedef struct {
+    int status;
+    long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
+    long long B1;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
+    long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
+    double predicted_seconds;   /* the time model's, for one launch */
+} transpose_0_auto;
+/* transpose:0: picks B0, B1, s by the time model on the current device and launches the best case */
+transpose_0_auto transpose_0_dispatch_auto(int N, float *c, const float *a);
 
 /* ------------------------------------------------------------ kernels */
 
@@ -277,12 +290,13 @@ __global__ void transpose_0_case6(float *__restrict__ c, const float *__restrict
 /* ------------------------------------------------------------ host */
 
 /* transpose:0, case 1: launches transpose_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int transpose_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 bool &raised, bool by_fit, bool probe, long long N, long long B0,
                                  long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
@@ -303,6 +317,8 @@ static int transpose_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttri
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 1;  /* asked which case, not to launch it */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(transpose_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
@@ -317,12 +333,13 @@ static int transpose_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 2: launches transpose_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int transpose_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 bool &raised, bool by_fit, bool probe, long long N, long long B0,
                                  long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
@@ -344,6 +361,8 @@ static int transpose_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 2;  /* asked which case, not to launch it */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(transpose_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
@@ -358,12 +377,13 @@ static int transpose_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 3: launches transpose_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int transpose_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 bool &raised, bool by_fit, bool probe, long long N, long long B0,
                                  long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
@@ -384,6 +404,8 @@ static int transpose_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttri
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 3;  /* asked which case, not to launch it */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case3, grid, block, 0, c, a, (int)N, (int)B0, (int)B1, (int)s);
@@ -392,12 +414,13 @@ static int transpose_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 4: launches transpose_0_case4 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int transpose_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 bool &raised, bool by_fit, bool probe, long long N, long long B0,
                                  long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
@@ -418,6 +441,8 @@ static int transpose_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttri
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 4;  /* asked which case, not to launch it */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(transpose_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
@@ -432,12 +457,13 @@ static int transpose_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 5: launches transpose_0_case5 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 5 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int transpose_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 bool &raised, bool by_fit, bool probe, long long N, long long B0,
                                  long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
@@ -459,6 +485,8 @@ static int transpose_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttri
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 5;  /* asked which case, not to launch it */
     if (shared_bytes > 48 * 1024 && !raised) {
         if (cudaFuncSetAttribute(transpose_0_case5, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)prop.sharedMemPerBlockOptin) != cudaSuccess)
@@ -473,12 +501,13 @@ static int transpose_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 6: launches transpose_0_case6 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides); attr
+ * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
+ * says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 6 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
 static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                                 bool &raised, bool by_fit, long long N, long long B0,
+                                 bool &raised, bool by_fit, bool probe, long long N, long long B0,
                                  long long B1, long long s, float *c, const float *a)
 {
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
@@ -499,6 +528,8 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttri
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 6;  /* asked which case, not to launch it */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, (unsigned)grid_z), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
     PARAKERN_LAUNCH(transpose_0_case6, grid, block, 0, c, a, (int)N, (int)B0, (int)B1, (int)s);
@@ -506,7 +537,8 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttri
     return cudaPeekAtLastError() == cudaSuccess ? 6 : PARAKERN_CUDA_ERROR;
 }
 
-int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
+/* transpose:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
+static int transpose_0_select(bool probe, int N, int B0, int B1, int s, float *c, const float *a)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -540,31 +572,31 @@ int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
         prop_device = device;
     }
     int launched;
-    if ((launched = transpose_0_try_case1(prop, attrs[0], raised[0], false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case1(prop, attrs[0], raised[0], false, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case2(prop, attrs[1], raised[1], false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case2(prop, attrs[1], raised[1], false, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case3(prop, attrs[2], raised[2], false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case3(prop, attrs[2], raised[2], false, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case4(prop, attrs[3], raised[3], false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case4(prop, attrs[3], raised[3], false, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case5(prop, attrs[4], raised[4], false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case5(prop, attrs[4], raised[4], false, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case6(prop, attrs[5], raised[5], false, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case6(prop, attrs[5], raised[5], false, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
     /* no case both holds and fits: the first case whose kernel really fits (nvcc's
      * kernels need not use the registers counted; a hole of the tree may fit one) */
-    if ((launched = transpose_0_try_case1(prop, attrs[0], raised[0], true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case1(prop, attrs[0], raised[0], true, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case2(prop, attrs[1], raised[1], true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case2(prop, attrs[1], raised[1], true, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case3(prop, attrs[2], raised[2], true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case3(prop, attrs[2], raised[2], true, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case4(prop, attrs[3], raised[3], true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case4(prop, attrs[3], raised[3], true, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case5(prop, attrs[4], raised[4], true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case5(prop, attrs[4], raised[4], true, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
-    if ((launched = transpose_0_try_case6(prop, attrs[5], raised[5], true, N, B0, B1, s, c, a)) != 0)
+    if ((launched = transpose_0_try_case6(prop, attrs[5], raised[5], true, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   Z < 8*B0*B1*s && 65536 <= s   (launch, shared_memory)
@@ -573,4 +605,265 @@ int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
      *   65536 <= s && R_B < 3072*((B0*B1 + 127)/128)   (launch, registers)
      *   65536 <= dim0   (launch) */
     return PARAKERN_NO_CASE_FITS;
+}
+
+int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
+{
+    return transpose_0_select(false, N, B0, B1, s, c, a);
+}
+
+/* ------------------------------------------------------------ dispatch_auto */
+
+#ifndef PARAKERN_MODEL_SUPPORT
+#define PARAKERN_MODEL_SUPPORT
+/* What parakern's time model reads of a device (tuning/model.py). */
+struct parakern_model_device {
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double launch_overhead;
+};
+
+/* SMs, clocks and bus width from the device; arithmetic results per clock per SM by compute
+ * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
+static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
+{
+    int clock_khz, memory_khz, bus_bits;
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)
+        return 0;
+    m->sms = prop.multiProcessorCount;
+    m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
+    m->clock = clock_khz * 1000.0;
+    m->threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    m->shared_bytes_per_clock = 128;
+    m->launch_overhead = 3e-06;
+    m->lanes32 = 64; m->lanes64 = 32;
+    if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 6)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 5)) { m->lanes32 = 64; m->lanes64 = 2; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    return 1;
+}
+
+/* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double ops32, double ops64, double shared_traffic)
+{
+    const double sms = d->sms;
+    const double bandwidth = d->bandwidth;
+    const double clock = d->clock;
+    const double lanes32 = d->lanes32;
+    const double lanes64 = d->lanes64;
+    const double threads_per_sm = d->threads_per_sm;
+    const double shared_bytes_per_clock = d->shared_bytes_per_clock;
+    const double launch_overhead = d->launch_overhead;
+    const double concurrent = sms * resident;
+    const double waves = ceil(blocks / concurrent);
+    const double active = fmin(blocks, concurrent);
+    const double per_sm = ceil(active / sms);
+    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0));
+    const double t_global = waves * active * global_bytes / (bandwidth * efficiency);
+    const double t_compute = waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock;
+    const double t_shared = waves * per_sm * shared_traffic / (shared_bytes_per_clock * clock);
+    const double time = launch_overhead + fmax(t_global, fmax(t_compute, t_shared));
+    return time;
+}
+#endif
+
+/* transpose:0, case 1: the time model (tuning/model.py) */
+static double transpose_0_time_case1(const parakern_model_device *dev, long long N, long long B0,
+                                     long long B1, long long s)
+{
+    const long long blocks = (N/B0)*(N/(B1*s));
+    const long long threads = B0*B1;
+    const long long shared_bytes = 8*B0*B1*s;
+    const long long global_bytes = 8*B0*B1*s;
+    const long long ops32 = 6*s;
+    const long long ops64 = 0;
+    const long long shared_traffic = 20*B0*B1*s;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, transpose_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+/* transpose:0, case 2: the time model (tuning/model.py) */
+static double transpose_0_time_case2(const parakern_model_device *dev, long long N, long long B0,
+                                     long long B1, long long s)
+{
+    const long long blocks = s*(N/B0)*(N/(B1*s));
+    const long long threads = B0*B1;
+    const long long shared_bytes = 8*B0*B1;
+    const long long global_bytes = 8*B0*B1;
+    const long long ops32 = 6;
+    const long long ops64 = 0;
+    const long long shared_traffic = 20*B0*B1;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, transpose_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+/* transpose:0, case 3: the time model (tuning/model.py) */
+static double transpose_0_time_case3(const parakern_model_device *dev, long long N, long long B0,
+                                     long long B1, long long s)
+{
+    const long long blocks = s*(N/B0)*(N/(B1*s));
+    const long long threads = B0*B1;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 8*B0*B1;
+    const long long ops32 = 6;
+    const long long ops64 = 0;
+    const long long shared_traffic = 0;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, transpose_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+/* transpose:0, case 4: the time model (tuning/model.py) */
+static double transpose_0_time_case4(const parakern_model_device *dev, long long N, long long B0,
+                                     long long B1, long long s)
+{
+    const long long blocks = (N/B0)*(N/(B1*s));
+    const long long threads = B0*B1;
+    const long long shared_bytes = 8*B0*B1*s;
+    const long long global_bytes = 8*B0*B1*s;
+    const long long ops32 = 6*s;
+    const long long ops64 = 0;
+    const long long shared_traffic = 20*B0*B1*s;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, transpose_0_case4, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+/* transpose:0, case 5: the time model (tuning/model.py) */
+static double transpose_0_time_case5(const parakern_model_device *dev, long long N, long long B0,
+                                     long long B1, long long s)
+{
+    const long long blocks = s*(N/B0)*(N/(B1*s));
+    const long long threads = B0*B1;
+    const long long shared_bytes = 8*B0*B1;
+    const long long global_bytes = 8*B0*B1;
+    const long long ops32 = 6;
+    const long long ops64 = 0;
+    const long long shared_traffic = 20*B0*B1;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, transpose_0_case5, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+/* transpose:0, case 6: the time model (tuning/model.py) */
+static double transpose_0_time_case6(const parakern_model_device *dev, long long N, long long B0,
+                                     long long B1, long long s)
+{
+    const long long blocks = s*(N/B0)*(N/(B1*s));
+    const long long threads = B0*B1;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 8*B0*B1;
+    const long long ops32 = 6;
+    const long long ops64 = 0;
+    const long long shared_traffic = 0;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, transpose_0_case6, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+}
+
+transpose_0_auto transpose_0_dispatch_auto(int N, float *c, const float *a)
+{
+    transpose_0_auto chosen;
+    memset(&chosen, 0, sizeof chosen);
+    chosen.status = PARAKERN_NO_CASE_FITS;
+    /* read once per device */
+    static cudaDeviceProp prop;
+    static parakern_model_device dev;
+    static int known = -1;
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+        chosen.status = PARAKERN_CUDA_ERROR;
+        return chosen;
+    }
+    if (device != known) {
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess ||
+            !parakern_read_model_device(device, prop, &dev)) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        if (cudaFuncSetAttribute(transpose_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        if (cudaFuncSetAttribute(transpose_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        if (cudaFuncSetAttribute(transpose_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        if (cudaFuncSetAttribute(transpose_0_case5, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)prop.sharedMemPerBlockOptin) != cudaSuccess) {
+            chosen.status = PARAKERN_CUDA_ERROR;
+            return chosen;
+        }
+        known = device;
+    }
+    static const long long B0_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+    static const long long B1_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+    static const long long s_values[] = {1, 2, 4, 8, 16, 32, 64};
+    double best = 0.0;
+    int found = 0;
+    long long best_B0 = 0;
+    long long best_B1 = 0;
+    long long best_s = 0;
+    for (int i_B0 = 0; i_B0 < 11; ++i_B0) {
+        const long long B0 = B0_values[i_B0];
+        for (int i_B1 = 0; i_B1 < 11; ++i_B1) {
+            const long long B1 = B1_values[i_B1];
+            for (int i_s = 0; i_s < 7; ++i_s) {
+                const long long s = s_values[i_s];
+                if (!(N/B0 >= 1 && N/(B1*s) >= 1 && B0 >= 1 && B1 >= 1 && B0 != 0 && B1*s != 0 && N % B0 == 0 && N % (B1*s) == 0))
+                    continue;  /* an assert, a loop bound, a divisor */
+                const int k0 = transpose_0_select(true, N, (int)B0, (int)B1, (int)s, c, a);
+                if (k0 == PARAKERN_CUDA_ERROR) {
+                    chosen.status = PARAKERN_CUDA_ERROR;
+                    return chosen;
+                }
+                if (k0 < 1)
+                    continue;  /* no case fits there */
+                double t = -1.0;
+                switch (k0) {
+                case 1: t = transpose_0_time_case1(&dev, N, B0, B1, s); break;
+                case 2: t = transpose_0_time_case2(&dev, N, B0, B1, s); break;
+                case 3: t = transpose_0_time_case3(&dev, N, B0, B1, s); break;
+                case 4: t = transpose_0_time_case4(&dev, N, B0, B1, s); break;
+                case 5: t = transpose_0_time_case5(&dev, N, B0, B1, s); break;
+                case 6: t = transpose_0_time_case6(&dev, N, B0, B1, s); break;
+                }
+                if (t < 0.0)
+                    continue;
+                if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
+                    found = 1;
+                    best = t;
+                    best_B0 = B0;
+                    best_B1 = B1;
+                    best_s = s;
+                }
+            }
+        }
+    }
+    if (!found)
+        return chosen;
+    chosen.B0 = best_B0;
+    chosen.B1 = best_B1;
+    chosen.s = best_s;
+    chosen.predicted_seconds = best;
+    chosen.status = transpose_0_dispatch(N, (int)best_B0, (int)best_B1, (int)best_s, c, a);
+    return chosen;
 }

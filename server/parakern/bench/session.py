@@ -58,7 +58,7 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
           repeat: int = 20, progress: "Callable[[int, int, str], None] | None" = None,
           cancelled: Callable[[], bool] = _never, on_plan: "Callable | None" = None,
           serial_repeat: int = 3, every_case: bool = False, serial_cache: "str | None" = None,
-          serial_jobs: int = 1) -> BenchOutcome:
+          serial_jobs: int = 1, only: "Callable[[dict], bool] | None" = None) -> BenchOutcome:
     """Run the bench; PlanError for a sweep that cannot be planned, Cancelled when stopped.
 
     At every runnable point the function runs three ways on the same inputs: serial C (the
@@ -70,7 +70,8 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
     a folder keeping serial results between benches of the same program (Baseline.run);
     serial_jobs > 1: the serial C of all points runs first, that many at a time (threads: the
     C call releases the GIL), before any GPU work, so a long serial baseline (matmul at
-    n = 2048) costs a fraction of the wall time; each call is still timed on its own core."""
+    n = 2048) costs a fraction of the wall time; each call is still timed on its own core.
+    only: keeps the points of the sweep whose values it accepts (tune --measure's selection)."""
     from parakern.bench.baseline import Baseline
     from parakern.codegen import schedule_code
     progress = progress or (lambda i, n, what: None)
@@ -78,6 +79,8 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
     gpu = runner_factory(code, device)
     try:
         plan = planning.make_plan(result, data, sweeps, gpu.machine(), every_case)
+        if only is not None:
+            plan.points = [p for p in plan.points if only(p.values)]
         if on_plan is not None:
             on_plan(plan)
         outcome = BenchOutcome(file, plan, gpu.name, serial_jobs)

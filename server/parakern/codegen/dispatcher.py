@@ -87,12 +87,12 @@ def _host_type(ctype: str) -> str:
 def _try_case(tree: CaseTree, rule: dispatch.CaseRule, instances: tuple = ()) -> str:
     s, k, launch = tree.schedule, rule.number, rule.launch
     names = Names(used_names(s) | {"R_B", "Z", "T"})
-    words = ("prop", "attr", "raised", "by_fit", "grid", "block", "threads", "shared_bytes") \
+    words = ("prop", "attr", "raised", "by_fit", "probe", "grid", "block", "threads", "shared_bytes") \
         + (("attr_fixed", "raised_fixed", "instance", "fit", "opted") if instances else ())
     n = {w: names.fresh(w) for w in words}
     kernel = kernel_name(s, k)
     args = [f"const cudaDeviceProp &{n['prop']}", f"const cudaFuncAttributes &{n['attr']}", f"bool &{n['raised']}",
-            f"bool {n['by_fit']}"] \
+            f"bool {n['by_fit']}", f"bool {n['probe']}"] \
         + ([f"const cudaFuncAttributes *{n['attr_fixed']}", f"bool *{n['raised_fixed']}"] if instances else []) \
         + [f"{_host_type(p.ctype)} {p.name}" for p in s.params] + array_parameters(s, restrict=False)
     # (kernel, its arguments) per instance, the parametric kernel last (instance 0)
@@ -129,6 +129,7 @@ def _try_case(tree: CaseTree, rule: dispatch.CaseRule, instances: tuple = ()) ->
     body += _machine(n, identifiers(tests + fits)) + tests
     body += [f"if ({' || '.join(fits)})",
              INDENT + "return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */"]
+    body += [f"if ({n['probe']})", INDENT + f"return {k};  /* asked which case, not to launch it */"]
     if shared:   # once per device: the opt-in maximum, which covers every later size
         body += [f"if ({n['shared_bytes']} > {STATIC_SHARED_LIMIT} && !{raised}) {{"]
         body += [INDENT + line for line in _per_instance(n.get("instance"), kernels, lambda name, _: [
@@ -146,7 +147,8 @@ def _try_case(tree: CaseTree, rule: dispatch.CaseRule, instances: tuple = ()) ->
     body += ["/* peek, not get: the caller can still read why a launch failed */",
              f"return cudaPeekAtLastError() == cudaSuccess ? {k} : PARAKERN_CUDA_ERROR;"]
     comment = [f"/* {s.id}, case {k}: launches {kernel} when its constraints hold and it fits the device",
-               f" * ({n['by_fit']}: its constraints on R_B dropped, the fit of nvcc's kernel decides); {n['attr']}",
+               f" * ({n['by_fit']}: its constraints on R_B dropped, the fit of nvcc's kernel decides;",
+               f" * {n['probe']}: only says that it would, launching nothing); {n['attr']}",
                f" * is the kernel's cudaFuncGetAttributes on this device, {n['raised']} whether its dynamic shared",
                " * memory limit was raised there.",
                f" * Returns {k} when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */"]
@@ -237,6 +239,12 @@ def _constraints(rule: dispatch.CaseRule, s: Schedule, by_fit: str) -> list[str]
 
 # ------------------------------------------------------------------ the dispatcher
 
+def select_name(schedule: Schedule) -> str:
+    """`<function>_<index>_select(bool probe, <parameters>, <arrays>)`: the dispatcher's rule; with
+    probe true it returns the case it would launch (or PARAKERN_NO_CASE_FITS) and launches nothing."""
+    return f"{schedule.function}_{schedule.index}_select"
+
+
 def _dispatcher(tree: CaseTree, instances: tuple) -> str:
     s = tree.schedule
     head = signature("int " + dispatcher_name(s), dispatcher_arguments(s))
@@ -245,6 +253,10 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
     names = Names(used_names(s) | {"R_B", "Z", "T"})
     prop, known, device, launched, attrs, raised = (
         names.fresh(w) for w in ("prop", "prop_device", "device", "launched", "attrs", "raised"))
+    probe = names.fresh("probe")
+    select = signature(f"static int {select_name(s)}", [f"bool {probe}"] + dispatcher_arguments(s))
+    forward = [p.name for p in s.params] + [a.name for a in s.arrays]
+    dispatch_fn = "\n".join([head, "{", INDENT + f"return {select_name(s)}({', '.join(['false'] + forward)});", "}"])
     count = len(tree.cases)
     kernels = [kernel_name(s, rule.number) for rule in dispatch.case_rules(tree)]
     # the compile-time instances' attributes follow the parametric kernels', case after case
@@ -279,12 +291,14 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
         flag = "true" if one.by_fit else "false"
         for k in order:
             i = order.index(k)
-            head_args = [prop, f"{attrs}[{i}]", f"{raised}[{i}]", flag]
+            head_args = [prop, f"{attrs}[{i}]", f"{raised}[{i}]", flag, probe]
             if instances[k - 1]:
                 head_args += [f"&{attrs}[{first[k]}]", f"&{raised}[{first[k]}]"]
             body += [f"if (({launched} = {_try_name(s, k)}({', '.join(head_args + call)})) != 0)",
                      INDENT + f"return {launched};"]
-    return "\n".join([head, "{"] + [INDENT + line for line in body + _uncovered(tree)] + ["}"])
+    comment = [f"/* {s.id}: the dispatcher's rule; {probe}: return the case it would launch, launch nothing */"]
+    return "\n".join(comment + [select, "{"] + [INDENT + line for line in body + _uncovered(tree)] + ["}", "",
+                                                                                           dispatch_fn])
 
 
 def _uncovered(tree: CaseTree) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parakern.analysis.fixed import case_points, fixed_points
+from parakern.codegen.auto import auto_code, model_support
 from parakern.codegen.cprint import CodegenError
 from parakern.codegen.dispatcher import dispatcher_source, prototype
 from parakern.codegen.kernel import kernel_source
@@ -34,7 +35,7 @@ PREAMBLE = """\
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
 """
-INCLUDES = "#include <math.h>\n"
+INCLUDES = "#include <math.h>\n#include <string.h>\n"
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class ScheduleCode:
     prototype: str                 # comment + declaration of the dispatcher
     kernels: tuple[str, ...]       # one per case, in the tree's order (its compile-time instances after it)
     dispatcher: str                # the try functions and the dispatcher
+    auto_prototype: str = ""       # dispatch_auto's result type and declaration ('' when it has none)
+    auto: str = ""                 # the time model of each case and dispatch_auto
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,9 @@ def schedule_code(result: ScheduleResult, fixed: tuple = ()) -> ScheduleCode:
     instances = tuple(case_points(case, points) for case in tree.cases)
     kernels = tuple("\n\n".join([kernel_source(case, k, n)] + [kernel_source(case, k, n, fixed=p) for p in mine])
                     for (k, case), mine in zip(enumerate(tree.cases, 1), instances))
-    return ScheduleCode(tree.schedule, prototype(tree), kernels, dispatcher_source(tree, instances))
+    auto_prototype, auto = ("", "") if not tree.cases else auto_code(tree)
+    return ScheduleCode(tree.schedule, prototype(tree), kernels, dispatcher_source(tree, instances),
+                        auto_prototype, auto)
 
 
 def _generate(result: ScheduleResult, fixed: tuple = ()) -> "tuple[ScheduleCode | None, Diagnostic | None]":
@@ -102,11 +107,15 @@ def _assemble(parts: list[ScheduleCode], preamble: bool) -> str:
     chunks = [PREAMBLE + INCLUDES] if preamble else []
     if parts:
         chunks.append("/* ------------------------------------------------------------ dispatchers */\n\n"
-                      + "\n\n".join(p.prototype for p in parts) + "\n")
+                      + "\n\n".join([p.prototype for p in parts] + [p.auto_prototype for p in parts if p.auto])
+                      + "\n")
         chunks.append("/* ------------------------------------------------------------ kernels */\n\n"
                       + "\n\n".join(k for p in parts for k in p.kernels) + "\n")
         chunks.append("/* ------------------------------------------------------------ host */\n\n"
                       + "\n\n".join(p.dispatcher for p in parts) + "\n")
+        if any(p.auto for p in parts):
+            chunks.append("/* ------------------------------------------------------------ dispatch_auto */\n\n"
+                          + "\n\n".join([model_support()] + [p.auto for p in parts if p.auto]) + "\n")
     return "\n".join(chunks)
 
 

@@ -70,6 +70,16 @@ class ProfileInfo:
 
 
 @dataclass(frozen=True)
+class TuneInfo:
+    """The time model's recommended configuration on one GPU profile (tuning/search.py)."""
+    key: str                       # "h100"
+    data: str                      # the values it was tuned at: "N=1024"
+    configuration: str             # "case 1: s=8 B=256", or why there is none
+    predicted: str = ""            # "8.14 µs"
+    occupancy: str = ""            # "1.00"
+
+
+@dataclass(frozen=True)
 class ScheduleSummary:
     key: str
     id: str
@@ -86,6 +96,7 @@ class ScheduleSummary:
     seconds: float = 0.0
     not_applied: tuple = ()        # ((decision code, why), ...): strategies that cannot apply here
     traffic_point: str = ""        # where the cases' memory traffic is evaluated: "n=1024 B0=8 ..."
+    tuning: tuple = ()             # TuneInfo per GPU profile
 
     @property
     def has_tree(self) -> bool:
@@ -245,6 +256,30 @@ def profile_info(tree, key: str, timeout_ms: int = 2000) -> ProfileInfo:
     return ProfileInfo(cases.key, cases.name, cases.values, conditions)
 
 
+def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
+    """The best configuration by the time model on a GPU profile, at `data` (default: every
+    parameter that is not tuned at the bench's default size)."""
+    from parakern.devices import get_profile
+    from parakern.lsp.benchjob import DEFAULT_DATA
+    from parakern.tuning import model, search
+    from parakern.tuning.command import configuration_text, time_text
+    schedule = result.schedule
+    tuned = search.tuned_parameters(schedule)
+    values = dict(data or {})
+    for p in schedule.params:
+        if p.name not in tuned and p.name not in values and p.ctype in ("int", "unsigned", "long", "long long"):
+            values[p.name] = 0 if p.name in schedule.host_loops else DEFAULT_DATA
+    shown = " ".join(f"{n}={v}" for n, v in values.items() if n not in schedule.host_loops)
+    try:
+        tuning = search.tune(result, values, model.model_device(get_profile(key), key))
+    except (search.TuneError, model.ModelError, KeyError) as exc:
+        return TuneInfo(key, shown, str(exc).strip("'\""))
+    pick = tuning.pick
+    if pick is None:
+        return TuneInfo(key, shown, "no feasible configuration")
+    return TuneInfo(key, shown, configuration_text(pick), time_text(pick.time), f"{pick.prediction.occupancy:.2f}")
+
+
 def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: float = 0.0,
               file: "str | None" = None) -> ScheduleSummary:
     """A pipeline.ScheduleResult as a summary (runs in the worker: z3 for the profiles)."""
@@ -269,7 +304,15 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
                            cases=cases, uncovered=uncovered, coverage=tree.coverage.status,
                            profiles=infos, tree_text="\n".join(tree_text(tree)),
                            tree_dot=tree_dot(tree, schedule.id), seconds=seconds,
-                           not_applied=tuple(result.not_applied), traffic_point=point)
+                           not_applied=tuple(result.not_applied), traffic_point=point,
+                           tuning=tuple(_tune_safely(result, p) for p in profiles))
+
+
+def _tune_safely(result, key: str) -> TuneInfo:
+    try:
+        return tune_info(result, key)
+    except Exception as exc:  # the model must not cost the editor its summary
+        return TuneInfo(key, "", f"the time model failed ({type(exc).__name__}: {exc})")
 
 
 def _traffic(result) -> tuple[str, list[str]]:

@@ -88,6 +88,19 @@ def profile_lines(summary: ScheduleSummary) -> list[str]:
     return lines
 
 
+def tuning_markdown(summary: ScheduleSummary) -> str:
+    """The time model's recommended configuration per GPU profile (`parakern tune`)."""
+    lines = []
+    for info in summary.tuning:
+        at = f" at {info.data}" if info.data else ""
+        if info.predicted:
+            lines.append(f"- **{info.key.upper()}**{at}: {info.configuration} · predicted {info.predicted}"
+                         f" · occupancy {info.occupancy}")
+        else:
+            lines.append(f"- **{info.key.upper()}**{at}: {info.configuration}")
+    return "**Recommended** (time model, `parakern tune`)\n\n" + "\n".join(lines)
+
+
 def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token: str,
                    name: str = "", case_trees: bool = True) -> str:
     head = [f"**parakern** · `{view.id}`"]
@@ -131,6 +144,8 @@ def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token:
     if summary.profiles:
         parts.append("**Which case runs where** (R_B, Z, T of the GPU substituted, simplified by z3)\n\n"
                      + "\n".join(profile_lines(summary)))
+    if summary.tuning:
+        parts.append(tuning_markdown(summary))
     if summary.uncovered:
         parts.append("**No kernel fits** where " + "; ".join(
             f"{text} ({counter})" for text, counter in summary.uncovered))

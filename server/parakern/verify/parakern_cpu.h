@@ -20,6 +20,10 @@
  * cudaFuncAttributeMaxDynamicSharedMemorySize raised (and never above the opt-in limit),
  * or registers per block above regsPerBlock (allocated per warp in units of 256, warps in
  * groups of 4, as the hardware does: counters/registers.py registers_per_block).
+ * parakern_cpu_set_profile makes the emulated device a given GPU for what the time model of
+ * dispatch_auto reads (SMs, clocks, bus width, per-SM limits): cudaDeviceGetAttribute and
+ * cudaOccupancyMaxActiveBlocksPerMultiprocessor (the calculator of counters/occupancy.py,
+ * for compute capability >= 7.0 at the largest shared-memory carveout) answer from it.
  */
 #ifndef PARAKERN_CPU_H
 #define PARAKERN_CPU_H
@@ -33,6 +37,7 @@
 
 #include <ucontext.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -82,6 +87,8 @@ enum cudaError_t {
 };
 typedef cudaError_t cudaError;
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum cudaDeviceAttr { cudaDevAttrClockRate = 13, cudaDevAttrMemoryClockRate = 36,
+                      cudaDevAttrGlobalMemoryBusWidth = 37 };
 
 struct cudaDeviceProp {
     char name[256];
@@ -89,6 +96,7 @@ struct cudaDeviceProp {
     int regsPerBlock, regsPerMultiprocessor, maxThreadsPerBlock, maxThreadsPerMultiProcessor;
     int multiProcessorCount, warpSize, major, minor, maxBlocksPerMultiProcessor;
     int maxThreadsDim[3], maxGridSize[3];
+    size_t reservedSharedMemPerBlock;
 };
 
 struct cudaFuncAttributes {
@@ -113,6 +121,10 @@ inline cudaDeviceProp default_device() {
     return p;
 }
 
+/* the GPU parakern_cpu_set_device starts from (parakern_cpu_set_profile), and its speeds */
+inline cudaDeviceProp profile = default_device();
+struct Speeds { int clock_khz = 1410000, memory_khz = 1215000, bus_bits = 5120; };
+inline Speeds speeds;
 inline cudaDeviceProp device = default_device();
 inline int device_number = 0;          /* each parakern_cpu_set_device is a new device: a dispatcher
                                           that caches the properties per device reads them again */
@@ -332,13 +344,13 @@ inline const char *cudaGetErrorString(cudaError_t e) {
 inline void parakern_cpu_set_device(int regsPerBlock, size_t sharedMemPerBlockOptin, int maxThreadsPerBlock,
                                     size_t sharedMemPerBlock = 48 * 1024) {
     cudaDeviceProp &d = parakern_cpu::device;
-    d = parakern_cpu::default_device();
+    d = parakern_cpu::profile;
     ++parakern_cpu::device_number;
     d.regsPerBlock = regsPerBlock;
     d.regsPerMultiprocessor = regsPerBlock > 65536 ? regsPerBlock : 65536;
     d.sharedMemPerBlockOptin = sharedMemPerBlockOptin;
     d.sharedMemPerBlock = sharedMemPerBlock < sharedMemPerBlockOptin ? sharedMemPerBlock : sharedMemPerBlockOptin;
-    d.sharedMemPerMultiprocessor = sharedMemPerBlockOptin;
+    d.sharedMemPerMultiprocessor = sharedMemPerBlockOptin + d.reservedSharedMemPerBlock;
     d.maxThreadsPerBlock = maxThreadsPerBlock;
     d.maxThreadsDim[0] = d.maxThreadsDim[1] = maxThreadsPerBlock;
     d.maxThreadsDim[2] = maxThreadsPerBlock < 64 ? maxThreadsPerBlock : 64;
@@ -352,5 +364,48 @@ inline void parakern_cpu_set_registers(const void *kernel, int numRegs) {
 }
 
 inline long parakern_cpu_attribute_queries(void) { return parakern_cpu::attribute_queries; }
+
+/* The GPU the next parakern_cpu_set_device emulates, beside the limits that call sets. */
+inline void parakern_cpu_set_profile(int sms, int major, int minor, int threadsPerSM, int blocksPerSM,
+                                     size_t reservedSharedPerBlock, int clockKHz, int memoryClockKHz,
+                                     int busWidthBits) {
+    cudaDeviceProp &p = parakern_cpu::profile;
+    p = parakern_cpu::default_device();
+    p.multiProcessorCount = sms; p.major = major; p.minor = minor;
+    p.maxThreadsPerMultiProcessor = threadsPerSM; p.maxBlocksPerMultiProcessor = blocksPerSM;
+    p.reservedSharedMemPerBlock = reservedSharedPerBlock;
+    parakern_cpu::speeds.clock_khz = clockKHz;
+    parakern_cpu::speeds.memory_khz = memoryClockKHz;
+    parakern_cpu::speeds.bus_bits = busWidthBits;
+}
+
+inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device) {
+    if (device != parakern_cpu::device_number) return parakern_cpu::fail(cudaErrorInvalidValue, "no such device");
+    switch (attr) {
+    case cudaDevAttrClockRate: *value = parakern_cpu::speeds.clock_khz; return cudaSuccess;
+    case cudaDevAttrMemoryClockRate: *value = parakern_cpu::speeds.memory_khz; return cudaSuccess;
+    case cudaDevAttrGlobalMemoryBusWidth: *value = parakern_cpu::speeds.bus_bits; return cudaSuccess;
+    }
+    return parakern_cpu::fail(cudaErrorInvalidValue, "cudaDeviceGetAttribute: attribute not emulated");
+}
+
+/* Blocks resident per SM, as counters/occupancy.py's occupancy_detail computes them. */
+template <class F> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, F *kernel, int threads,
+                                                                             size_t shared) {
+    const cudaDeviceProp &d = parakern_cpu::device;
+    const int regs = parakern_cpu::kernels[(const void *)kernel].numRegs;
+    if (threads <= 0) return parakern_cpu::fail(cudaErrorInvalidValue, "cudaOccupancy: no threads");
+    auto up = [](long a, long b) { return (a + b - 1) / b * b; };
+    const long warps = (threads + d.warpSize - 1) / d.warpSize;
+    long best = threads > d.maxThreadsPerBlock ? 0 : (d.maxThreadsPerMultiProcessor / d.warpSize) / warps;
+    const long per_warp = up((long)regs * d.warpSize, 256);
+    if (regs > 255 || per_warp * up(warps, 4) > d.regsPerBlock) best = 0;
+    else if (per_warp > 0) best = std::min(best, ((d.regsPerMultiprocessor / 4) / per_warp) * 4 / warps);
+    const long per_block = up((long)shared + (long)d.reservedSharedMemPerBlock, d.major >= 8 ? 128 : 256);
+    if (shared > d.sharedMemPerBlockOptin) best = 0;
+    else if (per_block > 0) best = std::min(best, (long)d.sharedMemPerMultiprocessor / per_block);
+    *blocks = (int)std::min(best, (long)d.maxBlocksPerMultiProcessor);
+    return cudaSuccess;
+}
 
 #endif /* PARAKERN_CPU_H */

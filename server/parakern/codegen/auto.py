@@ -1,0 +1,244 @@
+"""`<function>_<index>_dispatch_auto`: the dispatcher that also picks the program parameters.
+
+    <function>_<index>_auto <function>_<index>_dispatch_auto(<parameters not tuned>, <arrays>);
+
+It reads the device once (cached per device): its SMs, clock, memory clock and bus width
+(bandwidth = 2 x memory clock x bus width, DDR), the arithmetic lanes per SM of its compute
+capability (devices.py's table, printed here), each kernel's attributes. Then for every
+candidate of the tuned parameters (tuning/search.py: the same values, in the same order):
+the schedule's facts, the case the dispatcher would launch (`<function>_<index>_select`
+with probe set: the one rule), the blocks resident per SM
+(cudaOccupancyMaxActiveBlocksPerMultiprocessor, nvcc's registers) and the model's time
+(tuning/model.py's FORMULA, printed once per file as `parakern_model_time`). It launches the
+fastest through the dispatcher and returns what it chose: `status` (the case launched, or
+PARAKERN_NO_CASE_FITS / PARAKERN_CUDA_ERROR), each tuned parameter, the predicted seconds.
+"""
+from __future__ import annotations
+
+import sympy
+
+from parakern.codegen.cprint import INDENT, CodegenError, Names, relation_c, sym_c
+from parakern.codegen.dispatcher import _host_type, dispatcher_name, select_name
+from parakern.codegen.kernel import array_parameters, kernel_name, signature
+from parakern.codegen.launch import in_parameters
+from parakern.devices import CC_LIMITS
+from parakern.strategies.rebuild import used_names
+from parakern.tuning import model
+
+MODEL_DEVICE = "parakern_model_device"
+MODEL_TIME = "parakern_model_time"
+READ_DEVICE = "parakern_read_model_device"
+
+
+def auto_name(schedule) -> str:
+    return f"{schedule.function}_{schedule.index}_dispatch_auto"
+
+
+def choice_type(schedule) -> str:
+    return f"{schedule.function}_{schedule.index}_auto"
+
+
+def _tuned(schedule) -> tuple:
+    from parakern.tuning.search import space   # not at import: the search reads bench.plan, which reads codegen
+    return space(schedule, {})
+
+
+def _tie() -> float:
+    from parakern.tuning.search import TIE
+    return TIE
+
+
+def auto_arguments(schedule) -> list[str]:
+    names, _ = _tuned(schedule)
+    return [f"{p.ctype} {p.name}" for p in schedule.params if p.name not in names] + \
+        array_parameters(schedule, restrict=False)
+
+
+def prototype(tree) -> str:
+    """The choice's struct and dispatch_auto's declaration."""
+    s = tree.schedule
+    names, lists = _tuned(s)
+    fields = [f"    long long {n};   /* chosen among {', '.join(map(str, values))} */"
+              for n, values in zip(names, lists)]
+    lines = [f"/* {s.id}: what {auto_name(s)} chose: status is the case launched (from 1),",
+             " * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */",
+             "typedef struct {", "    int status;"] + fields + \
+            ["    double predicted_seconds;   /* the time model's, for one launch */", f"}} {choice_type(s)};",
+             f"/* {s.id}: picks {', '.join(names) or 'nothing'} by the time model on the current device and launches "
+             "the best case */",
+             signature(f"{choice_type(s)} {auto_name(s)}", auto_arguments(s)) + ";"]
+    return "\n".join(lines)
+
+
+def model_support() -> str:
+    """Once per file: the device facts the model reads, and FORMULA as a C function."""
+    lanes = []
+    for (major, minor), lim in sorted(CC_LIMITS.items(), reverse=True):
+        lanes.append(f"    if (prop.major > {major} || (prop.major == {major} && prop.minor >= {minor})) {{ "
+                     f"m->lanes32 = {lim.fp32_lanes_per_sm}; m->lanes64 = {lim.fp64_lanes_per_sm}; }}")
+    lanes = [lanes[0]] + [INDENT + "else" + line[3:] for line in lanes[1:]]
+    first = next(iter(CC_LIMITS.values()))
+    inputs = ", ".join(f"double {n}" for n in model.QUANTITY_NAMES)
+    device_locals = [f"    const double {n} = d->{n};" for n in model.DEVICE_NAMES]
+    return "\n".join([
+        "#ifndef PARAKERN_MODEL_SUPPORT",
+        "#define PARAKERN_MODEL_SUPPORT",
+        "/* What parakern's time model reads of a device (tuning/model.py). */",
+        f"struct {MODEL_DEVICE} {{",
+        "    " + "; ".join(f"double {n}" for n in model.DEVICE_NAMES) + ";",
+        "};",
+        "",
+        "/* SMs, clocks and bus width from the device; arithmetic results per clock per SM by compute",
+        " * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */",
+        f"static int {READ_DEVICE}(int device, const cudaDeviceProp &prop, {MODEL_DEVICE} *m)",
+        "{",
+        "    int clock_khz, memory_khz, bus_bits;",
+        "    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||",
+        "        cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||",
+        "        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)",
+        "        return 0;",
+        "    m->sms = prop.multiProcessorCount;",
+        "    m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */",
+        "    m->clock = clock_khz * 1000.0;",
+        "    m->threads_per_sm = prop.maxThreadsPerMultiProcessor;",
+        f"    m->shared_bytes_per_clock = {first.shared_memory_bytes_per_clock};",
+        f"    m->launch_overhead = {model.LAUNCH_OVERHEAD_S!r};",
+        f"    m->lanes32 = {first.fp32_lanes_per_sm}; m->lanes64 = {first.fp64_lanes_per_sm};",
+        *lanes,
+        "    return 1;",
+        "}",
+        "",
+        "/* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */",
+        f"static double {MODEL_TIME}(const {MODEL_DEVICE} *d, {inputs})",
+        "{",
+        *device_locals,
+        *model.formula_c(INDENT),
+        "    return time;",
+        "}",
+        "#endif"])
+
+
+def _facts(schedule) -> list[str]:
+    """The schedule's facts on its parameters, in C ('' none)."""
+    params = {p.name for p in schedule.params}
+    out = []
+    for fact in schedule.facts:
+        relation = in_parameters(fact.relation, schedule)
+        if relation is sympy.true or relation is True:
+            continue
+        if not {x.name for x in relation.free_symbols} <= params:
+            continue   # reads something the host sets elsewhere: cannot be judged here
+        out.append(relation)
+    return out
+
+
+def _time_case(tree, k: int, q: model.Quantities, names: Names) -> list[str]:
+    """The model's time of case k at the parameters (-1 when no block can be resident)."""
+    s = tree.schedule
+    v = {w: names.fresh(w) for w in ("dev", "resident")}
+    args = [f"const {MODEL_DEVICE} *{v['dev']}"] + [f"{_host_type(p.ctype)} {p.name}" for p in s.params]
+    sizes = q.expressions()
+    local = {n: names.fresh(n) for n in sizes}
+    body = [f"const long long {local[n]} = {sym_c(e)};" for n, e in sizes.items()]
+    body += [f"int {v['resident']};",
+             f"if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&{v['resident']}, {kernel_name(s, k)}, "
+             f"(int){local['threads']}, (size_t){local['shared_bytes']}) != cudaSuccess || {v['resident']} < 1)",
+             INDENT + "return -1.0;",
+             f"return {MODEL_TIME}({v['dev']}, " + ", ".join(
+                 f"(double){v['resident']}" if n == "resident" else f"(double){local[n]}"
+                 for n in model.QUANTITY_NAMES) + ");"]
+    head = signature(f"static double {s.function}_{s.index}_time_case{k}", args)
+    return [f"/* {s.id}, case {k}: the time model (tuning/model.py) */", head, "{"] + \
+        [INDENT + line for line in body] + ["}"]
+
+
+def auto_source(tree) -> str:
+    """The model of every case, then dispatch_auto."""
+    s = tree.schedule
+    taken = used_names(s) | {"R_B", "Z", "T"}
+    quantities = model.tree_quantities(tree)
+    parts = ["\n".join(_time_case(tree, k, q, Names(taken))) for k, q in enumerate(quantities, 1)]
+    names_, lists = _tuned(s)
+    n = Names(taken)
+    v = {w: n.fresh(w) for w in ("chosen", "prop", "dev", "known", "device", "best", "found", "k", "t", "read")}
+    tuned = set(names_)
+    count = len(tree.cases)
+    body = [f"{choice_type(s)} {v['chosen']};",
+            f"memset(&{v['chosen']}, 0, sizeof {v['chosen']});",
+            f"{v['chosen']}.status = PARAKERN_NO_CASE_FITS;",
+            "/* read once per device */",
+            f"static cudaDeviceProp {v['prop']};",
+            f"static {MODEL_DEVICE} {v['dev']};",
+            f"static int {v['known']} = -1;",
+            f"int {v['device']};",
+            f"if (cudaGetDevice(&{v['device']}) != cudaSuccess) {{",
+            INDENT + f"{v['chosen']}.status = PARAKERN_CUDA_ERROR;", INDENT + f"return {v['chosen']};", "}",
+            f"if ({v['device']} != {v['known']}) {{",
+            INDENT + f"if (cudaGetDeviceProperties(&{v['prop']}, {v['device']}) != cudaSuccess ||",
+            INDENT + f"    !{READ_DEVICE}({v['device']}, {v['prop']}, &{v['dev']})) {{",
+            INDENT * 2 + f"{v['chosen']}.status = PARAKERN_CUDA_ERROR;", INDENT * 2 + f"return {v['chosen']};",
+            INDENT + "}"]
+    for k, q in enumerate(quantities, 1):   # the occupancy of a tile above 48 KiB needs the opt-in
+        if sympy.sympify(q.shared_bytes) != 0:
+            attribute = "cudaFuncAttributeMaxDynamicSharedMemorySize"
+            body += [INDENT + f"if (cudaFuncSetAttribute({kernel_name(s, k)}, {attribute},",
+                     INDENT + f"                         (int){v['prop']}.sharedMemPerBlockOptin) != cudaSuccess) {{",
+                     INDENT * 2 + f"{v['chosen']}.status = PARAKERN_CUDA_ERROR;",
+                     INDENT * 2 + f"return {v['chosen']};", INDENT + "}"]
+    body += [INDENT + f"{v['known']} = {v['device']};", "}"]
+    index = {name: n.fresh(f"i_{name}") for name in names_}
+    keep = {name: n.fresh(f"best_{name}") for name in names_}
+    table = {name: n.fresh(f"{name}_values") for name in names_}
+    for name, values in zip(names_, lists):
+        body.append(f"static const long long {table[name]}[] = {{{', '.join(map(str, values))}}};")
+    body += [f"double {v['best']} = 0.0;", f"int {v['found']} = 0;"] + \
+        [f"long long {keep[name]} = 0;" for name in names_]
+    loops, depth = [], 0
+    for name, values in zip(names_, lists):
+        loops += [INDENT * depth + f"for (int {index[name]} = 0; {index[name]} < {len(values)}; ++{index[name]}) {{",
+                  INDENT * (depth + 1) + f"const long long {name} = {table[name]}[{index[name]}];"]
+        depth += 1
+    inner = INDENT * depth
+    facts = _facts(s)
+    call = [f"({p.ctype}){p.name}" if p.name in tuned else p.name for p in s.params] + [a.name for a in s.arrays]
+    time_args = [f"&{v['dev']}"] + [p.name for p in s.params]
+    step = []
+    if facts:
+        step += [f"if (!({relation_c(facts)}))", INDENT + "continue;  /* an assert, a loop bound, a divisor */"]
+    step += [f"const int {v['k']} = {select_name(s)}({', '.join(['true'] + call)});",
+             f"if ({v['k']} == PARAKERN_CUDA_ERROR) {{", INDENT + f"{v['chosen']}.status = PARAKERN_CUDA_ERROR;",
+             INDENT + f"return {v['chosen']};", "}",
+             f"if ({v['k']} < 1)", INDENT + "continue;  /* no case fits there */",
+             f"double {v['t']} = -1.0;",
+             f"switch ({v['k']}) {{"]
+    step += [f"case {k}: {v['t']} = {s.function}_{s.index}_time_case{k}({', '.join(time_args)}); break;"
+             for k in range(1, count + 1)]
+    step += ["}", f"if ({v['t']} < 0.0)", INDENT + "continue;",
+             f"if (!{v['found']} || {v['t']} < {v['best']} * (1.0 - {_tie()!r})) {{  /* ties: the first candidate */",
+             INDENT + f"{v['found']} = 1;", INDENT + f"{v['best']} = {v['t']};"] + \
+        [INDENT + f"{keep[name]} = {name};" for name in names_] + ["}"]
+    if not names_:
+        step = ["do {"] + [INDENT + line for line in step] + ["} while (0);"]
+    body += loops + [inner + line for line in step]
+    body += [INDENT * d + "}" for d in reversed(range(depth))]
+    final = [f"{keep[p.name]}" if p.name in tuned else p.name for p in s.params]
+    final = [f"({p.ctype}){x}" if p.name in tuned else x for p, x in zip(s.params, final)]
+    body += [f"if (!{v['found']})", INDENT + f"return {v['chosen']};"] + \
+        [f"{v['chosen']}.{name} = {keep[name]};" for name in names_] + \
+        [f"{v['chosen']}.predicted_seconds = {v['best']};",
+         f"{v['chosen']}.status = {dispatcher_name(s)}({', '.join(final + [a.name for a in s.arrays])});",
+         f"return {v['chosen']};"]
+    head = signature(f"{choice_type(s)} {auto_name(s)}", auto_arguments(s))
+    parts.append("\n".join([head, "{"] + [INDENT + line for line in body] + ["}"]))
+    return "\n\n".join(parts)
+
+
+def auto_code(tree) -> "tuple[str, str]":
+    """(prototype, source) of dispatch_auto; CodegenError when a quantity has no C form."""
+    try:
+        return prototype(tree), auto_source(tree)
+    except CodegenError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise CodegenError(f"no dispatch_auto: {exc}", tree.schedule.keyword_span) from exc
+

@@ -1,0 +1,199 @@
+"""`parakern tune FILE --profile h100 --data N=4096 [--top 5] [--json] [--formula] [--measure]`."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+from parakern.devices import PROFILES
+
+EXIT_MISSING = 3
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("tune", help="the best program parameters of each schedule on a GPU profile, by the time model")
+    p.add_argument("file", help="C source with meta_schedule / meta_for constructs")
+    p.add_argument("--profile", required=True, metavar="GPU", help=f"device profile ({', '.join(sorted(PROFILES))})")
+    p.add_argument("--data", action="append", default=[], metavar="N=V",
+                   help="a parameter's value (data sizes, and any parameter not to be tuned); repeatable")
+    p.add_argument("--schedule", metavar="ID", help="schedule id (function:index); default: every schedule")
+    p.add_argument("--top", type=int, default=5, help="configurations shown per schedule (default 5)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--formula", action="store_true", help="also print each case's time model")
+    p.add_argument("--measure", action="store_true",
+                   help="run the top configurations and a sample of the rest on the GPU (the bench) and "
+                        "report the model's rank correlation and the pick's fraction of the best")
+    p.add_argument("--device", type=int, default=0, help="CUDA device index for --measure (default 0)")
+    p.add_argument("--repeat", type=int, default=10, help="timed launches per configuration for --measure")
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(message, file=sys.stderr)
+    return code
+
+
+def _data(items) -> dict:
+    """["N=4096", "t=0"] -> {"N": 4096, "t": 0}; ValueError with the item at fault."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise ValueError(f"--data {item!r}: expected NAME=VALUE")
+        try:
+            out[name] = int(value.strip())
+        except ValueError:
+            raise ValueError(f"--data {item!r}: the value must be one integer") from None
+    return out
+
+
+def run(args) -> int:
+    from parakern.devices import get_profile
+    from parakern.tuning import model, search
+    key = args.profile.strip().lower()
+    if key not in PROFILES:
+        return _fail(f"parakern tune: unknown GPU profile {args.profile!r}; known: {', '.join(sorted(PROFILES))}")
+    if args.top < 1 or args.repeat < 1:
+        return _fail("parakern tune: --top and --repeat must be at least 1")
+    try:
+        fixed = _data(args.data)
+    except ValueError as exc:
+        return _fail(f"parakern tune: {exc}")
+    try:
+        text = Path(args.file).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return _fail(f"parakern tune: cannot read {args.file}: {exc.strerror or exc}")
+    try:
+        device = model.model_device(get_profile(key), key)
+    except model.ModelError as exc:
+        return _fail(f"parakern tune: {exc}")
+    from parakern.pipeline import analyze
+    analysis = analyze(text, args.file)
+    results = [r for r in analysis.results if args.schedule in (None, r.schedule.id)]
+    with_tree = [r for r in results if r.tree is not None and r.tree.cases]
+    if not with_tree:
+        known = ", ".join(r.schedule.id for r in analysis.results) or "none"
+        return _fail(f"parakern tune: no schedule with a case tree{' named ' + args.schedule if args.schedule else ''}"
+                     f" in {args.file} (schedules: {known})")
+    names = {p.name for r in with_tree for p in r.schedule.params}
+    unknown = [n for n in fixed if n not in names]
+    if unknown:
+        return _fail(f"parakern tune: --data {unknown[0]}: no schedule of {args.file} has that parameter "
+                     f"(parameters: {', '.join(sorted(names))})")
+    tunings, problems = [], []
+    for r in with_tree:
+        mine = {n: v for n, v in fixed.items() if n in {p.name for p in r.schedule.params}}
+        try:
+            tunings.append((r, mine, search.tune(r, mine, device)))
+        except search.TuneError as exc:
+            problems.append(str(exc))
+        except Exception as exc:  # one line, never a traceback
+            problems.append(f"{r.schedule.id}: internal error ({type(exc).__name__}: {exc})")
+    empty = [t for _, _, t in tunings if t.pick is None]
+    document = {"file": args.file, "device": key, "device_name": device.profile.name,
+                "schedules": [t.as_dict(args.top) for _, _, t in tunings], "problems": problems}
+    if args.json:
+        if args.formula:
+            for entry, (r, _, _) in zip(document["schedules"], tunings):
+                entry["formula"] = _formulas(r)
+    else:
+        print(_text(tunings, device, args.top, args.formula))
+    status = 0
+    for problem in problems:
+        print(f"parakern tune: {problem}", file=sys.stderr)
+        status = 1
+    for t in empty:
+        print(f"parakern tune: {t.schedule}: no feasible configuration ({_rejected(t)})", file=sys.stderr)
+        status = 1
+    if args.measure:
+        code = _measure(args, text, tunings, document)
+        status = status or code
+    if args.json:
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+    return status
+
+
+def _formulas(result) -> list:
+    from parakern.tuning import model
+    return ["\n".join(model.formula_text(q, k)) for k, q in enumerate(model.tree_quantities(result.tree), 1)]
+
+
+def _rejected(tuning) -> str:
+    return "; ".join(f"{n} {why}" for why, n in tuning.rejected[:3]) or "no candidate"
+
+
+def time_text(seconds: float) -> str:
+    if math.isnan(seconds):
+        return "—"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def bytes_text(n: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def configuration_text(c) -> str:
+    """`case 1: B0=256 ub1=4 s=64`, the one-line form of a configuration."""
+    values = " ".join(f"{n}={v}" for n, v in c.values)
+    return f"case {c.case}" + (f": {values}" if values else "")
+
+
+def _text(tunings, device, top: int, formula: bool) -> str:
+    lines = []
+    for r, fixed, t in tunings:
+        at = " ".join(f"{n}={v}" for n, v in sorted(fixed.items()))
+        lines.append(f"{t.schedule} on {device.key} ({device.profile.name})" + (f" at {at}" if at else "")
+                     + f": tuned {', '.join(t.tuned) or 'nothing'}; {t.candidates} candidates, {t.feasible} feasible")
+        rows = [("rank", "case", *t.tuned, "predicted", "occupancy", "bytes moved", "limited by")]
+        for i, c in enumerate(t.configurations[:top], 1):
+            p = c.prediction
+            rows.append((str(i), str(c.case), *(str(v) for _, v in c.values), time_text(p.time),
+                         f"{p.occupancy:.2f}", bytes_text(p.bytes_moved), p.limiting))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        if t.configurations:
+            lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+        if t.rejected:
+            lines.append("  infeasible: " + "; ".join(f"{n} × {why}" for why, n in t.rejected))
+        if formula:
+            lines += ["  " + line for f in _formulas(r) for line in f.splitlines()]
+    return "\n".join(lines)
+
+
+def _measure(args, text, tunings, document) -> int:
+    from parakern.bench.runner import requirements
+    missing = requirements()
+    if missing:
+        print(missing.replace("parakern bench:", "parakern tune: --measure needs a GPU:", 1), file=sys.stderr)
+        return EXIT_MISSING
+    from parakern.bench.command import _progress
+    from parakern.bench.runner import GpuRunner
+    from parakern.tuning.measure import measure, selection
+    status = 0
+    for entry, (r, fixed, t) in zip(document["schedules"], tunings):
+        if t.pick is None:
+            continue
+        chosen = selection(t.configurations, args.top)
+        try:
+            comparison = measure(text, args.file, r, t, chosen, fixed, GpuRunner, args.device, args.repeat,
+                                 progress=_progress)
+        except Exception as exc:  # one line, never a traceback
+            print(f"parakern tune: --measure {t.schedule}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        entry["measure"] = comparison.as_dict()
+        if not args.json:
+            print(f"{t.schedule} measured: {len([1 for _, m in comparison.pairs if not math.isnan(m)])} "
+                  f"configurations; Spearman {comparison.spearman:.2f}; the pick reaches "
+                  f"{comparison.pick_fraction:.0%} of the best measured speed")
+            for c, m in comparison.pairs:
+                print(f"  {configuration_text(c):<40} predicted {time_text(c.time):>10}  measured {time_text(m):>10}")
+        if not comparison.correct:
+            status = 1
+    return status

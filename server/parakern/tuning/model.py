@@ -1,0 +1,369 @@
+"""The time model of a case: predicted seconds of one launch at given program and data
+parameters on a device.
+
+Per case, a few quantities in the parameters (sympy, derived scalars replaced by their
+definitions): the launch (blocks, threads, dynamic shared bytes, from codegen.launch), the
+registers per thread (the tree's counter, or nvcc's in the C), the global bytes one block
+moves (`global_bytes_per_block`), the arithmetic of one thread (`arithmetic`: 32-bit and
+64-bit operations) and the shared-memory bytes one block reads and writes
+(`shared_traffic`). The device gives its SM count, memory bandwidth, clock, arithmetic lanes
+per SM (devices.py, with sources) and, through the occupancy calculator
+(counters/occupancy.py, cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks
+resident per SM. Then `FORMULA`, the same text evaluated here and printed in the generated C:
+
+    waves       = ⌈blocks / (SMs · resident)⌉            blocks that run at once, in turns
+    active      = min(blocks, SMs · resident)            blocks of one wave
+    per_sm      = ⌈active / SMs⌉                          blocks of one wave on the busiest SM
+    efficiency  = min(1, active · threads / (SMs · threads_per_SM / 2))
+                  half the SM's threads hide the memory latency; fewer use the bandwidth less
+    t_global    = waves · active · global_bytes / (bandwidth · efficiency)
+    t_compute   = waves · per_sm · threads · (ops32 / lanes32 + ops64 / lanes64) / clock
+    t_shared    = waves · per_sm · shared_traffic / (bytes_per_clock · clock)
+    time        = launch_overhead + max(t_global, t_compute, t_shared)
+
+Everything is per launch; a schedule inside a host loop launches once per iteration.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from dataclasses import dataclass
+
+import sympy
+
+from parakern import syntax
+from parakern.codegen.launch import in_parameters, launch_of
+from parakern.counters.occupancy import occupancy_detail
+from parakern.devices import DeviceProfile
+
+# One launch's fixed cost: the order of a kernel launch's latency on current GPUs and
+# drivers (a few microseconds, as the CUDA Best Practices Guide and the bench's empty
+# launches show); the same on every device, so it only weighs against very short kernels.
+LAUNCH_OVERHEAD_S = 3e-6
+
+
+class ModelError(ValueError):
+    """The device lacks a fact the model reads (bandwidth, clock)."""
+
+
+@dataclass(frozen=True)
+class ModelDevice:
+    """What the model reads of a device: the occupancy calculator's profile and its speeds."""
+    key: str
+    profile: DeviceProfile
+    sms: int
+    bandwidth: float                 # bytes per second, DRAM
+    clock: float                     # Hz, the SM's boost clock
+    lanes32: int                     # 32-bit arithmetic results per clock per SM
+    lanes64: int                     # 64-bit
+    threads_per_sm: int
+    shared_bytes_per_clock: int      # per SM
+    launch_overhead: float = LAUNCH_OVERHEAD_S
+
+    def values(self) -> dict:
+        """The device's names in FORMULA, as floats."""
+        return {"sms": float(self.sms), "bandwidth": float(self.bandwidth), "clock": float(self.clock),
+                "lanes32": float(self.lanes32), "lanes64": float(self.lanes64),
+                "threads_per_sm": float(self.threads_per_sm),
+                "shared_bytes_per_clock": float(self.shared_bytes_per_clock),
+                "launch_overhead": float(self.launch_overhead)}
+
+
+def model_device(profile: DeviceProfile, key: str = "") -> ModelDevice:
+    if not profile.memory_bandwidth_gbps or not profile.boost_clock_mhz:
+        raise ModelError(f"{profile.name} has no memory bandwidth or clock in devices.py")
+    return ModelDevice(key or profile.name, profile, profile.sm_count, profile.memory_bandwidth_gbps * 1e9,
+                       profile.boost_clock_mhz * 1e6, profile.fp32_lanes_per_sm, profile.fp64_lanes_per_sm,
+                       profile.max_threads_per_sm, profile.shared_memory_bytes_per_clock)
+
+
+# ------------------------------------------------------------------ the formula
+
+# (name, expression): the same text is Python (min, max, ceil) and C (fmin, fmax, ceil) over
+# doubles. Inputs: the case's quantities at the point (QUANTITY_NAMES) and the device's values.
+FORMULA = (
+    ("concurrent", "sms * resident"),
+    ("waves", "ceil(blocks / concurrent)"),
+    ("active", "min(blocks, concurrent)"),
+    ("per_sm", "ceil(active / sms)"),
+    ("efficiency", "min(1.0, active * threads / (sms * threads_per_sm / 2.0))"),
+    ("t_global", "waves * active * global_bytes / (bandwidth * efficiency)"),
+    ("t_compute", "waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock"),
+    ("t_shared", "waves * per_sm * shared_traffic / (shared_bytes_per_clock * clock)"),
+    ("time", "launch_overhead + max(t_global, max(t_compute, t_shared))"),
+)
+QUANTITY_NAMES = ("blocks", "threads", "resident", "global_bytes", "ops32", "ops64", "shared_traffic")
+DEVICE_NAMES = ("sms", "bandwidth", "clock", "lanes32", "lanes64", "threads_per_sm", "shared_bytes_per_clock",
+                "launch_overhead")
+TERMS = ("t_global", "t_compute", "t_shared")
+_COMPILED = tuple((name, compile(text, name, "eval")) for name, text in FORMULA)
+_BUILTINS = {"__builtins__": {}, "min": min, "max": max, "ceil": math.ceil}
+
+
+def evaluate(inputs: dict) -> dict:
+    """Every step of FORMULA at these inputs (names -> numbers); the result has them all."""
+    env = {k: float(v) for k, v in inputs.items()}
+    for name, code in _COMPILED:
+        env[name] = float(eval(code, _BUILTINS, env))   # noqa: S307 - our own constant text
+    return env
+
+
+def formula_c(indent: str = "") -> list[str]:
+    """FORMULA as C statements (`const double name = ...;`), over doubles of the same names."""
+    out = []
+    for name, text in FORMULA:
+        text = re.sub(r"\bmin\(", "fmin(", re.sub(r"\bmax\(", "fmax(", text))
+        out.append(f"{indent}const double {name} = {text};")
+    return out
+
+
+# ------------------------------------------------------------------ a case's quantities
+
+@dataclass(frozen=True)
+class Quantities:
+    """A case's inputs to FORMULA as expressions in the parameters (derived scalars replaced)."""
+    blocks: sympy.Expr
+    threads: sympy.Expr
+    shared_bytes: sympy.Expr         # dynamic shared memory per block (the occupancy calculator's)
+    registers: int                   # per thread, the tree's counter
+    global_bytes: sympy.Expr         # per block
+    ops32: sympy.Expr                # per thread
+    ops64: sympy.Expr                # per thread
+    shared_traffic: sympy.Expr       # per block, bytes
+
+    def expressions(self) -> dict:
+        return {"blocks": self.blocks, "threads": self.threads, "shared_bytes": self.shared_bytes,
+                "global_bytes": self.global_bytes, "ops32": self.ops32, "ops64": self.ops64,
+                "shared_traffic": self.shared_traffic}
+
+
+def quantities(case) -> Quantities:
+    s = case.kernel.schedule
+    launch = launch_of(case)
+    ops32, ops64 = arithmetic(case)
+    return Quantities(sympy.Mul(*launch.grid), launch.threads, launch.shared_bytes,
+                      int(case.counter("registers")), global_bytes_per_block(case),
+                      in_parameters(ops32, s), in_parameters(ops64, s), shared_traffic(case))
+
+
+def _trips(s) -> dict:
+    """Serial loop variable -> its trip count (in parameters)."""
+    return {lp.var: in_parameters(lp.trip_count, s) for lp in (*s.between, *s.serial)}
+
+
+def _between_trips(s):
+    return sympy.Mul(*(in_parameters(lp.trip_count, s) for lp in s.between))
+
+
+def global_bytes_per_block(case) -> sympy.Expr:
+    """Bytes of global memory one block of the case reads and writes.
+
+    THE one home of this figure in the model. For now from the footprint analysis
+    (analysis/footprint.py): each element a block reads loaded once and each element it
+    writes stored once, staged arrays included (their tile loads and stores); an array
+    whose region moves with a serial loop between the grid and block levels (matmul's k)
+    counts once per iteration. Where a footprint is unbounded, every access of the array is
+    counted. The sector-exact measure (analysis/traffic.py: sectors x 32 B per block,
+    coalescing and the shared-memory staging copies included) replaces this when it is
+    available."""
+    from parakern.analysis.footprint import footprints
+    s = case.kernel.schedule
+    between = {lp.var for lp in s.between}
+    moving = _between_trips(s)
+    total = sympy.S.Zero
+    for kind in ("is_read", "is_write"):
+        accesses = tuple(a for a in s.accesses if getattr(a, kind))
+        names = tuple(dict.fromkeys(a.array for a in accesses))
+        if not names:
+            continue
+        part = dataclasses.replace(s, accesses=accesses)
+        for fp in footprints(part, names):
+            array = s.array(fp.array)
+            mine = [a for a in accesses if a.array == fp.array]
+            if fp.elements is sympy.oo or fp.elements.has(sympy.oo):
+                elements = sum((_executions(a, s) for a in mine), sympy.S.Zero) * _threads(case)
+            else:
+                moves = any(set(map(str, sympy.Tuple(*a.indices).free_symbols)) & between for a in mine)
+                elements = fp.elements * (moving if moves else 1)
+            total += in_parameters(elements, s) * array.element_size
+    return sympy.expand(total)
+
+
+def _threads(case):
+    return launch_of(case).threads
+
+
+def _executions(access, s) -> sympy.Expr:
+    """How often one thread executes an access: the trip counts of its enclosing serial loops
+    (and of the loops between grid and block levels)."""
+    trips = _trips(s)
+    count = sympy.Mul(*(trips.get(v, sympy.S.One) for v in access.loops))
+    missing = [lp for lp in s.between if lp.var not in access.loops]
+    return count * sympy.Mul(*(trips[lp.var] for lp in missing))
+
+
+def shared_traffic(case) -> sympy.Expr:
+    """Bytes of shared memory one block reads and writes: every access of a staged array by
+    every thread, and the staging copies (the tile written once when loaded, read once when
+    stored back)."""
+    from parakern.analysis.footprint import footprints
+    s = case.kernel.schedule
+    staged = set(case.kernel.cached)
+    if not staged:
+        return sympy.S.Zero
+    threads = _threads(case)
+    total = sympy.S.Zero
+    for a in s.accesses:
+        if a.array in staged:
+            total += _executions(a, s) * threads * s.array(a.array).element_size
+    for fp in footprints(s, tuple(sorted(staged))):
+        if fp.elements is not sympy.oo:
+            copies = 1 + int(s.array(fp.array).written)
+            total += fp.elements * s.array(fp.array).element_size * copies * _between_trips(s)
+    return sympy.expand(in_parameters(total, s))
+
+
+_ARITHMETIC_ASSIGN = {"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
+
+
+def arithmetic(case) -> tuple:
+    """(32-bit, 64-bit) arithmetic operations of one thread: every operator, math call and
+    compound assignment of its body (comparisons, logic and subscripts aside: addressing),
+    times the trip counts of its serial loops and of the loops between grid and block
+    levels; of an `if` with an `else` the larger branch where both are numbers."""
+    s = case.kernel.schedule
+    trips = _trips(s)
+    ops32, ops64 = _ops(s.body, trips)
+    between = _between_trips(s)
+    return sympy.expand(ops32 * between), sympy.expand(ops64 * between)
+
+
+def _ops(node, trips) -> tuple:
+    zero = (sympy.S.Zero, sympy.S.Zero)
+    if isinstance(node, syntax.Index) or node is None:
+        return zero
+    if isinstance(node, syntax.Loop):
+        a, b = _ops(node.body, trips)
+        n = trips.get(node.var, sympy.S.One)
+        return a * n, b * n
+    if isinstance(node, syntax.If):
+        c = _ops(node.cond, trips)
+        t = _ops(node.then, trips)
+        e = _ops(node.other, trips) if node.other is not None else zero
+        both = tuple(max(x, y) if (x.is_Number and y.is_Number) else x + y for x, y in zip(t, e))
+        return c[0] + both[0], c[1] + both[1]
+    own = 0
+    ctype = getattr(node, "ctype", "")
+    if isinstance(node, syntax.Binary) and node.op not in syntax.COMPARISONS | syntax.LOGICAL:
+        own = 1
+    elif isinstance(node, syntax.Unary) and node.op in ("-", "~"):
+        own = 1
+    elif isinstance(node, syntax.Call):
+        own = 1
+    elif isinstance(node, syntax.Assign) and node.op in _ARITHMETIC_ASSIGN:
+        own, ctype = 1, node.target.ctype
+    a, b = (sympy.S.Zero, sympy.S.Zero)
+    if own:
+        a, b = (sympy.S.Zero, sympy.S.One) if ctype == "double" else (sympy.S.One, sympy.S.Zero)
+    for child in syntax.children(node):
+        if isinstance(node, syntax.Assign) and child is node.target:
+            continue   # the store's own subscripts are addressing
+        x, y = _ops(child, trips)
+        a, b = a + x, b + y
+    return a, b
+
+
+# ------------------------------------------------------------------ one prediction
+
+@dataclass(frozen=True)
+class Prediction:
+    time: float                      # seconds, one launch
+    steps: tuple                     # ((name, value), ...): the inputs and every step of FORMULA
+    resident: int                    # blocks per SM (occupancy calculator)
+    occupancy: float                 # active warps / max warps per SM
+    limiting: str                    # the term of the max: "global", "compute" or "shared"
+    bytes_moved: int                 # global bytes of the whole launch (blocks x global_bytes)
+
+    def step(self, name: str) -> float:
+        return dict(self.steps)[name]
+
+
+def _number(expr, subs) -> "int | None":
+    value = sympy.sympify(expr).xreplace(subs)
+    if value.is_Integer:
+        return int(value)
+    if value.is_Number and value.is_finite:
+        return int(math.ceil(value))
+    return None
+
+
+def at(q: Quantities, subs: dict) -> "dict | None":
+    """The case's quantities at a point (symbol -> Integer); None where one is not a number."""
+    out = {}
+    for name, expr in q.expressions().items():
+        value = _number(expr, subs)
+        if value is None:
+            return None
+        out[name] = value
+    return out
+
+
+def predict(q: Quantities, subs: dict, device: ModelDevice, registers: "int | None" = None) -> "Prediction | None":
+    """The predicted time of the case at `subs` on `device`; None where the block cannot be
+    resident (the occupancy calculator gives 0 blocks) or a quantity is not a number.
+    registers: nvcc's count per thread instead of the tree's."""
+    values = at(q, subs)
+    if values is None or values["threads"] < 1 or values["blocks"] < 1:
+        return None
+    regs = q.registers if registers is None else registers
+    try:
+        detail = occupancy_detail(regs, values["shared_bytes"], values["threads"], device.profile)
+    except ValueError:
+        return None
+    if detail.active_blocks < 1:
+        return None
+    inputs = {**{n: values[n] for n in QUANTITY_NAMES if n != "resident"}, "resident": detail.active_blocks,
+              **device.values()}
+    env = evaluate(inputs)
+    steps = tuple((n, env[n]) for n in (*QUANTITY_NAMES, *(name for name, _ in FORMULA)))
+    terms = {t: env[t] for t in TERMS}
+    limiting = max(TERMS, key=lambda t: terms[t]).removeprefix("t_")
+    return Prediction(env["time"], steps, detail.active_blocks, float(detail.occupancy), limiting,
+                      values["blocks"] * values["global_bytes"])
+
+
+# ------------------------------------------------------------------ the formula for people
+
+def _math(expr) -> str:
+    from parakern.printing import to_math
+    expr = sympy.sympify(expr)
+    return str(int(expr)) if expr.is_Integer else to_math(expr)
+
+
+def formula_text(q: Quantities, k: int) -> list[str]:
+    """The case's model as lines of text: its quantities, then FORMULA."""
+    e = {n: _math(x) for n, x in q.expressions().items()}
+    lines = [f"case {k}: blocks = {e['blocks']}, threads = {e['threads']}, "
+             f"shared = {e['shared_bytes']} B, registers {q.registers}",
+             f"  global bytes per block = {e['global_bytes']}",
+             f"  arithmetic per thread = {e['ops32']} (32-bit) + {e['ops64']} (64-bit)",
+             f"  shared-memory bytes per block = {e['shared_traffic']}",
+             "  resident = blocks per SM by the occupancy calculator (registers, shared, threads)"]
+    return lines + [f"  {name} = {text}" for name, text in FORMULA]
+
+
+_TREES: dict = {}          # id(tree) -> (tree, quantities): the tree kept, so its id is not reused
+_KEEP = 32
+
+
+def tree_quantities(tree) -> tuple:
+    """quantities() of every case of a tree, computed once per tree."""
+    hit = _TREES.get(id(tree))
+    if hit is not None and hit[0] is tree:
+        return hit[1]
+    if len(_TREES) >= _KEEP:
+        _TREES.pop(next(iter(_TREES)))
+    found = tuple(quantities(c) for c in tree.cases)
+    _TREES[id(tree)] = (tree, found)
+    return found

@@ -1,0 +1,179 @@
+"""The best configurations of a schedule on a device: every candidate value of its tuned
+parameters, the case the dispatcher would launch there (dispatch.choose, the one rule), and
+that case's predicted time (model.py), fastest first.
+
+The tuned parameters are the program parameters that size a block (a block-level meta_for
+extent) or divide a grid extent (granularity: `n / (ub1 * s)`); every other parameter has
+the value the caller gives (data sizes, a time step, a scalar). Candidates: powers of two
+up to 1024 for a block size, up to 64 for the others; a candidate is feasible when every
+fact of the schedule holds there (asserts, divisibility, loop bounds), the dispatcher finds a
+case whose kernel fits the device and launches within CUDA's limits, and a block of it can
+be resident on an SM. The same candidates, in the same order, are what the generated
+`dispatch_auto` tries (codegen/auto.py); ties go to the first, as there.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import sympy
+
+from parakern import dispatch
+from parakern.bench.plan import block_parameters, check_facts, needed_parameters, substitutions
+from parakern.codegen.launch import in_parameters
+from parakern.devices import machine_values
+from parakern.tuning import model
+
+BLOCK_CANDIDATES = tuple(2 ** i for i in range(11))    # 1 .. 1024 threads along an axis
+OTHER_CANDIDATES = tuple(2 ** i for i in range(7))     # 1 .. 64 iterations per thread
+TIE = 1e-9                                             # relative: a later candidate must be faster by more
+
+
+class TuneError(ValueError):
+    """A value missing or wrong, or nothing feasible: one line for the user."""
+
+
+def tuned_parameters(schedule) -> tuple:
+    """Program parameters that size a block or divide a grid extent, in the schedule's order."""
+    blocks = block_parameters(schedule)
+    divisors = set()
+    for lp in schedule.grid:
+        extent = in_parameters(lp.extent, schedule)
+        for f in extent.atoms(sympy.floor, sympy.ceiling):
+            _, den = sympy.fraction(sympy.together(f.args[0]))
+            divisors |= {x.name for x in den.free_symbols}
+    return tuple(p.name for p in schedule.program_params
+                 if p.ctype in ("int", "unsigned", "long", "long long") and (p.name in blocks or p.name in divisors))
+
+
+def candidate_values(schedule, name: str) -> tuple:
+    return BLOCK_CANDIDATES if name in block_parameters(schedule) else OTHER_CANDIDATES
+
+
+@dataclass(frozen=True)
+class Configuration:
+    case: int                        # 1-based, the case the dispatcher launches
+    values: tuple                    # ((name, value), ...) of the tuned parameters
+    prediction: model.Prediction
+    grid: tuple
+    block: tuple
+    shared_bytes: int
+    by: str                          # the dispatcher's pass that chose the case
+    order: int                       # index among the candidates (ties go to the first)
+
+    @property
+    def time(self) -> float:
+        return self.prediction.time
+
+    def as_dict(self) -> dict:
+        p = self.prediction
+        return {"case": self.case, "parameters": dict(self.values), "predicted_s": p.time,
+                "occupancy": p.occupancy, "resident_blocks": p.resident, "bytes_moved": p.bytes_moved,
+                "limited_by": p.limiting, "grid": list(self.grid), "block": list(self.block),
+                "shared_bytes": self.shared_bytes, "pass": self.by,
+                "model": {k: v for k, v in p.steps}}
+
+
+@dataclass(frozen=True)
+class Tuning:
+    schedule: str                    # id
+    device: str                      # profile key
+    fixed: tuple                     # ((name, value), ...) given
+    tuned: tuple                     # names
+    candidates: int                  # tried
+    feasible: int
+    configurations: tuple            # Configuration, fastest first (the pick first)
+    rejected: tuple = ()             # ((why, count), ...) of the infeasible candidates, most frequent first
+
+    @property
+    def pick(self) -> "Configuration | None":
+        return self.configurations[0] if self.configurations else None
+
+    def as_dict(self, top: "int | None" = None) -> dict:
+        shown = self.configurations[:top] if top else self.configurations
+        return {"schedule": self.schedule, "device": self.device, "fixed": dict(self.fixed),
+                "tuned": list(self.tuned), "candidates": self.candidates, "feasible": self.feasible,
+                "configurations": [c.as_dict() for c in shown],
+                "rejected": [{"why": w, "count": n} for w, n in self.rejected]}
+
+
+def space(schedule, fixed: dict) -> tuple:
+    """(names, value lists) of the parameters tuned here: tuned_parameters less those given."""
+    names = tuple(n for n in tuned_parameters(schedule) if n not in fixed)
+    return names, tuple(candidate_values(schedule, n) for n in names)
+
+
+def _needed(schedule, tree, quantities) -> list:
+    names = set(needed_parameters(schedule, tree))
+    for q in quantities:
+        for e in q.expressions().values():
+            names |= {x.name for x in sympy.sympify(e).free_symbols}
+    return [p.name for p in schedule.params if p.name in names]
+
+
+def tune(result, fixed: dict, device: model.ModelDevice) -> Tuning:
+    """Every feasible configuration of a schedule's tuned parameters at the `fixed` values on
+    `device`, fastest first; TuneError for a value missing or a parameter unknown."""
+    schedule, tree = result.schedule, result.tree
+    if tree is None or not tree.cases:
+        raise TuneError(f"{schedule.id} has no case tree")
+    known = {p.name for p in schedule.params}
+    unknown = [n for n in fixed if n not in known]
+    if unknown:
+        raise TuneError(f"{schedule.id} has no parameter {unknown[0]} (parameters: "
+                        f"{', '.join(p.name for p in schedule.params)})")
+    quantities = model.tree_quantities(tree)
+    names, lists = space(schedule, fixed)
+    missing = [n for n in _needed(schedule, tree, quantities) if n not in fixed and n not in names]
+    if missing:
+        raise TuneError(f"{schedule.id}: no value for {', '.join(missing)}; give --data {missing[0]}=...")
+    machine = dispatch.Machine(**{k: v for k, v in zip(("regs_per_block", "Z", "T"), _machine(device))})
+    found, rejected, order = [], {}, 0
+    for order, combo in enumerate(itertools.product(*lists)):
+        values = {**fixed, **dict(zip(names, combo))}
+        config, why = _judge(result, quantities, values, machine, device, names, order)
+        if config is None:
+            rejected[why] = rejected.get(why, 0) + 1
+        else:
+            found.append(config)
+    count = order + 1 if lists or not names else 0
+    ranked = sorted(found, key=lambda c: (c.time, c.order))
+    best = pick(found)
+    if best is not None:
+        ranked.remove(best)
+        ranked.insert(0, best)
+    reasons = tuple(sorted(rejected.items(), key=lambda kv: -kv[1]))
+    return Tuning(schedule.id, device.key, tuple(sorted(fixed.items())), names, count, len(found),
+                  tuple(ranked), reasons)
+
+
+def _machine(device: model.ModelDevice) -> tuple:
+    v = machine_values(device.profile)
+    return v["R_B"], v["Z"], v["T"]
+
+
+def pick(configurations) -> "Configuration | None":
+    """The configuration dispatch_auto takes: in candidate order, a later one replaces the best
+    only when faster by more than TIE (relative), as the C does."""
+    best = None
+    for c in sorted(configurations, key=lambda c: c.order):
+        if best is None or c.time < best.time * (1 - TIE):
+            best = c
+    return best
+
+
+def _judge(result, quantities, values, machine, device, names, order):
+    schedule, tree = result.schedule, result.tree
+    subs = substitutions(schedule, values)
+    why = check_facts(schedule, subs)
+    if why:
+        return None, why.split(" (")[0]
+    choice = dispatch.choose(tree, machine, subs)
+    if choice.case is None:
+        return None, "no case fits the device"
+    prediction = model.predict(quantities[choice.case - 1], subs, device)
+    if prediction is None:
+        return None, "no block can be resident"
+    sizes = choice.launches[choice.case - 1]
+    return Configuration(choice.case, tuple((n, values[n]) for n in names), prediction, tuple(sizes.grid),
+                         tuple(sizes.block), int(sizes.shared_bytes or 0), choice.by, order), ""

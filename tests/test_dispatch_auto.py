@@ -1,0 +1,84 @@
+"""`<function>_<index>_dispatch_auto` on the CPU emulation: on an emulated H100 (SMs, clocks,
+bus width, per-SM limits: parakern_cpu_set_profile) it picks the configuration `parakern tune`
+picks (the same candidates, rule and model, in C), launches it, and the arrays match the serial
+C run with those parameters."""
+import dataclasses
+import shutil
+
+import pytest
+
+from conftest import SAMPLES
+from parakern.codegen.auto import auto_name, choice_type
+from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name
+from parakern.devices import get_profile, machine_values
+from parakern.tuning import model, search
+from parakern.verify.core import Session
+from parakern.verify.points import Device
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not on PATH")
+
+# The emulated GPU: an H100 SXM5 whose memory clock and bus width give 3.328 TB/s exactly.
+SMS, CC, THREADS_PER_SM, BLOCKS_PER_SM, RESERVED = 132, (9, 0), 2048, 32, 1024
+CLOCK_KHZ, MEMORY_KHZ, BUS_BITS = 1980000, 2600000, 5120
+H100 = get_profile("h100")
+DEVICE = dataclasses.replace(model.model_device(H100, "h100"), bandwidth=2.0 * MEMORY_KHZ * 1000.0 * (BUS_BITS // 8))
+MACHINE = machine_values(H100)
+EMULATED = Device(MACHINE["R_B"], MACHINE["Z"], 48 * 1024, MACHINE["T"])
+
+# Data sizes small enough for the emulation, uneven where the facts allow.
+CASES = {
+    "saxpy": {"n": 1000}, "matadd": {"N": 96}, "jacobi1d": {"N": 1002}, "matmul": {"n": 64},
+    "transpose": {"N": 64}, "polydiv": {"N": 40, "M": 30, "P": 97}, "stencil2d": {"N": 70},
+    "matvec": {"m": 300, "n": 40},
+    "polybench/heat3d": {"n": 18}, "polybench/covariance": {"m": 40, "n": 30},
+    "polybench/conv2d": {"h": 40, "w": 50}, "polybench/gemm": {"ni": 40, "nj": 50, "nk": 20},
+}
+
+
+def _shim(result) -> str:
+    s = result.schedule
+    names, _ = search.space(s, {})
+    untuned = [p.name for p in s.params if p.name not in names] + [a.name for a in s.arrays]
+    differs = " || ".join(f"r.{n} != {n}" for n in names) or "0"
+    shim = f"parakern_auto_shim_{s.function}_{s.index}"
+    return "\n".join([
+        f"static int {shim}({', '.join(dispatcher_arguments(s))})",
+        "{",
+        f"    {choice_type(s)} r = {auto_name(s)}({', '.join(untuned)});",
+        f"    if (r.status > 0 && ({differs})) {{",
+        "        parakern_cpu::last_message = \"dispatch_auto chose another configuration:\";",
+        *[f"        parakern_cpu::last_message += \" {n}=\" + std::to_string(r.{n});" for n in names],
+        "        return PARAKERN_CUDA_ERROR;",
+        "    }",
+        "    return r.status;",
+        "}",
+        f"#define {dispatcher_name(s)} {shim}"])
+
+
+def _transform(cu: str, results) -> str:
+    profile = (f"static const bool parakern_profile_set = (parakern_cpu_set_profile({SMS}, {CC[0]}, {CC[1]}, "
+               f"{THREADS_PER_SM}, {BLOCKS_PER_SM}, {RESERVED}, {CLOCK_KHZ}, {MEMORY_KHZ}, {BUS_BITS}), true);")
+    return cu + "\n#include <string>\n" + profile + "\n" + "\n".join(_shim(r) for r in results) + "\n"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_dispatch_auto_picks_what_tune_picks_and_matches_serial_c(name):
+    path = SAMPLES / f"{name}.c"
+    text = path.read_text()
+    from parakern.pipeline import analyze
+    results = [r for r in analyze(text, str(path)).results if r.tree is not None and r.tree.cases]
+    with Session(text, str(path), transform_cu=lambda cu: _transform(cu, results)) as session:
+        assert not session.problem, session.problem
+        for result in results:
+            s = result.schedule
+            data = {k: v for k, v in CASES[name].items() if k in {p.name for p in s.params}}
+            fixed = {**data, **{p.name: 0 for p in s.params if p.name in s.host_loops}}
+            tuning = search.tune(result, fixed, DEVICE)
+            pick = tuning.pick
+            assert pick is not None, f"{s.id}: nothing feasible at {data}"
+            values = {**data, **dict(pick.values)}
+            outcome = session.run(s.id, values, EMULATED, case=pick.case)
+            assert outcome is not None, f"{s.id}: the schedule was never reached"
+            assert not outcome.error, f"{s.id} at {values}: {outcome.error}"
+            assert not outcome.mismatches and not outcome.guards, f"{s.id} at {values}: {outcome.mismatches}"
+            assert outcome.chosen and all(c == pick.case for c in outcome.chosen), (s.id, outcome.chosen, pick.case)

@@ -1,0 +1,192 @@
+"""The time model (hand-computed cases), `parakern tune` (every sample and PolyBench program:
+every configuration it returns is feasible, checked against the tree and CUDA's launch
+limits on their own), its messages for bad input, and --measure without a GPU."""
+import functools
+import math
+
+import pytest
+import sympy
+
+from conftest import ROOT, SAMPLES
+from parakern import cli, dispatch, limits
+from parakern.bench.plan import substitutions
+from parakern.codegen.launch import in_parameters
+from parakern.devices import PROFILES, get_profile, machine_values
+from parakern.pipeline import analyze
+from parakern.symbols import R_B, T, Z
+from parakern.tuning import measure, model, search
+
+H100 = model.model_device(get_profile("h100"), "h100")
+
+
+@functools.lru_cache(maxsize=None)
+def _results(path: str):
+    text = (ROOT / path).read_text()
+    return tuple(r for r in analyze(text, path).results if r.tree is not None and r.tree.cases)
+
+
+def test_saxpy_time_by_hand():
+    """n = 2^20, B = 256 on an H100: 4096 blocks of 256 threads, 10 registers: 8 blocks per SM
+    (warps: 64 / 8), 1056 at once, 4 waves; 12 bytes per thread; 4 operations per thread."""
+    result = _results("samples/saxpy.c")[0]
+    q = model.tree_quantities(result.tree)[0]
+    assert str(q.global_bytes) == "12*B"
+    assert str(q.ops32) == "4" and q.ops64 == 0 and q.shared_traffic == 0
+    subs = substitutions(result.schedule, {"n": 1 << 20, "B": 256})
+    p = model.predict(q, subs, H100)
+    assert p.resident == 8 and p.step("waves") == 4 and p.step("active") == 1056 and p.step("efficiency") == 1
+    t_global = 4 * 1056 * 3072 / 3350e9
+    t_compute = 4 * 8 * 256 * (4 / 128) / 1.98e9
+    assert math.isclose(p.step("t_global"), t_global, rel_tol=1e-12)
+    assert math.isclose(p.step("t_compute"), t_compute, rel_tol=1e-12)
+    assert math.isclose(p.time, 3e-6 + t_global, rel_tol=1e-12)
+    assert p.limiting == "global" and p.bytes_moved == 4096 * 3072
+
+
+def test_jacobi_quantities_by_hand():
+    """Case 1 stages a: each block reads B·s + 2 and writes B·s ints; in shared memory 8 accesses
+    (both branches of t % 2) per k, plus the tile copied in and out; 16 operations per k."""
+    result = _results("samples/jacobi1d.c")[0]
+    q = model.tree_quantities(result.tree)[0]
+    names = {x.name: x for x in q.global_bytes.free_symbols}
+    B, s = names["B"], names["s"]
+    assert sympy.expand(q.global_bytes - (8 * B * s + 8)) == 0
+    assert sympy.expand(q.shared_traffic - (32 * B * s + 2 * 4 * (2 * B * s + 2))) == 0
+    assert sympy.expand(q.ops32 - 16 * s) == 0
+    assert sympy.expand(q.shared_bytes - (8 * B * s + 8)) == 0
+
+
+def test_few_blocks_use_the_bandwidth_less():
+    """One block of 128 threads on 132 SMs: efficiency 128 / (132 · 1024), the time that much longer."""
+    inputs = {"blocks": 1, "threads": 128, "resident": 16, "global_bytes": 1e6, "ops32": 0, "ops64": 0,
+              "shared_traffic": 0, **H100.values()}
+    env = model.evaluate(inputs)
+    assert env["waves"] == 1 and env["per_sm"] == 1
+    assert math.isclose(env["efficiency"], 128 / (132 * 1024))
+    assert math.isclose(env["t_global"], 1e6 / (3350e9 * 128 / (132 * 1024)))
+
+
+def test_formula_is_the_same_text_in_c():
+    lines = model.formula_c()
+    assert lines[-1] == "const double time = launch_overhead + fmax(t_global, fmax(t_compute, t_shared));"
+    assert len(lines) == len(model.FORMULA)
+
+
+def test_spearman():
+    assert measure.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == 1
+    assert measure.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == -1
+    assert math.isclose(measure.spearman([1, 2, 3], [1, 3, 2]), 0.5)
+    assert math.isnan(measure.spearman([1, 2], [1, 2]))
+    assert measure.ranks([5, 1, 5]) == [2.5, 1, 2.5]
+
+
+def test_tuned_parameters():
+    assert search.tuned_parameters(_results("samples/matmul.c")[0].schedule) == ("B0", "ub1", "s")
+    assert search.tuned_parameters(_results("samples/jacobi1d.c")[0].schedule) == ("s", "B")
+    assert search.tuned_parameters(_results("samples/matvec.c")[0].schedule) == ("B",)   # m, n are sizes
+
+
+def _feasible(result, config, fixed: dict, profile) -> str:
+    """'' when the configuration is feasible, checked without the search's own code: the facts,
+    the case's constraints (first pass) and its kernel's needs with the GPU's values, CUDA's launch
+    limits (limits.py) and what holds on every device."""
+    schedule, tree = result.schedule, result.tree
+    values = {**fixed, **dict(config.values)}
+    subs = substitutions(schedule, values)
+    machine = machine_values(profile)
+    env = {**subs, R_B: sympy.Integer(machine["R_B"]), Z: sympy.Integer(machine["Z"]), T: sympy.Integer(machine["T"])}
+    for fact in schedule.facts:
+        rel = sympy.sympify(fact.relation).xreplace(subs)
+        if not rel.free_symbols and not bool(rel):
+            return f"fact {fact.relation}"
+    case = tree.cases[config.case - 1]
+    relations = list(case.needs.relations)
+    if config.by == dispatch.FIRST_PASS:
+        relations += list(case.constraints.relations)
+    relations += list(limits.launch_relations(case.kernel.schedule)) + list(limits.machine_facts(schedule))
+    for rel in relations:
+        value = in_parameters(rel, case.kernel.schedule).xreplace(env)
+        if value.free_symbols or not bool(value):
+            return f"case {config.case}: {rel}"
+    if any(not 1 <= g <= top for g, top in zip(config.grid, limits.GRID_LIMITS)):
+        return f"grid {config.grid}"
+    if any(not 1 <= b <= top for b, top in zip(config.block, limits.BLOCK_LIMITS)) or \
+            math.prod(config.block) > limits.MAX_THREADS_PER_BLOCK:
+        return f"block {config.block}"
+    if config.shared_bytes > profile.max_shared_memory_per_block or config.prediction.resident < 1:
+        return "shared memory / residency"
+    return ""
+
+
+FILES = sorted(str(p.relative_to(ROOT)) for p in [*SAMPLES.glob("*.c"), *(SAMPLES / "polybench").glob("*.c")])
+
+
+@pytest.mark.parametrize("path", FILES)
+def test_every_configuration_tune_returns_is_feasible(path):
+    for result in _results(path):
+        s = result.schedule
+        tuned = search.tuned_parameters(s)
+        fixed = {p.name: (0 if p.name in s.host_loops else 200) for p in s.params
+                 if p.name not in tuned and p.ctype == "int"}
+        for key in ("h100", "t4"):
+            tuning = search.tune(result, fixed, model.model_device(get_profile(key), key))
+            assert tuning.pick is not None, (s.id, key, tuning.rejected)
+            assert [c.time for c in tuning.configurations[1:]] == sorted(c.time for c in tuning.configurations[1:])
+            for config in tuning.configurations:
+                why = _feasible(result, config, fixed, PROFILES[key])
+                assert not why, f"{s.id} on {key}: {config.values}: {why}"
+
+
+def test_cli_tune_text_and_json(capsys):
+    assert cli.main(["tune", str(SAMPLES / "jacobi1d.c"), "--profile", "h100", "--data", "N=100002",
+                     "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "jacobi1d:0 on h100" in out and "rank  case" in out and out.count("\n  ") >= 4
+    import json
+    assert cli.main(["tune", str(SAMPLES / "saxpy.c"), "--profile", "a100", "--data", "n=4096", "--json",
+                     "--formula"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    entry = doc["schedules"][0]
+    assert entry["tuned"] == ["B"] and entry["configurations"][0]["parameters"]["B"] >= 1
+    assert {"predicted_s", "occupancy", "bytes_moved", "case"} <= set(entry["configurations"][0])
+    assert "waves = ceil(blocks / concurrent)" in entry["formula"][0]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--profile", "h900", "--data", "n=4"], "unknown GPU profile 'h900'"),
+    (["--profile", "h100", "--data", "n=x"], "the value must be one integer"),
+    (["--profile", "h100", "--data", "q=3"], "--data q: no schedule"),
+    (["--profile", "h100"], "no value for n; give --data n=..."),
+    (["--profile", "h100", "--data", "n=4", "--top", "0"], "--top and --repeat must be at least 1"),
+])
+def test_cli_tune_bad_input_is_one_line(capsys, args, message):
+    assert cli.main(["tune", str(SAMPLES / "saxpy.c"), *args]) in (1, 2)
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_tune_nothing_feasible(capsys):
+    """matmul at n = 3: no power of two divides it as the asserts ask (beyond 1, and B0 ≤ ub1·s)."""
+    code = cli.main(["tune", str(SAMPLES / "matmul.c"), "--profile", "t4", "--data", "n=3", "--data", "B0=2"])
+    err = capsys.readouterr().err
+    assert code == 1 and "no feasible configuration" in err and "Traceback" not in err
+
+
+def test_cli_measure_without_a_gpu_says_so(capsys, monkeypatch):
+    monkeypatch.setattr("parakern.bench.runner.requirements", lambda: "parakern bench: pycuda is not installed; x")
+    code = cli.main(["tune", str(SAMPLES / "saxpy.c"), "--profile", "h100", "--data", "n=4096", "--measure"])
+    captured = capsys.readouterr()
+    assert code == 3 and "--measure needs a GPU: pycuda is not installed" in captured.err
+    assert "saxpy:0 on h100" in captured.out   # the predictions are still printed
+
+
+def test_hover_shows_the_recommendation_per_profile():
+    """The worker's summary carries, per GPU profile, tune's pick at the default data sizes; the
+    hover renders it."""
+    from parakern.lsp.summary import summarize
+    from parakern.lsp.texts import tuning_markdown
+    summary = summarize(_results("samples/saxpy.c")[0], "k", 0, ("h100", "t4"))
+    assert [t.key for t in summary.tuning] == ["h100", "t4"]
+    assert all(t.data == "n=1024" and t.configuration.startswith("case 1: B=") and t.predicted for t in summary.tuning)
+    text = tuning_markdown(summary)
+    assert "**Recommended**" in text and "- **H100** at n=1024: case 1: B=" in text and "predicted" in text
