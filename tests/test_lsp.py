@@ -147,6 +147,12 @@ async def test_case_diagnostics_lenses_and_hover(client: Editor):
     assert "`a`: in shared memory in case" in cached
     assert (await client.hover(uri, 8, 24)).contents.value.startswith("**parakern**")   # `cache`
     assert await client.hover(uri, 4, 10) is None                 # not one of ours
+    # The time model's recommendation follows the cases, in the background.
+    deadline = time.monotonic() + 60
+    while "**Recommended**" not in value and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+        value = (await client.hover(uri, 8, 12)).contents.value
+    assert re.search(r"- \*\*H100\*\* at N=\d+: case \d+: .*· predicted ", value), value
     client.close(uri)
 
 

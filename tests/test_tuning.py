@@ -27,10 +27,12 @@ def _results(path: str):
 
 def test_saxpy_time_by_hand():
     """n = 2^20, B = 256 on an H100: 4096 blocks of 256 threads, 10 registers: 8 blocks per SM
-    (warps: 64 / 8), 1056 at once, 4 waves; 12 bytes per thread; 4 operations per thread."""
+    (warps: 64 / 8), 1056 at once, 4 waves; 12 bytes per thread; 4 operations per thread.
+    A block of one thread moves a 32-byte sector per element of x, y read and y written."""
     result = _results("samples/saxpy.c")[0]
     q = model.tree_quantities(result.tree)[0]
-    assert str(q.global_bytes) == "12*B"
+    (B,) = q.global_bytes.free_symbols
+    assert [q.global_bytes.subs(B, b) for b in (1, 4, 8, 32, 256)] == [96, 96, 96, 12 * 32, 12 * 256]
     assert str(q.ops32) == "4" and q.ops64 == 0 and q.shared_traffic == 0
     subs = substitutions(result.schedule, {"n": 1 << 20, "B": 256})
     p = model.predict(q, subs, H100)
@@ -190,3 +192,15 @@ def test_hover_shows_the_recommendation_per_profile():
     assert all(t.data == "n=1024" and t.configuration.startswith("case 1: B=") and t.predicted for t in summary.tuning)
     text = tuning_markdown(summary)
     assert "**Recommended**" in text and "- **H100** at n=1024: case 1: B=" in text and "predicted" in text
+
+
+def test_sector_bytes_by_the_stride_between_lanes():
+    """64 floats requested by warps of 32 lanes: contiguous 256 B; every other float 512 B;
+    a row per lane (stride unknown) a sector each; one lane per warp a sector each."""
+    from parakern.tuning.model import _sector_bytes
+    assert _sector_bytes(64, 4, 0, 32) == 256
+    assert _sector_bytes(64, 4, 1, 32) == 256
+    assert _sector_bytes(64, 4, 2, 32) == 512
+    assert _sector_bytes(64, 4, None, 32) == 64 * 32
+    assert _sector_bytes(64, 4, 1, 1) == 64 * 32
+    assert _sector_bytes(64, 8, 1, 32) == 512          # doubles: 8 sectors a request

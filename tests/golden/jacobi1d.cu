@@ -211,8 +211,8 @@ __global__ void jacobi1d_0_case3(int *__restrict__ a, int N, int s, int B, int t
 /* ------------------------------------------------------------ host */
 
 /* jacobi1d:0, case 1: launches jacobi1d_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -252,8 +252,8 @@ static int jacobi1d_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttrib
 }
 
 /* jacobi1d:0, case 2: launches jacobi1d_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -294,8 +294,8 @@ static int jacobi1d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttrib
 }
 
 /* jacobi1d:0, case 3: launches jacobi1d_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */

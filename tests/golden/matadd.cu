@@ -76,8 +76,8 @@ __global__ void matadd_0_case1(int *__restrict__ c, const int *__restrict__ a,
 /* ------------------------------------------------------------ host */
 
 /* matadd:0, case 1: launches matadd_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */

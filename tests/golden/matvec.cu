@@ -99,8 +99,8 @@ __global__ void matvec_0_case2(const double *__restrict__ A, const double *__res
 /* ------------------------------------------------------------ host */
 
 /* matvec:0, case 1: launches matvec_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -132,8 +132,8 @@ static int matvec_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
 }
 
 /* matvec:0, case 2: launches matvec_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */

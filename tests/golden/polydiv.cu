@@ -234,8 +234,8 @@ __global__ void polydiv_0_case4(int *__restrict__ a, const int *__restrict__ b, 
 /* ------------------------------------------------------------ host */
 
 /* polydiv:0, case 1: launches polydiv_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -275,8 +275,8 @@ static int polydiv_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribu
 }
 
 /* polydiv:0, case 2: launches polydiv_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -317,8 +317,8 @@ static int polydiv_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribu
 }
 
 /* polydiv:0, case 3: launches polydiv_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -352,8 +352,8 @@ static int polydiv_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribu
 }
 
 /* polydiv:0, case 4: launches polydiv_0_case4 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */

@@ -70,8 +70,8 @@ __global__ void saxpy_0_case1(float *__restrict__ y, const float *__restrict__ x
 /* ------------------------------------------------------------ host */
 
 /* saxpy:0, case 1: launches saxpy_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */

@@ -76,7 +76,8 @@ __global__ void stencil2d_0_case1(float *__restrict__ out, const float *__restri
     for (int e = tid; e < Bx*By + 2*Bx + 2*By + 4; e += nthreads) {
         const int g0 = By*by + e / (Bx + 2);
         const int g1 = Bx*bx + e % (Bx + 2);
-        if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
+        if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N
+            && ((unsigned)(e % (Bx + 2) - 1) < (unsigned)Bx || (unsigned)(e / (Bx + 2) - 1) < (unsigned)By))
             in_shared[e] = in[(long long)g0 * N + g1];
     }
     __syncthreads();
@@ -112,8 +113,8 @@ __global__ void stencil2d_0_case2(float *__restrict__ out, const float *__restri
 /* ------------------------------------------------------------ host */
 
 /* stencil2d:0, case 1: launches stencil2d_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -155,8 +156,8 @@ static int stencil2d_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* stencil2d:0, case 2: launches stencil2d_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */

@@ -290,8 +290,8 @@ __global__ void transpose_0_case6(float *__restrict__ c, const float *__restrict
 /* ------------------------------------------------------------ host */
 
 /* transpose:0, case 1: launches transpose_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -333,8 +333,8 @@ static int transpose_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 2: launches transpose_0_case2 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 2 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -377,8 +377,8 @@ static int transpose_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 3: launches transpose_0_case3 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 3 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -414,8 +414,8 @@ static int transpose_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 4: launches transpose_0_case4 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 4 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -457,8 +457,8 @@ static int transpose_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 5: launches transpose_0_case5 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 5 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
@@ -501,8 +501,8 @@ static int transpose_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttri
 }
 
 /* transpose:0, case 6: launches transpose_0_case6 when its constraints hold and it fits the device
- * (by_fit: its constraints on R dropped, the fit of nvcc's kernel decides; probe: only
- * says that it would, launching nothing); attr
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
  * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
  * memory limit was raised there.
  * Returns 6 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */

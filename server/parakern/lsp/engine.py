@@ -17,6 +17,7 @@ version is never published (the newer round publishes it from the cache).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 import uuid
@@ -289,6 +290,20 @@ class Engine:
         finally:
             self.jobs.pop(key, None)
         self._store(key, summary)
+        if summary.status == "ok" and not summary.tuning and job.profiles:
+            self.spawn(self._tune(key, job, limit))
+
+    async def _tune(self, key: str, job: worker.AnalysisJob, limit: float) -> None:
+        """The recommended configurations, in the background once the cases are shown."""
+        try:
+            found = await self.pool.run(worker.tune, job, limit, wanted=lambda: self._wanted(key), urgent=None)
+        except asyncio.CancelledError:
+            raise
+        except Exception:      # a timeout or a crash costs the hover its recommendation only
+            return
+        summary = self.cache.get(key)
+        if found and summary is not None and summary.status == "ok":
+            self._store(key, dataclasses.replace(summary, tuning=found))
 
     def _store(self, key: str, summary: ScheduleSummary) -> None:
         self.cache[key] = summary

@@ -119,10 +119,10 @@ class _FreeSlots:
 
     def __init__(self):
         self.slots: list[_Slot] = []
-        self.waiting = {True: collections.deque(), False: collections.deque()}
+        self.waiting = {True: collections.deque(), False: collections.deque(), None: collections.deque()}
 
     def put(self, slot: _Slot) -> None:
-        for urgent in (True, False):
+        for urgent in (True, False, None):
             queue = self.waiting[urgent]
             while queue:
                 future = queue.popleft()
@@ -131,7 +131,7 @@ class _FreeSlots:
                     return
         self.slots.append(slot)
 
-    async def get(self, urgent: bool = False) -> _Slot:
+    async def get(self, urgent: "bool | None" = False) -> _Slot:
         if self.slots:
             return self.slots.pop()
         future = asyncio.get_running_loop().create_future()
@@ -222,10 +222,11 @@ class JobPool:
         else:
             self._free.put(slot)
 
-    async def run(self, fn, job, timeout: float, wanted=None, urgent: bool = False):
+    async def run(self, fn, job, timeout: float, wanted=None, urgent: "bool | None" = False):
         """Runs fn(job) in a worker; JobTimeout / JobCrashed on failure. `wanted()` is asked
         once a worker is free: False skips the job (its document changed meanwhile) and
-        gives None. An `urgent` job gets the next free worker before the others."""
+        gives None. An `urgent` job gets the next free worker before the others; urgent None
+        is background work, given a worker only when no other job waits."""
         if self._free is None:
             self.start()
         while True:

@@ -281,8 +281,10 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
 
 
 def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: float = 0.0,
-              file: "str | None" = None) -> ScheduleSummary:
-    """A pipeline.ScheduleResult as a summary (runs in the worker: z3 for the profiles)."""
+              file: "str | None" = None, tune: bool = True) -> ScheduleSummary:
+    """A pipeline.ScheduleResult as a summary (runs in the worker: z3 for the profiles).
+    tune: False leaves the recommended configurations out (`tunings` adds them later: the
+    language server shows the cases first)."""
     schedule = result.schedule
     diagnostics = tuple(diag_info(d, origin, file) for d in result.diagnostics)
     tree = result.tree
@@ -305,7 +307,12 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
                            profiles=infos, tree_text="\n".join(tree_text(tree)),
                            tree_dot=tree_dot(tree, schedule.id), seconds=seconds,
                            not_applied=tuple(result.not_applied), traffic_point=point,
-                           tuning=tuple(_tune_safely(result, p) for p in profiles))
+                           tuning=tunings(result, profiles) if tune else ())
+
+
+def tunings(result, profiles: Iterable[str]) -> tuple:
+    """The recommended configuration per GPU profile (TuneInfo), never raising."""
+    return tuple(_tune_safely(result, p) for p in profiles)
 
 
 def _tune_safely(result, key: str) -> TuneInfo:

@@ -140,7 +140,8 @@ def analyse(job: AnalysisJob) -> ScheduleSummary:
         result = optimize_schedule(schedule, options_of(job))
         origin = function_origin(schedule)
         _remember(emit_key(job.key, origin), result)
-        summary = summarize(result, job.key, origin, job.profiles, time.perf_counter() - start, job.file)
+        summary = summarize(result, job.key, origin, job.profiles, time.perf_counter() - start, job.file,
+                            tune=False)   # the cases first: `tune` adds the recommendations
         if not job.fault:
             diskcache.store(summary)
         return summary
@@ -153,6 +154,28 @@ def analyse(job: AnalysisJob) -> ScheduleSummary:
                        span_range(schedule.keyword_span, function_origin(schedule)), "error",
                        f"internal error while analysing this meta_schedule "
                        f"({type(exc).__name__}: {exc}); please report it with this file")
+
+
+def tune(job: AnalysisJob) -> tuple:
+    """The recommended configuration per GPU profile of the job's schedule (summary.tunings),
+    kept with its summary on disk; () when the schedule has no tree."""
+    from parakern.lsp import diskcache
+    from parakern.lsp.summary import tunings
+    schedule = schedule_of(job)
+    where = emit_key(job.key, function_origin(schedule))
+    result = _RESULTS.get(where)
+    if result is None:
+        from parakern.pipeline import optimize_schedule
+        result = optimize_schedule(schedule, options_of(job))
+        _remember(where, result)
+    if result.tree is None:
+        return ()
+    found = tunings(result, job.profiles)
+    stored = diskcache.load(job.key)
+    if stored is not None and not job.fault:
+        import dataclasses
+        diskcache.store(dataclasses.replace(stored, tuning=found))
+    return found
 
 
 def emit(job: AnalysisJob) -> tuple[bool, str]:

@@ -164,9 +164,11 @@ def global_bytes_per_block(case) -> sympy.Expr:
     writes stored once, staged arrays included (their tile loads and stores); an array
     whose region moves with a serial loop between the grid and block levels (matmul's k)
     counts once per iteration. Where a footprint is unbounded, every access of the array is
-    counted. The sector-exact measure (analysis/traffic.py: sectors x 32 B per block,
-    coalescing and the shared-memory staging copies included) replaces this when it is
-    available."""
+    counted. Each element costs what its warp requests cost in 32-byte sectors
+    (`_sector_bytes`): by the stride between consecutive lanes along threadIdx.x and the
+    lanes a warp has along x. It stays a formula in the parameters (dispatch_auto prints it
+    in C); analysis/traffic.py measures the same requests exactly at one point (`parakern
+    profile`)."""
     from parakern.analysis.footprint import footprints
     s = case.kernel.schedule
     between = {lp.var for lp in s.between}
@@ -186,8 +188,50 @@ def global_bytes_per_block(case) -> sympy.Expr:
             else:
                 moves = any(set(map(str, sympy.Tuple(*a.indices).free_symbols)) & between for a in mine)
                 elements = fp.elements * (moving if moves else 1)
-            total += in_parameters(elements, s) * array.element_size
+            staged = fp.array in case.kernel.cached   # copy loops: consecutive threads, consecutive elements
+            total += _sector_bytes(in_parameters(elements, s), array.element_size,
+                                   0 if staged else _worst_stride(mine, array, s), _lanes(case))
     return sympy.expand(total)
+
+
+def _lanes(case) -> sympy.Expr:
+    """Threads of a warp along threadIdx.x: consecutive lanes, consecutive x."""
+    return sympy.Min(launch_of(case).block[0], 32)
+
+
+def _worst_stride(accesses, array, s):
+    """The largest stride, in elements, between the elements two consecutive lanes (threadIdx.x)
+    touch over the array's accesses: 0 (one element for the warp), a number, or None when it
+    is not a constant (a row per lane: `A[x][j]` strides by a row of unknown length)."""
+    x = next((lp for lp in s.block if lp.axis == "x"), None)
+    if x is None:
+        return 0
+    var = sympy.Symbol(x.var, integer=True)
+    worst = 0
+    for a in accesses:
+        dims = tuple(array.dims) if len(array.dims) == len(a.indices) else (sympy.S.One,) * len(a.indices)
+        flat = sum((i * sympy.Mul(*dims[k + 1:]) for k, i in enumerate(a.indices)), sympy.S.Zero)
+        flat = sympy.expand(in_parameters(flat, s))
+        if not flat.has(var):
+            continue
+        stride = flat.coeff(var) if flat.is_polynomial(var) and sympy.degree(flat, var) == 1 else None
+        if stride is None or not stride.is_number or stride.free_symbols:
+            return None
+        worst = max(worst, abs(int(stride)))
+    return worst
+
+
+def _sector_bytes(elements, size: int, stride, lanes) -> sympy.Expr:
+    """Bytes moved between DRAM and the SMs for `elements` elements of `size` bytes that warps
+    request `lanes` at a time, consecutive lanes `stride` elements apart: each request costs
+    its 32-byte sectors (NOTES.md), so a block of one thread along x moves 8 floats for one,
+    and a row per lane a sector per element."""
+    if stride == 0:
+        return elements * size
+    if stride is None:
+        return elements * max(size, 32)
+    requests = sympy.ceiling(elements / lanes)
+    return requests * 32 * sympy.Min(lanes, sympy.ceiling(lanes * stride * size / sympy.Integer(32)))
 
 
 def _threads(case):
