@@ -60,3 +60,12 @@ def test_failures_and_unencodable_text_are_not_kept(tmp_path, monkeypatch):
         assert diskcache.load(bad.key) is None
     folder = tmp_path / "summaries" / diskcache.code_version()
     assert not list(folder.glob("*.tmp"))
+
+
+def test_a_summary_with_its_recommendations_reads_back_equal(tmp_path, monkeypatch):
+    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    job = _job("saxpy")
+    summary = worker.analyse(job)
+    found = worker.tune(job)
+    assert found and all(t.predicted for t in found)
+    assert diskcache.load(job.key) == dataclasses.replace(summary, tuning=found)

@@ -5,7 +5,8 @@ from the editor and from the command line alike, with every position unchanged.
 
 A region that lost one of its markers (deleted by hand) is still recognised, by its
 id and its content: the generated code of schedule `f:i` starts with the contract
-preamble (`#ifndef PARAKERN_CPU`) and ends with the definition of `f_i_dispatch`.
+preamble (`#ifndef PARAKERN_CPU`) and ends with the definition of `f_i_dispatch` (or
+of `f_i_dispatch_auto`, which follows it where the schedule has a time model).
 It is blanked like the others and reported once (PK019), so the generated CUDA never
 reaches the C front-end and the next insertion replaces it instead of adding a copy.
 A lone marker whose region cannot be recognised is blanked alone (it is a comment).
@@ -131,6 +132,13 @@ def _dispatcher_end(text: str, ident: str, start: int, limit: int, lines) -> "in
     close = matching_brace(text, m.end() - 1)
     if close is None or close >= limit:
         return None
+    # dispatch_auto (the time model's choice) follows the dispatcher when the schedule has one
+    auto = re.compile(r"(?:(?<=[\r\n]))[A-Za-z_]\w*[ \t]+" + re.escape(dispatcher_of(ident)) + r"_auto\([^;{]*\)\s*\{")
+    a = auto.search(text, close, limit)
+    if a is not None:
+        auto_close = matching_brace(text, a.end() - 1)
+        if auto_close is not None and auto_close < limit:
+            close = auto_close
     return next(end for a, _, end in lines if a <= close < end or (a == close == end))
 
 

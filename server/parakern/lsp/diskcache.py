@@ -21,11 +21,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from parakern.lsp.summary import CaseInfo, DiagInfo, ProfileInfo, ScheduleSummary
+from parakern.lsp.summary import CaseInfo, DiagInfo, ProfileInfo, ScheduleSummary, TuneInfo
 
 ENV = "PARAKERN_CACHE_DIR"
 KEPT = ("ok", "no-tree")
-_TYPES = {cls.__name__: cls for cls in (ScheduleSummary, CaseInfo, DiagInfo, ProfileInfo)}
+_TYPES = {cls.__name__: cls for cls in (ScheduleSummary, CaseInfo, DiagInfo, ProfileInfo, TuneInfo)}
 
 
 def root() -> "Path | None":
