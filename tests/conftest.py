@@ -162,3 +162,10 @@ def pytest_collection_modifyitems(config, items):
         reasons = " ".join(str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
         if module == "test_occupancy" or re.search(r"nvcc|ptxas|CUDA", reasons):
             item.add_marker(pytest.mark.needs_cuda)
+
+
+def pytest_unconfigure(config):
+    """The test session's summary folder goes with it."""
+    folder = os.environ.get("PARAKERN_CACHE_DIR", "")
+    if "parakern-test-cache-" in folder:
+        shutil.rmtree(folder, ignore_errors=True)

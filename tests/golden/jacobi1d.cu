@@ -480,7 +480,7 @@ static double jacobi1d_0_time_case3(const parakern_model_device *dev, long long 
     const long long blocks = s*((N - 2)/(B*s));
     const long long threads = B;
     const long long shared_bytes = 0;
-    const long long global_bytes = 8*B + 8;
+    const long long global_bytes = 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8)) + 32*((B + ((32) <= (B) ? (32) : (B)) + 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8));
     const long long ops32 = 16;
     const long long ops64 = 0;
     const long long shared_traffic = 0;

@@ -213,7 +213,7 @@ static double matadd_0_time_case1(const parakern_model_device *dev, long long N,
     const long long blocks = ((B0 + N - 1)/B0)*((B1 + N/2 - 1)/B1);
     const long long threads = B0*B1;
     const long long shared_bytes = 0;
-    const long long global_bytes = 24*B0*B1;
+    const long long global_bytes = 96*((2*B0*B1 + ((32) <= (B1) ? (32) : (B1)) - 1)/((32) <= (B1) ? (32) : (B1)))*((((32) <= (B1) ? (32) : (B1))) <= ((((32) <= (B1) ? (32) : (B1)) + 7)/8) ? (((32) <= (B1) ? (32) : (B1))) : ((((32) <= (B1) ? (32) : (B1)) + 7)/8));
     const long long ops32 = 7;
     const long long ops64 = 0;
     const long long shared_traffic = 0;

@@ -371,7 +371,7 @@ static double matmul_0_time_case1(const parakern_model_device *dev, long long n,
     const long long blocks = (n/B0)*(n/(s*ub1));
     const long long threads = B0*ub1;
     const long long shared_bytes = 0;
-    const long long global_bytes = 4*B0*B0*(n/B0) + 4*B0*s*ub1*(n/B0) + 8*B0*s*ub1;
+    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*ceil(B0*s*ub1*(n/B0)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     const long long ops32 = 2*B0*s*(n/B0) + s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long shared_traffic = 0;
@@ -388,7 +388,7 @@ static double matmul_0_time_case2(const parakern_model_device *dev, long long n,
     const long long blocks = (n/B0)*(n/(s*ub1));
     const long long threads = B0*ub1;
     const long long shared_bytes = 0;
-    const long long global_bytes = 4*B0*B0*(n/B0) + 4*B0*s*ub1*(n/B0) + 8*B0*s*ub1;
+    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*ceil(B0*s*ub1*(n/B0)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     const long long ops32 = 2*B0*s*(n/B0) + s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long shared_traffic = 0;
@@ -405,7 +405,7 @@ static double matmul_0_time_case3(const parakern_model_device *dev, long long n,
     const long long blocks = (n/B0)*(n/(s*ub1));
     const long long threads = B0*ub1;
     const long long shared_bytes = 0;
-    const long long global_bytes = 4*B0*B0*(n/B0) + 4*B0*s*ub1*(n/B0) + 8*B0*s*ub1;
+    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*ceil(B0*s*ub1*(n/B0)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     const long long ops32 = 2*B0*s*(n/B0) + s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long shared_traffic = 0;

@@ -274,7 +274,7 @@ static double matvec_0_time_case1(const parakern_model_device *dev, long long m,
     const long long blocks = (B + m - 1)/B;
     const long long threads = B;
     const long long shared_bytes = 0;
-    const long long global_bytes = 8*B*n + 8*B + 8*n;
+    const long long global_bytes = 32*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
     const long long ops32 = 2;
     const long long ops64 = 2*n;
     const long long shared_traffic = 0;
@@ -291,7 +291,7 @@ static double matvec_0_time_case2(const parakern_model_device *dev, long long m,
     const long long blocks = (B + m - 1)/B;
     const long long threads = B;
     const long long shared_bytes = 0;
-    const long long global_bytes = 8*B*n + 8*B + 8*n;
+    const long long global_bytes = 32*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
     const long long ops32 = 2;
     const long long ops64 = 2*n;
     const long long shared_traffic = 0;

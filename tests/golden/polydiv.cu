@@ -550,7 +550,7 @@ static double polydiv_0_time_case3(const parakern_model_device *dev, long long N
     const long long blocks = s*((B*s + M - 2)/(B*s));
     const long long threads = B;
     const long long shared_bytes = 0;
-    const long long global_bytes = 12*B + 4;
+    const long long global_bytes = 64*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8)) + 32*((B + ((32) <= (B) ? (32) : (B)))/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8));
     const long long ops32 = 13;
     const long long ops64 = 0;
     const long long shared_traffic = 0;

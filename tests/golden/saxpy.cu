@@ -204,7 +204,7 @@ static double saxpy_0_time_case1(const parakern_model_device *dev, long long n, 
     const long long blocks0 = (B + n - 1)/B;
     const long long threads = B;
     const long long shared_bytes = 0;
-    const long long global_bytes = 12*B;
+    const long long global_bytes = 96*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8));
     const long long ops32 = 4;
     const long long ops64 = 0;
     const long long shared_traffic = 0;

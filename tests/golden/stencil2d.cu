@@ -301,7 +301,7 @@ static double stencil2d_0_time_case1(const parakern_model_device *dev, long long
     const long long blocks = ((Bx + N - 3)/Bx)*((By + N - 3)/By);
     const long long threads = Bx*By;
     const long long shared_bytes = 4*Bx*By + 8*Bx + 8*By + 16;
-    const long long global_bytes = 8*Bx*By + 8*Bx + 8*By + 16;
+    const long long global_bytes = 4*Bx*By + 8*Bx + 8*By + 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 16;
     const long long ops32 = 13;
     const long long ops64 = 0;
     const long long shared_traffic = 24*Bx*By + 8*Bx + 8*By + 16;
@@ -318,7 +318,7 @@ static double stencil2d_0_time_case2(const parakern_model_device *dev, long long
     const long long blocks = ((Bx + N - 3)/Bx)*((By + N - 3)/By);
     const long long threads = Bx*By;
     const long long shared_bytes = 0;
-    const long long global_bytes = 8*Bx*By + 8*Bx + 8*By + 16;
+    const long long global_bytes = 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 32*((Bx*By + 2*Bx + 2*By + ((32) <= (Bx) ? (32) : (Bx)) + 3)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8));
     const long long ops32 = 13;
     const long long ops64 = 0;
     const long long shared_traffic = 0;

@@ -711,7 +711,7 @@ static double transpose_0_time_case3(const parakern_model_device *dev, long long
     const long long blocks = s*(N/B0)*(N/(B1*s));
     const long long threads = B0*B1;
     const long long shared_bytes = 0;
-    const long long global_bytes = 8*B0*B1;
+    const long long global_bytes = 32*B0*B1 + 32*((B0*B1 + ((32) <= (B1) ? (32) : (B1)) - 1)/((32) <= (B1) ? (32) : (B1)))*((((32) <= (B1) ? (32) : (B1))) <= ((((32) <= (B1) ? (32) : (B1)) + 7)/8) ? (((32) <= (B1) ? (32) : (B1))) : ((((32) <= (B1) ? (32) : (B1)) + 7)/8));
     const long long ops32 = 6;
     const long long ops64 = 0;
     const long long shared_traffic = 0;
@@ -762,7 +762,7 @@ static double transpose_0_time_case6(const parakern_model_device *dev, long long
     const long long blocks = s*(N/B0)*(N/(B1*s));
     const long long threads = B0*B1;
     const long long shared_bytes = 0;
-    const long long global_bytes = 8*B0*B1;
+    const long long global_bytes = 32*B0*B1 + 32*((B0*B1 + ((32) <= (B1) ? (32) : (B1)) - 1)/((32) <= (B1) ? (32) : (B1)))*((((32) <= (B1) ? (32) : (B1))) <= ((((32) <= (B1) ? (32) : (B1)) + 7)/8) ? (((32) <= (B1) ? (32) : (B1))) : ((((32) <= (B1) ? (32) : (B1)) + 7)/8));
     const long long ops32 = 6;
     const long long ops64 = 0;
     const long long shared_traffic = 0;
