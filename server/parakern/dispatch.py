@@ -24,7 +24,10 @@ test of their own: threads <= T, and T <= 1024 = maxThreadsDim.x = .y on every G
 """
 from __future__ import annotations
 
+import math
+import operator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Mapping, Sequence
 
 import sympy
@@ -90,6 +93,8 @@ class CaseRule:
     launch: Launch
     relations: tuple                     # the case's constraints
     fits: tuple                          # Fit
+    machine_free: tuple = ()             # per relation: it holds no machine symbol (R_B, Z, T)
+    tests: tuple = ()                    # per relation: env -> True / False / None (`_compile`)
 
     def tested(self, by_fit: bool) -> tuple:
         """The constraints a pass tests (the second, none: the fit alone decides)."""
@@ -103,14 +108,26 @@ def passes(tree) -> tuple:
     return (Pass(False), Pass(True)) if constrained else (Pass(False),)
 
 
+_RULES: dict = {}        # id(tree) -> (tree, its rules): the tuner asks for them at every candidate
+_RULES_KEPT = 64
+
+
 def case_rules(tree) -> tuple:
     """One rule per case, in the order the dispatcher tries them."""
+    known = _RULES.get(id(tree))
+    if known is not None and known[0] is tree:
+        return known[1]
     rules = []
     for k, case in enumerate(tree.cases, 1):
         launch = launch_of(case)
         shared = sympy.sympify(launch.shared_bytes) != 0
         fits = (Fit("registers", "R_B"),) + ((Fit("shared_bytes", "Z"),) if shared else ()) + (Fit("threads", "T"),)
-        rules.append(CaseRule(k, launch, tuple(case.constraints.relations), fits))
+        relations = tuple(sympy.sympify(r) for r in case.constraints.relations)
+        free = tuple(not r.free_symbols & set(MACHINE_SYMBOLS) for r in relations)
+        rules.append(CaseRule(k, launch, relations, fits, free, tuple(_test(r) for r in relations)))
+    if len(_RULES) >= _RULES_KEPT:
+        _RULES.pop(next(iter(_RULES)))
+    _RULES[id(tree)] = (tree, tuple(rules))
     return tuple(rules)
 
 
@@ -171,6 +188,80 @@ def truth(relation) -> "bool | None":
         return None
 
 
+class _Unsupported(Exception):
+    pass
+
+
+_RELATIONS = {sympy.Le: operator.le, sympy.Lt: operator.lt, sympy.Ge: operator.ge, sympy.Gt: operator.gt,
+              sympy.Eq: operator.eq, sympy.Ne: operator.ne}
+
+
+def _compile(e):
+    """A sympy term or relation as a Python function of {symbol: int or Fraction}: exact
+    integer and rational arithmetic, the value sympy's substitution gives, without its cost
+    (the tuner judges every case at hundreds of points). _Unsupported for other nodes."""
+    if e.is_Integer:
+        v = int(e)
+        return lambda env: v
+    if e.is_Rational:
+        f = Fraction(int(e.p), int(e.q))
+        return lambda env: f
+    if e.is_Symbol:
+        return lambda env: env[e]
+    if isinstance(e, sympy.Rel) and type(e) in _RELATIONS:
+        op, lhs, rhs = _RELATIONS[type(e)], _compile(e.lhs), _compile(e.rhs)
+        return lambda env: op(lhs(env), rhs(env))
+    parts = [_compile(a) for a in e.args]
+    if e.is_Add:
+        return lambda env: sum(p(env) for p in parts)
+    if e.is_Mul:
+        return lambda env: math.prod(p(env) for p in parts)
+    if e.is_Pow and e.exp.is_Integer:
+        base, n = parts[0], int(e.exp)
+        return (lambda env: base(env) ** n) if n >= 0 else (lambda env: Fraction(1) / base(env) ** -n)
+    if isinstance(e, sympy.floor):
+        return lambda env: math.floor(parts[0](env))
+    if isinstance(e, sympy.ceiling):
+        return lambda env: math.ceil(parts[0](env))
+    if isinstance(e, sympy.Min):
+        return lambda env: min(p(env) for p in parts)
+    if isinstance(e, sympy.Max):
+        return lambda env: max(p(env) for p in parts)
+    if isinstance(e, sympy.Mod):
+        return lambda env: parts[0](env) % parts[1](env)
+    raise _Unsupported(type(e).__name__)
+
+
+def _test(relation):
+    """truth(relation.xreplace(env)) as a function of (_numbers(env), env): compiled where it
+    can be, sympy's substitution where a value is missing or not a number, or x/0."""
+    if relation is sympy.true or relation is sympy.false:
+        value = relation is sympy.true
+        return lambda numbers, env: value
+    try:
+        compiled = _compile(relation)
+    except _Unsupported:
+        return lambda numbers, env: truth(relation.xreplace(env))
+
+    def test(numbers, env):
+        try:
+            return bool(compiled(numbers))
+        except (KeyError, ZeroDivisionError):
+            return truth(relation.xreplace(env))
+    return test
+
+
+def _numbers(env: dict) -> dict:
+    """{symbol: int or Fraction} of the values that are numbers."""
+    out = {}
+    for k, v in env.items():
+        if getattr(v, "is_Integer", False):
+            out[k] = int(v)
+        elif getattr(v, "is_Rational", False):
+            out[k] = Fraction(int(v.p), int(v.q))
+    return out
+
+
 def _integer(expr, subs) -> "int | None":
     value = sympy.sympify(expr).xreplace(subs)
     return int(value) if value.is_Integer else None
@@ -206,14 +297,15 @@ def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Ver
         return _Verdict(sizes, f"{threads} threads per block", False, False, f"{threads} threads per block")
     env = {**subs, R_B: sympy.Integer(machine.regs_per_block), Z: sympy.Integer(machine.Z),
            T: sympy.Integer(machine.T)}
-    truths = tuple(truth(sympy.sympify(rel).xreplace(env)) for rel in rule.relations)
+    numbers = _numbers(env)
+    truths = tuple(test(numbers, env) for test in rule.tests) if rule.tests else \
+        tuple(truth(rel.xreplace(env)) for rel in rule.relations)
     need = {"registers": int(registers_per_block(registers, threads)) if registers <= MAX_REGISTERS else None,
             "registers per thread": registers, "shared_bytes": sizes.shared_bytes or 0, "threads": threads}
     have = {"R_B": machine.regs_per_block, "Z": machine.Z, "T": machine.T}
     too_much = [f for f in rule.fits if need[f.need] is None or need[f.need] > have[f.machine]]
     beyond = _beyond_limits(sizes)
-    machine_free = [t for t, rel in zip(truths, rule.relations)
-                    if not sympy.sympify(rel).free_symbols & set(MACHINE_SYMBOLS)]
+    machine_free = [t for t, free in zip(truths, rule.machine_free) if free]
     device_fit = not any(f.need != "registers" for f in too_much)
     refusal = ""
     for t, rel in zip(truths, rule.relations):
