@@ -293,3 +293,17 @@ def test_the_hover_shows_a_line_of_traffic_per_case():
     text = traffic_markdown(summary)
     assert text.startswith("**Memory traffic** at N=1024") and "- case 1: 4.00 sectors/request" in text
     assert hover_markdown.__code__.co_varnames   # the hover places it after the cases (texts.py)
+
+
+def test_profile_points_are_tried_in_order_without_building_the_product():
+    """The point's candidates come fewest departures first, then lexicographically (the order
+    of sorting the product), lazily: a function with 13 integer parameters had 4^13 of them
+    sorted in memory (100 s, 15 GB) before its first point was tried."""
+    import itertools
+
+    from parakern.analysis.point import _by_departures
+    for sizes in ([4, 4, 4], [1, 3, 4, 2], [4], [], [2, 1, 3, 4, 4]):
+        assert list(_by_departures(sizes)) == sorted(itertools.product(*(range(n) for n in sizes)),
+                                                     key=lambda c: (sum(c), c))
+    first = list(itertools.islice(_by_departures([4] * 30), 32))
+    assert first[0] == (0,) * 30 and first[1] == (0,) * 29 + (1,) and all(sum(c) <= 1 for c in first[:31])

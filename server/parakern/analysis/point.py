@@ -26,6 +26,7 @@ _OTHER = (2, 1, 4, 3, 8, 16)
 _HOST = (0, 1, 2)
 _TRIED = 4            # options per parameter tried together (the product is searched)
 MAX_THREADS = 1024
+_MAX_TRIES = 20000    # points tried at most: beyond, the facts are not met by typical values
 
 
 def definitions(schedule: Schedule) -> dict:
@@ -78,16 +79,31 @@ def profile_point(schedule: Schedule, given: "dict | None" = None, small: bool =
     options = _options(schedule, small)
     names = [n for n in options if n not in given]
     lists = [options[n][:_TRIED] for n in names]
-    # Fewest departures from the first preference first: the most typical point that fits.
-    combos = sorted(itertools.product(*(range(len(v)) for v in lists)), key=lambda c: (sum(c), c))
     order = list(options) + [n for n in given if n not in options]   # the schedule's order
-    for combo in combos:
+    for combo in itertools.islice(_by_departures([len(v) for v in lists]), _MAX_TRIES):
         chosen = dict(given)
         chosen.update({n: lists[i][k] for i, (n, k) in enumerate(zip(names, combo))})
         values = {n: chosen[n] for n in order}
         if holds(schedule, values):
             return values
     return None
+
+
+def _by_departures(sizes: list):
+    """Index tuples (one index below each size) with the fewest departures from the first
+    preference first, then in lexicographic order: the order of sorting the whole product by
+    (sum, tuple), produced lazily (a schedule with 13 parameters has 4^13 of them)."""
+    def fixed_sum(position: int, left: int):
+        if position == len(sizes):
+            if left == 0:
+                yield ()
+            return
+        room = sum(n - 1 for n in sizes[position + 1:])
+        for k in range(max(0, left - room), min(left, sizes[position] - 1) + 1):
+            for rest in fixed_sum(position + 1, left - k):
+                yield (k, *rest)
+    for total in range(sum(n - 1 for n in sizes) + 1):
+        yield from fixed_sum(0, total)
 
 
 def _options(schedule: Schedule, small: bool) -> dict:
