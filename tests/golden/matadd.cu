@@ -154,7 +154,7 @@ int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b)
 #define PARAKERN_MODEL_SUPPORT
 /* What parakern's time model reads of a device (tuning/model.py). */
 struct parakern_model_device {
-    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double launch_overhead;
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double launch_overhead; double block_time;
 };
 
 /* SMs, clocks and bus width from the device; arithmetic results per clock per SM by compute
@@ -172,6 +172,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
     m->threads_per_sm = prop.maxThreadsPerMultiProcessor;
     m->shared_bytes_per_clock = 128;
     m->launch_overhead = 3e-06;
+    m->block_time = 8e-08;
     m->lanes32 = 64; m->lanes64 = 32;
     if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
     else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
@@ -183,7 +184,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
 }
 
 /* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double ops32, double ops64, double shared_traffic)
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double ops32, double ops64, double l1_traffic)
 {
     const double sms = d->sms;
     const double bandwidth = d->bandwidth;
@@ -193,6 +194,7 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double threads_per_sm = d->threads_per_sm;
     const double shared_bytes_per_clock = d->shared_bytes_per_clock;
     const double launch_overhead = d->launch_overhead;
+    const double block_time = d->block_time;
     const double concurrent = sms * resident;
     const double waves = ceil(blocks / concurrent);
     const double active = fmin(blocks, concurrent);
@@ -200,8 +202,9 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0));
     const double t_global = waves * active * global_bytes / (bandwidth * efficiency);
     const double t_compute = waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock;
-    const double t_shared = waves * per_sm * shared_traffic / (shared_bytes_per_clock * clock);
-    const double time = launch_overhead + fmax(t_global, fmax(t_compute, t_shared));
+    const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
+    const double t_blocks = ceil(blocks / sms) * block_time;
+    const double time = launch_overhead + fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks));
     return time;
 }
 #endif
@@ -216,11 +219,11 @@ static double matadd_0_time_case1(const parakern_model_device *dev, long long N,
     const long long global_bytes = 96*((2*B0*B1 + ((32) <= (B1) ? (32) : (B1)) - 1)/((32) <= (B1) ? (32) : (B1)))*((((32) <= (B1) ? (32) : (B1))) <= ((((32) <= (B1) ? (32) : (B1)) + 7)/8) ? (((32) <= (B1) ? (32) : (B1))) : ((((32) <= (B1) ? (32) : (B1)) + 7)/8));
     const long long ops32 = 7;
     const long long ops64 = 0;
-    const long long shared_traffic = 0;
+    const long long l1_traffic = 192*((B0*B1 + ((32) <= (B1) ? (32) : (B1)) - 1)/((32) <= (B1) ? (32) : (B1)))*((((32) <= (B1) ? (32) : (B1))) <= ((((32) <= (B1) ? (32) : (B1)) + 7)/8) ? (((32) <= (B1) ? (32) : (B1))) : ((((32) <= (B1) ? (32) : (B1)) + 7)/8));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matadd_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)shared_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)l1_traffic);
 }
 
 matadd_0_auto matadd_0_dispatch_auto(int N, int *c, const int *a, const int *b)

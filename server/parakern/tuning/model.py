@@ -5,8 +5,8 @@ Per case, a few quantities in the parameters (sympy, derived scalars replaced by
 definitions): the launch (blocks, threads, dynamic shared bytes, from codegen.launch), the
 registers per thread (the tree's counter, or nvcc's in the C), the global bytes one block
 moves (`global_bytes_per_block`), the arithmetic of one thread (`arithmetic`: 32-bit and
-64-bit operations) and the shared-memory bytes one block reads and writes
-(`shared_traffic`). The device gives its SM count, memory bandwidth, clock, arithmetic lanes
+64-bit operations) and the bytes one block's threads read and write through the SM's
+L1/shared memory (`l1_traffic`). The device gives its SM count, memory bandwidth, clock, arithmetic lanes
 per SM (devices.py, with sources) and, through the occupancy calculator
 (counters/occupancy.py, cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks
 resident per SM. Then `FORMULA`, the same text evaluated here and printed in the generated C:
@@ -18,8 +18,10 @@ resident per SM. Then `FORMULA`, the same text evaluated here and printed in the
                   half the SM's threads hide the memory latency; fewer use the bandwidth less
     t_global    = waves · active · global_bytes / (bandwidth · efficiency)
     t_compute   = waves · per_sm · threads · (ops32 / lanes32 + ops64 / lanes64) / clock
-    t_shared    = waves · per_sm · shared_traffic / (bytes_per_clock · clock)
-    time        = launch_overhead + max(t_global, t_compute, t_shared)
+    t_l1        = waves · per_sm · l1_traffic / (bytes_per_clock · clock)
+                  L1 and shared memory are one memory of bytes_per_clock per SM
+    t_blocks    = ⌈blocks / SMs⌉ · block_time             an SM starts one block at a time
+    time        = launch_overhead + max(t_global, t_compute, t_l1, t_blocks)
 
 Everything is per launch; a schedule inside a host loop launches once per iteration.
 """
@@ -41,6 +43,12 @@ from parakern.devices import DeviceProfile
 # drivers (a few microseconds, as the CUDA Best Practices Guide and the bench's empty
 # launches show); the same on every device, so it only weighs against very short kernels.
 LAUNCH_OVERHEAD_S = 3e-6
+# What an SM spends on each block it starts and retires, whatever its threads: measured on the
+# H100 run of docs/bench (matadd with 32-thread blocks and saxpy with 64-thread blocks: 2^20
+# blocks take 634 us in both, 2^19 blocks 319-321 us, i.e. 80 ns a block per SM, while a
+# copy of those bytes takes under 200 us). It makes very small blocks slow, which the other
+# terms do not see; the same value is used on every device.
+BLOCK_TIME_S = 80e-9
 
 
 class ModelError(ValueError):
@@ -60,6 +68,7 @@ class ModelDevice:
     threads_per_sm: int
     shared_bytes_per_clock: int      # per SM
     launch_overhead: float = LAUNCH_OVERHEAD_S
+    block_time: float = BLOCK_TIME_S
 
     def values(self) -> dict:
         """The device's names in FORMULA, as floats."""
@@ -67,7 +76,7 @@ class ModelDevice:
                 "lanes32": float(self.lanes32), "lanes64": float(self.lanes64),
                 "threads_per_sm": float(self.threads_per_sm),
                 "shared_bytes_per_clock": float(self.shared_bytes_per_clock),
-                "launch_overhead": float(self.launch_overhead)}
+                "launch_overhead": float(self.launch_overhead), "block_time": float(self.block_time)}
 
 
 def model_device(profile: DeviceProfile, key: str = "") -> ModelDevice:
@@ -90,13 +99,14 @@ FORMULA = (
     ("efficiency", "min(1.0, active * threads / (sms * threads_per_sm / 2.0))"),
     ("t_global", "waves * active * global_bytes / (bandwidth * efficiency)"),
     ("t_compute", "waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock"),
-    ("t_shared", "waves * per_sm * shared_traffic / (shared_bytes_per_clock * clock)"),
-    ("time", "launch_overhead + max(t_global, max(t_compute, t_shared))"),
+    ("t_l1", "waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock)"),
+    ("t_blocks", "ceil(blocks / sms) * block_time"),
+    ("time", "launch_overhead + max(max(t_global, t_compute), max(t_l1, t_blocks))"),
 )
-QUANTITY_NAMES = ("blocks", "threads", "resident", "global_bytes", "ops32", "ops64", "shared_traffic")
+QUANTITY_NAMES = ("blocks", "threads", "resident", "global_bytes", "ops32", "ops64", "l1_traffic")
 DEVICE_NAMES = ("sms", "bandwidth", "clock", "lanes32", "lanes64", "threads_per_sm", "shared_bytes_per_clock",
-                "launch_overhead")
-TERMS = ("t_global", "t_compute", "t_shared")
+                "launch_overhead", "block_time")
+TERMS = ("t_global", "t_compute", "t_l1", "t_blocks")
 _COMPILED = tuple((name, compile(text, name, "eval")) for name, text in FORMULA)
 _BUILTINS = {"__builtins__": {}, "min": min, "max": max, "ceil": math.ceil}
 
@@ -130,12 +140,12 @@ class Quantities:
     global_bytes: sympy.Expr         # per block
     ops32: sympy.Expr                # per thread
     ops64: sympy.Expr                # per thread
-    shared_traffic: sympy.Expr       # per block, bytes
+    l1_traffic: sympy.Expr           # per block, bytes through L1 and shared memory
 
     def expressions(self) -> dict:
         return {"blocks": self.blocks, "threads": self.threads, "shared_bytes": self.shared_bytes,
                 "global_bytes": self.global_bytes, "ops32": self.ops32, "ops64": self.ops64,
-                "shared_traffic": self.shared_traffic}
+                "l1_traffic": self.l1_traffic}
 
 
 def quantities(case) -> Quantities:
@@ -144,7 +154,7 @@ def quantities(case) -> Quantities:
     ops32, ops64 = arithmetic(case)
     return Quantities(sympy.Mul(*launch.grid), launch.threads, launch.shared_bytes,
                       int(case.counter("registers")), global_bytes_per_block(case),
-                      in_parameters(ops32, s), in_parameters(ops64, s), shared_traffic(case))
+                      in_parameters(ops32, s), in_parameters(ops64, s), l1_traffic(case))
 
 
 def _trips(s) -> dict:
@@ -202,23 +212,50 @@ def _lanes(case) -> sympy.Expr:
 def _worst_stride(accesses, array, s):
     """The largest stride, in elements, between the elements two consecutive lanes (threadIdx.x)
     touch over the array's accesses: 0 (one element for the warp), a number, or None when it
-    is not a constant (a row per lane: `A[x][j]` strides by a row of unknown length)."""
+    is not a constant (a row per lane: `A[x][j]` strides by a row of unknown length). An access
+    that walks its elements one by one along its innermost serial loop counts as 0 for DRAM:
+    the sectors a warp fetches for one iteration serve the next ones from L1 (a row per lane of
+    matvec reads each sector of A from DRAM once, not once per element)."""
+    worst = 0
+    for a in accesses:
+        stride = _lane_stride(a, array, s)
+        if stride == 0 or _walks_along_serial_loop(a, array, s):
+            continue
+        if stride is None:
+            return None
+        worst = max(worst, stride)
+    return worst
+
+
+def _flat_index(a, array, s) -> sympy.Expr:
+    dims = tuple(array.dims) if len(array.dims) == len(a.indices) else (sympy.S.One,) * len(a.indices)
+    flat = sum((i * sympy.Mul(*dims[k + 1:]) for k, i in enumerate(a.indices)), sympy.S.Zero)
+    return sympy.expand(in_parameters(flat, s))
+
+
+def _lane_stride(a, array, s):
+    """Elements between what consecutive lanes (threadIdx.x) touch at access `a`: 0, a number,
+    or None (not a constant)."""
     x = next((lp for lp in s.block if lp.axis == "x"), None)
     if x is None:
         return 0
     var = sympy.Symbol(x.var, integer=True)
-    worst = 0
-    for a in accesses:
-        dims = tuple(array.dims) if len(array.dims) == len(a.indices) else (sympy.S.One,) * len(a.indices)
-        flat = sum((i * sympy.Mul(*dims[k + 1:]) for k, i in enumerate(a.indices)), sympy.S.Zero)
-        flat = sympy.expand(in_parameters(flat, s))
-        if not flat.has(var):
-            continue
-        stride = flat.coeff(var) if flat.is_polynomial(var) and sympy.degree(flat, var) == 1 else None
-        if stride is None or not stride.is_number or stride.free_symbols:
-            return None
-        worst = max(worst, abs(int(stride)))
-    return worst
+    flat = _flat_index(a, array, s)
+    if not flat.has(var):
+        return 0
+    stride = flat.coeff(var) if flat.is_polynomial(var) and sympy.degree(flat, var) == 1 else None
+    if stride is None or not stride.is_number or stride.free_symbols:
+        return None
+    return abs(int(stride))
+
+
+def _walks_along_serial_loop(a, array, s) -> bool:
+    """The access moves by one element per iteration of its innermost serial loop."""
+    if not a.loops:
+        return False
+    flat = _flat_index(a, array, s)
+    var = sympy.Symbol(a.loops[-1], integer=True)
+    return flat.is_polynomial(var) and sympy.degree(flat, var) == 1 and abs(flat.coeff(var)) == 1
 
 
 def _sector_bytes(elements, size: int, stride, lanes) -> sympy.Expr:
@@ -247,40 +284,71 @@ def _executions(access, s) -> sympy.Expr:
     return count * sympy.Mul(*(trips[lp.var] for lp in missing))
 
 
-def shared_traffic(case) -> sympy.Expr:
-    """Bytes of shared memory one block reads and writes: every access of a staged array by
-    every thread, and the staging copies (the tile written once when loaded, read once when
-    stored back)."""
+def l1_traffic(case) -> sympy.Expr:
+    """Bytes one block's threads read and write through the SM's L1 and shared memory (one
+    memory on sm_70 and later): every access every thread executes, of a staged array (shared
+    memory) or not (a global load or store passes L1 even where DRAM is not touched again:
+    matmul without cache() reads a and b there at every multiply-add), and the staging copies
+    (the tile read from global and written to shared memory when loaded, the reverse when
+    stored back). Accesses kept in a register (accumulators) are no longer accesses of the
+    kernel's schedule."""
     from parakern.analysis.footprint import footprints
     s = case.kernel.schedule
     staged = set(case.kernel.cached)
-    if not staged:
-        return sympy.S.Zero
-    threads = _threads(case)
+    threads, lanes = _threads(case), _lanes(case)
     total = sympy.S.Zero
     for a in s.accesses:
+        array = s.array(a.array)
         if a.array in staged:
-            total += _executions(a, s) * threads * s.array(a.array).element_size
-    for fp in footprints(s, tuple(sorted(staged))):
-        if fp.elements is not sympy.oo:
-            copies = 1 + int(s.array(fp.array).written)
-            total += fp.elements * s.array(fp.array).element_size * copies * _between_trips(s)
+            total += _executions(a, s) * threads * array.element_size
+        else:   # L1 serves a warp's request a 32-byte sector at a time; a broadcast is one
+            stride = _lane_stride(a, array, s)
+            per_run = (sympy.ceiling(threads / lanes) * 32 if stride == 0
+                       else _sector_bytes(threads, array.element_size, stride, lanes))
+            total += _executions(a, s) * per_run
+    if staged:
+        for fp in footprints(s, tuple(sorted(staged))):
+            if fp.elements is not sympy.oo:
+                copies = 2 * (1 + int(s.array(fp.array).written))
+                total += fp.elements * s.array(fp.array).element_size * copies * _between_trips(s)
     return sympy.expand(in_parameters(total, s))
 
 
 _ARITHMETIC_ASSIGN = {"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
 
 
+# What a staging loop spends on each element it copies, in 32-bit arithmetic operations (the
+# fp32 rate; integer instructions issue at half of it): a division and a remainder by the
+# run-time tile width (no integer divider: about 20 instructions each), four bounds
+# comparisons, 64-bit addressing and the loop itself, about 50 integer instructions. Where
+# this sits in that range was read off the H100 run (docs/bench/model-vs-h100.md compares
+# 20, 50 and 100 over every staged kernel of it): without it a staged kernel is predicted as
+# fast as its unstaged sibling, measured 1.3-2x slower.
+STAGING_OPS_PER_ELEMENT = 100
+
+
 def arithmetic(case) -> tuple:
     """(32-bit, 64-bit) arithmetic operations of one thread: every operator, math call and
     compound assignment of its body (comparisons, logic and subscripts aside: addressing),
     times the trip counts of its serial loops and of the loops between grid and block
-    levels; of an `if` with an `else` the larger branch where both are numbers."""
+    levels; of an `if` with an `else` the larger branch where both are numbers; plus the
+    thread's share of the staging copies (`STAGING_OPS_PER_ELEMENT` per element copied)."""
     s = case.kernel.schedule
     trips = _trips(s)
     ops32, ops64 = _ops(s.body, trips)
     between = _between_trips(s)
-    return sympy.expand(ops32 * between), sympy.expand(ops64 * between)
+    return sympy.expand(ops32 * between + _staging_ops(case)), sympy.expand(ops64 * between)
+
+
+def _staging_ops(case) -> sympy.Expr:
+    from parakern.analysis.footprint import footprints
+    s = case.kernel.schedule
+    staged = tuple(sorted(case.kernel.cached))
+    copied = sympy.S.Zero
+    for fp in footprints(s, staged) if staged else ():
+        if fp.elements is not sympy.oo:
+            copied += fp.elements * (1 + int(s.array(fp.array).written)) * _between_trips(s)
+    return in_parameters(copied, s) * STAGING_OPS_PER_ELEMENT / _threads(case)
 
 
 def _ops(node, trips) -> tuple:
@@ -326,7 +394,7 @@ class Prediction:
     steps: tuple                     # ((name, value), ...): the inputs and every step of FORMULA
     resident: int                    # blocks per SM (occupancy calculator)
     occupancy: float                 # active warps / max warps per SM
-    limiting: str                    # the term of the max: "global", "compute" or "shared"
+    limiting: str                    # the term of the max: "global", "compute", "l1" or "blocks"
     bytes_moved: int                 # global bytes of the whole launch (blocks x global_bytes)
 
     def step(self, name: str) -> float:
@@ -392,7 +460,7 @@ def formula_text(q: Quantities, k: int) -> list[str]:
              f"shared = {e['shared_bytes']} B, registers {q.registers}",
              f"  global bytes per block = {e['global_bytes']}",
              f"  arithmetic per thread = {e['ops32']} (32-bit) + {e['ops64']} (64-bit)",
-             f"  shared-memory bytes per block = {e['shared_traffic']}",
+             f"  L1 and shared-memory bytes per block = {e['l1_traffic']}",
              "  resident = blocks per SM by the occupancy calculator (registers, shared, threads)"]
     return lines + [f"  {name} = {text}" for name, text in FORMULA]
 

@@ -1,0 +1,176 @@
+"""The time model against times already measured on a GPU, without a GPU.
+
+    .venv/bin/python bench/model_vs_measured.py docs/bench/h100 [--profile h100] [--markdown]
+
+Reads the bench JSON of a GPU run (bench/gpu_all.sh: every case timed at every point) and,
+for each measured kernel, predicts its time with tuning/model.py on the device profile: the
+sample is analysed again, the measured kernel is matched to the case of today's tree whose
+launch (grid, block, dynamic shared memory) at that point is the same, and the model is fed
+the registers that nvcc gave the measured kernel. Per run it prints:
+
+  Spearman   rank correlation of predicted and measured times over every matched kernel
+  pick       the measured speed of the configuration the model ranks first, as a fraction
+             of the fastest measured configuration (issue 17: >= 80 %, Spearman >= 0.7)
+  per point  the model used as a dispatcher: at each point, the case it predicts fastest
+             among those measured there, against the fastest measured (lowest fraction,
+             points below 90 %), beside the generated dispatcher's figure of the same run
+
+A kernel of the run that no case of today's tree launches alike (the generator changed
+since) is counted as unmatched and left out. The kernels measured are those of the run's
+date: where the generator changed since, these figures say how well the model ranks
+those kernels, not today's (bench/gpu_tune.py measures today's on a GPU).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "server"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from gpu_page import dispatcher_ratios, sample_of  # noqa: E402
+from paper_gpu import SUITE, variant_file  # noqa: E402
+
+from parakern import dispatch  # noqa: E402
+from parakern.devices import PROFILES, get_profile, machine_values  # noqa: E402
+from parakern.pipeline import analyze  # noqa: E402
+from parakern.tuning import model  # noqa: E402
+from parakern.tuning.measure import spearman  # noqa: E402
+
+DISPATCH_TARGET = 0.90
+
+
+def _launch_key(grid, block, shared) -> tuple:
+    return tuple(int(g) for g in grid), tuple(int(b) for b in block), int(shared or 0)
+
+
+def profile_of(device_name: str) -> "str | None":
+    name = device_name.lower().replace(" ", "")
+    found = [key for key in PROFILES if key in name]
+    return max(found, key=len) if found else None
+
+
+def evaluate_run(run: str, doc: dict, device: model.ModelDevice, scratch: Path) -> dict:
+    """Predicted and measured times of one run's kernels (see the module's docstring)."""
+    entry = SUITE[sample_of(run)]
+    text = variant_file(entry, scratch).read_text()
+    (result,) = [r for r in analyze(text, f"{entry.sample}.c").results if r.schedule.id == doc["schedule"]]
+    tree, quantities = result.tree, model.tree_quantities(result.tree)
+    v = machine_values(device.profile)
+    machine = dispatch.Machine(v["R_B"], v["Z"], v["T"])
+    rows, unmatched = [], 0
+    for r in doc["results"]:
+        if r.get("skipped") or not r.get("correct") or not r.get("gpu_s") or not r.get("launch"):
+            continue
+        subs = dispatch.substitutions(result.schedule, r["values"])
+        choice = dispatch.choose(tree, machine, subs)
+        want = _launch_key(r["launch"]["grid"], r["launch"]["block"], r["launch"]["shared_bytes"])
+        same = [k for k, sizes in enumerate(choice.launches, 1)
+                if sizes is not None and _launch_key(sizes.grid, sizes.block, sizes.shared_bytes) == want]
+        predictions = [(k, model.predict(quantities[k - 1], subs, device, r["launch"].get("registers")))
+                       for k in same]
+        predictions = [(k, p) for k, p in predictions if p is not None]
+        if not predictions:
+            unmatched += 1
+            continue
+        k, p = min(predictions, key=lambda kp: kp[1].time)
+        off = abs(r["launch"].get("registers", 0) - quantities[k - 1].registers)
+        rows.append({"values": r["values"], "measured_case": r["case"], "case": k, "predicted_s": p.time * r["calls"],
+                     "measured_s": r["gpu_s"], "off": off})
+    # One kernel of today's tree per case and point: where several measured kernels launch
+    # alike (register variants the tree no longer tells apart), the one whose registers are
+    # closest to the case's; the others are unmatched.
+    kept = {}
+    for x in rows:
+        key = (tuple(sorted(x["values"].items())), x["case"])
+        if key not in kept or x["off"] < kept[key]["off"]:
+            kept[key] = x
+    unmatched += len(rows) - len(kept)
+    rows = list(kept.values())
+    out = {"run": run, "kernels": len(rows), "unmatched": unmatched}
+    if len(rows) < 2:
+        return out
+    out["spearman"] = spearman([x["predicted_s"] for x in rows], [x["measured_s"] for x in rows])
+    best = min(x["measured_s"] for x in rows)
+    pick = min(rows, key=lambda x: x["predicted_s"])
+    out["pick"] = {**pick, "fraction": best / pick["measured_s"]}
+    points = {}
+    for x in rows:
+        points.setdefault(tuple(sorted(x["values"].items())), []).append(x)
+    fractions = []
+    for key, xs in points.items():
+        chosen = min(xs, key=lambda x: x["predicted_s"])
+        fractions.append((min(x["measured_s"] for x in xs) / chosen["measured_s"], dict(key), chosen))
+    worst = min(fractions, key=lambda f: f[0])
+    out["per_point"] = {"points": len(fractions), "lowest": worst[0], "at": worst[1],
+                        "below": sum(1 for f, _, _ in fractions if f < DISPATCH_TARGET)}
+    ratios = dispatcher_ratios(doc)
+    if ratios:
+        out["dispatcher"] = {"points": len(ratios), "lowest": min(x[3] for x in ratios),
+                             "below": sum(1 for x in ratios if x[3] < DISPATCH_TARGET)}
+    return out
+
+
+def _point(values: dict, data: set) -> str:
+    return " ".join(f"{n}={v}" for n, v in values.items() if n not in data)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--profile", help="devices.py profile of the model (default: from the run's device name)")
+    parser.add_argument("--markdown", action="store_true", help="a markdown table instead of text")
+    parser.add_argument("--scratch", type=Path, default=Path("/tmp/parakern-model-vs-measured"))
+    args = parser.parse_args(argv)
+    runs = {}
+    for path in sorted(args.folder.glob("*.json")):
+        doc = json.loads(path.read_text())
+        if "results" in doc and "schedule" in doc and sample_of(path.stem) in SUITE:
+            runs[path.stem] = doc
+    if not runs:
+        print(f"model_vs_measured: no bench JSON of bench/paper_gpu.py's samples in {args.folder}", file=sys.stderr)
+        return 2
+    key = args.profile or profile_of(next(iter(runs.values()))["device"])
+    if key not in PROFILES:
+        print(f"model_vs_measured: give --profile (one of {', '.join(sorted(PROFILES))})", file=sys.stderr)
+        return 2
+    device = model.model_device(get_profile(key), key)
+    args.scratch.mkdir(parents=True, exist_ok=True)
+    results = [evaluate_run(run, doc, device, args.scratch) for run, doc in runs.items()]
+    header = ("run", "kernels (unmatched)", "Spearman", "model's pick of the sweep", "model per point: lowest, "
+              "points < 90 %", "dispatcher per point: lowest, points < 90 %")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] if args.markdown else []
+    rhos, picks = [], []
+    for r, doc in zip(results, runs.values()):
+        if "spearman" not in r:
+            lines.append(f"{r['run']}: {r['kernels']} kernels matched, {r['unmatched']} unmatched: too few")
+            continue
+        data = {n for n in doc["results"][0]["values"] if re.fullmatch(r"[A-Z]|[nmMN]", n) and
+                all(x["values"][n] == doc["results"][0]["values"][n] for x in doc["results"])}
+        pick = r["pick"]
+        pick_text = (f"{pick['fraction']:.0%} (case {pick['case']}, {_point(pick['values'], data)})")
+        pp = r["per_point"]
+        per_point = f"{pp['lowest']:.0%}, {pp['below']} of {pp['points']}"
+        disp = r.get("dispatcher")
+        disp_text = f"{disp['lowest']:.0%}, {disp['below']} of {disp['points']}" if disp else "-"
+        cells = (r["run"], f"{r['kernels']} ({r['unmatched']})", f"{r['spearman']:.2f}", pick_text, per_point,
+                 disp_text)
+        rhos.append(r["spearman"])
+        picks.append(pick["fraction"])
+        lines.append("| " + " | ".join(cells) + " |" if args.markdown else "  ".join(cells))
+    print(f"model: {key}; measured: {next(iter(runs.values()))['device']} ({args.folder})")
+    print("\n".join(lines))
+    if rhos:
+        print(f"Spearman >= 0.7 in {sum(1 for x in rhos if x >= 0.7)} of {len(rhos)} runs (median "
+              f"{sorted(rhos)[len(rhos) // 2]:.2f}); the model's pick >= 80 % of the best in "
+              f"{sum(1 for x in picks if x >= 0.8)} of {len(picks)} runs (lowest {min(picks):.0%})")
+    return 0 if not any(math.isnan(x) for x in rhos) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
