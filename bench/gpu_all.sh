@@ -6,7 +6,8 @@
 # PART: env (machine, toolkit, versions), refs (copy, cuBLAS SGEMM, CuPy add/transpose),
 # sanitize (compute-sanitizer on every case of every sample; sanitize:S1,S2 on some),
 # profile:SAMPLE:N=V,N=V (ncu on
-# every case's kernel of SAMPLE at that point), or a sample of
+# every case's kernel of SAMPLE at that point), tune (the time model against measured times:
+# bench/gpu_tune.py on every sample; tune:S1,S2 on some), or a sample of
 # bench/paper_gpu.py's SUITE (matmul, matmul+cache, jacobi1d, ...). Default: all of them.
 # Results go to $RESULTS (default docs/bench/raw); when $OUT is set (the device tool), they
 # are also packed into $OUT/results-<first part>.tar.gz. $DEADLINE (seconds, default none)
@@ -37,7 +38,7 @@ fi
 export PYTHONPATH="$here/server${PYTHONPATH:+:$PYTHONPATH}"
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(env refs sanitize matadd transpose jacobi1d polydiv saxpy stencil2d matvec matmul matmul+cache)
+[ ${#parts[@]} -gt 0 ] || parts=(env refs sanitize matadd transpose jacobi1d polydiv saxpy stencil2d matvec matmul matmul+cache tune)
 left() { if [ -n "${DEADLINE:-}" ]; then echo $(( DEADLINE - ($(date +%s) - start) )); else echo 86400; fi; }
 status=0
 for part in "${parts[@]}"; do   # in the order given
@@ -54,6 +55,9 @@ for part in "${parts[@]}"; do   # in the order given
     sanitize) "$py" bench/gpu_sanitize.py --out "$results" --timeout "$(left)" || status=1 ;;
     sanitize:*) IFS=, read -r -a some <<< "${part#sanitize:}"
       "$py" bench/gpu_sanitize.py --out "$results" --timeout "$(left)" "${some[@]}" || status=1 ;;
+    tune) "$py" bench/gpu_tune.py --out "$results" --deadline "$(left)" ${QUICK:+--quick} || status=1 ;;
+    tune:*) IFS=, read -r -a some <<< "${part#tune:}"
+      "$py" bench/gpu_tune.py --out "$results" --deadline "$(left)" ${QUICK:+--quick} "${some[@]}" || status=1 ;;
     profile:*:*) IFS=: read -r _ sample point <<< "$part"
       "$py" bench/gpu_profile.py "$sample" --point "$point" --out "$results" --timeout "$(left)" || status=1 ;;
     *) "$py" bench/paper_gpu.py --out "$results" --deadline "$(left)" ${QUICK:+--quick} "$part" || status=1 ;;

@@ -23,6 +23,9 @@ COPY_TARGET = 0.70          # memory-bound leaves: best point >= 70 % of a devic
 DISPATCH_TARGET = 0.90      # the dispatcher's pick >= 90 % of the best case's speed, every point
 CUBLAS_TARGET = 2.0         # best matmul case within 2x of cuBLAS SGEMM at n = 2048
 MEMORY_BOUND = ("matadd", "transpose", "jacobi1d")
+# targets of issue 17 (the time model, bench/gpu_tune.py)
+PICK_TARGET = 0.80          # the model's pick >= 80 % of the best measured configuration's speed
+SPEARMAN_TARGET = 0.70      # rank correlation of predicted and measured times
 
 # The paper's best speedups over serial C on a Tesla M2050 (its Tables 1 to 4), by our run name
 PAPER = {
@@ -139,6 +142,30 @@ def ncu_reports(folder: Path) -> list:
                     metrics[name] = f"{m.group(2)} {m.group(1) or ''}".strip()
             pipe = re.search(r"(\w+) is the highest-utilized pipeline \(([\d.]+)%\)", block)
             rows.append((report.name, kernel, metrics, f"{pipe.group(1)} {pipe.group(2)} %" if pipe else ""))
+    return rows
+
+
+def tunings(folder: Path) -> list:
+    """(run, schedule, profile, Spearman, pick fraction, configurations measured) of gpu_tune's files."""
+    rows = []
+    for path in sorted(folder.glob("tune_*.json")):
+        doc = json.loads(path.read_text())
+        for entry in doc.get("schedules", []):
+            m = entry.get("measure")
+            if m:
+                measured = sum(1 for c in m["measured"] if c["measured_s"] == c["measured_s"])   # not nan
+                rows.append((doc["run"], entry.get("schedule", "?"), doc.get("profile", "?"), m["spearman"],
+                             m["pick_fraction_of_best"], measured))
+    return rows
+
+
+def tune_targets(folder: Path) -> list:
+    rows = []
+    for run, _schedule, profile, rho, pick, measured in tunings(folder):
+        rows.append((f"{run}: the model's pick >= {pct(PICK_TARGET)} of the best measured ({profile} model)",
+                     f"{pct(pick)} over {measured} configurations", pick >= PICK_TARGET))
+        rows.append((f"{run}: Spearman of predicted and measured times >= {SPEARMAN_TARGET:g}",
+                     f"{rho:.2f}", rho >= SPEARMAN_TARGET))
     return rows
 
 
@@ -268,7 +295,7 @@ def page(folder: Path, out: Path, before: "Path | None", change: str) -> str:
              f"heat maps in [{link}]({link}). This page is written by `python bench/gpu_page.py {folder} "
              f"--out {out}` from those files.", "", "```", env.strip(), "```", "", "## Targets", "",
              "| target | measured | met |", "|---|---|---|"]
-    lines += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok in targets(runs, refs)]
+    lines += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok in targets(runs, refs) + tune_targets(folder)]
     if refs:
         lines += ["", "## References", "", "CuPy on the same kind of machine, in the run of the matmul figures "
                   "(`bench/gpu_references.py`); each sample's own JSON also holds a device-to-device copy of its "

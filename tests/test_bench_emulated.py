@@ -184,3 +184,27 @@ def test_the_bench_hook_leaves_the_users_names_alone(tmp_path):
     done = _bench(source, "--data", "r=100", "--sweep", "threads=32", *sweeps, "--repeat", 1)
     assert done.returncode == 0, done.stderr
     assert "WRONG" not in done.stdout and "case 1" in done.stdout
+
+
+def test_gpu_tune_measures_the_model_and_the_page_shows_it(tmp_path):
+    """bench/gpu_tune.py (issue 17's GPU figures) on the emulated GPU: tune --measure runs the
+    model's picks through the bench, its JSON holds Spearman and the pick's fraction, and
+    jacobi's host argument T reaches the function; gpu_page puts both targets on the page."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_tune.py"), "--quick", "--profile", "h100",
+                           "--out", str(tmp_path), "matadd", "jacobi1d"], capture_output=True, text=True,
+                          env=_env(), timeout=280, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    for run in ("matadd_N32", "jacobi1d_N130_T2"):
+        doc = json.loads((tmp_path / f"tune_{run}.json").read_text())
+        (entry,) = doc["schedules"]
+        m = entry["measure"]
+        assert m["correct"] and -1.0 <= m["spearman"] <= 1.0 and 0.0 < m["pick_fraction_of_best"] <= 1.0
+        assert len(m["measured"]) >= 2 and all(c["measured_s"] > 0 for c in m["measured"])
+    out = tmp_path / "page.md"
+    page = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_page.py"), str(tmp_path), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert page.returncode == 0, page.stderr
+    text = out.read_text()
+    assert "| jacobi1d_N130_T2: the model's pick >= 80 % of the best measured (h100 model) |" in text
+    assert "| matadd_N32: Spearman of predicted and measured times >= 0.7 |" in text
+

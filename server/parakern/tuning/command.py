@@ -77,10 +77,12 @@ def run(args) -> int:
         return _fail(f"parakern tune: no schedule with a case tree{' named ' + args.schedule if args.schedule else ''}"
                      f" in {args.file} (schedules: {known})")
     names = {p.name for r in with_tree for p in r.schedule.params}
-    unknown = [n for n in fixed if n not in names]
+    host = _host_scalars(text, args.file, with_tree) - names
+    unknown = [n for n in fixed if n not in names | host]
     if unknown:
         return _fail(f"parakern tune: --data {unknown[0]}: no schedule of {args.file} has that parameter "
-                     f"(parameters: {', '.join(sorted(names))})")
+                     f"(parameters: {', '.join(sorted(names))}"
+                     + (f"; host arguments, for --measure: {', '.join(sorted(host))}" if host else "") + ")")
     tunings, problems = [], []
     for r in with_tree:
         mine = {n: v for n, v in fixed.items() if n in {p.name for p in r.schedule.params}}
@@ -107,11 +109,24 @@ def run(args) -> int:
         print(f"parakern tune: {t.schedule}: no feasible configuration ({_rejected(t)})", file=sys.stderr)
         status = 1
     if args.measure:
-        code = _measure(args, text, tunings, document)
+        code = _measure(args, text, tunings, document, fixed)
         status = status or code
     if args.json:
         print(json.dumps(document, indent=2, ensure_ascii=False))
     return status
+
+
+def _host_scalars(text: str, file: str, results) -> set:
+    """Integer scalar arguments of the functions holding the schedules: values the bench passes
+    when --measure runs the function (not parameters of the model)."""
+    from parakern.verify.signature import SignatureError, signature
+    names = set()
+    for function in {r.schedule.function for r in results}:
+        try:
+            names |= {a.name for a in signature(text, file, function).arguments if not a.is_array}
+        except SignatureError:
+            pass
+    return names
 
 
 def _formulas(result) -> list:
@@ -166,7 +181,7 @@ def _text(tunings, device, top: int, formula: bool) -> str:
     return "\n".join(lines)
 
 
-def _measure(args, text, tunings, document) -> int:
+def _measure(args, text, tunings, document, given: dict) -> int:
     from parakern.bench.runner import requirements
     missing = requirements()
     if missing:
@@ -176,9 +191,11 @@ def _measure(args, text, tunings, document) -> int:
     from parakern.bench.runner import GpuRunner
     from parakern.tuning.measure import measure, selection
     status = 0
-    for entry, (r, fixed, t) in zip(document["schedules"], tunings):
+    for entry, (r, mine, t) in zip(document["schedules"], tunings):
         if t.pick is None:
             continue
+        # the function's own scalar arguments given with --data (jacobi's step count) run with it
+        fixed = {**{n: v for n, v in given.items() if n not in {p.name for p in r.schedule.params}}, **mine}
         chosen = selection(t.configurations, args.top)
         try:
             comparison = measure(text, args.file, r, t, chosen, fixed, GpuRunner, args.device, args.repeat,
