@@ -264,7 +264,9 @@ async def main_async(args) -> None:
     print(f"edit above a schedule:        {statistics.mean(r['edit'] for r in rows)*1000:.0f} ms mean with the "
           f"300 ms debounce, {statistics.mean(r['edit_saved'] for r in rows)*1000:.0f} ms mean on didSave")
     worst = max(percentile(r["cases_runs"], .95) for r in rows)
-    print("case diagnostics after didOpen, fresh server: p95 per sample "
+    print("case diagnostics after didOpen, first open ever (nothing on disk): "
+          + ", ".join(f"{r['sample']} {r['cases']:.2f} s" for r in rows))
+    print("case diagnostics after didOpen, reopened in a fresh server: p95 "
           + ", ".join(f"{r['sample']} {percentile(r['cases_runs'], .95):.2f} s" for r in rows)
           + f" over {len(rows[0]['cases_runs'])} servers; worst {worst:.2f} s (target <= 1.00 s: "
           + ("met" if worst <= 1.0 else "missed") + ")")
