@@ -286,8 +286,8 @@ def test_jacobi_launch_dims_and_shared_bytes():
 
 def test_dispatcher_contract_text():
     text = emit_file(analysis("jacobi1d"))
-    assert "int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)\n{\n    return jacobi1d_0_select(false, " in text
-    start = text.index("static int jacobi1d_0_select(bool probe, int N, int s, int B, int t, int *a)\n{")
+    assert "int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)\n{\n    return jacobi1d_0_select(false, 0, " in text
+    start = text.index("static int jacobi1d_0_select(bool probe, int only, int N, int s, int B, int t, int *a)\n{")
     disp = text[start:text.index("int jacobi1d_0_dispatch(int N", start)]
     assert "cudaGetDevice(&device)" in disp and "cudaGetDeviceProperties(&prop, device)" in disp
     assert "static cudaDeviceProp prop;" in disp
@@ -303,8 +303,11 @@ def test_dispatcher_contract_text():
     assert "return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;" in helper
     # the second pass, by the real fit, after the first in the same order
     first = disp.index("jacobi1d_0_try_case1(prop, attrs[0], raised[0], false,")
-    second = disp.index("jacobi1d_0_try_case1(prop, attrs[0], raised[0], true,")
+    second = disp.index("jacobi1d_0_try_case1(prop, attrs[0], raised[0], true,", first)
     assert first < disp.index("jacobi1d_0_try_case3(prop, attrs[2], raised[2], false,") < second
+    # only > 0: that case alone, by its fit (dispatch_auto's choice among the cases), before both passes
+    alone = disp.index("switch (only) {")
+    assert alone < first and "case 3:\n        return jacobi1d_0_try_case3(prop, attrs[2], raised[2], true, probe," in disp
 
 
 @pytest.mark.skipif(GXX is None, reason="g++ is not on PATH")

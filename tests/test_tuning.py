@@ -58,7 +58,9 @@ def test_jacobi_quantities_by_hand():
     B, s = names["B"], names["s"]
     assert sympy.expand(q.global_bytes - (8 * B * s + 8)) == 0
     assert sympy.expand(q.l1_traffic - (32 * B * s + 2 * 2 * 4 * (2 * B * s + 2))) == 0
-    assert sympy.expand(q.ops32 - (16 * s + model.STAGING_OPS_PER_ELEMENT * 2 * (2 * B * s + 2) / B)) == 0
+    for b, k in ((1, 1), (3, 2), (64, 4), (128, 1)):   # whole operations per thread
+        expected = 16 * k + math.ceil(model.STAGING_OPS_PER_ELEMENT * 2 * (2 * b * k + 2) / b)
+        assert q.ops32.subs({B: b, s: k}) == expected
     assert sympy.expand(q.shared_bytes - (8 * B * s + 8)) == 0
 
 
@@ -234,3 +236,21 @@ def test_tiny_blocks_are_limited_by_starting_them():
     assert math.isclose(small.time, 3e-6 + small.step("t_blocks"), rel_tol=1e-12)
     large = model.predict(q, substitutions(result.schedule, {"n": 1 << 26, "B": 256}), H100)
     assert large.limiting == "global" and large.time < small.time
+
+
+def test_the_model_may_prefer_a_case_the_tree_does_not():
+    """jacobi1d at N = 4194306 on an H100: the tree prefers the staged case 1 wherever its tile
+    fits, the model the unstaged case 3 (staging copies cost more than the three neighbours
+    they share); tune offers both at each candidate, marks the model's own choice, and every
+    configuration's case fits there."""
+    result = _results("samples/jacobi1d.c")[0]
+    tuning = search.tune(result, {"N": 4194306, "t": 0}, H100)
+    pick = tuning.pick
+    assert pick.case == 3 and pick.by == search.MODEL
+    machine = dispatch.Machine(**dict(zip(("regs_per_block", "Z", "T"), search._machine(H100))))
+    at_pick = [c for c in tuning.configurations if c.values == pick.values]
+    assert {1, 3} <= {c.case for c in at_pick}   # the staged case is offered there too, slower
+    for c in tuning.configurations:
+        choice = dispatch.choose(result.tree, machine, substitutions(result.schedule, {"N": 4194306, **dict(c.values)}))
+        assert c.case in (choice.case, *choice.fits)
+        assert (c.by == search.MODEL) == (c.case != choice.case)

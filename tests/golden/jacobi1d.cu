@@ -328,8 +328,9 @@ static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttrib
     return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
 }
 
-/* jacobi1d:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
-static int jacobi1d_0_select(bool probe, int N, int s, int B, int t, int *a)
+/* jacobi1d:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
+ * only > 0: case only alone, where its kernel fits (its constraints aside) */
+static int jacobi1d_0_select(bool probe, int only, int N, int s, int B, int t, int *a)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -354,6 +355,18 @@ static int jacobi1d_0_select(bool probe, int N, int s, int B, int t, int *a)
         prop_device = device;
     }
     int launched;
+    switch (only) {  /* one case alone, by the fit of its kernel */
+    case 0:
+        break;
+    case 1:
+        return jacobi1d_0_try_case1(prop, attrs[0], raised[0], true, probe, N, s, B, t, a);
+    case 2:
+        return jacobi1d_0_try_case2(prop, attrs[1], raised[1], true, probe, N, s, B, t, a);
+    case 3:
+        return jacobi1d_0_try_case3(prop, attrs[2], raised[2], true, probe, N, s, B, t, a);
+    default:
+        return 0;
+    }
     if ((launched = jacobi1d_0_try_case1(prop, attrs[0], raised[0], false, probe, N, s, B, t, a)) != 0)
         return launched;
     if ((launched = jacobi1d_0_try_case2(prop, attrs[1], raised[1], false, probe, N, s, B, t, a)) != 0)
@@ -378,7 +391,7 @@ static int jacobi1d_0_select(bool probe, int N, int s, int B, int t, int *a)
 
 int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)
 {
-    return jacobi1d_0_select(false, N, s, B, t, a);
+    return jacobi1d_0_select(false, 0, N, s, B, t, a);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -450,7 +463,7 @@ static double jacobi1d_0_time_case1(const parakern_model_device *dev, long long 
     const long long threads = B;
     const long long shared_bytes = 8*B*s + 8;
     const long long global_bytes = 8*B*s + 8;
-    const long long ops32 = 416*s + 400/B;
+    const long long ops32 = 416*s + (B + 399)/B;
     const long long ops64 = 0;
     const long long l1_traffic = 64*B*s + 32;
     int resident;
@@ -467,7 +480,7 @@ static double jacobi1d_0_time_case2(const parakern_model_device *dev, long long 
     const long long threads = B;
     const long long shared_bytes = 8*B + 8;
     const long long global_bytes = 8*B + 8;
-    const long long ops32 = 416 + 400/B;
+    const long long ops32 = (B + 399)/B + 416;
     const long long ops64 = 0;
     const long long l1_traffic = 64*B + 32;
     int resident;
@@ -529,6 +542,7 @@ jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int t, int *a)
     static const long long B_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
     int found = 0;
+    int best_case = 0;
     long long best_s = 0;
     long long best_B = 0;
     for (int i_s = 0; i_s < 7; ++i_s) {
@@ -537,26 +551,29 @@ jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int t, int *a)
             const long long B = B_values[i_B];
             if (!((N - 2)/(B*s) >= 1 && B >= 1 && B*s != 0))
                 continue;  /* an assert, a loop bound, a divisor */
-            const int k0 = jacobi1d_0_select(true, N, (int)s, (int)B, t, a);
-            if (k0 == PARAKERN_CUDA_ERROR) {
-                chosen.status = PARAKERN_CUDA_ERROR;
-                return chosen;
-            }
-            if (k0 < 1)
-                continue;  /* no case fits there */
-            double t0 = -1.0;
-            switch (k0) {
-            case 1: t0 = jacobi1d_0_time_case1(&dev, N, s, B, t); break;
-            case 2: t0 = jacobi1d_0_time_case2(&dev, N, s, B, t); break;
-            case 3: t0 = jacobi1d_0_time_case3(&dev, N, s, B, t); break;
-            }
-            if (t0 < 0.0)
-                continue;
-            if (!found || t0 < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
-                found = 1;
-                best = t0;
-                best_s = s;
-                best_B = B;
+            for (int k0 = 1; k0 <= 3; ++k0) {  /* every case whose kernel fits */
+                const int got = jacobi1d_0_select(true, k0, N, (int)s, (int)B, t, a);
+                if (got == PARAKERN_CUDA_ERROR) {
+                    chosen.status = PARAKERN_CUDA_ERROR;
+                    return chosen;
+                }
+                if (got != k0)
+                    continue;  /* its kernel does not fit there */
+                double t0 = -1.0;
+                switch (k0) {
+                case 1: t0 = jacobi1d_0_time_case1(&dev, N, s, B, t); break;
+                case 2: t0 = jacobi1d_0_time_case2(&dev, N, s, B, t); break;
+                case 3: t0 = jacobi1d_0_time_case3(&dev, N, s, B, t); break;
+                }
+                if (t0 < 0.0)
+                    continue;
+                if (!found || t0 < best * (1.0 - 1e-09)) {  /* ties: the first */
+                    found = 1;
+                    best = t0;
+                    best_case = k0;
+                    best_s = s;
+                    best_B = B;
+                }
             }
         }
     }
@@ -565,6 +582,6 @@ jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int t, int *a)
     chosen.s = best_s;
     chosen.B = best_B;
     chosen.predicted_seconds = best;
-    chosen.status = jacobi1d_0_dispatch(N, (int)best_s, (int)best_B, t, a);
+    chosen.status = jacobi1d_0_select(false, best_case, N, (int)best_s, (int)best_B, t, a);
     return chosen;
 }

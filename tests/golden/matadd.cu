@@ -110,8 +110,10 @@ static int matadd_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
     return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
-/* matadd:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
-static int matadd_0_select(bool probe, int N, int B0, int B1, int *c, const int *a, const int *b)
+/* matadd:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
+ * only > 0: case only alone, where its kernel fits (its constraints aside) */
+static int matadd_0_select(bool probe, int only, int N, int B0, int B1, int *c, const int *a,
+                           const int *b)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -130,6 +132,14 @@ static int matadd_0_select(bool probe, int N, int B0, int B1, int *c, const int 
         prop_device = device;
     }
     int launched;
+    switch (only) {  /* one case alone, by the fit of its kernel */
+    case 0:
+        break;
+    case 1:
+        return matadd_0_try_case1(prop, attrs[0], raised[0], true, probe, N, B0, B1, c, a, b);
+    default:
+        return 0;
+    }
     if ((launched = matadd_0_try_case1(prop, attrs[0], raised[0], false, probe, N, B0, B1, c, a, b)) != 0)
         return launched;
     /* no case both holds and fits: the first case whose kernel really fits (nvcc's
@@ -145,7 +155,7 @@ static int matadd_0_select(bool probe, int N, int B0, int B1, int *c, const int 
 
 int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b)
 {
-    return matadd_0_select(false, N, B0, B1, c, a, b);
+    return matadd_0_select(false, 0, N, B0, B1, c, a, b);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -252,6 +262,7 @@ matadd_0_auto matadd_0_dispatch_auto(int N, int *c, const int *a, const int *b)
     static const long long B1_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
     int found = 0;
+    int best_case = 0;
     long long best_B0 = 0;
     long long best_B1 = 0;
     for (int i_B0 = 0; i_B0 < 11; ++i_B0) {
@@ -260,24 +271,27 @@ matadd_0_auto matadd_0_dispatch_auto(int N, int *c, const int *a, const int *b)
             const long long B1 = B1_values[i_B1];
             if (!((B0 + N - 1)/B0 >= 1 && (B1 + N/2 - 1)/B1 >= 1 && B0 >= 1 && B1 >= 1 && B0 != 0 && B1 != 0 && N % 2 == 0))
                 continue;  /* an assert, a loop bound, a divisor */
-            const int k = matadd_0_select(true, N, (int)B0, (int)B1, c, a, b);
-            if (k == PARAKERN_CUDA_ERROR) {
-                chosen.status = PARAKERN_CUDA_ERROR;
-                return chosen;
-            }
-            if (k < 1)
-                continue;  /* no case fits there */
-            double t = -1.0;
-            switch (k) {
-            case 1: t = matadd_0_time_case1(&dev, N, B0, B1); break;
-            }
-            if (t < 0.0)
-                continue;
-            if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
-                found = 1;
-                best = t;
-                best_B0 = B0;
-                best_B1 = B1;
+            for (int k = 1; k <= 1; ++k) {  /* every case whose kernel fits */
+                const int got = matadd_0_select(true, k, N, (int)B0, (int)B1, c, a, b);
+                if (got == PARAKERN_CUDA_ERROR) {
+                    chosen.status = PARAKERN_CUDA_ERROR;
+                    return chosen;
+                }
+                if (got != k)
+                    continue;  /* its kernel does not fit there */
+                double t = -1.0;
+                switch (k) {
+                case 1: t = matadd_0_time_case1(&dev, N, B0, B1); break;
+                }
+                if (t < 0.0)
+                    continue;
+                if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first */
+                    found = 1;
+                    best = t;
+                    best_case = k;
+                    best_B0 = B0;
+                    best_B1 = B1;
+                }
             }
         }
     }
@@ -286,6 +300,6 @@ matadd_0_auto matadd_0_dispatch_auto(int N, int *c, const int *a, const int *b)
     chosen.B0 = best_B0;
     chosen.B1 = best_B1;
     chosen.predicted_seconds = best;
-    chosen.status = matadd_0_dispatch(N, (int)best_B0, (int)best_B1, c, a, b);
+    chosen.status = matadd_0_select(false, best_case, N, (int)best_B0, (int)best_B1, c, a, b);
     return chosen;
 }

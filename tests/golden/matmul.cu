@@ -253,9 +253,10 @@ static int matmul_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribut
     return cudaPeekAtLastError() == cudaSuccess ? 3 : PARAKERN_CUDA_ERROR;
 }
 
-/* matmul:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
-static int matmul_0_select(bool probe, int n, int B0, int ub1, int s, float *c, const float *a,
-                           const float *b)
+/* matmul:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
+ * only > 0: case only alone, where its kernel fits (its constraints aside) */
+static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, float *c,
+                           const float *a, const float *b)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -280,6 +281,18 @@ static int matmul_0_select(bool probe, int n, int B0, int ub1, int s, float *c, 
         prop_device = device;
     }
     int launched;
+    switch (only) {  /* one case alone, by the fit of its kernel */
+    case 0:
+        break;
+    case 1:
+        return matmul_0_try_case1(prop, attrs[0], raised[0], true, probe, n, B0, ub1, s, c, a, b);
+    case 2:
+        return matmul_0_try_case2(prop, attrs[1], raised[1], true, probe, n, B0, ub1, s, c, a, b);
+    case 3:
+        return matmul_0_try_case3(prop, attrs[2], raised[2], true, probe, n, B0, ub1, s, c, a, b);
+    default:
+        return 0;
+    }
     if ((launched = matmul_0_try_case1(prop, attrs[0], raised[0], false, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
     if ((launched = matmul_0_try_case2(prop, attrs[1], raised[1], false, probe, n, B0, ub1, s, c, a, b)) != 0)
@@ -303,7 +316,7 @@ static int matmul_0_select(bool probe, int n, int B0, int ub1, int s, float *c, 
 
 int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b)
 {
-    return matmul_0_select(false, n, B0, ub1, s, c, a, b);
+    return matmul_0_select(false, 0, n, B0, ub1, s, c, a, b);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -445,6 +458,7 @@ matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const floa
     static const long long s_values[] = {1, 2, 4, 8, 16, 32, 64};
     double best = 0.0;
     int found = 0;
+    int best_case = 0;
     long long best_B0 = 0;
     long long best_ub1 = 0;
     long long best_s = 0;
@@ -456,27 +470,30 @@ matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const floa
                 const long long s = s_values[i_s];
                 if (!(n/B0 >= 1 && n/(s*ub1) >= 1 && B0 >= 1 && ub1 >= 1 && B0 != 0 && s*ub1 != 0 && B0 <= s*ub1 && n % B0 == 0 && n % (s*ub1) == 0))
                     continue;  /* an assert, a loop bound, a divisor */
-                const int k0 = matmul_0_select(true, n, (int)B0, (int)ub1, (int)s, c, a, b);
-                if (k0 == PARAKERN_CUDA_ERROR) {
-                    chosen.status = PARAKERN_CUDA_ERROR;
-                    return chosen;
-                }
-                if (k0 < 1)
-                    continue;  /* no case fits there */
-                double t = -1.0;
-                switch (k0) {
-                case 1: t = matmul_0_time_case1(&dev, n, B0, ub1, s); break;
-                case 2: t = matmul_0_time_case2(&dev, n, B0, ub1, s); break;
-                case 3: t = matmul_0_time_case3(&dev, n, B0, ub1, s); break;
-                }
-                if (t < 0.0)
-                    continue;
-                if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
-                    found = 1;
-                    best = t;
-                    best_B0 = B0;
-                    best_ub1 = ub1;
-                    best_s = s;
+                for (int k0 = 1; k0 <= 3; ++k0) {  /* every case whose kernel fits */
+                    const int got = matmul_0_select(true, k0, n, (int)B0, (int)ub1, (int)s, c, a, b);
+                    if (got == PARAKERN_CUDA_ERROR) {
+                        chosen.status = PARAKERN_CUDA_ERROR;
+                        return chosen;
+                    }
+                    if (got != k0)
+                        continue;  /* its kernel does not fit there */
+                    double t = -1.0;
+                    switch (k0) {
+                    case 1: t = matmul_0_time_case1(&dev, n, B0, ub1, s); break;
+                    case 2: t = matmul_0_time_case2(&dev, n, B0, ub1, s); break;
+                    case 3: t = matmul_0_time_case3(&dev, n, B0, ub1, s); break;
+                    }
+                    if (t < 0.0)
+                        continue;
+                    if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first */
+                        found = 1;
+                        best = t;
+                        best_case = k0;
+                        best_B0 = B0;
+                        best_ub1 = ub1;
+                        best_s = s;
+                    }
                 }
             }
         }
@@ -487,6 +504,6 @@ matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const floa
     chosen.ub1 = best_ub1;
     chosen.s = best_s;
     chosen.predicted_seconds = best;
-    chosen.status = matmul_0_dispatch(n, (int)best_B0, (int)best_ub1, (int)best_s, c, a, b);
+    chosen.status = matmul_0_select(false, best_case, n, (int)best_B0, (int)best_ub1, (int)best_s, c, a, b);
     return chosen;
 }

@@ -164,9 +164,10 @@ static int matvec_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
     return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
-/* matvec:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
-static int matvec_0_select(bool probe, int m, int n, int B, const double *A, const double *x,
-                           double *y)
+/* matvec:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
+ * only > 0: case only alone, where its kernel fits (its constraints aside) */
+static int matvec_0_select(bool probe, int only, int m, int n, int B, const double *A,
+                           const double *x, double *y)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -188,6 +189,16 @@ static int matvec_0_select(bool probe, int m, int n, int B, const double *A, con
         prop_device = device;
     }
     int launched;
+    switch (only) {  /* one case alone, by the fit of its kernel */
+    case 0:
+        break;
+    case 1:
+        return matvec_0_try_case1(prop, attrs[0], raised[0], true, probe, m, n, B, A, x, y);
+    case 2:
+        return matvec_0_try_case2(prop, attrs[1], raised[1], true, probe, m, n, B, A, x, y);
+    default:
+        return 0;
+    }
     if ((launched = matvec_0_try_case1(prop, attrs[0], raised[0], false, probe, m, n, B, A, x, y)) != 0)
         return launched;
     if ((launched = matvec_0_try_case2(prop, attrs[1], raised[1], false, probe, m, n, B, A, x, y)) != 0)
@@ -206,7 +217,7 @@ static int matvec_0_select(bool probe, int m, int n, int B, const double *A, con
 
 int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, double *y)
 {
-    return matvec_0_select(false, m, n, B, A, x, y);
+    return matvec_0_select(false, 0, m, n, B, A, x, y);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -329,35 +340,39 @@ matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double
     static const long long B_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
     int found = 0;
+    int best_case = 0;
     long long best_B = 0;
     for (int i_B = 0; i_B < 11; ++i_B) {
         const long long B = B_values[i_B];
         if (!((B + m - 1)/B >= 1 && B >= 1 && B != 0))
             continue;  /* an assert, a loop bound, a divisor */
-        const int k = matvec_0_select(true, m, n, (int)B, A, x, y);
-        if (k == PARAKERN_CUDA_ERROR) {
-            chosen.status = PARAKERN_CUDA_ERROR;
-            return chosen;
-        }
-        if (k < 1)
-            continue;  /* no case fits there */
-        double t0 = -1.0;
-        switch (k) {
-        case 1: t0 = matvec_0_time_case1(&dev, m, n, B); break;
-        case 2: t0 = matvec_0_time_case2(&dev, m, n, B); break;
-        }
-        if (t0 < 0.0)
-            continue;
-        if (!found || t0 < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
-            found = 1;
-            best = t0;
-            best_B = B;
+        for (int k = 1; k <= 2; ++k) {  /* every case whose kernel fits */
+            const int got = matvec_0_select(true, k, m, n, (int)B, A, x, y);
+            if (got == PARAKERN_CUDA_ERROR) {
+                chosen.status = PARAKERN_CUDA_ERROR;
+                return chosen;
+            }
+            if (got != k)
+                continue;  /* its kernel does not fit there */
+            double t0 = -1.0;
+            switch (k) {
+            case 1: t0 = matvec_0_time_case1(&dev, m, n, B); break;
+            case 2: t0 = matvec_0_time_case2(&dev, m, n, B); break;
+            }
+            if (t0 < 0.0)
+                continue;
+            if (!found || t0 < best * (1.0 - 1e-09)) {  /* ties: the first */
+                found = 1;
+                best = t0;
+                best_case = k;
+                best_B = B;
+            }
         }
     }
     if (!found)
         return chosen;
     chosen.B = best_B;
     chosen.predicted_seconds = best;
-    chosen.status = matvec_0_dispatch(m, n, (int)best_B, A, x, y);
+    chosen.status = matvec_0_select(false, best_case, m, n, (int)best_B, A, x, y);
     return chosen;
 }

@@ -392,8 +392,10 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttribu
     return cudaPeekAtLastError() == cudaSuccess ? 4 : PARAKERN_CUDA_ERROR;
 }
 
-/* polydiv:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
-static int polydiv_0_select(bool probe, int N, int M, int P, int s, int B, int *a, const int *b)
+/* polydiv:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
+ * only > 0: case only alone, where its kernel fits (its constraints aside) */
+static int polydiv_0_select(bool probe, int only, int N, int M, int P, int s, int B, int *a,
+                            const int *b)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -421,6 +423,20 @@ static int polydiv_0_select(bool probe, int N, int M, int P, int s, int B, int *
         prop_device = device;
     }
     int launched;
+    switch (only) {  /* one case alone, by the fit of its kernel */
+    case 0:
+        break;
+    case 1:
+        return polydiv_0_try_case1(prop, attrs[0], raised[0], true, probe, N, M, P, s, B, a, b);
+    case 2:
+        return polydiv_0_try_case2(prop, attrs[1], raised[1], true, probe, N, M, P, s, B, a, b);
+    case 3:
+        return polydiv_0_try_case3(prop, attrs[2], raised[2], true, probe, N, M, P, s, B, a, b);
+    case 4:
+        return polydiv_0_try_case4(prop, attrs[3], raised[3], true, probe, N, M, P, s, B, a, b);
+    default:
+        return 0;
+    }
     if ((launched = polydiv_0_try_case1(prop, attrs[0], raised[0], false, probe, N, M, P, s, B, a, b)) != 0)
         return launched;
     if ((launched = polydiv_0_try_case2(prop, attrs[1], raised[1], false, probe, N, M, P, s, B, a, b)) != 0)
@@ -448,7 +464,7 @@ static int polydiv_0_select(bool probe, int N, int M, int P, int s, int B, int *
 
 int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
 {
-    return polydiv_0_select(false, N, M, P, s, B, a, b);
+    return polydiv_0_select(false, 0, N, M, P, s, B, a, b);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -520,7 +536,7 @@ static double polydiv_0_time_case1(const parakern_model_device *dev, long long N
     const long long threads = B;
     const long long shared_bytes = 8*B*s + 4;
     const long long global_bytes = 12*B*s + 4;
-    const long long ops32 = 313*s + 200/B;
+    const long long ops32 = 313*s + (B + 199)/B;
     const long long ops64 = 0;
     const long long l1_traffic = 40*B*s + 16;
     int resident;
@@ -537,7 +553,7 @@ static double polydiv_0_time_case2(const parakern_model_device *dev, long long N
     const long long threads = B;
     const long long shared_bytes = 8*B + 4;
     const long long global_bytes = 12*B + 4;
-    const long long ops32 = 313 + 200/B;
+    const long long ops32 = (B + 199)/B + 313;
     const long long ops64 = 0;
     const long long l1_traffic = 40*B + 16;
     int resident;
@@ -571,7 +587,7 @@ static double polydiv_0_time_case4(const parakern_model_device *dev, long long N
     const long long threads = B;
     const long long shared_bytes = 8*B*s + 4;
     const long long global_bytes = 12*B*s + 4;
-    const long long ops32 = 313*s + 200/B;
+    const long long ops32 = 313*s + (B + 199)/B;
     const long long ops64 = 0;
     const long long l1_traffic = 40*B*s + 16;
     int resident;
@@ -621,6 +637,7 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
     static const long long B_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
     int found = 0;
+    int best_case = 0;
     long long best_s = 0;
     long long best_B = 0;
     for (int i_s = 0; i_s < 7; ++i_s) {
@@ -629,27 +646,30 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
             const long long B = B_values[i_B];
             if (!((B*s + M - 2)/(B*s) >= 1 && B >= 1 && B*s != 0))
                 continue;  /* an assert, a loop bound, a divisor */
-            const int k0 = polydiv_0_select(true, N, M, P, (int)s, (int)B, a, b);
-            if (k0 == PARAKERN_CUDA_ERROR) {
-                chosen.status = PARAKERN_CUDA_ERROR;
-                return chosen;
-            }
-            if (k0 < 1)
-                continue;  /* no case fits there */
-            double t = -1.0;
-            switch (k0) {
-            case 1: t = polydiv_0_time_case1(&dev, N, M, P, s, B); break;
-            case 2: t = polydiv_0_time_case2(&dev, N, M, P, s, B); break;
-            case 3: t = polydiv_0_time_case3(&dev, N, M, P, s, B); break;
-            case 4: t = polydiv_0_time_case4(&dev, N, M, P, s, B); break;
-            }
-            if (t < 0.0)
-                continue;
-            if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
-                found = 1;
-                best = t;
-                best_s = s;
-                best_B = B;
+            for (int k0 = 1; k0 <= 4; ++k0) {  /* every case whose kernel fits */
+                const int got = polydiv_0_select(true, k0, N, M, P, (int)s, (int)B, a, b);
+                if (got == PARAKERN_CUDA_ERROR) {
+                    chosen.status = PARAKERN_CUDA_ERROR;
+                    return chosen;
+                }
+                if (got != k0)
+                    continue;  /* its kernel does not fit there */
+                double t = -1.0;
+                switch (k0) {
+                case 1: t = polydiv_0_time_case1(&dev, N, M, P, s, B); break;
+                case 2: t = polydiv_0_time_case2(&dev, N, M, P, s, B); break;
+                case 3: t = polydiv_0_time_case3(&dev, N, M, P, s, B); break;
+                case 4: t = polydiv_0_time_case4(&dev, N, M, P, s, B); break;
+                }
+                if (t < 0.0)
+                    continue;
+                if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first */
+                    found = 1;
+                    best = t;
+                    best_case = k0;
+                    best_s = s;
+                    best_B = B;
+                }
             }
         }
     }
@@ -658,6 +678,6 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
     chosen.s = best_s;
     chosen.B = best_B;
     chosen.predicted_seconds = best;
-    chosen.status = polydiv_0_dispatch(N, M, P, (int)best_s, (int)best_B, a, b);
+    chosen.status = polydiv_0_select(false, best_case, N, M, P, (int)best_s, (int)best_B, a, b);
     return chosen;
 }

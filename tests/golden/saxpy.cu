@@ -102,8 +102,9 @@ static int saxpy_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribute
     return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
 }
 
-/* saxpy:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
-static int saxpy_0_select(bool probe, int n, int B, float alpha, float *y, const float *x)
+/* saxpy:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
+ * only > 0: case only alone, where its kernel fits (its constraints aside) */
+static int saxpy_0_select(bool probe, int only, int n, int B, float alpha, float *y, const float *x)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -122,6 +123,14 @@ static int saxpy_0_select(bool probe, int n, int B, float alpha, float *y, const
         prop_device = device;
     }
     int launched;
+    switch (only) {  /* one case alone, by the fit of its kernel */
+    case 0:
+        break;
+    case 1:
+        return saxpy_0_try_case1(prop, attrs[0], raised[0], true, probe, n, B, alpha, y, x);
+    default:
+        return 0;
+    }
     if ((launched = saxpy_0_try_case1(prop, attrs[0], raised[0], false, probe, n, B, alpha, y, x)) != 0)
         return launched;
     /* no case both holds and fits: the first case whose kernel really fits (nvcc's
@@ -136,7 +145,7 @@ static int saxpy_0_select(bool probe, int n, int B, float alpha, float *y, const
 
 int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x)
 {
-    return saxpy_0_select(false, n, B, alpha, y, x);
+    return saxpy_0_select(false, 0, n, B, alpha, y, x);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -242,34 +251,38 @@ saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, float *y, const float *x)
     static const long long B_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
     int found = 0;
+    int best_case = 0;
     long long best_B = 0;
     for (int i_B = 0; i_B < 11; ++i_B) {
         const long long B = B_values[i_B];
         if (!((B + n - 1)/B >= 1 && B >= 1 && B != 0))
             continue;  /* an assert, a loop bound, a divisor */
-        const int k = saxpy_0_select(true, n, (int)B, alpha, y, x);
-        if (k == PARAKERN_CUDA_ERROR) {
-            chosen.status = PARAKERN_CUDA_ERROR;
-            return chosen;
-        }
-        if (k < 1)
-            continue;  /* no case fits there */
-        double t0 = -1.0;
-        switch (k) {
-        case 1: t0 = saxpy_0_time_case1(&dev, n, B, alpha); break;
-        }
-        if (t0 < 0.0)
-            continue;
-        if (!found || t0 < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
-            found = 1;
-            best = t0;
-            best_B = B;
+        for (int k = 1; k <= 1; ++k) {  /* every case whose kernel fits */
+            const int got = saxpy_0_select(true, k, n, (int)B, alpha, y, x);
+            if (got == PARAKERN_CUDA_ERROR) {
+                chosen.status = PARAKERN_CUDA_ERROR;
+                return chosen;
+            }
+            if (got != k)
+                continue;  /* its kernel does not fit there */
+            double t0 = -1.0;
+            switch (k) {
+            case 1: t0 = saxpy_0_time_case1(&dev, n, B, alpha); break;
+            }
+            if (t0 < 0.0)
+                continue;
+            if (!found || t0 < best * (1.0 - 1e-09)) {  /* ties: the first */
+                found = 1;
+                best = t0;
+                best_case = k;
+                best_B = B;
+            }
         }
     }
     if (!found)
         return chosen;
     chosen.B = best_B;
     chosen.predicted_seconds = best;
-    chosen.status = saxpy_0_dispatch(n, (int)best_B, alpha, y, x);
+    chosen.status = saxpy_0_select(false, best_case, n, (int)best_B, alpha, y, x);
     return chosen;
 }

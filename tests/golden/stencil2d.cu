@@ -191,8 +191,10 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
     return cudaPeekAtLastError() == cudaSuccess ? 2 : PARAKERN_CUDA_ERROR;
 }
 
-/* stencil2d:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
-static int stencil2d_0_select(bool probe, int N, int Bx, int By, float *out, const float *in)
+/* stencil2d:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
+ * only > 0: case only alone, where its kernel fits (its constraints aside) */
+static int stencil2d_0_select(bool probe, int only, int N, int Bx, int By, float *out,
+                              const float *in)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -214,6 +216,16 @@ static int stencil2d_0_select(bool probe, int N, int Bx, int By, float *out, con
         prop_device = device;
     }
     int launched;
+    switch (only) {  /* one case alone, by the fit of its kernel */
+    case 0:
+        break;
+    case 1:
+        return stencil2d_0_try_case1(prop, attrs[0], raised[0], true, probe, N, Bx, By, out, in);
+    case 2:
+        return stencil2d_0_try_case2(prop, attrs[1], raised[1], true, probe, N, Bx, By, out, in);
+    default:
+        return 0;
+    }
     if ((launched = stencil2d_0_try_case1(prop, attrs[0], raised[0], false, probe, N, Bx, By, out, in)) != 0)
         return launched;
     if ((launched = stencil2d_0_try_case2(prop, attrs[1], raised[1], false, probe, N, Bx, By, out, in)) != 0)
@@ -233,7 +245,7 @@ static int stencil2d_0_select(bool probe, int N, int Bx, int By, float *out, con
 
 int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)
 {
-    return stencil2d_0_select(false, N, Bx, By, out, in);
+    return stencil2d_0_select(false, 0, N, Bx, By, out, in);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -305,7 +317,7 @@ static double stencil2d_0_time_case1(const parakern_model_device *dev, long long
     const long long threads = Bx*By;
     const long long shared_bytes = 4*Bx*By + 8*Bx + 8*By + 16;
     const long long global_bytes = 4*Bx*By + 8*Bx + 8*By + 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 16;
-    const long long ops32 = 113 + 200/By + 200/Bx + 400/(Bx*By);
+    const long long ops32 = (Bx*By + 200*Bx + 200*By + 399)/(Bx*By) + 113;
     const long long ops64 = 0;
     const long long l1_traffic = 28*Bx*By + 16*Bx + 16*By + 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 32;
     int resident;
@@ -362,6 +374,7 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, float *out, const float *in)
     static const long long By_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
     int found = 0;
+    int best_case = 0;
     long long best_Bx = 0;
     long long best_By = 0;
     for (int i_Bx = 0; i_Bx < 11; ++i_Bx) {
@@ -370,25 +383,28 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, float *out, const float *in)
             const long long By = By_values[i_By];
             if (!((By + N - 3)/By >= 1 && (Bx + N - 3)/Bx >= 1 && By >= 1 && Bx >= 1 && By != 0 && Bx != 0 && N > 2))
                 continue;  /* an assert, a loop bound, a divisor */
-            const int k = stencil2d_0_select(true, N, (int)Bx, (int)By, out, in);
-            if (k == PARAKERN_CUDA_ERROR) {
-                chosen.status = PARAKERN_CUDA_ERROR;
-                return chosen;
-            }
-            if (k < 1)
-                continue;  /* no case fits there */
-            double t = -1.0;
-            switch (k) {
-            case 1: t = stencil2d_0_time_case1(&dev, N, Bx, By); break;
-            case 2: t = stencil2d_0_time_case2(&dev, N, Bx, By); break;
-            }
-            if (t < 0.0)
-                continue;
-            if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
-                found = 1;
-                best = t;
-                best_Bx = Bx;
-                best_By = By;
+            for (int k = 1; k <= 2; ++k) {  /* every case whose kernel fits */
+                const int got = stencil2d_0_select(true, k, N, (int)Bx, (int)By, out, in);
+                if (got == PARAKERN_CUDA_ERROR) {
+                    chosen.status = PARAKERN_CUDA_ERROR;
+                    return chosen;
+                }
+                if (got != k)
+                    continue;  /* its kernel does not fit there */
+                double t = -1.0;
+                switch (k) {
+                case 1: t = stencil2d_0_time_case1(&dev, N, Bx, By); break;
+                case 2: t = stencil2d_0_time_case2(&dev, N, Bx, By); break;
+                }
+                if (t < 0.0)
+                    continue;
+                if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first */
+                    found = 1;
+                    best = t;
+                    best_case = k;
+                    best_Bx = Bx;
+                    best_By = By;
+                }
             }
         }
     }
@@ -397,6 +413,6 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, float *out, const float *in)
     chosen.Bx = best_Bx;
     chosen.By = best_By;
     chosen.predicted_seconds = best;
-    chosen.status = stencil2d_0_dispatch(N, (int)best_Bx, (int)best_By, out, in);
+    chosen.status = stencil2d_0_select(false, best_case, N, (int)best_Bx, (int)best_By, out, in);
     return chosen;
 }

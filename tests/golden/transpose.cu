@@ -537,8 +537,10 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttri
     return cudaPeekAtLastError() == cudaSuccess ? 6 : PARAKERN_CUDA_ERROR;
 }
 
-/* transpose:0: the dispatcher's rule; probe: return the case it would launch, launch nothing */
-static int transpose_0_select(bool probe, int N, int B0, int B1, int s, float *c, const float *a)
+/* transpose:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
+ * only > 0: case only alone, where its kernel fits (its constraints aside) */
+static int transpose_0_select(bool probe, int only, int N, int B0, int B1, int s, float *c,
+                              const float *a)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -572,6 +574,24 @@ static int transpose_0_select(bool probe, int N, int B0, int B1, int s, float *c
         prop_device = device;
     }
     int launched;
+    switch (only) {  /* one case alone, by the fit of its kernel */
+    case 0:
+        break;
+    case 1:
+        return transpose_0_try_case1(prop, attrs[0], raised[0], true, probe, N, B0, B1, s, c, a);
+    case 2:
+        return transpose_0_try_case2(prop, attrs[1], raised[1], true, probe, N, B0, B1, s, c, a);
+    case 3:
+        return transpose_0_try_case3(prop, attrs[2], raised[2], true, probe, N, B0, B1, s, c, a);
+    case 4:
+        return transpose_0_try_case4(prop, attrs[3], raised[3], true, probe, N, B0, B1, s, c, a);
+    case 5:
+        return transpose_0_try_case5(prop, attrs[4], raised[4], true, probe, N, B0, B1, s, c, a);
+    case 6:
+        return transpose_0_try_case6(prop, attrs[5], raised[5], true, probe, N, B0, B1, s, c, a);
+    default:
+        return 0;
+    }
     if ((launched = transpose_0_try_case1(prop, attrs[0], raised[0], false, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
     if ((launched = transpose_0_try_case2(prop, attrs[1], raised[1], false, probe, N, B0, B1, s, c, a)) != 0)
@@ -609,7 +629,7 @@ static int transpose_0_select(bool probe, int N, int B0, int B1, int s, float *c
 
 int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
 {
-    return transpose_0_select(false, N, B0, B1, s, c, a);
+    return transpose_0_select(false, 0, N, B0, B1, s, c, a);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -822,6 +842,7 @@ transpose_0_auto transpose_0_dispatch_auto(int N, float *c, const float *a)
     static const long long s_values[] = {1, 2, 4, 8, 16, 32, 64};
     double best = 0.0;
     int found = 0;
+    int best_case = 0;
     long long best_B0 = 0;
     long long best_B1 = 0;
     long long best_s = 0;
@@ -833,30 +854,33 @@ transpose_0_auto transpose_0_dispatch_auto(int N, float *c, const float *a)
                 const long long s = s_values[i_s];
                 if (!(N/B0 >= 1 && N/(B1*s) >= 1 && B0 >= 1 && B1 >= 1 && B0 != 0 && B1*s != 0 && N % B0 == 0 && N % (B1*s) == 0))
                     continue;  /* an assert, a loop bound, a divisor */
-                const int k0 = transpose_0_select(true, N, (int)B0, (int)B1, (int)s, c, a);
-                if (k0 == PARAKERN_CUDA_ERROR) {
-                    chosen.status = PARAKERN_CUDA_ERROR;
-                    return chosen;
-                }
-                if (k0 < 1)
-                    continue;  /* no case fits there */
-                double t = -1.0;
-                switch (k0) {
-                case 1: t = transpose_0_time_case1(&dev, N, B0, B1, s); break;
-                case 2: t = transpose_0_time_case2(&dev, N, B0, B1, s); break;
-                case 3: t = transpose_0_time_case3(&dev, N, B0, B1, s); break;
-                case 4: t = transpose_0_time_case4(&dev, N, B0, B1, s); break;
-                case 5: t = transpose_0_time_case5(&dev, N, B0, B1, s); break;
-                case 6: t = transpose_0_time_case6(&dev, N, B0, B1, s); break;
-                }
-                if (t < 0.0)
-                    continue;
-                if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first candidate */
-                    found = 1;
-                    best = t;
-                    best_B0 = B0;
-                    best_B1 = B1;
-                    best_s = s;
+                for (int k0 = 1; k0 <= 6; ++k0) {  /* every case whose kernel fits */
+                    const int got = transpose_0_select(true, k0, N, (int)B0, (int)B1, (int)s, c, a);
+                    if (got == PARAKERN_CUDA_ERROR) {
+                        chosen.status = PARAKERN_CUDA_ERROR;
+                        return chosen;
+                    }
+                    if (got != k0)
+                        continue;  /* its kernel does not fit there */
+                    double t = -1.0;
+                    switch (k0) {
+                    case 1: t = transpose_0_time_case1(&dev, N, B0, B1, s); break;
+                    case 2: t = transpose_0_time_case2(&dev, N, B0, B1, s); break;
+                    case 3: t = transpose_0_time_case3(&dev, N, B0, B1, s); break;
+                    case 4: t = transpose_0_time_case4(&dev, N, B0, B1, s); break;
+                    case 5: t = transpose_0_time_case5(&dev, N, B0, B1, s); break;
+                    case 6: t = transpose_0_time_case6(&dev, N, B0, B1, s); break;
+                    }
+                    if (t < 0.0)
+                        continue;
+                    if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first */
+                        found = 1;
+                        best = t;
+                        best_case = k0;
+                        best_B0 = B0;
+                        best_B1 = B1;
+                        best_s = s;
+                    }
                 }
             }
         }
@@ -867,6 +891,6 @@ transpose_0_auto transpose_0_dispatch_auto(int N, float *c, const float *a)
     chosen.B1 = best_B1;
     chosen.s = best_s;
     chosen.predicted_seconds = best;
-    chosen.status = transpose_0_dispatch(N, (int)best_B0, (int)best_B1, (int)best_s, c, a);
+    chosen.status = transpose_0_select(false, best_case, N, (int)best_B0, (int)best_B1, (int)best_s, c, a);
     return chosen;
 }

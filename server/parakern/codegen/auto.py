@@ -6,19 +6,20 @@ It reads the device once (cached per device): its SMs, clock, memory clock and b
 (bandwidth = 2 x memory clock x bus width, DDR), the arithmetic lanes per SM of its compute
 capability (devices.py's table, printed here), each kernel's attributes. Then for every
 candidate of the tuned parameters (tuning/search.py: the same values, in the same order):
-the schedule's facts, the case the dispatcher would launch (`<function>_<index>_select`
-with probe set: the one rule), the blocks resident per SM
-(cudaOccupancyMaxActiveBlocksPerMultiprocessor, nvcc's registers) and the model's time
-(tuning/model.py's FORMULA, printed once per file as `parakern_model_time`). It launches the
-fastest through the dispatcher and returns what it chose: `status` (the case launched, or
-PARAKERN_NO_CASE_FITS / PARAKERN_CUDA_ERROR), each tuned parameter, the predicted seconds.
+the schedule's facts, then every case whose kernel fits the device there
+(`<function>_<index>_select` with probe set and the case alone: the dispatcher's second pass),
+the blocks resident per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor, nvcc's registers)
+and the model's time (tuning/model.py's FORMULA, printed once per file as
+`parakern_model_time`). It launches the fastest (case and parameters) and returns what it
+chose: `status` (the case launched, or PARAKERN_NO_CASE_FITS / PARAKERN_CUDA_ERROR), each
+tuned parameter, the predicted seconds.
 """
 from __future__ import annotations
 
 import sympy
 
 from parakern.codegen.cprint import INDENT, CodegenError, Names, relation_c, sym_c
-from parakern.codegen.dispatcher import _host_type, dispatcher_name, select_name
+from parakern.codegen.dispatcher import _host_type, select_name
 from parakern.codegen.kernel import array_parameters, kernel_name, signature
 from parakern.codegen.launch import in_parameters
 from parakern.devices import CC_LIMITS
@@ -161,7 +162,8 @@ def auto_source(tree) -> str:
     parts = ["\n".join(_time_case(tree, k, q, Names(taken))) for k, q in enumerate(quantities, 1)]
     names_, lists = _tuned(s)
     n = Names(taken)
-    v = {w: n.fresh(w) for w in ("chosen", "prop", "dev", "known", "device", "best", "found", "k", "t", "read")}
+    v = {w: n.fresh(w) for w in ("chosen", "prop", "dev", "known", "device", "best", "found", "k", "t", "read",
+                                 "got", "best_case")}
     tuned = set(names_)
     count = len(tree.cases)
     body = [f"{choice_type(s)} {v['chosen']};",
@@ -192,7 +194,7 @@ def auto_source(tree) -> str:
     table = {name: n.fresh(f"{name}_values") for name in names_}
     for name, values in zip(names_, lists):
         body.append(f"static const long long {table[name]}[] = {{{', '.join(map(str, values))}}};")
-    body += [f"double {v['best']} = 0.0;", f"int {v['found']} = 0;"] + \
+    body += [f"double {v['best']} = 0.0;", f"int {v['found']} = 0;", f"int {v['best_case']} = 0;"] + \
         [f"long long {keep[name]} = 0;" for name in names_]
     loops, depth = [], 0
     for name, values in zip(names_, lists):
@@ -206,18 +208,21 @@ def auto_source(tree) -> str:
     step = []
     if facts:
         step += [f"if (!({relation_c(facts)}))", INDENT + "continue;  /* an assert, a loop bound, a divisor */"]
-    step += [f"const int {v['k']} = {select_name(s)}({', '.join(['true'] + call)});",
-             f"if ({v['k']} == PARAKERN_CUDA_ERROR) {{", INDENT + f"{v['chosen']}.status = PARAKERN_CUDA_ERROR;",
-             INDENT + f"return {v['chosen']};", "}",
-             f"if ({v['k']} < 1)", INDENT + "continue;  /* no case fits there */",
-             f"double {v['t']} = -1.0;",
-             f"switch ({v['k']}) {{"]
-    step += [f"case {k}: {v['t']} = {s.function}_{s.index}_time_case{k}({', '.join(time_args)}); break;"
-             for k in range(1, count + 1)]
-    step += ["}", f"if ({v['t']} < 0.0)", INDENT + "continue;",
-             f"if (!{v['found']} || {v['t']} < {v['best']} * (1.0 - {_tie()!r})) {{  /* ties: the first candidate */",
-             INDENT + f"{v['found']} = 1;", INDENT + f"{v['best']} = {v['t']};"] + \
+    per_case = [f"const int {v['got']} = {select_name(s)}({', '.join(['true', v['k']] + call)});",
+                f"if ({v['got']} == PARAKERN_CUDA_ERROR) {{",
+                INDENT + f"{v['chosen']}.status = PARAKERN_CUDA_ERROR;", INDENT + f"return {v['chosen']};", "}",
+                f"if ({v['got']} != {v['k']})", INDENT + "continue;  /* its kernel does not fit there */",
+                f"double {v['t']} = -1.0;",
+                f"switch ({v['k']}) {{"]
+    per_case += [f"case {k}: {v['t']} = {s.function}_{s.index}_time_case{k}({', '.join(time_args)}); break;"
+                 for k in range(1, count + 1)]
+    per_case += ["}", f"if ({v['t']} < 0.0)", INDENT + "continue;",
+                 f"if (!{v['found']} || {v['t']} < {v['best']} * (1.0 - {_tie()!r})) {{  /* ties: the first */",
+                 INDENT + f"{v['found']} = 1;", INDENT + f"{v['best']} = {v['t']};",
+                 INDENT + f"{v['best_case']} = {v['k']};"] + \
         [INDENT + f"{keep[name]} = {name};" for name in names_] + ["}"]
+    step += [f"for (int {v['k']} = 1; {v['k']} <= {count}; ++{v['k']}) {{  /* every case whose kernel fits */"] + \
+        [INDENT + line for line in per_case] + ["}"]
     if not names_:
         step = ["do {"] + [INDENT + line for line in step] + ["} while (0);"]
     body += loops + [inner + line for line in step]
@@ -227,7 +232,8 @@ def auto_source(tree) -> str:
     body += [f"if (!{v['found']})", INDENT + f"return {v['chosen']};"] + \
         [f"{v['chosen']}.{name} = {keep[name]};" for name in names_] + \
         [f"{v['chosen']}.predicted_seconds = {v['best']};",
-         f"{v['chosen']}.status = {dispatcher_name(s)}({', '.join(final + [a.name for a in s.arrays])});",
+         f"{v['chosen']}.status = {select_name(s)}("
+         f"{', '.join(['false', v['best_case']] + final + [a.name for a in s.arrays])});",
          f"return {v['chosen']};"]
     head = signature(f"{choice_type(s)} {auto_name(s)}", auto_arguments(s))
     parts.append("\n".join([head, "{"] + [INDENT + line for line in body] + ["}"]))

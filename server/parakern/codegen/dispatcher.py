@@ -240,8 +240,10 @@ def _constraints(rule: dispatch.CaseRule, s: Schedule, by_fit: str) -> list[str]
 # ------------------------------------------------------------------ the dispatcher
 
 def select_name(schedule: Schedule) -> str:
-    """`<function>_<index>_select(bool probe, <parameters>, <arrays>)`: the dispatcher's rule; with
-    probe true it returns the case it would launch (or PARAKERN_NO_CASE_FITS) and launches nothing."""
+    """`<function>_<index>_select(bool probe, int only, <parameters>, <arrays>)`: the dispatcher's
+    rule; with probe true it returns the case it would launch (or PARAKERN_NO_CASE_FITS) and
+    launches nothing; only > 0 takes case `only` alone, by the fit of its kernel (its constraints
+    aside, as the second pass): 0 where it does not fit (dispatch_auto's choice among the cases)."""
     return f"{schedule.function}_{schedule.index}_select"
 
 
@@ -253,10 +255,11 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
     names = Names(used_names(s) | {"R_B", "Z", "T"})
     prop, known, device, launched, attrs, raised = (
         names.fresh(w) for w in ("prop", "prop_device", "device", "launched", "attrs", "raised"))
-    probe = names.fresh("probe")
-    select = signature(f"static int {select_name(s)}", [f"bool {probe}"] + dispatcher_arguments(s))
+    probe, only = names.fresh("probe"), names.fresh("only")
+    select = signature(f"static int {select_name(s)}", [f"bool {probe}", f"int {only}"] + dispatcher_arguments(s))
     forward = [p.name for p in s.params] + [a.name for a in s.arrays]
-    dispatch_fn = "\n".join([head, "{", INDENT + f"return {select_name(s)}({', '.join(['false'] + forward)});", "}"])
+    dispatch_fn = "\n".join([head, "{", INDENT + f"return {select_name(s)}({', '.join(['false', '0'] + forward)});",
+                             "}"])
     count = len(tree.cases)
     kernels = [kernel_name(s, rule.number) for rule in dispatch.case_rules(tree)]
     # the compile-time instances' attributes follow the parametric kernels', case after case
@@ -284,19 +287,27 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
              "}",
              f"int {launched};"]
     order = [rule.number for rule in dispatch.case_rules(tree)]
+
+    def attempt(k: int, flag: str) -> str:
+        i = order.index(k)
+        head_args = [prop, f"{attrs}[{i}]", f"{raised}[{i}]", flag, probe]
+        if instances[k - 1]:
+            head_args += [f"&{attrs}[{first[k]}]", f"&{raised}[{first[k]}]"]
+        return f"{_try_name(s, k)}({', '.join(head_args + call)})"
+    body += [f"switch ({only}) {{  /* one case alone, by the fit of its kernel */",
+             "case 0:", INDENT + "break;"]
+    for k in order:
+        body += [f"case {k}:", INDENT + f"return {attempt(k, 'true')};"]
+    body += ["default:", INDENT + "return 0;", "}"]
     for one in dispatch.passes(tree):
         if one.by_fit:
             body += ["/* no case both holds and fits: the first case whose kernel really fits (nvcc's",
                      " * kernels need not use the registers counted; a hole of the tree may fit one) */"]
         flag = "true" if one.by_fit else "false"
         for k in order:
-            i = order.index(k)
-            head_args = [prop, f"{attrs}[{i}]", f"{raised}[{i}]", flag, probe]
-            if instances[k - 1]:
-                head_args += [f"&{attrs}[{first[k]}]", f"&{raised}[{first[k]}]"]
-            body += [f"if (({launched} = {_try_name(s, k)}({', '.join(head_args + call)})) != 0)",
-                     INDENT + f"return {launched};"]
-    comment = [f"/* {s.id}: the dispatcher's rule; {probe}: return the case it would launch, launch nothing */"]
+            body += [f"if (({launched} = {attempt(k, flag)}) != 0)", INDENT + f"return {launched};"]
+    comment = [f"/* {s.id}: the dispatcher's rule; {probe}: return the case it would launch, launch nothing;",
+               f" * {only} > 0: case {only} alone, where its kernel fits (its constraints aside) */"]
     return "\n".join(comment + [select, "{"] + [INDENT + line for line in body + _uncovered(tree)] + ["}", "",
                                                                                            dispatch_fn])
 

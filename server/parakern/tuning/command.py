@@ -161,6 +161,7 @@ def configuration_text(c) -> str:
 
 
 def _text(tunings, device, top: int, formula: bool) -> str:
+    from parakern.tuning import search
     lines = []
     for r, fixed, t in tunings:
         at = " ".join(f"{n}={v}" for n, v in sorted(fixed.items()))
@@ -169,11 +170,16 @@ def _text(tunings, device, top: int, formula: bool) -> str:
         rows = [("rank", "case", *t.tuned, "predicted", "occupancy", "bytes moved", "limited by")]
         for i, c in enumerate(t.configurations[:top], 1):
             p = c.prediction
-            rows.append((str(i), str(c.case), *(str(v) for _, v in c.values), time_text(p.time),
+            case = f"{c.case}*" if c.by == search.MODEL else str(c.case)
+            rows.append((str(i), case, *(str(v) for _, v in c.values), time_text(p.time),
                          f"{p.occupancy:.2f}", bytes_text(p.bytes_moved), p.limiting))
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         if t.configurations:
             lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+        if any(c.by == search.MODEL for c in t.configurations[:top]):
+            stem = f"{r.schedule.function}_{r.schedule.index}"
+            lines.append(f"  * the model's choice where the tree's order prefers another case: {stem}_dispatch "
+                         f"launches that one, {stem}_dispatch_auto this one")
         if t.rejected:
             lines.append("  infeasible: " + "; ".join(f"{n} × {why}" for why, n in t.rejected))
         if formula:

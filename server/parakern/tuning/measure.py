@@ -71,7 +71,7 @@ def measure(text: str, file: str, result, tuning, configurations, fixed: dict, r
         return tuple(values.get(n) for n in names) in wanted
 
     outcome = session.bench(text, file, result, data, sweeps, runner_factory, device, repeat,
-                            progress=progress, only=only)
+                            progress=progress, only=only, every_case=True)   # the model may pick any case
     measured = {}
     for m in outcome.measurements:
         key = tuple(m.values.get(n) for n in names)

@@ -348,7 +348,8 @@ def _staging_ops(case) -> sympy.Expr:
     for fp in footprints(s, staged) if staged else ():
         if fp.elements is not sympy.oo:
             copied += fp.elements * (1 + int(s.array(fp.array).written)) * _between_trips(s)
-    return in_parameters(copied, s) * STAGING_OPS_PER_ELEMENT / _threads(case)
+    # whole operations per thread (an integer in Python and in the C of dispatch_auto)
+    return sympy.ceiling(in_parameters(copied, s) * STAGING_OPS_PER_ELEMENT / _threads(case))
 
 
 def _ops(node, trips) -> tuple:

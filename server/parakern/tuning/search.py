@@ -1,15 +1,17 @@
 """The best configurations of a schedule on a device: every candidate value of its tuned
-parameters, the case the dispatcher would launch there (dispatch.choose, the one rule), and
-that case's predicted time (model.py), fastest first.
+parameters, every case whose kernel fits the device there (dispatch.choose: the case the
+tree prefers, and the others its second pass would accept), and each one's predicted time
+(model.py), fastest first. The tree's order is the paper's preference; the model may prefer
+another case where both fit (an unstaged kernel where staging costs more than it saves).
 
 The tuned parameters are the program parameters that size a block (a block-level meta_for
 extent) or divide a grid extent (granularity: `n / (ub1 * s)`); every other parameter has
 the value the caller gives (data sizes, a time step, a scalar). Candidates: powers of two
-up to 1024 for a block size, up to 64 for the others; a candidate is feasible when every
-fact of the schedule holds there (asserts, divisibility, loop bounds), the dispatcher finds a
-case whose kernel fits the device and launches within CUDA's limits, and a block of it can
-be resident on an SM. The same candidates, in the same order, are what the generated
-`dispatch_auto` tries (codegen/auto.py); ties go to the first, as there.
+up to 1024 for a block size, up to 64 for the others; a configuration is feasible when every
+fact of the schedule holds there (asserts, divisibility, loop bounds), its case's kernel fits
+the device and launches within CUDA's limits, and a block of it can be resident on an SM.
+The same candidates and cases, in the same order (candidates first, then cases), are what the
+generated `dispatch_auto` tries (codegen/auto.py); ties go to the first, as there.
 """
 from __future__ import annotations
 
@@ -52,14 +54,15 @@ def candidate_values(schedule, name: str) -> tuple:
 
 @dataclass(frozen=True)
 class Configuration:
-    case: int                        # 1-based, the case the dispatcher launches
+    case: int                        # 1-based
     values: tuple                    # ((name, value), ...) of the tuned parameters
     prediction: model.Prediction
     grid: tuple
     block: tuple
     shared_bytes: int
-    by: str                          # the dispatcher's pass that chose the case
-    order: int                       # index among the candidates (ties go to the first)
+    by: str                          # the dispatcher's pass that would choose the case, MODEL where
+                                     # only the model does (the dispatcher launches another there)
+    order: tuple                     # (index among the candidates, case): ties go to the first
 
     @property
     def time(self) -> float:
@@ -128,14 +131,15 @@ def tune(result, fixed: dict, device: model.ModelDevice) -> Tuning:
     if missing:
         raise TuneError(f"{schedule.id}: no value for {', '.join(missing)}; give --data {missing[0]}=...")
     machine = dispatch.Machine(**{k: v for k, v in zip(("regs_per_block", "Z", "T"), _machine(device))})
-    found, rejected, order = [], {}, 0
+    found, rejected, order, feasible = [], {}, 0, 0
     for order, combo in enumerate(itertools.product(*lists)):
         values = {**fixed, **dict(zip(names, combo))}
-        config, why = _judge(result, quantities, values, machine, device, names, order)
-        if config is None:
+        configs, why = _judge(result, quantities, values, machine, device, names, order)
+        if not configs:
             rejected[why] = rejected.get(why, 0) + 1
         else:
-            found.append(config)
+            found += configs
+            feasible += 1
     count = order + 1 if lists or not names else 0
     ranked = sorted(found, key=lambda c: (c.time, c.order))
     best = pick(found)
@@ -143,7 +147,7 @@ def tune(result, fixed: dict, device: model.ModelDevice) -> Tuning:
         ranked.remove(best)
         ranked.insert(0, best)
     reasons = tuple(sorted(rejected.items(), key=lambda kv: -kv[1]))
-    return Tuning(schedule.id, device.key, tuple(sorted(fixed.items())), names, count, len(found),
+    return Tuning(schedule.id, device.key, tuple(sorted(fixed.items())), names, count, feasible,
                   tuple(ranked), reasons)
 
 
@@ -162,18 +166,28 @@ def pick(configurations) -> "Configuration | None":
     return best
 
 
-def _judge(result, quantities, values, machine, device, names, order):
+MODEL = "model"
+
+
+def _judge(result, quantities, values, machine, device, names, order) -> tuple:
+    """(configurations of this candidate: one per case whose kernel fits, in the tree's
+    order; why none is feasible when there are none)."""
     schedule, tree = result.schedule, result.tree
     subs = substitutions(schedule, values)
     why = check_facts(schedule, subs)
     if why:
-        return None, why.split(" (")[0]
+        return (), why.split(" (")[0]
     choice = dispatch.choose(tree, machine, subs)
     if choice.case is None:
-        return None, "no case fits the device"
-    prediction = model.predict(quantities[choice.case - 1], subs, device)
-    if prediction is None:
-        return None, "no block can be resident"
-    sizes = choice.launches[choice.case - 1]
-    return Configuration(choice.case, tuple((n, values[n]) for n in names), prediction, tuple(sizes.grid),
-                         tuple(sizes.block), int(sizes.shared_bytes or 0), choice.by, order), ""
+        return (), "no case fits the device"
+    out = []
+    for k in dict.fromkeys((choice.case, *choice.fits)):
+        prediction = model.predict(quantities[k - 1], subs, device)
+        if prediction is None:
+            continue
+        sizes = choice.launches[k - 1]
+        out.append(Configuration(k, tuple((n, values[n]) for n in names), prediction, tuple(sizes.grid),
+                                 tuple(sizes.block), int(sizes.shared_bytes or 0),
+                                 choice.by if k == choice.case else MODEL, (order, k)))
+    out.sort(key=lambda c: c.order)
+    return tuple(out), "" if out else "no block can be resident"
