@@ -254,3 +254,6 @@ def test_the_model_may_prefer_a_case_the_tree_does_not():
         choice = dispatch.choose(result.tree, machine, substitutions(result.schedule, {"N": 4194306, **dict(c.values)}))
         assert c.case in (choice.case, *choice.fits)
         assert (c.by == search.MODEL) == (c.case != choice.case)
+    from parakern.lsp.summary import tune_info
+    info = tune_info(result, "h100", {"N": 4194306})   # the hover says whose choice it is
+    assert info.configuration.startswith("case 3: ") and "`jacobi1d_0_dispatch_auto` picks it" in info.configuration

@@ -277,7 +277,10 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     pick = tuning.pick
     if pick is None:
         return TuneInfo(key, shown, "no feasible configuration")
-    return TuneInfo(key, shown, configuration_text(pick), time_text(pick.time), f"{pick.prediction.occupancy:.2f}")
+    text = configuration_text(pick)
+    if pick.by == search.MODEL:   # the tree's dispatcher would launch another case there
+        text += f" (`{schedule.function}_{schedule.index}_dispatch_auto` picks it; the tree prefers another case)"
+    return TuneInfo(key, shown, text, time_text(pick.time), f"{pick.prediction.occupancy:.2f}")
 
 
 def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: float = 0.0,
