@@ -125,16 +125,15 @@ describe("parakern serve through vscode-languageserver-protocol", { timeout: 100
         assert.equal(pk004.source, "parakern");
     });
 
-    it("two case information diagnostics on matadd's meta_schedule", async () => {
-        const infos = await waitFor("two case diagnostics", () => { const c = caseInfos(uri(MATADD)); return c.length >= 2 ? c : undefined; });
-        assert.equal(infos.length, 2);
-        assert.match(text(infos[0]), /^case 1\/2: /);
-        assert.match(text(infos[1]), /^case 2\/2: /);
-        assert.ok(infos.every((d) => d.range.start.line === infos[0].range.start.line));
+    // matadd has one case: its 12- and 16-register kernels take the same registers per block (R_B)
+    it("the case information diagnostic on matadd's meta_schedule", async () => {
+        const infos = await waitFor("case diagnostics", () => { const c = caseInfos(uri(MATADD)); return c.length >= 1 ? c : undefined; });
+        assert.equal(infos.length, 1);
+        assert.match(text(infos[0]), /^case 1\/1: /);
     });
 
-    it("code lenses: the summary (resolved) '2 cases …', Insert dispatcher, Bench", async () => {
-        await waitFor("case diagnostics", () => (caseInfos(uri(MATADD)).length >= 2 ? true : undefined));
+    it("code lenses: the summary (resolved) '1 case on … · 1 in all', Insert dispatcher, Bench", async () => {
+        await waitFor("case diagnostics", () => (caseInfos(uri(MATADD)).length >= 1 ? true : undefined));
         const lenses = (await conn.sendRequest(CodeLensRequest.type, { textDocument: { uri: uri(MATADD) } })) ?? [];
         assert.equal(lenses.length, 3);
         const resolved: CodeLens[] = [];
@@ -142,7 +141,7 @@ describe("parakern serve through vscode-languageserver-protocol", { timeout: 100
             resolved.push(lens.command ? lens : await conn.sendRequest(CodeLensResolveRequest.type, lens));
         }
         const titles = resolved.map((l) => l.command?.title ?? "");
-        assert.match(titles[0], /^2 cases/);
+        assert.match(titles[0], /^1 case on h100, a100, t4 · 1 in all/);
         assert.deepEqual(titles.slice(1), ["Insert dispatcher", "Bench"]);
         assert.equal(resolved[0].command?.command, "parakern.showCaseTree");
         assert.deepEqual(resolved.slice(1).map((l) => l.command?.command), ["parakern.insertDispatcher", "parakern.bench"]);
