@@ -178,8 +178,8 @@ def _text(tunings, device, top: int, formula: bool) -> str:
             lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
         if any(c.by == search.MODEL for c in t.configurations[:top]):
             stem = f"{r.schedule.function}_{r.schedule.index}"
-            lines.append(f"  * the model's choice where the tree's order prefers another case: {stem}_dispatch "
-                         f"launches that one, {stem}_dispatch_auto this one")
+            lines.append(f"  * not the case {stem}_dispatch launches at these values (the tree's order prefers "
+                         f"another); {stem}_dispatch_auto takes the fastest, whichever case it is")
         if t.rejected:
             lines.append("  infeasible: " + "; ".join(f"{n} × {why}" for why, n in t.rejected))
         if formula:
