@@ -17,23 +17,23 @@ import argparse
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_gpu import QUICK, SUITE, _env, variant_file  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+from paper_gpu import QUICK, SUITE, messages, run_command, sizes_in_time, variant_file  # noqa: E402
+
+from parakern.devices import profile_key  # noqa: E402
+
 
 def detected_profile() -> "str | None":
-    """The devices.py profile whose name appears in nvidia-smi's GPU name, if any."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-    from parakern.devices import PROFILES
+    """The devices.py profile of the GPU that nvidia-smi reports, if any."""
     try:
         name = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                              text=True, timeout=30).stdout.splitlines()[0].lower()
+                              text=True, timeout=30).stdout.splitlines()[0]
     except (OSError, IndexError, subprocess.SubprocessError):
         return None
-    found = [key for key in PROFILES if key in name.replace(" ", "")]
-    return max(found, key=len) if found else None
+    return profile_key(name)
 
 
 def tune_command(file: Path, data, profile: str, top: int, repeat: int) -> list:
@@ -45,20 +45,13 @@ def tune_command(file: Path, data, profile: str, top: int, repeat: int) -> list:
 def run(name: str, entry, tag: str, data, out: Path, profile: str, top: int, repeat: int, timeout: float) -> dict:
     file = variant_file(entry, out)
     path = out / f"tune_{name.replace('+', '_')}_{tag}.json"
-    start = time.perf_counter()
-    try:
-        done = subprocess.run(tune_command(file, data, profile, top, repeat), capture_output=True, text=True,
-                              cwd=file.parent, env=_env(), timeout=max(1.0, timeout))
-        code, stdout, stderr = done.returncode, done.stdout, done.stderr
-    except subprocess.TimeoutExpired:
-        code, stdout, stderr = 124, "", f"stopped after {timeout:.0f} s (the run's deadline)"
-    seconds = time.perf_counter() - start
+    code, stdout, stderr, seconds = run_command(tune_command(file, data, profile, top, repeat), file.parent, timeout)
     try:
         doc = json.loads(stdout)
     except json.JSONDecodeError:
         doc = {"schedules": []}
     doc.update({"run": f"{name}_{tag}", "data": list(data), "profile": profile, "exit": code,
-                "messages": "\n".join(line for line in stderr.splitlines() if not line.startswith("["))})
+                "messages": messages(stderr)})
     path.write_text(json.dumps(doc, indent=1) + "\n")
     figures = [(s.get("schedule"), s["measure"]["spearman"], s["measure"]["pick_fraction_of_best"])
                for s in doc["schedules"] if s.get("measure")]
@@ -86,16 +79,10 @@ def main(argv=None) -> int:
         print("gpu_tune: no devices.py profile matches this GPU's name; give one with --profile", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    start, runs = time.monotonic(), []
-    for name in args.samples or list(suite):
-        entry = suite[name]
-        for tag, data in entry.sizes:
-            left = args.deadline - (time.monotonic() - start) if args.deadline else 24 * 3600
-            if left < 10:
-                print(f"tune {name} {tag}: not started, the deadline is reached", file=sys.stderr)
-                runs.append({"run": f"{name}_{tag}", "exit": None})
-                continue
-            runs.append(run(name, entry, tag, data, args.out, profile, args.top, args.repeat, left))
+    runs = []
+    for name, entry, tag, data, left in sizes_in_time(suite, args.samples or list(suite), args.deadline):
+        runs.append({"run": f"{name}_{tag}", "exit": None} if left is None
+                    else run(name, entry, tag, data, args.out, profile, args.top, args.repeat, left))
     return 0 if all(r["exit"] == 0 for r in runs) else 1
 
 

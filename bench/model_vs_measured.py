@@ -37,7 +37,7 @@ from gpu_page import dispatcher_ratios, sample_of  # noqa: E402
 from paper_gpu import SUITE, variant_file  # noqa: E402
 
 from parakern import dispatch  # noqa: E402
-from parakern.devices import PROFILES, get_profile, machine_values  # noqa: E402
+from parakern.devices import PROFILES, get_profile, machine_values, profile_key  # noqa: E402
 from parakern.pipeline import analyze  # noqa: E402
 from parakern.tuning import model  # noqa: E402
 from parakern.tuning.measure import spearman  # noqa: E402
@@ -47,12 +47,6 @@ DISPATCH_TARGET = 0.90
 
 def _launch_key(grid, block, shared) -> tuple:
     return tuple(int(g) for g in grid), tuple(int(b) for b in block), int(shared or 0)
-
-
-def profile_of(device_name: str) -> "str | None":
-    name = device_name.lower().replace(" ", "")
-    found = [key for key in PROFILES if key in name]
-    return max(found, key=len) if found else None
 
 
 def evaluate_run(run: str, doc: dict, device: model.ModelDevice, scratch: Path) -> dict:
@@ -135,7 +129,7 @@ def main(argv=None) -> int:
     if not runs:
         print(f"model_vs_measured: no bench JSON of bench/paper_gpu.py's samples in {args.folder}", file=sys.stderr)
         return 2
-    key = args.profile or profile_of(next(iter(runs.values()))["device"])
+    key = args.profile or profile_key(next(iter(runs.values()))["device"])
     if key not in PROFILES:
         print(f"model_vs_measured: give --profile (one of {', '.join(sorted(PROFILES))})", file=sys.stderr)
         return 2

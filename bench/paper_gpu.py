@@ -109,22 +109,46 @@ def _env() -> dict:
     return env
 
 
-def run(name: str, entry: Entry, tag: str, data, out: Path, repeat: int, timeout: float) -> dict:
-    file = variant_file(entry, out)
-    stem = (out / f"{name.replace('+', '_')}_{tag}").resolve()
-    command = bench_command(file, data, entry.sweep, repeat, entry.serial_repeat, stem, out.resolve() / "serial-cache",
-                            entry.serial_jobs)
+def run_command(command: list, cwd: Path, timeout: float) -> tuple:
+    """(exit code, stdout, stderr, seconds) of a parakern command run under `timeout` seconds
+    (the run's deadline): past it, exit 124 with what it had printed."""
     start = time.perf_counter()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, cwd=file.parent, env=_env(),
+        done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=_env(),
                               timeout=max(1.0, timeout))
         code, stdout, stderr = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired as exc:
         partial = exc.stdout or ""
         code, stdout = 124, partial.decode(errors="replace") if isinstance(partial, bytes) else partial
         stderr = f"stopped after {timeout:.0f} s (the run's deadline)"
-    seconds = time.perf_counter() - start
-    plan = "\n".join(line for line in stderr.splitlines() if not line.startswith("["))
+    return code, stdout, stderr, time.perf_counter() - start
+
+
+def messages(stderr: str) -> str:
+    """A command's standard error without its progress lines (`[3/40] ...`)."""
+    return "\n".join(line for line in stderr.splitlines() if not line.startswith("["))
+
+
+def sizes_in_time(suite: dict, names: list, deadline: float):
+    """(name, entry, tag, data, seconds left) for every size of the named samples, in order;
+    seconds left is None once fewer than 10 remain before `deadline` (0: none): not started."""
+    start = time.monotonic()
+    for name in names:
+        entry = suite[name]
+        for tag, data in entry.sizes:
+            left = deadline - (time.monotonic() - start) if deadline else 24 * 3600
+            if left < 10:
+                print(f"{name} {tag}: not started, the deadline is reached", file=sys.stderr)
+            yield name, entry, tag, data, (left if left >= 10 else None)
+
+
+def run(name: str, entry: Entry, tag: str, data, out: Path, repeat: int, timeout: float) -> dict:
+    file = variant_file(entry, out)
+    stem = (out / f"{name.replace('+', '_')}_{tag}").resolve()
+    command = bench_command(file, data, entry.sweep, repeat, entry.serial_repeat, stem, out.resolve() / "serial-cache",
+                            entry.serial_jobs)
+    code, stdout, stderr, seconds = run_command(command, file.parent, timeout)
+    plan = messages(stderr)
     source = f"samples/{entry.sample}.c" if not entry.cache else f"<samples/{entry.sample}.c with {entry.cache}>"
     shown = " ".join(["parakern", *command[3:4], source, *command[5:]]).replace(str(out.resolve()), "OUT")
     Path(f"{stem}.md").write_text(f"# {name} ({' '.join(data)})\n\n`{shown}`\n\n"
@@ -146,16 +170,10 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown sample {unknown[0]!r}: choose from {', '.join(suite)}")
     args.out.mkdir(parents=True, exist_ok=True)
-    start, runs = time.monotonic(), []
-    for name in args.samples or list(suite):
-        entry = suite[name]
-        for tag, data in entry.sizes:
-            left = args.deadline - (time.monotonic() - start) if args.deadline else 24 * 3600
-            if left < 10:
-                print(f"{name} {tag}: not started, the deadline is reached", file=sys.stderr)
-                runs.append({"sample": name, "tag": tag, "exit": None, "seconds": 0, "report": None})
-                continue
-            runs.append(run(name, entry, tag, data, args.out, args.repeat, left))
+    runs = []
+    for name, entry, tag, data, left in sizes_in_time(suite, args.samples or list(suite), args.deadline):
+        runs.append({"sample": name, "tag": tag, "exit": None, "seconds": 0, "report": None} if left is None
+                    else run(name, entry, tag, data, args.out, args.repeat, left))
     index = args.out / "RESULTS.json"
     previous = json.loads(index.read_text()) if index.exists() else {}
     previous.update({f"{r['sample']}_{r['tag']}": r for r in runs})

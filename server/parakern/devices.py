@@ -228,6 +228,14 @@ def get_profile(name: str) -> DeviceProfile:
         raise KeyError(f"unknown device {name!r}; known devices: {known}") from None
 
 
+def profile_key(device_name: str) -> "str | None":
+    """The profile a device's own name is ("NVIDIA H100 80GB HBM3" -> "h100", from nvidia-smi
+    or cudaDeviceProp.name): the longest key found in it, spaces aside; None if none is."""
+    name = device_name.lower().replace(" ", "")
+    found = [key for key in PROFILES if key in name]
+    return max(found, key=len) if found else None
+
+
 def machine_values(profile: DeviceProfile) -> dict[str, int]:
     """Values of the machine parameters R_B (registers per block), Z, T on this GPU.
 

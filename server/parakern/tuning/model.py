@@ -292,7 +292,6 @@ def l1_traffic(case) -> sympy.Expr:
     (the tile read from global and written to shared memory when loaded, the reverse when
     stored back). Accesses kept in a register (accumulators) are no longer accesses of the
     kernel's schedule."""
-    from parakern.analysis.footprint import footprints
     s = case.kernel.schedule
     staged = set(case.kernel.cached)
     threads, lanes = _threads(case), _lanes(case)
@@ -306,12 +305,20 @@ def l1_traffic(case) -> sympy.Expr:
             per_run = (sympy.ceiling(threads / lanes) * 32 if stride == 0
                        else _sector_bytes(threads, array.element_size, stride, lanes))
             total += _executions(a, s) * per_run
-    if staged:
-        for fp in footprints(s, tuple(sorted(staged))):
-            if fp.elements is not sympy.oo:
-                copies = 2 * (1 + int(s.array(fp.array).written))
-                total += fp.elements * s.array(fp.array).element_size * copies * _between_trips(s)
+    for array, copied in _staging_copies(case):   # each copied element: global side and shared side
+        total += copied * s.array(array).element_size * 2
     return sympy.expand(in_parameters(total, s))
+
+
+def _staging_copies(case) -> tuple:
+    """(array, elements the staging loops copy per block) of each staged array: its tile
+    loaded, and stored back where the block writes it, once per iteration of the loops
+    between the grid and block levels (a tile that is not bounded is not counted)."""
+    from parakern.analysis.footprint import footprints
+    s = case.kernel.schedule
+    staged = tuple(sorted(case.kernel.cached))
+    return tuple((fp.array, fp.elements * (1 + int(s.array(fp.array).written)) * _between_trips(s))
+                 for fp in (footprints(s, staged) if staged else ()) if fp.elements is not sympy.oo)
 
 
 _ARITHMETIC_ASSIGN = {"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
@@ -341,15 +348,9 @@ def arithmetic(case) -> tuple:
 
 
 def _staging_ops(case) -> sympy.Expr:
-    from parakern.analysis.footprint import footprints
-    s = case.kernel.schedule
-    staged = tuple(sorted(case.kernel.cached))
-    copied = sympy.S.Zero
-    for fp in footprints(s, staged) if staged else ():
-        if fp.elements is not sympy.oo:
-            copied += fp.elements * (1 + int(s.array(fp.array).written)) * _between_trips(s)
+    copied = sum((n for _, n in _staging_copies(case)), sympy.S.Zero)
     # whole operations per thread (an integer in Python and in the C of dispatch_auto)
-    return sympy.ceiling(in_parameters(copied, s) * STAGING_OPS_PER_ELEMENT / _threads(case))
+    return sympy.ceiling(in_parameters(copied, case.kernel.schedule) * STAGING_OPS_PER_ELEMENT / _threads(case))
 
 
 def _ops(node, trips) -> tuple:
