@@ -1,6 +1,9 @@
 """Polynomial systems through z3: consistency with checked witnesses, implication,
 simplification, coverage with counterexamples, printing, and `unknown` never taken
 for a proof."""
+import re
+
+import pytest
 import sympy
 import z3
 
@@ -211,3 +214,61 @@ def test_to_z3_collects_side_conditions_and_renames():
     answer, model, _ = z3_check([to_z3(sympy.Eq(sympy.Mod(N, 3), 2), env), to_z3(N > 10, env)]
                                 + env.hypotheses())
     assert answer == z3.sat and model.eval(z3.Int("N")).as_long() % 3 == 2
+
+
+def _fresh_solver_state():
+    """No remembered answers or points: each test sees z3 work from scratch."""
+    from parakern import constraints
+    constraints._solve_cached.cache_clear()
+    constraints._POINTS.clear()
+
+
+def test_divisibility_facts_get_an_exact_answer_in_stages(monkeypatch):
+    # Inside transpose's tree z3 gave up on such questions at the time limit (2 s each),
+    # because of the facts tying N to the products B0 and B1*s (how fast it is depends on
+    # the context's history, so here it is made to give up on them): the part without
+    # them decides, and its B0, B1, s extend to an N.
+    from parakern import constraints
+    _fresh_solver_state()
+    real = constraints.z3_check
+
+    def gives_up(formulas, timeout_ms=constraints.DEFAULT_TIMEOUT_MS):
+        text = " ".join(map(str, formulas))
+        if "?floor(N" in text and not re.search(r"\d+ == B0|B0 == \d+", text):    # B0 fixed: it answers
+            return z3.unknown, None, "timeout"
+        return real(formulas, timeout_ms)
+
+    monkeypatch.setattr(constraints, "z3_check", gives_up)
+    d0, d1 = sym("dim0"), sym("dim1")
+    facts = [sympy.Ge(d0, 1), sympy.Ge(d1, 1), sympy.Ge(B0, 1), sympy.Ge(B1, 1),
+             sympy.Eq(d0, sympy.floor(N / B0)), sympy.Eq(d1, sympy.floor(N / (B1 * s))),
+             sympy.Eq(sympy.Mod(N, B0), 0), sympy.Eq(sympy.Mod(N, B1 * s), 0), sympy.Le(N, 2 ** 31 - 1)]
+    relations = [sympy.Le(65536, s), sympy.Lt(sym("R_B"), 3072 * sympy.ceiling(B0 * B1 / 128))]
+    assert implies(System(relations, facts), sympy.Le(d1, 1)) == "refuted"
+    outcome = constraints._solve(tuple(relations + facts), (sympy.Ge(d1, 2),))
+    assert outcome.status == "sat" and satisfied(relations + facts + [sympy.Ge(d1, 2)], outcome.witness)
+    # where the part without them is inconsistent, so is the whole: a proof
+    assert implies(System(relations, facts), sympy.Ge(s, 1)) == "proved"
+
+
+def test_one_floor_is_one_unknown_in_every_relation():
+    # each relation is translated once and reused: the same floor(N/B) must stay one z3
+    # constant across them (B = 0 leaves it free, so only sharing makes these inconsistent)
+    _fresh_solver_state()
+    x = sym("x")
+    assert consistent(System([sympy.Eq(x, sympy.floor(N / B)), sympy.Ne(x, sympy.floor(N / B))])).status == "unsat"
+    assert consistent(System([sympy.Eq(x, sympy.floor(N / B)), sympy.Ne(x, sympy.floor(N / s))])).status == "sat"
+
+
+def test_remembered_points_refute_without_z3(monkeypatch):
+    from parakern import constraints
+    _fresh_solver_state()
+    system = System([sympy.Le(8 * B * s + 8, Z), sympy.Le(B, T)], [sympy.Le(T, 1024)])
+    witness = consistent(System(system.relations + (sympy.Lt(Z, 8 * B + 8 + 8 * B),), system.facts)).witness
+    assert witness is not None
+    expected = implies(system, sympy.Le(16 * B + 8, Z))       # refuted by z3 or by that point
+    monkeypatch.setattr(constraints, "_solve", lambda *a, **k: (_ for _ in ()).throw(AssertionError("z3 asked")))
+    assert expected == implies(system, sympy.Le(16 * B + 8, Z)) == "refuted"
+    assert constraints.possible(system)
+    with pytest.raises(AssertionError):      # a proof is always z3's
+        implies(system, sympy.Le(8, Z))

@@ -209,7 +209,7 @@ def _optimize(q: Quintuple, run: _Run, path: tuple):
 
 def _alive(system: cs.System, run: _Run) -> bool:
     """Inconsistent systems are dropped; `unknown` is kept (never taken as a proof)."""
-    if cs.consistent(system).status == "unsat":
+    if not cs.possible(system):
         run.pruned += 1
         return False
     return True
@@ -251,7 +251,7 @@ def _no_fit(cases, facts) -> tuple[Uncovered, ...]:
                 continue
             for need in needs:
                 candidate = term + (need,)
-                if cs.consistent(cs.System(tuple(r for r, _ in candidate), facts)).status != "unsat":
+                if cs.possible(cs.System(tuple(r for r, _ in candidate), facts)):
                     grown.append(candidate)
         terms = _most_general(grown)
     systems = [(cs.System(tuple(r for r, _ in t), facts), t) for t in terms if t]

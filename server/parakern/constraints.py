@@ -13,7 +13,10 @@ dropped relations by substitution before it is reported.
 """
 from __future__ import annotations
 
+import collections
 import functools
+import itertools
+import time
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Iterable, Mapping, Union
@@ -21,6 +24,7 @@ from typing import Iterable, Mapping, Union
 import sympy
 import z3
 
+from parakern import exact
 from parakern.printing import to_c, to_text
 from parakern.relations import integral_sides, relation_of
 from parakern.symbols import P_OCC
@@ -116,7 +120,7 @@ class Env:
         where C is undefined anyway)."""
         key = (num.get_id(), den.get_id())
         if key not in self.quotients:
-            q = self.fresh(z3.Int, "q")
+            q = self.quotient_constant(num, den)
             positive = z3.And(den * q <= num, num < den * q + den)
             negative = z3.And(den * q >= num, num > den * q + den)
             if z3.is_int_value(den):  # the usual `/ 2`: one case, no implication
@@ -128,6 +132,9 @@ class Env:
             self.quotients[key] = (num, den, q)
         return self.quotients[key][2]
 
+    def quotient_constant(self, num: z3.ExprRef, den: z3.ExprRef) -> z3.ExprRef:
+        return self.fresh(z3.Int, "q")
+
     def quotient_of(self, num: sympy.Expr, den: sympy.Expr) -> z3.ExprRef:
         """floor(num/den) for integer num and den: the operands translated, then `quotient`.
         An environment may pin its quotients another way (analysis/prover.py does)."""
@@ -135,12 +142,17 @@ class Env:
 
     def hypotheses(self) -> list:
         """(H1) for every symbol met, then the side conditions."""
-        h1 = []
-        for name, var in sorted(self.symbols.items()):
-            h1.append(var >= 0)
-            if name == P_OCC.name:
-                h1.append(var <= 1)
-        return h1 + list(self.side)
+        return _h1(self.symbols) + list(self.side)
+
+
+def _h1(symbols: Mapping[str, z3.ExprRef]) -> list:
+    """Hypothesis (H1): every symbol >= 0, and P_occ <= 1."""
+    h1 = []
+    for name, var in sorted(symbols.items()):
+        h1.append(var >= 0)
+        if name == P_OCC.name:
+            h1.append(var <= 1)
+    return h1
 
 
 def to_z3(expr, env: "Env | None" = None) -> z3.ExprRef:
@@ -269,6 +281,40 @@ def _with_infinity(r: sympy.Rel, env: Env) -> z3.ExprRef:
     return z3.BoolVal(bool(_COMPARE[type(r)](infinite[0], infinite[1])))
 
 
+class _Canonical(Env):
+    """An environment whose constants mean the same in every translation: a quotient is
+    named after its operands (floor(N/B0) is one z3 constant wherever it occurs, as inside
+    one Env) and other fresh unknowns are numbered process-wide (never shared by chance).
+    So each relation is translated once (`_translated`) and serves every question."""
+
+    def fresh(self, make, prefix: str) -> z3.ExprRef:
+        return make(f"?{prefix}#{next(_FRESH)}")
+
+    def quotient_constant(self, num: z3.ExprRef, den: z3.ExprRef) -> z3.ExprRef:
+        return z3.Int(f"?floor({num.sexpr()} / {den.sexpr()})")
+
+
+_FRESH = itertools.count()
+
+
+@dataclass(frozen=True)
+class _Translated:
+    formula: z3.ExprRef
+    symbols: tuple              # ((name, z3 constant), ...)
+    side: tuple                 # side conditions of its quotients
+
+
+@functools.lru_cache(maxsize=16384)
+def _translated(relation) -> "_Translated | str":
+    """A relation (or goal) in z3 with what it needs, or why it cannot be translated."""
+    env = _Canonical()
+    try:
+        formula = to_z3(relation, env)
+    except (Untranslatable, z3.Z3Exception, TypeError) as exc:
+        return str(exc)
+    return _Translated(formula, tuple(env.symbols.items()), tuple(env.side))
+
+
 # ------------------------------------------------------------------ solving
 
 def z3_check(formulas, timeout_ms: int = DEFAULT_TIMEOUT_MS):
@@ -298,6 +344,7 @@ class _Outcome:
     status: str                      # z3's answer: "sat" / "unsat" / "unknown"
     witness: "dict[str, Number] | None"
     reason: str
+    fixed: "dict | None" = field(default=None, compare=False)   # a model's values, as z3 terms
 
 
 def _solve(premises: Iterable, goals: Iterable = (), timeout_ms: int = DEFAULT_TIMEOUT_MS,
@@ -307,41 +354,128 @@ def _solve(premises: Iterable, goals: Iterable = (), timeout_ms: int = DEFAULT_T
     return _solve_cached(tuple(premises), tuple(goals), timeout_ms, tuple(names))
 
 
+# Most questions take z3 a few milliseconds; the rest are nonlinear problems where it often
+# gives up only at the time limit, and nearly always because of facts like N % (B1*s) == 0
+# that tie a data parameter to products of program parameters. Those get staged answers:
+QUICK_MS = 60
+EXTENSIONS = 8           # models of the easy part tried for an extension to the whole
+
+
 @functools.lru_cache(maxsize=8192)
 def _solve_cached(premises: tuple, goals: tuple, timeout_ms: int, names: tuple) -> _Outcome:
-    """Satisfiability of premises ∧ goals ∧ H1.
+    """Satisfiability of premises ∧ goals ∧ H1, in stages (each answer is exact):
+
+    1. the whole question for QUICK_MS;
+    2. without the premises that divide by a parameter or floor a product: "unsat" there is
+       unsat here too (fewer premises); a model there is extended to every premise with
+       the divisors and factors of those premises fixed to its values (what is left is
+       then linear: N, given B0, B1 and s); where those values cannot be extended, the
+       easy part is asked for other ones, EXTENSIONS times and half the time at most;
+    3. the whole question again, for the rest of the time.
+    """
+    deadline = time.perf_counter() + timeout_ms / 1000
+
+    def left(at_most: int) -> int:
+        return min(at_most, int(1000 * (deadline - time.perf_counter())))
+
+    outcome = _attempt(premises, goals, min(timeout_ms, QUICK_MS), names)
+    if outcome.status != "unknown" or timeout_ms <= QUICK_MS:
+        return outcome
+    hard = {p: _nonlinear_divisions(relation_of(p)) for p in premises}
+    easy = tuple(p for p in premises if not hard[p])
+    if len(easy) < len(premises):
+        stage = time.perf_counter() + max(QUICK_MS, timeout_ms // 2) / 1000   # half the time at most
+        budget = max(QUICK_MS, timeout_ms // 4)
+        pinned = {s.name for symbols in hard.values() for s in symbols}
+        tried: list = []
+        while len(tried) < EXTENSIONS and time.perf_counter() < stage and left(budget) > 0:
+            sliced = _attempt(easy, goals, left(budget), names, avoid=tuple(tried))
+            if sliced.status == "unsat" and not tried:
+                return sliced
+            fixed = {n: v for n, v in (sliced.fixed or {}).items() if n in pinned}
+            if sliced.status != "sat" or not fixed or left(budget) <= 0:
+                break
+            extended = _attempt(premises, goals, left(budget), names, fixed=fixed)
+            if extended.status == "sat":
+                return extended
+            tried.append(fixed)       # those values cannot be extended: ask for others
+    rest = left(timeout_ms)
+    return _attempt(premises, goals, rest, names) if rest > QUICK_MS else outcome
+
+
+def _nonlinear_divisions(relation) -> set:
+    """The symbols that make a floor, ceiling or Mod of the relation nonlinear: those of a
+    divisor, and those of a dividend that is a product (empty: none is)."""
+    found = set()
+    for node in sympy.preorder_traversal(relation):
+        if isinstance(node, (sympy.floor, sympy.ceiling)):
+            quotient = node.args[0]
+        elif isinstance(node, sympy.Mod):
+            quotient = node.args[0] / node.args[1]
+        else:
+            continue
+        num, den = sympy.fraction(sympy.together(quotient))
+        found |= den.free_symbols | (set() if _linear(num) else num.free_symbols)
+    return found
+
+
+def _linear(expr) -> bool:
+    if not expr.free_symbols:
+        return True
+    try:
+        return sympy.Poly(expr, *expr.free_symbols).total_degree() <= 1
+    except sympy.PolynomialError:
+        return False
+
+
+def _attempt(premises: tuple, goals: tuple, timeout_ms: int, names: tuple,
+             fixed: "Mapping[str, z3.ExprRef] | None" = None, avoid: tuple = ()) -> _Outcome:
+    """One z3 question: premises ∧ goals ∧ H1, with some symbols `fixed` to values and
+    none of the assignments in `avoid`.
 
     Premises that cannot be translated are dropped (a weaker hypothesis): a model
     is then reported only if it satisfies them by substitution. Goals must translate.
     """
-    env = Env()
-    formulas, dropped = [], []
-    for relation in (relation_of(p) for p in premises):
-        try:
-            formulas.append(to_z3(relation, env))
-        except (Untranslatable, z3.Z3Exception, TypeError) as exc:
-            dropped.append((relation, str(exc)))
-    try:
-        formulas += [to_z3(goal, env) for goal in goals]
-    except (Untranslatable, z3.Z3Exception, TypeError) as exc:
-        return _Outcome("unknown", None, str(exc))
-    answer, model, reason = z3_check(formulas + env.hypotheses(), timeout_ms)
+    symbols, side, formulas, dropped = {}, {}, [], []
+    for relation, is_goal in [(relation_of(p), False) for p in premises] + [(g, True) for g in goals]:
+        done = _translated(relation)
+        if isinstance(done, str):
+            if is_goal:
+                return _Outcome("unknown", None, done)
+            dropped.append((relation, done))
+            continue
+        for name, var in done.symbols:
+            if not symbols.setdefault(name, var).eq(var):
+                return _Outcome("unknown", None, f"'{name}' is both an integer and a real")
+        side.update((c.get_id(), c) for c in done.side)
+        formulas.append(done.formula)
+    for name, value in (fixed or {}).items():
+        var = symbols.get(name)
+        if var is not None and var.sort() == value.sort():
+            formulas.append(var == value)
+    for assignment in avoid:
+        differ = [symbols[n] != v for n, v in assignment.items() if n in symbols and symbols[n].sort() == v.sort()]
+        if differ:
+            formulas.append(z3.Or(differ))
+    answer, model, reason = z3_check(formulas + _h1(symbols) + list(side.values()), timeout_ms)
     if answer == z3.unsat:
         return _Outcome("unsat", None, "")
     if answer != z3.sat:
         return _Outcome("unknown", None, reason)
-    wanted = set(names) | set(env.symbols) | {s.name for r, _ in dropped for s in r.free_symbols}
-    witness = _witness(model, env, sorted(wanted))
+    wanted = set(names) | set(symbols) | {s.name for r, _ in dropped for s in r.free_symbols}
+    witness = _witness(model, symbols, sorted(wanted))
     for relation, why in dropped:
         if not _holds(relation, witness):
             return _Outcome("unknown", None, f"could not use {relation} ({why})")
-    return _Outcome("sat", witness, "")
+    values = {name: model.eval(var, model_completion=True) for name, var in symbols.items()}
+    _remember_point(witness)
+    return _Outcome("sat", witness, "", values)
 
 
-def _witness(model: z3.ModelRef, env: Env, names: list[str]) -> dict[str, Number]:
+def _witness(model: z3.ModelRef, symbols: Mapping[str, z3.ExprRef], names: list[str]) -> dict[str, Number]:
     values = {}
     for name in names:
-        var = env.symbols.get(name)
+        var = symbols.get(name)
         if var is None:
             values[name] = 0  # met only in a dropped premise: any value allowed by H1
             continue
@@ -378,6 +512,15 @@ def consistent(system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     return Verdict(outcome.status, outcome.witness, outcome.reason)
 
 
+def possible(system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> bool:
+    """Not proved inconsistent: consistent(system).status != "unsat", answered by a point
+    remembered from an earlier question where one satisfies the system (no witness wanted)."""
+    relations = system.all()
+    if relations and _known_point(relations[1:], relations[0]):
+        return True
+    return consistent(system, timeout_ms).status != "unsat"
+
+
 MACHINE_NAMES = ("R_B", "Z", "T", "P_occ", "R")
 _SAMPLE_VALUES = (1, 2, 4, 8, 16, 32, 3, 64, 128, 6)
 
@@ -407,8 +550,42 @@ def implies(system: System, relation, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> s
     satisfies them and not it, "unknown" otherwise (timeout, untranslatable).
     An inconsistent system implies everything."""
     goal = sympy.Not(relation_of(relation))
+    if _known_point(system.all(), goal):
+        return "refuted"
     outcome = _solve(system.all(), (goal,), timeout_ms)
     return {"unsat": "proved", "sat": "refuted"}.get(outcome.status, "unknown")
+
+
+# Integer models z3 gave lately. A case tree asks about siblings: the point that put a
+# branch on the refuse side of `need <= R_B` is the counterexample to that relation being
+# implied by the accept side's others, which `simplify` asks next. Checking such points
+# exactly (parakern.exact) answers most "is it implied?" questions without z3.
+_POINTS: "collections.deque[dict]" = collections.deque(maxlen=48)
+
+
+def _remember_point(witness: Mapping[str, Number]) -> None:
+    if witness and all(isinstance(v, int) for v in witness.values()):
+        _POINTS.append(dict(witness))
+
+
+def _known_point(premises: Iterable, goal) -> bool:
+    """Does a remembered point satisfy every premise and the goal (and H1: z3 gave it under
+    H1)? False when there is none or a relation cannot be evaluated exactly."""
+    if not _POINTS:
+        return False
+    tests = []
+    for relation in [goal] + [relation_of(p) for p in premises]:   # the goal rejects most points
+        compiled = exact.compiled(relation)
+        if compiled is None or not isinstance(relation, sympy.Rel):
+            return False
+        tests.append((compiled, tuple(relation.free_symbols)))
+    for point in reversed(_POINTS):
+        try:
+            if all(test({s: point[s.name] for s in symbols}) for test, symbols in tests):
+                return True
+        except (KeyError, ZeroDivisionError, TypeError):
+            continue
+    return False
 
 
 def covers(facts, systems: Iterable, uncovered: Iterable = (),

@@ -24,15 +24,14 @@ test of their own: threads <= T, and T <= 1024 = maxThreadsDim.x = .y on every G
 """
 from __future__ import annotations
 
-import math
-import operator
+import functools
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Mapping, Sequence
 
 import sympy
 
 from parakern import constraints as cs
+from parakern import exact
 from parakern.codegen.launch import Launch, definitions, launch_of
 from parakern.counters.registers import MAX_REGISTERS, registers_per_block
 from parakern.limits import BLOCK_LIMITS, GRID_LIMITS
@@ -188,59 +187,14 @@ def truth(relation) -> "bool | None":
         return None
 
 
-class _Unsupported(Exception):
-    pass
-
-
-_RELATIONS = {sympy.Le: operator.le, sympy.Lt: operator.lt, sympy.Ge: operator.ge, sympy.Gt: operator.gt,
-              sympy.Eq: operator.eq, sympy.Ne: operator.ne}
-
-
-def _compile(e):
-    """A sympy term or relation as a Python function of {symbol: int or Fraction}: exact
-    integer and rational arithmetic, the value sympy's substitution gives, without its cost
-    (the tuner judges every case at hundreds of points). _Unsupported for other nodes."""
-    if e.is_Integer:
-        v = int(e)
-        return lambda env: v
-    if e.is_Rational:
-        f = Fraction(int(e.p), int(e.q))
-        return lambda env: f
-    if e.is_Symbol:
-        return lambda env: env[e]
-    if isinstance(e, sympy.Rel) and type(e) in _RELATIONS:
-        op, lhs, rhs = _RELATIONS[type(e)], _compile(e.lhs), _compile(e.rhs)
-        return lambda env: op(lhs(env), rhs(env))
-    parts = [_compile(a) for a in e.args]
-    if e.is_Add:
-        return lambda env: sum(p(env) for p in parts)
-    if e.is_Mul:
-        return lambda env: math.prod(p(env) for p in parts)
-    if e.is_Pow and e.exp.is_Integer:
-        base, n = parts[0], int(e.exp)
-        return (lambda env: base(env) ** n) if n >= 0 else (lambda env: Fraction(1) / base(env) ** -n)
-    if isinstance(e, sympy.floor):
-        return lambda env: math.floor(parts[0](env))
-    if isinstance(e, sympy.ceiling):
-        return lambda env: math.ceil(parts[0](env))
-    if isinstance(e, sympy.Min):
-        return lambda env: min(p(env) for p in parts)
-    if isinstance(e, sympy.Max):
-        return lambda env: max(p(env) for p in parts)
-    if isinstance(e, sympy.Mod):
-        return lambda env: parts[0](env) % parts[1](env)
-    raise _Unsupported(type(e).__name__)
-
-
 def _test(relation):
     """truth(relation.xreplace(env)) as a function of (_numbers(env), env): compiled where it
     can be, sympy's substitution where a value is missing or not a number, or x/0."""
     if relation is sympy.true or relation is sympy.false:
         value = relation is sympy.true
         return lambda numbers, env: value
-    try:
-        compiled = _compile(relation)
-    except _Unsupported:
+    compiled = exact.compiled(relation)
+    if compiled is None:
         return lambda numbers, env: truth(relation.xreplace(env))
 
     def test(numbers, env):
@@ -251,20 +205,8 @@ def _test(relation):
     return test
 
 
-def _numbers(env: dict) -> dict:
-    """{symbol: int or Fraction} of the values that are numbers."""
-    out = {}
-    for k, v in env.items():
-        if getattr(v, "is_Integer", False):
-            out[k] = int(v)
-        elif getattr(v, "is_Rational", False):
-            out[k] = Fraction(int(v.p), int(v.q))
-    return out
-
-
-def _integer(expr, subs) -> "int | None":
-    value = sympy.sympify(expr).xreplace(subs)
-    return int(value) if value.is_Integer else None
+def _integer(expr, subs, numbers: "dict | None" = None) -> "int | None":
+    return exact.integer(expr, subs, numbers)
 
 
 def substitutions(schedule, values: Mapping) -> dict:
@@ -274,7 +216,7 @@ def substitutions(schedule, values: Mapping) -> dict:
             for k, v in values.items()}
     for name, value in definitions(schedule).items():
         if name not in subs:
-            subs[name] = sympy.sympify(value).xreplace(subs)
+            subs[name] = exact.substituted(value, subs)
     return subs
 
 
@@ -290,14 +232,16 @@ class _Verdict:
 
 def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Verdict:
     launch = rule.launch
-    sizes = Sizes(tuple(_integer(g, subs) for g in launch.grid), tuple(_integer(b, subs) for b in launch.block),
-                  _integer(launch.shared_bytes, subs), _integer(launch.threads, subs))
+    given = exact.numbers(subs)
+    sizes = Sizes(tuple(_integer(g, subs, given) for g in launch.grid),
+                  tuple(_integer(b, subs, given) for b in launch.block),
+                  _integer(launch.shared_bytes, subs, given), _integer(launch.threads, subs, given))
     threads = sizes.threads
     if threads is None or threads < 1:
         return _Verdict(sizes, f"{threads} threads per block", False, False, f"{threads} threads per block")
     env = {**subs, R_B: sympy.Integer(machine.regs_per_block), Z: sympy.Integer(machine.Z),
            T: sympy.Integer(machine.T)}
-    numbers = _numbers(env)
+    numbers = exact.numbers(env)
     truths = tuple(test(numbers, env) for test in rule.tests) if rule.tests else \
         tuple(truth(rel.xreplace(env)) for rel in rule.relations)
     need = {"registers": int(registers_per_block(registers, threads)) if registers <= MAX_REGISTERS else None,
@@ -310,7 +254,7 @@ def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Ver
     refusal = ""
     for t, rel in zip(truths, rule.relations):
         if t is not True:
-            refusal = to_text(rel) + (" is false" if t is False else " cannot be evaluated")
+            refusal = _text(rel) + (" is false" if t is False else " cannot be evaluated")
             break
     else:
         if too_much:
@@ -320,6 +264,12 @@ def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Ver
     limit = beyond or (_too_much(too_much[0], need, have, machine) if too_much else "")
     return _Verdict(sizes, refusal, not too_much and not beyond,
                     all(t is True for t in machine_free) and device_fit and not beyond, limit)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text(relation) -> str:
+    """to_text, once per relation: the tuner's candidates refuse the same ones again and again."""
+    return to_text(relation)
 
 
 def _too_much(fit: Fit, need: dict, have: dict, machine: Machine) -> str:
@@ -395,7 +345,7 @@ def on_profile(tree, key: str, timeout_ms: int = 2000) -> ProfileCases:
     conditions = []
     for k, case in enumerate(tree.cases, 1):
         system = _on(case, values)
-        if system is None or cs.consistent(system, timeout_ms).status == "unsat":
+        if system is None or not cs.possible(system, timeout_ms):
             conditions.append((k, None))
             continue
         conditions.append((k, tuple(cs.simplify(system, timeout_ms).relations)))
@@ -425,7 +375,7 @@ def reachable(tree, keys=None, timeout_ms: int = 2000) -> tuple:
         on = []
         for key in keys:
             system = _on(case, values[key])
-            if system is not None and cs.consistent(system, timeout_ms).status != "unsat":
+            if system is not None and cs.possible(system, timeout_ms):
                 on.append(key)
         out.append((k, tuple(on)))
     return tuple(out)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from parakern import dispatch
+from parakern import dispatch, exact
 from parakern.codegen.launch import definitions, launch_of
 from parakern.printing import to_text
 from parakern.symbols import sym
@@ -111,8 +111,9 @@ def _value(expr, subs):
 
 def check_facts(schedule, subs: dict) -> str:
     """'' when every fact that can be evaluated holds, else why the point is skipped."""
+    given = exact.numbers(subs)
     for fact in schedule.facts:
-        rel = _value(fact.relation, subs)
+        rel = exact.substituted(fact.relation, subs, given)
         if rel.free_symbols:
             continue  # reads a value the host sets (a time step): cannot be judged here
         truth = dispatch.truth(rel)

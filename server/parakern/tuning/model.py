@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from parakern import syntax
+from parakern import exact, syntax
 from parakern.codegen.launch import in_parameters, launch_of
 from parakern.counters.occupancy import occupancy_detail
 from parakern.devices import DeviceProfile
@@ -403,20 +403,13 @@ class Prediction:
         return dict(self.steps)[name]
 
 
-def _number(expr, subs) -> "int | None":
-    value = sympy.sympify(expr).xreplace(subs)
-    if value.is_Integer:
-        return int(value)
-    if value.is_Number and value.is_finite:
-        return int(math.ceil(value))
-    return None
-
-
 def at(q: Quantities, subs: dict) -> "dict | None":
-    """The case's quantities at a point (symbol -> Integer); None where one is not a number."""
+    """The case's quantities at a point (symbol -> Integer), rounded up; None where one is
+    not a number."""
     out = {}
+    given = exact.numbers(subs)
     for name, expr in q.expressions().items():
-        value = _number(expr, subs)
+        value = exact.ceiling(expr, subs, given)
         if value is None:
             return None
         out[name] = value
