@@ -348,8 +348,8 @@ def pool_memory(analyses: int) -> dict:
 
 
 def _warm(_) -> int:
-    from parakern.lsp import worker
-    return worker.warm_up()          # one tiny analysis; the worker's pid
+    from parakern.lsp import boot
+    return boot.warm_up()          # one tiny analysis; the worker's pid
 
 
 # ------------------------------------------------------------------ 200 schedules

@@ -8,7 +8,6 @@ import signal
 import sys
 from pathlib import Path
 
-from parakern import report
 from parakern.devices import DEFAULT_PROFILES, PROFILES
 from parakern.targets import add_target_argument
 
@@ -73,6 +72,10 @@ def _interrupt(signum, frame):
 
 
 def main(argv: "list[str] | None" = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["serve"]:         # straight on: the editor waits for this one
+        from parakern.lsp.command import main as serve
+        return serve(argv[1:])
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -122,6 +125,7 @@ def _optimize(args) -> int:
     source = _read(args.file)
     if source is None:
         return 2
+    from parakern import report
     from parakern.pipeline import Options, analyze
     analysis = analyze(source, args.file, Options(target=args.target, occupancy=args.occupancy,
                                                          staging=args.staging))

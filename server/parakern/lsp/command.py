@@ -1,4 +1,4 @@
-"""`parakern serve`: the argparse part (no pygls import until the server starts)."""
+"""`parakern serve`: the argparse part and the start (no pygls import until the workers are spawned)."""
 from __future__ import annotations
 
 
@@ -15,8 +15,13 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    # The analysis processes start first, so that they import and warm up while this one
+    # imports pygls, lsprotocol and the front-end (about a second each on two cores).
+    from parakern.lsp.jobs import JobPool
+    pool = JobPool()
+    pool.prestart()
     from parakern.lsp.server import run as run_server
-    return run_server(args)
+    return run_server(args, pool)
 
 
 def main(argv=None) -> int:

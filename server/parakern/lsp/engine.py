@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
-from parakern.lsp import dispatcher, texts, worker
+from parakern.lsp import diskcache, dispatcher, texts, worker
 from parakern.lsp.benchcommand import BenchCommand
 from parakern.lsp.documents import AnalysisError, Document, Snapshot, analysed_text, build_snapshot
 from parakern.lsp.emitcache import EmitCache
@@ -77,7 +77,7 @@ class Engine:
         self._frontend = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parakern-frontend")
         self._tasks: set = set()
         self._closed = False
-        self.stats = {"jobs": 0, "cache_hits": 0, "dropped": 0, "timeouts": 0, "crashes": 0}
+        self.stats = {"jobs": 0, "cache_hits": 0, "disk_hits": 0, "dropped": 0, "timeouts": 0, "crashes": 0}
 
     # ------------------------------------------------------------ lifecycle
 
@@ -87,9 +87,12 @@ class Engine:
             self._pool = JobPool()
         return self._pool
 
-    def prestart(self) -> None:
+    def prestart(self, pool: "JobPool | None" = None) -> None:
         """Starts the analysis processes as the server process starts (no event loop yet):
-        they are warm by the time the client opens its first document."""
+        they are warm by the time the client opens its first document. `pool`: one started
+        even earlier (lsp/command.py), before this module was imported."""
+        if pool is not None and self._pool is None:
+            self._pool = pool
         self.pool.prestart()
 
     def start(self) -> None:
@@ -267,10 +270,14 @@ class Engine:
     async def _run(self, view: ScheduleView, job: worker.AnalysisJob, limit: float) -> None:
         key = job.key
         try:
-            summary = await self.pool.run(worker.analyse, job, limit, wanted=lambda: self._wanted(key))
+            summary = await self._stored(job)
             if summary is None:
-                return     # no open document shows this schedule any more
-            self.stats["jobs"] += 1
+                summary = await self.pool.run(worker.analyse, job, limit, wanted=lambda: self._wanted(key))
+                if summary is None:
+                    return     # no open document shows this schedule any more
+                self.stats["jobs"] += 1
+            else:
+                self.stats["disk_hits"] += 1
         except JobTimeout:
             self.stats["timeouts"] += 1
             summary = _failure(view, "timeout",
@@ -290,20 +297,35 @@ class Engine:
         finally:
             self.jobs.pop(key, None)
         self._store(key, summary)
-        if summary.status == "ok" and not summary.tuning and job.profiles:
-            self.spawn(self._tune(key, job, limit))
+        done = {info.key for info in summary.tuning}
+        missing = tuple(p for p in job.profiles if p not in done)
+        if summary.status == "ok" and missing:
+            self.spawn(self._tune(key, job, missing, limit))
 
-    async def _tune(self, key: str, job: worker.AnalysisJob, limit: float) -> None:
-        """The recommended configurations, in the background once the cases are shown."""
-        try:
-            found = await self.pool.run(worker.tune, job, limit, wanted=lambda: self._wanted(key), urgent=None)
-        except asyncio.CancelledError:
-            raise
-        except Exception:      # a timeout or a crash costs the hover its recommendation only
-            return
-        summary = self.cache.get(key)
-        if found and summary is not None and summary.status == "ok":
-            self._store(key, dataclasses.replace(summary, tuning=found))
+    async def _stored(self, job: worker.AnalysisJob) -> "ScheduleSummary | None":
+        """The summary kept on disk by an earlier session (diskcache.py), read here without
+        waiting for a worker; None when there is none."""
+        if job.fault:
+            return None
+        return await asyncio.get_running_loop().run_in_executor(self._frontend, diskcache.load, job.key)
+
+    async def _tune(self, key: str, job: worker.AnalysisJob, profiles: tuple, limit: float) -> None:
+        """The recommended configurations, in the background once the cases are shown: one
+        job per GPU profile, so that an analysis the user waits for (after an edit) gets the
+        worker after one profile's tuning at most, not after all of them."""
+        for profile in profiles:
+            try:
+                found = await self.pool.run(worker.tune, dataclasses.replace(job, profiles=(profile,)), limit,
+                                            wanted=lambda: self._wanted(key), urgent=None)
+            except asyncio.CancelledError:
+                raise
+            except Exception:      # a timeout or a crash costs the hover its recommendation only
+                return
+            summary = self.cache.get(key)
+            if not found or summary is None or summary.status != "ok":
+                return
+            self._store(key, dataclasses.replace(summary, tuning=worker.merged(summary.tuning, found,
+                                                                                 job.profiles)))
 
     def _store(self, key: str, summary: ScheduleSummary) -> None:
         self.cache[key] = summary

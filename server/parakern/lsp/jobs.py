@@ -25,7 +25,7 @@ import signal
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from parakern.lsp import worker
+from parakern.lsp import boot
 
 log = logging.getLogger(__name__)
 WORKERS_ENV = "PARAKERN_LSP_WORKERS"
@@ -88,8 +88,8 @@ class _Slot:
         self.generation += 1
         self.pid, self.jobs, self.warm_mb = None, 0, None
         self.executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                            initializer=worker.initialize, initargs=(os.getpid(),))
-        self.warming = self.executor.submit(worker.warm_up)
+                                            initializer=boot.initialize, initargs=(os.getpid(),))
+        self.warming = self.executor.submit(boot.warm_up)
 
     def worn(self, jobs: int, megabytes: float) -> bool:
         if self.jobs >= jobs:
@@ -190,7 +190,7 @@ class JobPool:
 
     async def _warm(self, slot: _Slot) -> None:
         try:
-            future, slot.warming = slot.warming or slot.executor.submit(worker.warm_up), None
+            future, slot.warming = slot.warming or slot.executor.submit(boot.warm_up), None
             slot.pid = await asyncio.wait_for(asyncio.wrap_future(future), WARM_UP_LIMIT)
             slot.warm_mb = resident_mb(slot.pid)
         except asyncio.CancelledError:

@@ -487,13 +487,13 @@ def _terminated(signum, frame) -> None:
         os._exit(128 + signum)
 
 
-def run(args) -> int:
+def run(args, pool=None) -> int:
     logging.basicConfig(filename=args.log_file, level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if signum is not None:
             signal.signal(signum, _terminated)
-    server.engine.prestart()  # the workers warm up while this process goes on importing
+    server.engine.prestart(pool)  # the workers warm up while this process goes on importing
     import parakern.frontend  # noqa: F401  (imported now: the first didOpen answers at once)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")

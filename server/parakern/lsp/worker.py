@@ -5,7 +5,7 @@ A job (an `AnalysisJob`) re-reads the document with the front-end (milliseconds)
 its schedule by id, runs pipeline.optimize_schedule and summarises the result with
 summary.summarize (z3 for the per-GPU conditions). The last few ScheduleResults are
 kept in the process so that emitting the dispatcher after an analysis does not rebuild
-the tree.
+the tree. How such a process starts and warms up: boot.py.
 """
 from __future__ import annotations
 
@@ -37,52 +37,6 @@ class AnalysisJob:
 
 _RESULTS: "OrderedDict[str, object]" = OrderedDict()   # emit_key -> ScheduleResult
 _KEEP = 16
-
-_WARM_SOURCE = """void warm(int n, int B, float *x, float *y)
-{
-    int blocks = (n + B - 1) / B;
-    meta_schedule {
-        meta_for (int b = 0; b < blocks; b++)
-            meta_for (int t = 0; t < B; t++) {
-                int i = b * B + t;
-                if (i < n)
-                    y[i] = 2.0f * x[i] + y[i];
-            }
-    }
-}
-"""
-
-
-def initialize(parent: "int | None" = None) -> None:
-    """Process initializer: ends with the server (`parent`) however it ends, lower priority
-    (the editor's server stays responsive), stdout onto stderr (the server's stdout is the
-    LSP stream), imports."""
-    from parakern.lifeline import exit_with_parent
-    exit_with_parent(parent)
-    try:
-        os.nice(5)
-    except (AttributeError, OSError):
-        pass
-    try:
-        import sys
-        os.dup2(2, 1)
-        sys.stdout = sys.stderr
-    except OSError:
-        pass
-    import parakern.pipeline  # noqa: F401  (sympy, z3, llvmlite: the slow imports)
-
-
-def warm_up() -> int:
-    """Runs one tiny analysis (llvmlite, z3 and the caches warm up) and returns the pid."""
-    try:
-        from parakern.frontend import analyze_source
-        from parakern.pipeline import optimize_schedule
-        for schedule in analyze_source(_WARM_SOURCE, "<warm-up>").schedules:
-            optimize_schedule(schedule)
-    except Exception:
-        pass
-    return os.getpid()
-
 
 class ScheduleMissing(Exception):
     """The job's schedule id is no longer in its text."""
@@ -158,7 +112,7 @@ def analyse(job: AnalysisJob) -> ScheduleSummary:
 
 def tune(job: AnalysisJob) -> tuple:
     """The recommended configuration per GPU profile of the job's schedule (summary.tunings),
-    kept with its summary on disk; () when the schedule has no tree."""
+    added to its summary on disk; () when the schedule has no tree."""
     from parakern.lsp import diskcache
     from parakern.lsp.summary import tunings
     schedule = schedule_of(job)
@@ -174,8 +128,17 @@ def tune(job: AnalysisJob) -> tuple:
     stored = diskcache.load(job.key)
     if stored is not None and not job.fault:
         import dataclasses
-        diskcache.store(dataclasses.replace(stored, tuning=found))
+        diskcache.store(dataclasses.replace(stored, tuning=merged(stored.tuning, found)))
     return found
+
+
+def merged(tuning: tuple, found: tuple, order: tuple = ()) -> tuple:
+    """The recommendations of `tuning` with those of `found` added or replacing theirs (by
+    profile), in `order` of profiles (then the others as they came)."""
+    by_key = {info.key: info for info in tuning}
+    by_key.update((info.key, info) for info in found)
+    rank = {key: k for k, key in enumerate(order)}
+    return tuple(sorted(by_key.values(), key=lambda info: rank.get(info.key, len(rank))))
 
 
 def emit(job: AnalysisJob) -> tuple[bool, str]:
