@@ -31,6 +31,8 @@ every C call (an int within int's range): limits.machine_facts.
 """
 from __future__ import annotations
 
+import functools
+
 import time
 from dataclasses import dataclass, field, replace
 from typing import Sequence
@@ -102,9 +104,16 @@ class CaseTree:
     height: int
     bound: int                         # Lemma 1, corrected: (w + 1)(s + t) + w
     pruned: int                        # branches dropped as inconsistent
-    optimal: tuple[tuple[str, bool], ...]   # Definition 2 (iv) per counter
     seconds: float
     holes: tuple[Uncovered, ...] = ()  # refuse branches of the tree (the decision picture draws them)
+    # what `optimal` is computed from, when asked (the editor never asks: it compiles more kernels)
+    _optimality: tuple = field(default=(), compare=False, repr=False)
+
+    @functools.cached_property
+    def optimal(self) -> tuple[tuple[str, bool], ...]:
+        """Definition 2 (iv) per counter: (name, some leaf is optimal for it)."""
+        strategies, run = self._optimality
+        return tuple((c.name, _optimal_somewhere(c, self.cases, strategies, run)) for c in run.counters)
 
 
 @dataclass
@@ -139,12 +148,11 @@ def comprehensive_optimization(kernel: Kernel, counters: Sequence, strategies: S
     # every point: preferred by a case, or fitting some case's kernel, or in no-fit region
     coverage = cs.covers(facts, [c.constraints for c in cases] + [c.needs for c in cases],
                          [u.constraints for u in uncovered])
-    optimal = tuple((c.name, _optimal_somewhere(c, cases, strategies, run)) for c in counters)
     # Lemma 1 says w(s+t); a path has at most w refuse edges and at most s+t accept edges
     # between two of them, so (w+1)(s+t) + w is what the proof gives (w(s+t) fails for w = 0).
     bound = (len(strategies) + 1) * len(counters) + len(strategies)
     return CaseTree(kernel.schedule, cases, uncovered, coverage, run.height, bound, run.pruned,
-                    optimal, time.perf_counter() - start, holes)
+                    time.perf_counter() - start, holes, (tuple(strategies), run))
 
 
 def _algorithm(q: Quintuple, run: _Run, path: tuple) -> None:

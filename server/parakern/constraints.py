@@ -357,7 +357,7 @@ def _solve(premises: Iterable, goals: Iterable = (), timeout_ms: int = DEFAULT_T
 # Most questions take z3 a few milliseconds; the rest are nonlinear problems where it often
 # gives up only at the time limit, and nearly always because of facts like N % (B1*s) == 0
 # that tie a data parameter to products of program parameters. Those get staged answers:
-QUICK_MS = 60
+QUICK_MS = 30
 EXTENSIONS = 8           # models of the easy part tried for an extension to the whole
 
 
@@ -560,7 +560,7 @@ def implies(system: System, relation, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> s
 # branch on the refuse side of `need <= R_B` is the counterexample to that relation being
 # implied by the accept side's others, which `simplify` asks next. Checking such points
 # exactly (parakern.exact) answers most "is it implied?" questions without z3.
-_POINTS: "collections.deque[dict]" = collections.deque(maxlen=48)
+_POINTS: "collections.deque[dict]" = collections.deque(maxlen=64)
 
 
 def _remember_point(witness: Mapping[str, Number]) -> None:
@@ -573,13 +573,16 @@ def _known_point(premises: Iterable, goal) -> bool:
     H1)? False when there is none or a relation cannot be evaluated exactly."""
     if not _POINTS:
         return False
-    tests = []
+    tests, needed = [], set()
     for relation in [goal] + [relation_of(p) for p in premises]:   # the goal rejects most points
         compiled = exact.compiled(relation)
         if compiled is None or not isinstance(relation, sympy.Rel):
             return False
         tests.append((compiled, tuple(relation.free_symbols)))
+        needed.update(s.name for s in relation.free_symbols)
     for point in reversed(_POINTS):
+        if not needed <= point.keys():
+            continue
         try:
             if all(test({s: point[s.name] for s in symbols}) for test, symbols in tests):
                 return True
