@@ -6,6 +6,7 @@ For every sample, in a fresh `parakern serve` process (stdio, VS Code capabiliti
 UTF-16) opened right after `initialized`:
   first     didOpen -> first publishDiagnostics (the front-end's, in-process)
   cases     didOpen -> the case diagnostics (worker start-up included: a cold editor)
+  whole     didOpen -> the hover shows the whole analysis (GPU conditions, no-fit regions, traffic)
   hover     hover on `meta_schedule` every 20 ms while that analysis runs: p50 / p95
 then in the same process:
   cached    close + reopen the same text -> first diagnostics (case diagnostics included)
@@ -16,6 +17,8 @@ then in the same process:
 With --repeat N every sample is opened in N fresh servers, all with one summary folder on
 disk (lsp/diskcache.py) that starts empty: the first server analyses (`cases`, first open
 ever), the others read what it stored (reopening in a fresh server: p95 over them).
+With --cold N, only the first open ever, N times per sample (a fresh server and an empty
+summary folder each time): p50 / p95 of `cases` and `whole`.
 Then a file of ten schedules in one function (fresh server, opened and analysed):
   ten       an edit inside the sixth schedule -> case diagnostics of all ten for that
             version, less the 300 ms debounce (only the edited schedule is re-analysed)
@@ -103,8 +106,9 @@ async def one_sample(name: str, hovers: int) -> dict:
     text = path.read_text()
     uri = path.as_uri()
     lines = text.split("\n")
-    kw_line = next(k for k, l in enumerate(lines) if "meta_schedule" in l)
-    kw_char = lines[kw_line].index("meta_schedule") + 3
+    from parakern.frontend import analyze_source
+    span = analyze_source(text, str(path)).schedules[0].keyword_span   # not a comment that names it
+    kw_line, kw_char = span.line - 1, span.col - 1 + 3
     started = time.perf_counter()
     client = await started_client()
     figures = {"sample": name, "start": time.perf_counter() - started}
@@ -125,6 +129,18 @@ async def one_sample(name: str, hovers: int) -> dict:
         await asyncio.sleep(0.02)
     figures["cases"] = await done
     figures["hover_running"] = latencies
+    # then the rest (which case runs on which GPU, no-fit regions, traffic): the hover says
+    # "analysing…" until it is there
+    deadline = time.perf_counter() + 180
+    while time.perf_counter() < deadline:
+        hover = await client.text_document_hover_async(types.HoverParams(
+            types.TextDocumentIdentifier(uri), types.Position(kw_line, kw_char)))
+        if hover is not None and "analysing" not in hover.contents.value:
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise TimeoutError(f"{name}: the hover never showed the whole analysis")
+    figures["whole"] = time.perf_counter() - t0
 
     # cached reopen
     client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
@@ -230,23 +246,49 @@ async def ten_edits(edits: int) -> list:
     return out
 
 
+async def cold_open(name: str) -> tuple[float, float]:
+    """(case diagnostics, whole hover) seconds after didOpen, in a fresh server with an empty
+    summary folder: the first open ever of that text."""
+    import os
+    import tempfile
+    saved = os.environ["PARAKERN_CACHE_DIR"]
+    os.environ["PARAKERN_CACHE_DIR"] = tempfile.mkdtemp(prefix="parakern-bench-cold-")
+    try:
+        figures = await one_sample(name, 1)
+    finally:
+        os.environ["PARAKERN_CACHE_DIR"] = saved
+    return figures["cases"], figures["whole"]
+
+
 async def main_async(args) -> None:
     import os
     import tempfile
     os.environ["PARAKERN_CACHE_DIR"] = tempfile.mkdtemp(prefix="parakern-bench-cache-")   # empty
+    if args.cold:
+        worst = 0.0
+        for name in args.samples:
+            runs = [await cold_open(name) for _ in range(args.cold)]
+            cases, whole = [r[0] for r in runs], [r[1] for r in runs]
+            worst = max(worst, percentile(cases, .95))
+            print(f"{name:<10} first open ever, {len(runs)} fresh servers: case diagnostics p50 "
+                  f"{percentile(cases, .5):.2f} s, p95 {percentile(cases, .95):.2f} s; the whole hover p50 "
+                  f"{percentile(whole, .5):.2f} s, p95 {percentile(whole, .95):.2f} s")
+        print(f"case diagnostics after didOpen, first open ever: worst p95 {worst:.2f} s (target <= 1.00 s: "
+              + ("met" if worst <= 1.0 else "missed") + ")")
+        return
     rows = []
     for name in args.samples:
         runs = [await one_sample(name, args.hovers) for _ in range(max(2, args.repeat))]
         row = dict(runs[0])
         row["cases_runs"] = [r["cases"] for r in runs[1:]]
         rows.append(row)
-    print(f"{'sample':<10} {'start':>6} {'first':>7} {'cases':>7} {'cached':>7} {'warm':>7} "
+    print(f"{'sample':<10} {'start':>6} {'first':>7} {'cases':>7} {'whole':>7} {'cached':>7} {'warm':>7} "
           f"{'edit':>7} {'saved':>7} {'hover run p50/p95':>18} {'hover cached p50/p95':>21}")
     running, cached = [], []
     for r in rows:
         running += r["hover_running"]
         cached += r["hover_cached"]
-        print(f"{r['sample']:<10} {r['start']:6.2f} {r['first']*1000:5.0f}ms {r['cases']:6.2f}s "
+        print(f"{r['sample']:<10} {r['start']:6.2f} {r['first']*1000:5.0f}ms {r['cases']:6.2f}s {r['whole']:6.2f}s "
               f"{r['cached']*1000:5.0f}ms {r['warm']:6.2f}s {r['edit']*1000:5.0f}ms {r['edit_saved']*1000:5.0f}ms "
               f"{percentile(r['hover_running'], .5):7.1f}/{percentile(r['hover_running'], .95):5.1f} ms "
               f"({len(r['hover_running'])}) {percentile(r['hover_cached'], .5):8.1f}/"
@@ -264,8 +306,12 @@ async def main_async(args) -> None:
     print(f"edit above a schedule:        {statistics.mean(r['edit'] for r in rows)*1000:.0f} ms mean with the "
           f"300 ms debounce, {statistics.mean(r['edit_saved'] for r in rows)*1000:.0f} ms mean on didSave")
     worst = max(percentile(r["cases_runs"], .95) for r in rows)
+    first = max(r["cases"] for r in rows)
     print("case diagnostics after didOpen, first open ever (nothing on disk): "
-          + ", ".join(f"{r['sample']} {r['cases']:.2f} s" for r in rows))
+          + ", ".join(f"{r['sample']} {r['cases']:.2f} s" for r in rows)
+          + f"; worst {first:.2f} s (target <= 1.00 s: " + ("met" if first <= 1.0 else "missed") + ")")
+    print("the whole analysis in the hover, first open ever: "
+          + ", ".join(f"{r['sample']} {r['whole']:.2f} s" for r in rows))
     print("case diagnostics after didOpen, reopened in a fresh server: p95 "
           + ", ".join(f"{r['sample']} {percentile(r['cases_runs'], .95):.2f} s" for r in rows)
           + f" over {len(rows[0]['cases_runs'])} servers; worst {worst:.2f} s (target <= 1.00 s: "
@@ -284,6 +330,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3,
                         help="fresh servers per sample: the first analyses, the others reopen (>= 2)")
     parser.add_argument("--ten-edits", type=int, default=10, help="edits inside one of ten schedules")
+    parser.add_argument("--cold", type=int, default=0, metavar="N",
+                        help="only the first open ever: N fresh servers per sample, each with an empty "
+                             "summary folder; p50 / p95 of the case diagnostics and of the whole hover")
     args = parser.parse_args()
     asyncio.run(main_async(args))
 

@@ -176,3 +176,48 @@ def test_cache_key_of_a_schedule_ignores_edits_inside_its_siblings():
     assert all(h != b for h, b in zip(host, base))       # the function's own code: every one
     longer = keys(text.replace("3.0f * x[i * B + j];", "3.0f *\n x[i * B + j];"))
     assert longer[0] == base[0] and longer[2] != base[2]  # the third one moved down a line
+
+
+def test_the_cases_first_then_the_rest_as_a_whole_analysis_gives_them():
+    """worker.cases shows the cases of a tree stopped at them (pipeline, complete=False);
+    worker.analyse completes that result: the same summary as one whole analysis."""
+    import dataclasses
+    import re
+
+    from parakern.lsp.summary import summarize
+    from parakern.lsp.texts import case_diagnostics, hover_markdown, lens_title
+    from parakern.pipeline import completed, optimize_schedule
+    profiles = ("h100", "a100", "t4")
+    for name in ("jacobi1d", "transpose"):
+        text = (SAMPLES / f"{name}.c").read_text()
+        schedule = _schedule(text, f"{name}.c")
+        partial = optimize_schedule(schedule, complete=False)
+        assert not partial.tree.complete and partial.tree.uncovered == ()
+        first = summarize(partial, "k", 0, profiles, tune=False)
+        whole = summarize(optimize_schedule(schedule), "k", 0, profiles, tune=False)
+        rest = summarize(completed(partial), "k", 0, profiles, tune=False)
+        assert not first.complete and whole.complete and rest.complete
+        keyword = (0, 0, 0, 1)
+        # the case diagnostics the editor shows do not change when the rest arrives
+        assert case_diagnostics(first, keyword) == case_diagnostics(whole, keyword)
+        assert [c.condition for c in first.cases] == [c.condition for c in whole.cases]
+        def timeless(summary):    # the tree's own time is printed in its text
+            return dataclasses.replace(summary, seconds=0, tree_text=re.sub(r"[\d.]+ s$", "", summary.tree_text))
+        assert timeless(rest) == timeless(whole)
+        assert whole.profiles and not first.profiles and whole.coverage == "proved"
+        (view,) = [view_of(s, "k") for s in analyze_source(text, f"{name}.c").schedules]
+        hover = hover_markdown(view, first, "meta_schedule")
+        assert "which case runs on which GPU, where no kernel fits, memory traffic: analysing…" in hover
+        assert "Theoretical" not in hover and "analysing" not in hover_markdown(view, whole, "meta_schedule")
+        assert lens_title(first).startswith(f"{len(first.cases)} case")
+
+
+def test_recommendations_tuned_one_profile_at_a_time_merge_in_the_configured_order():
+    from parakern.lsp.summary import TuneInfo
+    from parakern.lsp.worker import merged
+    h100, a100, t4 = (TuneInfo(k, "N=1", f"case 1 on {k}") for k in ("h100", "a100", "t4"))
+    tuning = merged(merged((), (t4,), ("h100", "a100", "t4")), (h100,), ("h100", "a100", "t4"))
+    assert [t.key for t in tuning] == ["h100", "t4"]
+    again = TuneInfo("t4", "N=1", "case 2 on t4")
+    assert merged(tuning + (a100,), (again,), ("h100", "a100", "t4")) == (h100, a100, again)
+    assert merged((a100,), (h100,)) == (a100, h100)        # no order given: as they came

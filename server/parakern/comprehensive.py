@@ -106,8 +106,15 @@ class CaseTree:
     pruned: int                        # branches dropped as inconsistent
     seconds: float
     holes: tuple[Uncovered, ...] = ()  # refuse branches of the tree (the decision picture draws them)
+    facts: tuple = ()                  # what holds everywhere: the schedule's facts and the machine's
     # what `optimal` is computed from, when asked (the editor never asks: it compiles more kernels)
     _optimality: tuple = field(default=(), compare=False, repr=False)
+
+    @property
+    def complete(self) -> bool:
+        """False for the cases alone (comprehensive_optimization(complete=False)): no no-fit
+        regions and no coverage proof yet (`completed` adds them)."""
+        return self.coverage.status != PENDING
 
     @functools.cached_property
     def optimal(self) -> tuple[tuple[str, bool], ...]:
@@ -135,24 +142,37 @@ class _Run:
 
 
 def comprehensive_optimization(kernel: Kernel, counters: Sequence, strategies: Sequence,
-                               facts: tuple = ()) -> CaseTree:
-    """Algorithm 1 from the initial quintuple of `kernel`."""
+                               facts: tuple = (), complete: bool = True) -> CaseTree:
+    """Algorithm 1 from the initial quintuple of `kernel`. complete=False stops at the cases
+    (what the editor shows first); `completed` adds the no-fit regions and the coverage proof."""
     start = time.perf_counter()
     facts = (tuple(facts) or tuple(f.relation for f in kernel.schedule.facts)) + machine_facts(kernel.schedule)
     run = _Run(counters, facts)
     root = Quintuple(kernel, (), tuple(strategies), tuple(counters), cs.System((), facts))
     _algorithm(root, run, ())
-    cases = tuple(run.cases)
-    holes = tuple(run.uncovered)
-    uncovered = _no_fit(cases, facts)
-    # every point: preferred by a case, or fitting some case's kernel, or in no-fit region
-    coverage = cs.covers(facts, [c.constraints for c in cases] + [c.needs for c in cases],
-                         [u.constraints for u in uncovered])
     # Lemma 1 says w(s+t); a path has at most w refuse edges and at most s+t accept edges
     # between two of them, so (w+1)(s+t) + w is what the proof gives (w(s+t) fails for w = 0).
     bound = (len(strategies) + 1) * len(counters) + len(strategies)
-    return CaseTree(kernel.schedule, cases, uncovered, coverage, run.height, bound, run.pruned,
-                    time.perf_counter() - start, holes, (tuple(strategies), run))
+    tree = CaseTree(kernel.schedule, tuple(run.cases), (), cs.Verdict(PENDING), run.height, bound, run.pruned,
+                    time.perf_counter() - start, tuple(run.uncovered), facts, (tuple(strategies), run))
+    return completed(tree) if complete else tree
+
+
+PENDING = "pending"      # the coverage of a tree of cases alone
+
+
+def completed(tree: CaseTree) -> CaseTree:
+    """The tree with where no case's kernel fits and the proof that every point is covered:
+    preferred by a case, or fitting some case's kernel, or in a no-fit region."""
+    if tree.complete:
+        return tree
+    start = time.perf_counter()
+    cases, facts = tree.cases, tree.facts
+    uncovered = _no_fit(cases, facts)
+    coverage = cs.covers(facts, [c.constraints for c in cases] + [c.needs for c in cases],
+                         [u.constraints for u in uncovered])
+    return replace(tree, uncovered=uncovered, coverage=coverage,
+                   seconds=tree.seconds + time.perf_counter() - start)
 
 
 def _algorithm(q: Quintuple, run: _Run, path: tuple) -> None:

@@ -13,6 +13,7 @@ from parakern.analysis import dependence
 from parakern.analysis.coalescing import coalescing_warnings
 from parakern.analysis.staging import StagingError, plan
 from parakern.comprehensive import CaseTree, comprehensive_optimization
+from parakern.comprehensive import completed as complete_tree
 from parakern.counters import default_counters
 from parakern.devices import get_profile
 from parakern.diagnostics import Diagnostic, Span, error, warning
@@ -94,8 +95,10 @@ def _not_applied(kernel: Kernel, strategies) -> tuple[tuple[str, str], ...]:
     return tuple((code, why) for code, why in out.items() if why)
 
 
-def optimize_schedule(schedule: Schedule, options: Options = Options()) -> ScheduleResult:
-    """Dependence check, then the case tree; never raises on user input."""
+def optimize_schedule(schedule: Schedule, options: Options = Options(), complete: bool = True) -> ScheduleResult:
+    """Dependence check, then the case tree; never raises on user input. complete=False stops
+    at the cases (the editor shows them first): `completed` adds the no-fit regions, the
+    coverage proof and the coalescing warnings."""
     try:
         found = dependence.check(schedule)
         if any(d.severity.value == "error" for d in found):
@@ -112,14 +115,32 @@ def optimize_schedule(schedule: Schedule, options: Options = Options()) -> Sched
                     not_applied.append((strategy.code, strategy.why_not(kernel)))
                 kernel = applied or kernel
         kernel, warnings = _stageable(kernel)
-        tree = comprehensive_optimization(kernel, counters, strategies)
-        warnings += coalescing_warnings(schedule, tree)
-        return ScheduleResult(schedule, tree, found + warnings, tuple(not_applied) + _not_applied(kernel, strategies))
-    except LoweringError as exc:
+        tree = comprehensive_optimization(kernel, counters, strategies, complete=False)
+        partial = ScheduleResult(schedule, tree, found + warnings,
+                                 tuple(not_applied) + _not_applied(kernel, strategies))
+        return completed(partial) if complete else partial
+    except Exception as exc:
+        return _failed(schedule, exc)
+
+
+def completed(result: ScheduleResult) -> ScheduleResult:
+    """A result of optimize_schedule(complete=False) made whole (the same result otherwise)."""
+    if result.tree is None or result.tree.complete:
+        return result
+    try:
+        tree = complete_tree(result.tree)
+        return dataclasses.replace(result, tree=tree,
+                                   diagnostics=result.diagnostics + coalescing_warnings(result.schedule, tree))
+    except Exception as exc:
+        return _failed(result.schedule, exc)
+
+
+def _failed(schedule: Schedule, exc: Exception) -> ScheduleResult:
+    if isinstance(exc, LoweringError):
         where = exc.span if isinstance(exc.span, Span) else schedule.keyword_span
         return ScheduleResult(schedule, None, (error(
             "PK030", f"no GPU kernel can be built for this meta_schedule: {exc.message}", where),))
-    except Exception as exc:  # reported on the schedule, never a dead editor session
-        return ScheduleResult(schedule, None, (error(
-            "PK099", f"internal error while optimizing this meta_schedule ({type(exc).__name__}: "
-            f"{exc}); please report it with this file", schedule.keyword_span),))
+    # reported on the schedule, never a dead editor session
+    return ScheduleResult(schedule, None, (error(
+        "PK099", f"internal error while optimizing this meta_schedule ({type(exc).__name__}: "
+        f"{exc}); please report it with this file", schedule.keyword_span),))

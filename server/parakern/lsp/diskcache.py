@@ -41,14 +41,18 @@ def root() -> "Path | None":
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
     """What a summary depends on besides its input: parakern's sources, z3, ptxas."""
-    import z3
+    from importlib.metadata import PackageNotFoundError, version
+    try:     # the installed z3's version, without importing it (the server reads summaries too)
+        z3_version = version("z3-solver")
+    except PackageNotFoundError:
+        z3_version = "?"
     digest = hashlib.sha256()
     package = Path(__file__).resolve().parents[1]
     for path in sorted(package.rglob("*")):
         if path.suffix in (".py", ".h") and path.is_file():
             digest.update(str(path.relative_to(package)).encode())
             digest.update(path.read_bytes())
-    digest.update(z3.get_version_string().encode())
+    digest.update(z3_version.encode())
     ptxas = shutil.which("ptxas")
     if ptxas:
         info = os.stat(ptxas)

@@ -9,10 +9,14 @@ progress, lens refresh, messages); everything here speaks code-point ranges
 Flow for a document: open/save analyse at once, a change after DEBOUNCE seconds.
 A round runs the front-end in a thread (milliseconds), publishes its diagnostics
 with whatever the cache already holds for the schedules, then starts one job per
-schedule whose key is not cached. When a job ends its summary goes into the cache
-and every open document showing that key is published again, but only if the
-document is still at the version the snapshot was made from: a result for an old
-version is never published (the newer round publishes it from the cache).
+schedule whose key is not cached (a summary kept on disk is read first, in this process).
+A job finds the cases (worker.cases); they are shown at once, and a second job completes
+them (which GPU runs which case, no-fit regions, traffic; a worker that kept them goes
+on from there, another starts over), then the
+recommendations follow one GPU profile per job, in the background. When a job ends its
+summary goes into the cache and every open document showing that key is published
+again, but only if the document is still at the version the snapshot was made from: a
+result for an old version is never published (the newer round publishes it from the cache).
 """
 from __future__ import annotations
 
@@ -71,6 +75,7 @@ class Engine:
         self.docs: dict[str, Document] = {}
         self.cache: "OrderedDict[str, ScheduleSummary]" = OrderedDict()
         self.jobs: dict[str, _Job] = {}
+        self.completing: dict[str, asyncio.Task] = {}     # key -> the job completing its cached cases
         self.emit_cache = EmitCache(self)
         self.bench_command = BenchCommand(client)
         self._pool = pool
@@ -213,9 +218,14 @@ class Engine:
             return
         pending = []
         for view in snap.views:
-            if view.key in self.cache:
+            cached = self.cache.get(view.key)
+            if cached is not None:
                 self.cache.move_to_end(view.key)
                 self.stats["cache_hits"] += 1
+                if cached.status == "ok" and not cached.complete and view.key not in self.completing:
+                    # the cases alone, whose rest was dropped meanwhile (no document showed them)
+                    self.completing[view.key] = self.spawn(self._complete(
+                        view, self.job_for(view, snap, doc), self.settings.time_limit_seconds))
                 continue
             pending.append(self._want(view, snap, doc))
         if pending and self.client.progress_supported():
@@ -268,39 +278,80 @@ class Engine:
         return job.task
 
     async def _run(self, view: ScheduleView, job: worker.AnalysisJob, limit: float) -> None:
+        """The cases of a schedule (or its whole summary kept on disk), then the rest."""
         key = job.key
         try:
             summary = await self._stored(job)
-            if summary is None:
-                summary = await self.pool.run(worker.analyse, job, limit, wanted=lambda: self._wanted(key))
+            if summary is not None:
+                self.stats["disk_hits"] += 1
+            else:
+                summary = await self._job(view, worker.cases, job, limit)
                 if summary is None:
                     return     # no open document shows this schedule any more
-                self.stats["jobs"] += 1
-            else:
-                self.stats["disk_hits"] += 1
-        except JobTimeout:
-            self.stats["timeouts"] += 1
-            summary = _failure(view, "timeout",
-                               f"analysis of meta_schedule {view.id} stopped after {limit:g} s "
-                               f"(setting parakern.timeLimitSeconds); no case tree is shown for it")
-        except JobCrashed:
-            self.stats["crashes"] += 1
-            summary = _failure(view, "crash",
-                               f"the analysis process died while analysing meta_schedule {view.id}; the server "
-                               f"goes on, and analyses it again once it changes")
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            summary = _failure(view, "error",
-                               f"internal error while analysing meta_schedule {view.id} "
-                               f"({type(exc).__name__}: {exc}); please report it")
         finally:
             self.jobs.pop(key, None)
         self._store(key, summary)
+        self._follow_up(view, job, summary, limit)
+
+    def _follow_up(self, view: ScheduleView, job: worker.AnalysisJob, summary: ScheduleSummary,
+                   limit: float) -> None:
+        """After the cases: where they run, the no-fit regions, traffic (`_complete`); after
+        those, the recommendations of the GPU profiles not tuned yet (`_tune`)."""
+        if summary.status != "ok":
+            return
+        if not summary.complete:
+            if job.key not in self.completing:
+                self.completing[job.key] = self.spawn(self._complete(view, job, limit))
+            return
         done = {info.key for info in summary.tuning}
         missing = tuple(p for p in job.profiles if p not in done)
-        if summary.status == "ok" and missing:
-            self.spawn(self._tune(key, job, missing, limit))
+        if missing:
+            self.spawn(self._tune(job.key, job, missing, limit))
+
+    async def _complete(self, view: ScheduleView, job: worker.AnalysisJob, limit: float) -> None:
+        """The whole summary of a schedule whose cases are shown (the worker that found them
+        keeps them: it goes on from there)."""
+        try:
+            summary = await self._job(view, worker.analyse, job, limit, lost="its cases are shown, not where "
+                                      "they run nor where no kernel fits")
+        finally:
+            self.completing.pop(job.key, None)
+        if summary is None:
+            return
+        partial = self.cache.get(job.key)
+        if summary.status != "ok" and partial is not None and partial.status == "ok":
+            # keep the cases on the screen, with the reason the rest is missing
+            summary = dataclasses.replace(partial, complete=True,
+                                          diagnostics=partial.diagnostics + summary.diagnostics)
+        self._store(job.key, summary)
+        self._follow_up(view, job, summary, limit)
+
+    async def _job(self, view: ScheduleView, fn, job: worker.AnalysisJob, limit: float,
+                   lost: str = "no case tree is shown for it") -> "ScheduleSummary | None":
+        """fn(job) in a worker: its summary, a failure summary for a timeout, crash or error,
+        or None when no open document shows the schedule any more."""
+        key = job.key
+        try:
+            summary = await self.pool.run(fn, job, limit, wanted=lambda: self._wanted(key))
+            if summary is not None:
+                self.stats["jobs"] += 1
+            return summary
+        except JobTimeout:
+            self.stats["timeouts"] += 1
+            return _failure(view, "timeout",
+                            f"analysis of meta_schedule {view.id} stopped after {limit:g} s "
+                            f"(setting parakern.timeLimitSeconds); {lost}")
+        except JobCrashed:
+            self.stats["crashes"] += 1
+            return _failure(view, "crash",
+                            f"the analysis process died while analysing meta_schedule {view.id}; the server "
+                            f"goes on, and analyses it again once it changes")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return _failure(view, "error",
+                            f"internal error while analysing meta_schedule {view.id} "
+                            f"({type(exc).__name__}: {exc}); please report it")
 
     async def _stored(self, job: worker.AnalysisJob) -> "ScheduleSummary | None":
         """The summary kept on disk by an earlier session (diskcache.py), read here without
@@ -377,8 +428,15 @@ class Engine:
             raise
 
     async def summary(self, view: ScheduleView) -> ScheduleSummary:
-        """The summary of a schedule, waiting for its job if needed (cancellable)."""
-        while view.key not in self.cache:
+        """The whole summary of a schedule, waiting for its jobs if needed (cancellable)."""
+        while True:
+            found = self.cache.get(view.key)
+            if found is not None:
+                completing = self.completing.get(view.key)
+                if found.complete or completing is None:
+                    return found
+                await asyncio.shield(completing)
+                continue
             job = self.jobs.get(view.key)
             if job is None:
                 doc = next((d for d in self.docs.values() if d.snapshot and view in d.snapshot.views), None)
@@ -389,7 +447,6 @@ class Engine:
                 self._want(view, doc.snapshot, doc)
                 continue
             await asyncio.shield(job.task)
-        return self.cache[view.key]
 
     # ------------------------------------------------------------ queries
 

@@ -97,6 +97,7 @@ class ScheduleSummary:
     not_applied: tuple = ()        # ((decision code, why), ...): strategies that cannot apply here
     traffic_point: str = ""        # where the cases' memory traffic is evaluated: "n=1024 B0=8 ..."
     tuning: tuple = ()             # TuneInfo per GPU profile
+    complete: bool = True          # False: the cases alone, the rest follows (worker.cases, then worker.analyse)
 
     @property
     def has_tree(self) -> bool:
@@ -294,6 +295,10 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
     if tree is None:
         return ScheduleSummary(key, schedule.id, schedule.function, "no-tree",
                                diagnostics=diagnostics, seconds=seconds)
+    if not tree.complete:   # the cases, at once; where they run, traffic and the rest follow
+        return ScheduleSummary(key, schedule.id, schedule.function, "ok", diagnostics=diagnostics,
+                               cases=tuple(case_info(c, k) for k, c in enumerate(tree.cases, 1)),
+                               seconds=seconds, not_applied=tuple(result.not_applied), complete=False)
     from parakern.casetree_report import tree_dot, tree_text
     from parakern.printing import to_math
     from parakern.dispatch import reachable

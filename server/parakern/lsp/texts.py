@@ -135,7 +135,9 @@ def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token:
                      f"{', '.join(staged) or '—'}; from global memory in "
                      f"case{'s' * (len(plain) != 1)} {', '.join(plain) or '—'}")
     parts.append(cases_table(summary))
-    theoretical = [str(c.index) for c in summary.cases if not c.profiles]
+    if not summary.complete:
+        parts.append("_which case runs on which GPU, where no kernel fits, memory traffic: analysing…_")
+    theoretical = [str(c.index) for c in summary.cases if not c.profiles] if summary.complete else []
     if theoretical:
         parts.append(f"**Theoretical**: case{'s' * (len(theoretical) != 1)} {', '.join(theoretical)} — no known GPU "
                      "picks it (their register file, shared memory and thread limits never fall in its region)")

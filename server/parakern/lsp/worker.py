@@ -79,8 +79,20 @@ def _remember(key: str, result) -> None:
         _RESULTS.popitem(last=False)
 
 
+def cases(job: AnalysisJob) -> ScheduleSummary:
+    """The job's schedule up to its cases (complete=False: no GPU conditions, no-fit regions
+    or traffic yet), shown at once; `analyse` completes it from what this process keeps. A
+    summary kept on disk is returned whole."""
+    return _summary(job, complete=False)
+
+
 def analyse(job: AnalysisJob) -> ScheduleSummary:
-    """The summary of the job's schedule; a failure is a summary too, never raised."""
+    """The whole summary of the job's schedule (kept on disk); a failure is a summary too,
+    never raised."""
+    return _summary(job, complete=True)
+
+
+def _summary(job: AnalysisJob, complete: bool) -> ScheduleSummary:
     start = time.perf_counter()
     schedule = None
     try:
@@ -90,13 +102,11 @@ def analyse(job: AnalysisJob) -> ScheduleSummary:
             return stored
         schedule = schedule_of(job)
         _fault(job, schedule)
-        from parakern.pipeline import optimize_schedule
-        result = optimize_schedule(schedule, options_of(job))
-        origin = function_origin(schedule)
-        _remember(emit_key(job.key, origin), result)
-        summary = summarize(result, job.key, origin, job.profiles, time.perf_counter() - start, job.file,
+        result = _result(job, schedule, complete)
+        summary = summarize(result, job.key, function_origin(schedule), job.profiles,
+                            time.perf_counter() - start, job.file,
                             tune=False)   # the cases first: `tune` adds the recommendations
-        if not job.fault:
+        if not job.fault and summary.complete:
             diskcache.store(summary)
         return summary
     except ScheduleMissing as exc:
@@ -110,18 +120,26 @@ def analyse(job: AnalysisJob) -> ScheduleSummary:
                        f"({type(exc).__name__}: {exc}); please report it with this file")
 
 
+def _result(job: AnalysisJob, schedule, complete: bool = True):
+    """The schedule's pipeline result: the one this process keeps (completed if asked), or a
+    new one."""
+    from parakern.pipeline import completed, optimize_schedule
+    where = emit_key(job.key, function_origin(schedule))
+    result = _RESULTS.get(where)
+    if result is None:
+        result = optimize_schedule(schedule, options_of(job), complete=complete)
+    elif complete:
+        result = completed(result)
+    _remember(where, result)
+    return result
+
+
 def tune(job: AnalysisJob) -> tuple:
     """The recommended configuration per GPU profile of the job's schedule (summary.tunings),
     added to its summary on disk; () when the schedule has no tree."""
     from parakern.lsp import diskcache
     from parakern.lsp.summary import tunings
-    schedule = schedule_of(job)
-    where = emit_key(job.key, function_origin(schedule))
-    result = _RESULTS.get(where)
-    if result is None:
-        from parakern.pipeline import optimize_schedule
-        result = optimize_schedule(schedule, options_of(job))
-        _remember(where, result)
+    result = _result(job, schedule_of(job))
     if result.tree is None:
         return ()
     found = tunings(result, job.profiles)
@@ -145,13 +163,7 @@ def emit(job: AnalysisJob) -> tuple[bool, str]:
     """(True, generated code) or (False, why not)."""
     try:
         from parakern.codegen import emit_schedule
-        schedule = schedule_of(job)
-        where = emit_key(job.key, function_origin(schedule))
-        result = _RESULTS.get(where)
-        if result is None:
-            from parakern.pipeline import optimize_schedule
-            result = optimize_schedule(schedule, options_of(job))
-            _remember(where, result)
+        result = _result(job, schedule_of(job))
         if result.tree is None:
             return False, f"meta_schedule {job.id} has no case tree: fix its errors first"
         return True, str(emit_schedule(result))
