@@ -573,22 +573,32 @@ def _known_point(premises: Iterable, goal) -> bool:
     H1)? False when there is none or a relation cannot be evaluated exactly."""
     if not _POINTS:
         return False
-    tests, needed = [], set()
+    tests, symbols = [], set()
     for relation in [goal] + [relation_of(p) for p in premises]:   # the goal rejects most points
-        compiled = exact.compiled(relation)
-        if compiled is None or not isinstance(relation, sympy.Rel):
+        test = _point_test(relation)
+        if test is None:
             return False
-        tests.append((compiled, tuple(relation.free_symbols)))
-        needed.update(s.name for s in relation.free_symbols)
+        tests.append(test[0])
+        symbols |= test[1]
+    needed = {s.name for s in symbols}
     for point in reversed(_POINTS):
         if not needed <= point.keys():
             continue
+        env = {s: point[s.name] for s in symbols}
         try:
-            if all(test({s: point[s.name] for s in symbols}) for test, symbols in tests):
+            if all(test(env) for test in tests):
                 return True
-        except (KeyError, ZeroDivisionError, TypeError):
+        except (ZeroDivisionError, TypeError):
             continue
     return False
+
+
+@functools.lru_cache(maxsize=16384)
+def _point_test(relation) -> "tuple | None":
+    """(the relation compiled to exact arithmetic, its symbols); None for a relation that
+    is not a comparison of terms parakern.exact evaluates."""
+    compiled = exact.compiled(relation) if isinstance(relation, sympy.Rel) else None
+    return None if compiled is None else (compiled, frozenset(relation.free_symbols))
 
 
 def covers(facts, systems: Iterable, uncovered: Iterable = (),
@@ -649,8 +659,12 @@ def simplify(system: System, timeout_ms: int = SIMPLIFY_TIMEOUT_MS) -> System:
         return replace(system, relations=(sympy.false,))
     kept = list(relations)
     # Try the longest first: a derived, wordier relation goes before a plain one.
+    facts = System((), system.facts)
     for relation in sorted(relations, key=lambda r: (-len(to_text(r)), _order_key(r))):
         others = [r for r in kept if r is not relation]
-        if implies(System(others, system.facts), relation, timeout_ms) == "proved":
+        # what the facts alone imply (a launch limit within the facts' bounds) is asked once
+        # for every system of a tree that holds it
+        if (facts.facts and implies(facts, relation, timeout_ms) == "proved") \
+                or implies(System(others, system.facts), relation, timeout_ms) == "proved":
             kept = others
     return replace(system, relations=tuple(kept))
