@@ -205,8 +205,12 @@ def _test(relation):
     return test
 
 
-def _integer(expr, subs, numbers: "dict | None" = None) -> "int | None":
-    return exact.integer(expr, subs, numbers)
+def _sizes(launch: Launch, subs: dict) -> Sizes:
+    """The launch at these values (None where a size is not an integer there)."""
+    given = exact.numbers(subs)
+    size = lambda expr: exact.integer(expr, subs, given)   # noqa: E731
+    return Sizes(tuple(size(g) for g in launch.grid), tuple(size(b) for b in launch.block),
+                 size(launch.shared_bytes), size(launch.threads))
 
 
 def substitutions(schedule, values: Mapping) -> dict:
@@ -232,10 +236,7 @@ class _Verdict:
 
 def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Verdict:
     launch = rule.launch
-    given = exact.numbers(subs)
-    sizes = Sizes(tuple(_integer(g, subs, given) for g in launch.grid),
-                  tuple(_integer(b, subs, given) for b in launch.block),
-                  _integer(launch.shared_bytes, subs, given), _integer(launch.threads, subs, given))
+    sizes = _sizes(launch, subs)
     threads = sizes.threads
     if threads is None or threads < 1:
         return _Verdict(sizes, f"{threads} threads per block", False, False, f"{threads} threads per block")
@@ -301,8 +302,7 @@ def launch_refusal(tree, k: int, values: Mapping) -> str:
     rule = case_rules(tree)[k - 1]
     subs = substitutions(tree.schedule, values)
     launch = rule.launch
-    sizes = Sizes(tuple(_integer(g, subs) for g in launch.grid), tuple(_integer(b, subs) for b in launch.block),
-                  _integer(launch.shared_bytes, subs), _integer(launch.threads, subs))
+    sizes = _sizes(launch, subs)
     if sizes.threads is None or sizes.threads < 1:
         return f"{sizes.threads} threads per block"
     return _beyond_limits(sizes)
