@@ -52,6 +52,8 @@ def warm_up() -> int:
         from parakern.pipeline import optimize_schedule
         for schedule in analyze_source(_WARM_SOURCE, "<warm-up>").schedules:
             summarize(optimize_schedule(schedule), "warm-up", 0, DEFAULT_PROFILES, tune=False)
+        from parakern.lsp.diskcache import code_version
+        code_version()      # the summary folder's name hashes parakern's sources: once, now
     except Exception:
         pass
     return os.getpid()

@@ -99,6 +99,7 @@ class Engine:
         if pool is not None and self._pool is None:
             self._pool = pool
         self.pool.prestart()
+        self._frontend.submit(diskcache.code_version)   # read before the first document's summary
 
     def start(self) -> None:
         """Starts the analysis processes (they warm up in the background)."""

@@ -9,6 +9,7 @@ the tree. How such a process starts and warms up: boot.py.
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections import OrderedDict
@@ -50,12 +51,18 @@ def options_of(job: AnalysisJob):
 
 
 def schedule_of(job: AnalysisJob):
-    from parakern.frontend import analyze_source
-    frontend = analyze_source(mask_generated(job.text), job.file)
-    for schedule in frontend.schedules:
+    for schedule in _frontend(job.text, job.file).schedules:
         if schedule.id == job.id:
             return schedule
     raise ScheduleMissing(f"meta_schedule {job.id} is no longer in the document")
+
+
+@functools.lru_cache(maxsize=4)
+def _frontend(text: str, file: str):
+    """The document's front-end result: read once for the cases, their completion and the
+    recommendations of one version (frozen data)."""
+    from parakern.frontend import analyze_source
+    return analyze_source(mask_generated(text), file)
 
 
 def _fault(job: AnalysisJob, schedule) -> None:
