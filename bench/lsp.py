@@ -101,7 +101,8 @@ async def hover_ms(client: Client, uri: str, line: int, character: int) -> float
     return (time.perf_counter() - start) * 1000
 
 
-async def one_sample(name: str, hovers: int) -> dict:
+async def one_sample(name: str, hovers: int, rest: bool = True) -> dict:
+    """The figures of one fresh server (rest=False: up to `whole`, the first open only)."""
     path = ROOT / "samples" / f"{name}.c"
     text = path.read_text()
     uri = path.as_uri()
@@ -141,6 +142,9 @@ async def one_sample(name: str, hovers: int) -> dict:
     else:
         raise TimeoutError(f"{name}: the hover never showed the whole analysis")
     figures["whole"] = time.perf_counter() - t0
+    if not rest:
+        await stop(client)
+        return figures
 
     # cached reopen
     client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
@@ -254,7 +258,7 @@ async def cold_open(name: str) -> tuple[float, float]:
     saved = os.environ["PARAKERN_CACHE_DIR"]
     os.environ["PARAKERN_CACHE_DIR"] = tempfile.mkdtemp(prefix="parakern-bench-cold-")
     try:
-        figures = await one_sample(name, 1)
+        figures = await one_sample(name, 1, rest=False)
     finally:
         os.environ["PARAKERN_CACHE_DIR"] = saved
     return figures["cases"], figures["whole"]

@@ -344,7 +344,6 @@ class _Outcome:
     status: str                      # z3's answer: "sat" / "unsat" / "unknown"
     witness: "dict[str, Number] | None"
     reason: str
-    fixed: "dict | None" = field(default=None, compare=False)   # a model's values, as z3 terms
 
 
 def _solve(premises: Iterable, goals: Iterable = (), timeout_ms: int = DEFAULT_TIMEOUT_MS,
@@ -392,7 +391,8 @@ def _solve_cached(premises: tuple, goals: tuple, timeout_ms: int, names: tuple) 
             sliced = _attempt(easy, goals, left(budget), names, avoid=tuple(tried))
             if sliced.status == "unsat" and not tried:
                 return sliced
-            fixed = {n: v for n, v in (sliced.fixed or {}).items() if n in pinned}
+            # the witness's integers: a divisor or a factor is an integer parameter
+            fixed = {n: v for n, v in (sliced.witness or {}).items() if n in pinned and isinstance(v, int)}
             if sliced.status != "sat" or not fixed or left(budget) <= 0:
                 break
             extended = _attempt(premises, goals, left(budget), names, fixed=fixed)
@@ -429,7 +429,7 @@ def _linear(expr) -> bool:
 
 
 def _attempt(premises: tuple, goals: tuple, timeout_ms: int, names: tuple,
-             fixed: "Mapping[str, z3.ExprRef] | None" = None, avoid: tuple = ()) -> _Outcome:
+             fixed: "Mapping[str, int] | None" = None, avoid: tuple = ()) -> _Outcome:
     """One z3 question: premises ∧ goals ∧ H1, with some symbols `fixed` to values and
     none of the assignments in `avoid`.
 
@@ -450,11 +450,10 @@ def _attempt(premises: tuple, goals: tuple, timeout_ms: int, names: tuple,
         side.update((c.get_id(), c) for c in done.side)
         formulas.append(done.formula)
     for name, value in (fixed or {}).items():
-        var = symbols.get(name)
-        if var is not None and var.sort() == value.sort():
-            formulas.append(var == value)
+        if name in symbols:
+            formulas.append(symbols[name] == value)
     for assignment in avoid:
-        differ = [symbols[n] != v for n, v in assignment.items() if n in symbols and symbols[n].sort() == v.sort()]
+        differ = [symbols[n] != v for n, v in assignment.items() if n in symbols]
         if differ:
             formulas.append(z3.Or(differ))
     answer, model, reason = z3_check(formulas + _h1(symbols) + list(side.values()), timeout_ms)
@@ -467,9 +466,8 @@ def _attempt(premises: tuple, goals: tuple, timeout_ms: int, names: tuple,
     for relation, why in dropped:
         if not _holds(relation, witness):
             return _Outcome("unknown", None, f"could not use {relation} ({why})")
-    values = {name: model.eval(var, model_completion=True) for name, var in symbols.items()}
     _remember_point(witness)
-    return _Outcome("sat", witness, "", values)
+    return _Outcome("sat", witness, "")
 
 
 def _witness(model: z3.ModelRef, symbols: Mapping[str, z3.ExprRef], names: list[str]) -> dict[str, Number]:

@@ -223,10 +223,9 @@ class Engine:
             if cached is not None:
                 self.cache.move_to_end(view.key)
                 self.stats["cache_hits"] += 1
-                if cached.status == "ok" and not cached.complete and view.key not in self.completing:
+                if cached.status == "ok" and not cached.complete:
                     # the cases alone, whose rest was dropped meanwhile (no document showed them)
-                    self.completing[view.key] = self.spawn(self._complete(
-                        view, self.job_for(view, snap, doc), self.settings.time_limit_seconds))
+                    self._complete_later(view, self.job_for(view, snap, doc), self.settings.time_limit_seconds)
                 continue
             pending.append(self._want(view, snap, doc))
         if pending and self.client.progress_supported():
@@ -301,13 +300,16 @@ class Engine:
         if summary.status != "ok":
             return
         if not summary.complete:
-            if job.key not in self.completing:
-                self.completing[job.key] = self.spawn(self._complete(view, job, limit))
+            self._complete_later(view, job, limit)
             return
         done = {info.key for info in summary.tuning}
         missing = tuple(p for p in job.profiles if p not in done)
         if missing:
             self.spawn(self._tune(job.key, job, missing, limit))
+
+    def _complete_later(self, view: ScheduleView, job: worker.AnalysisJob, limit: float) -> None:
+        if job.key not in self.completing:
+            self.completing[job.key] = self.spawn(self._complete(view, job, limit))
 
     async def _complete(self, view: ScheduleView, job: worker.AnalysisJob, limit: float) -> None:
         """The whole summary of a schedule whose cases are shown (the worker that found them
