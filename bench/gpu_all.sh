@@ -26,7 +26,35 @@ mkdir -p "$results"
 start=$(date +%s)
 export PYTHONUNBUFFERED=1
 
+# pycuda has no binary wheels: its sdist in .whl/ is built here once (about a minute on 16
+# cores) into a wheel beside it, which is also copied to $OUT so that later runs carry it.
+build_pycuda() {
+  local sdist work drv
+  sdist=$(ls .whl/pycuda-*.tar.gz 2>/dev/null | head -1)
+  [ -n "$sdist" ] || return 0
+  ls .whl/pycuda-*.whl >/dev/null 2>&1 && return 0
+  work=/tmp/parakern-pycuda; rm -rf "$work"; mkdir -p "$work/drv"; tar xzf "$sdist" -C "$work"
+  # -lcuda needs an unversioned libcuda.so: the driver's, or the toolkit's stub
+  drv=$(ls /usr/local/cuda/lib64/stubs/libcuda.so /usr/lib/x86_64-linux-gnu/libcuda.so* \
+        /usr/local/nvidia/lib64/libcuda.so* /usr/lib64/libcuda.so* 2>/dev/null | head -1)
+  [ -n "$drv" ] && ln -sf "$drv" "$work/drv/libcuda.so"
+  echo "gpu_all: building $(basename "$sdist") (libcuda: ${drv:-none found})"
+  (cd "$work"/pycuda-* && "$py" configure.py --cuda-root="${CUDA_ROOT:-/usr/local/cuda}" --no-cuda-enable-curand \
+       --cudadrv-lib-dir="$work/drv" >/dev/null \
+     && "$py" setup.py -q build_ext -j "$(nproc)" >"$work/build.log" 2>&1 \
+     && "$py" -m pip wheel -q --no-build-isolation --no-deps --no-index -w "$here/.whl" . >>"$work/build.log" 2>&1) \
+    || { tail -20 "$work/build.log"; echo "gpu_all: pycuda did not build"; return 1; }
+  [ -n "${OUT:-}" ] && cp .whl/pycuda-*.whl "$OUT/"
+  return 0
+}
+
+# an earlier run on the same machine installed them already
+if ! "$py" -c "import pycuda, z3, pycparser" 2>/dev/null && [ -d /tmp/parakern-site ] \
+   && PYTHONPATH="/tmp/parakern-site${PYTHONPATH:+:$PYTHONPATH}" "$py" -c "import pycuda, z3, pycparser" 2>/dev/null; then
+  export PYTHONPATH="/tmp/parakern-site${PYTHONPATH:+:$PYTHONPATH}"
+fi
 if ! "$py" -c "import pycuda, z3, pycparser" 2>/dev/null; then
+  build_pycuda || exit 3
   if [ -d .whl ]; then
     "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/parakern-site \
       .whl/*.whl || { echo "gpu_all: the wheels in .whl/ did not install"; exit 3; }

@@ -208,3 +208,40 @@ def test_gpu_tune_measures_the_model_and_the_page_shows_it(tmp_path):
     assert "| jacobi1d_N130_T2: the model's pick >= 80 % of the best measured (h100 model) |" in text
     assert "| matadd_N32: Spearman of predicted and measured times >= 0.7 |" in text
 
+
+
+def test_tune_measure_runs_the_chosen_configurations_only(fake_gpu):
+    """tune --measure times each configuration it chose and nothing else (no other case at its
+    point, no dispatcher; on an H100 machine the extra runs and the serial C one point after the
+    other made matmul at n = 2048 outlast 278 s), and two configurations that differ only in
+    their case are both measured."""
+    from parakern.bench.runner import GpuRunner
+    from parakern.devices import get_profile
+    from parakern.pipeline import analyze
+    from parakern.tuning import measure, model, search
+
+    text = (SAMPLES / "jacobi1d.c").read_text()
+    (result,) = analyze(text, "jacobi1d.c").results
+    tuning = search.tune(result, {"N": 130}, model.model_device(get_profile("h100"), "h100"))
+    by_point = {}
+    for c in tuning.configurations:
+        by_point.setdefault(c.values, []).append(c)
+    twins = next(cs for cs in by_point.values() if len(cs) >= 2)[:2]
+    chosen = [tuning.pick, *[c for c in twins if c != tuning.pick]]
+    launched, dispatched = [], []
+
+    class Counting(GpuRunner):
+        def launch(self, k, *args, **kwargs):
+            launched.append(k)
+            return super().launch(k, *args, **kwargs)
+
+        def dispatch(self, *args, **kwargs):
+            dispatched.append(1)
+            return super().dispatch(*args, **kwargs)
+
+    comparison = measure.measure(text, "jacobi1d.c", result, tuning, chosen, {"N": 130, "T": 2}, Counting,
+                                 repeat=1)
+    assert comparison.correct and not dispatched
+    assert sorted(set(launched)) == sorted({c.case for c in chosen})
+    assert len(comparison.pairs) == len(chosen)
+    assert all(t > 0 for _, t in comparison.pairs)

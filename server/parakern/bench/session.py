@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Collection
 
 from parakern.bench import plan as planning
 from parakern.bench import report
@@ -58,7 +58,8 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
           repeat: int = 20, progress: "Callable[[int, int, str], None] | None" = None,
           cancelled: Callable[[], bool] = _never, on_plan: "Callable | None" = None,
           serial_repeat: int = 3, every_case: bool = False, serial_cache: "str | None" = None,
-          serial_jobs: int = 1, only: "Callable[[dict], bool] | None" = None) -> BenchOutcome:
+          serial_jobs: int = 1, only: "Callable[[dict], bool] | None" = None,
+          cases_at: "Callable[[dict], Collection[int]] | None" = None, dispatcher: bool = True) -> BenchOutcome:
     """Run the bench; PlanError for a sweep that cannot be planned, Cancelled when stopped.
 
     At every runnable point the function runs three ways on the same inputs: serial C (the
@@ -71,7 +72,9 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
     serial_jobs > 1: the serial C of all points runs first, that many at a time (threads: the
     C call releases the GIL), before any GPU work, so a long serial baseline (matmul at
     n = 2048) costs a fraction of the wall time; each call is still timed on its own core.
-    only: keeps the points of the sweep whose values it accepts (tune --measure's selection)."""
+    only: keeps the points of the sweep whose values it accepts; cases_at: of the cases that can
+    run at a point, those to time there; dispatcher=False: the dispatcher is not timed (tune
+    --measure times the configurations it chose, nothing else)."""
     from parakern.bench.baseline import Baseline
     from parakern.codegen import schedule_code
     progress = progress or (lambda i, n, what: None)
@@ -84,7 +87,11 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
         if on_plan is not None:
             on_plan(plan)
         outcome = BenchOutcome(file, plan, gpu.name, serial_jobs)
-        total, done, baselines = steps(plan), 0, {}
+
+        def runs(p) -> list:
+            return list(p.runs) if cases_at is None else [k for k in p.runs if k in cases_at(p.values)]
+        total = sum(len(runs(p)) + dispatcher for p in plan.runnable)
+        done, baselines = 0, {}
         with Baseline(text, file, result) as base:
             if serial_jobs > 1:
                 baselines = _serial_all(base, plan, serial_repeat, serial_cache, serial_jobs, progress, cancelled)
@@ -98,7 +105,7 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
                 if key not in baselines:  # the serial C depends on the data (and the point's scalars)
                     baselines[key] = base.run(scalars, arrays, repeat=serial_repeat, cache=serial_cache)
                 serial_s, _, expected = baselines[key]
-                for k in p.runs:
+                for k in runs(p):
                     if cancelled():
                         raise Cancelled()
                     progress(done, total, f"{label} case {k}")
@@ -107,6 +114,8 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
                     done += 1
                 if cancelled():
                     raise Cancelled()
+                if not dispatcher:
+                    continue
                 progress(done, total, f"{label} dispatcher")
                 outcome.dispatches.append(_dispatcher(gpu, base, p, scalars, arrays, expected, serial_s, repeat))
                 done += 1
