@@ -303,3 +303,46 @@ def test_blocks_of_hundreds_of_threads_are_verified(tmp_path):
     assert points and all(p.threads == 256 for p in points), report
     assert any(p.realistic and p.uneven for p in points), report
     assert "256 threads per block" in report
+
+
+STEPPED_TILE = """
+#include <assert.h>
+#include "metafork.h"
+#define B0 3
+#define B1 4
+
+void transpose3x4(int N, int s, float a[N][N], float c[N][N])
+{
+    assert(N % B0 == 0 && N % (s * B1) == 0);
+    int dim0 = N / B0, dim1 = N / (s * B1);
+    meta_schedule cache(a, c) {
+        meta_for (int v0 = 0; v0 < dim0; v0++)
+            meta_for (int v1 = 0; v1 < dim1; v1++)
+                meta_for (int u0 = 0; u0 < B0; u0++)
+                    meta_for (int u1 = 0; u1 < B1; u1++)
+                        for (int k = 0; k < s; ++k) {
+                            int i = v0 * B0 + u0;
+                            int j = (v1 * s + k) * B1 + u1;
+                            c[j][i] = a[i][j];
+                        }
+    }
+}
+"""
+
+
+def test_stepped_copy_coordinates_carry_across_rows(tmp_path):
+    """A tile of s elements per thread is copied with coordinates that step by nthreads's
+    (analysis/staging.stepped): 12 threads over rows of 4*s elements of a and of 3 of c, so
+    every step carries into the next row, and more than one row at a time; every case
+    matches the serial C on the emulation."""
+    from parakern.codegen.emit import emit
+    from parakern.pipeline import analyze
+    (tmp_path / "metafork.h").write_text((ROOT / "samples" / "metafork.h").read_text())
+    source = tmp_path / "transpose3x4.c"
+    source.write_text(STEPPED_TILE)
+    cu = emit(analyze(STEPPED_TILE, str(source)), ()).text
+    assert "e1 += de1; e0 += de0;" in cu and "if (e1 >= 3) { e1 -= 3; e0++; }" in cu
+    result = verify_file(source, points=3)
+    report = text(result)
+    assert result.ok, report
+    assert [c.index for c in result.schedules[0].cases if c.points and c.mismatches == 0]

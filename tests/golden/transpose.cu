@@ -82,11 +82,17 @@ __global__ void transpose_0_case1(float *__restrict__ c, const float *__restrict
     const int tid = threadIdx.x + threadIdx.y * blockDim.x;
     const int nthreads = blockDim.x * blockDim.y;
     /* load the B0 x (B1*s) tile of a from (B0*v0, B1*s*v1) */
-    for (int e = tid; e < B0*B1*s; e += nthreads) {
-        const int g0 = B0*v0 + e / (B1*s);
-        const int g1 = B1*s*v1 + e % (B1*s);
-        if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
-            a_shared[e] = a[(long long)g0 * N + g1];
+    if (tid < B0*B1*s) {
+        int e0 = tid / (B1*s), e1 = tid % (B1*s);
+        const int de0 = nthreads / (B1*s), de1 = nthreads % (B1*s);
+        for (int e = tid; e < B0*B1*s; e += nthreads) {
+            const int g0 = B0*v0 + e0;
+            const int g1 = B1*s*v1 + e1;
+            if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
+                a_shared[e] = a[(long long)g0 * N + g1];
+            e1 += de1; e0 += de0;
+            if (e1 >= B1*s) { e1 -= B1*s; e0++; }
+        }
     }
     __syncthreads();
     for (int k = 0; k < s; k++) {
@@ -96,11 +102,17 @@ __global__ void transpose_0_case1(float *__restrict__ c, const float *__restrict
     }
     __syncthreads();
     /* write back the (B1*s) x B0 tile of c from (B1*s*v1, B0*v0) */
-    for (int e = tid; e < B0*B1*s; e += nthreads) {
-        const int g0 = B1*s*v1 + e / B0;
-        const int g1 = B0*v0 + e % B0;
-        if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
-            c[(long long)g0 * N + g1] = c_shared[e];
+    if (tid < B0*B1*s) {
+        int e0 = tid / B0, e1 = tid % B0;
+        const int de0 = nthreads / B0, de1 = nthreads % B0;
+        for (int e = tid; e < B0*B1*s; e += nthreads) {
+            const int g0 = B1*s*v1 + e0;
+            const int g1 = B0*v0 + e1;
+            if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
+                c[(long long)g0 * N + g1] = c_shared[e];
+            e1 += de1; e0 += de0;
+            if (e1 >= B0) { e1 -= B0; e0++; }
+        }
     }
 }
 
@@ -173,13 +185,14 @@ __global__ void transpose_0_case3(float *__restrict__ c, const float *__restrict
 /*
  * transpose:0, case 4 of 6 (samples/transpose.c:10:5)
  * runs where  8*B0*B1*s <= Z && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
- * decisions   (1') (4a) (3a): IR level 1 (loops not unrolled), a, c staged in shared memory, granularity as written
- * registers   20 per thread (ptxas -arch=sm_80 on the IR's PTX)
+ * decisions   (1') (4a) (3a): IR level 3 (loops not unrolled, nothing hoisted or reused, registers capped at 24), a, c staged in shared memory, granularity as written
+ * registers   24 per thread (ptxas -arch=sm_80 on the IR's PTX, capped at 24)
  * shared      8*B0*B1*s bytes per block (dynamic)
  * threads     B0*B1 per block
  */
-__global__ void transpose_0_case4(float *__restrict__ c, const float *__restrict__ a, int N,
-                                  int B0, int B1, int s)
+__global__ void __maxnreg__(24) transpose_0_case4(float *__restrict__ c,
+                                                  const float *__restrict__ a, int N, int B0,
+                                                  int B1, int s)
 {
     const int v0 = blockIdx.y;  /* meta_for v0 in [0, dim0): grid level */
     const int v1 = blockIdx.x;  /* meta_for v1 in [0, dim1): grid level */
@@ -194,12 +207,18 @@ __global__ void transpose_0_case4(float *__restrict__ c, const float *__restrict
     const int tid = threadIdx.x + threadIdx.y * blockDim.x;
     const int nthreads = blockDim.x * blockDim.y;
     /* load the B0 x (B1*s) tile of a from (B0*v0, B1*s*v1) */
-    #pragma unroll 1
-    for (int e = tid; e < B0*B1*s; e += nthreads) {
-        const int g0 = B0*v0 + e / (B1*s);
-        const int g1 = B1*s*v1 + e % (B1*s);
-        if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
-            a_shared[e] = a[(long long)g0 * N + g1];
+    if (tid < B0*B1*s) {
+        int e0 = tid / (B1*s), e1 = tid % (B1*s);
+        const int de0 = nthreads / (B1*s), de1 = nthreads % (B1*s);
+        #pragma unroll 1
+        for (int e = tid; e < B0*B1*s; e += nthreads) {
+            const int g0 = B0*v0 + e0;
+            const int g1 = B1*s*v1 + e1;
+            if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
+                a_shared[e] = a[(long long)g0 * N + g1];
+            e1 += de1; e0 += de0;
+            if (e1 >= B1*s) { e1 -= B1*s; e0++; }
+        }
     }
     __syncthreads();
     #pragma unroll 1
@@ -210,20 +229,26 @@ __global__ void transpose_0_case4(float *__restrict__ c, const float *__restrict
     }
     __syncthreads();
     /* write back the (B1*s) x B0 tile of c from (B1*s*v1, B0*v0) */
-    #pragma unroll 1
-    for (int e = tid; e < B0*B1*s; e += nthreads) {
-        const int g0 = B1*s*v1 + e / B0;
-        const int g1 = B0*v0 + e % B0;
-        if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
-            c[(long long)g0 * N + g1] = c_shared[e];
+    if (tid < B0*B1*s) {
+        int e0 = tid / B0, e1 = tid % B0;
+        const int de0 = nthreads / B0, de1 = nthreads % B0;
+        #pragma unroll 1
+        for (int e = tid; e < B0*B1*s; e += nthreads) {
+            const int g0 = B1*s*v1 + e0;
+            const int g1 = B0*v0 + e1;
+            if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
+                c[(long long)g0 * N + g1] = c_shared[e];
+            e1 += de1; e0 += de0;
+            if (e1 >= B0) { e1 -= B0; e0++; }
+        }
     }
 }
 
 /*
  * transpose:0, case 5 of 6 (samples/transpose.c:10:5)
  * runs where  8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
- * decisions   (1') (4a) (3b): IR level 1 (loops not unrolled), a, c staged in shared memory, granularity reduced
- * registers   18 per thread (ptxas -arch=sm_80 on the IR's PTX)
+ * decisions   (1') (4a) (3b): IR level 3 (loops not unrolled, nothing hoisted or reused; no register cap: none could bind at level 2's count), a, c staged in shared memory, granularity reduced
+ * registers   24 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      8*B0*B1 bytes per block (dynamic)
  * threads     B0*B1 per block
  */
@@ -269,7 +294,7 @@ __global__ void transpose_0_case5(float *__restrict__ c, const float *__restrict
 /*
  * transpose:0, case 6 of 6 (samples/transpose.c:10:5)
  * runs where  Z < 8*B0*B1 && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
- * decisions   (1') (4b) (3b): IR level 1 (loops not unrolled), no shared memory, granularity reduced
+ * decisions   (1') (4b) (3b): IR level 3 (loops not unrolled, nothing hoisted or reused; no register cap: none could bind at level 2's count), no shared memory, granularity reduced
  * registers   14 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
  * threads     B0*B1 per block

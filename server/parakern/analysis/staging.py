@@ -37,6 +37,7 @@ import sympy
 
 from parakern import syntax
 from parakern.analysis.footprint import Shape, footprint, footprints
+from parakern.analysis.point import definitions
 from parakern.analysis.read_boxes import read_boxes
 from parakern.analysis.regions import DimRegion
 from parakern.analysis.written_first import written_first
@@ -199,3 +200,18 @@ def _same(a, b) -> bool:
 
 def _cache_span(s: Schedule, name: str):
     return next((c.span for c in s.cache if c.name == name), s.keyword_span)
+
+
+def stepped(schedule: Schedule, region: Region) -> bool:
+    """Whether the copy loop of a region walks its box with coordinates that step by those of
+    nthreads (a division for the start and one for the step, per thread) rather than dividing
+    each element's index (one division per element copied). Where every thread copies a
+    parameter's worth of elements (transpose's B0 x (B1*s) tile by B0 x B1 threads: s each),
+    stepping pays: on an H100 that kernel got 4 to 14 % faster. Where a thread copies about one
+    element (a B0 x B1 tile for each k, a halo tile), the second division costs more than it
+    saves: up to 18 % slower there (docs/bench/README.md)."""
+    if len(region.dims) < 2:
+        return False
+    threads = sympy.Mul(*(lp.extent for lp in schedule.loops if lp.level == "block"))
+    ratio = sympy.cancel((region.elements / threads).xreplace(definitions(schedule)))
+    return not ratio.is_number and ratio.as_numer_denom()[1].is_number

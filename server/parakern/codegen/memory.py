@@ -21,7 +21,7 @@ import sympy
 
 from parakern import syntax
 from parakern.analysis.read_boxes import whole
-from parakern.analysis.staging import BUFFER, Region, Staged, StagingError, plan, shared_bytes
+from parakern.analysis.staging import BUFFER, Region, Staged, StagingError, plan, shared_bytes, stepped
 from parakern.analysis.staging_phases import Barrier, Copy, phases, thread_axes
 from parakern.analysis.staging_routes import Route, Routes, holders
 from parakern.analysis.traffic import copy_key
@@ -175,11 +175,29 @@ class Staging:
         sizes = [sym_raw(d.elements) for d in region.dims]
         names = self._coordinate_names(len(region.dims))
         lines = [pad + "/* " + ("load " if load else "write back ") + _describe(st, region) + " */"]
+        total = wrap(sym_raw(region.elements), BINARY['<'], True)
+        stepping = []
+        if stepped(self.schedule, region):
+            # The coordinates of e in the box advance by those of nthreads, with a carry, instead
+            # of a division and a remainder by run-time sizes per element (the copy loops were
+            # bound by integer instructions on an H100). Inside `tid < total`: no size is 0 there.
+            at, by = self._stepping_names(len(sizes))
+            lines += [f"{pad}if ({self.tid} < {total}) {{"]
+            pad, inner = inner, INDENT * (depth + 2)
+            def declared(names, of):
+                return ", ".join(f"{n} = {c.text}" for n, c in zip(names, _coordinates(Raw(of, POSTFIX), sizes)))
+            lines += [f"{pad}int {declared(at, self.tid)};", f"{pad}const int {declared(by, self.nthreads)};"]
+            stepping = [f"{inner}{' '.join(f'{a} += {b};' for a, b in zip(reversed(at), reversed(by)))}"]
+            for k in reversed(range(1, len(sizes))):
+                size = wrap(sizes[k], BINARY['<'], True)
+                stepping.append(f"{inner}if ({at[k]} >= {size}) {{ {at[k]} -= {size}; {at[k - 1]}++; }}")
+            coords = [Raw(n, POSTFIX) for n in at]
+        else:
+            coords = _coordinates(Raw(e, POSTFIX), sizes)
         if self.no_unroll:
             lines.append(pad + "#pragma unroll 1")
-        lines += [f"{pad}for (int {e} = {self.tid}; {e} < {wrap(sym_raw(region.elements), BINARY['<'], True)}; "
-                 f"{e} += {self.nthreads}) {{"]
-        checks, coords = [], _coordinates(Raw(e, POSTFIX), sizes)
+        lines += [f"{pad}for (int {e} = {self.tid}; {e} < {total}; {e} += {self.nthreads}) {{"]
+        checks = []
         for name, d, c, dim in zip(names, region.dims, coords, list(array.dims) + [None] * len(names)):
             value = _global_index(d, c, cast)
             lines.append(f"{inner}const {st.index_type} {name} = {value.text};")
@@ -199,10 +217,19 @@ class Staging:
             lines += [test, f"{inner}{INDENT}{copy}"]
         else:
             lines.append(inner + copy)
-        return lines + [pad + "}"]
+        lines += stepping + [pad + "}"]
+        return lines + ([INDENT * depth + "}"] if stepping else [])
 
     def _site(self, st: Staged, where: tuple[int, int], space: str) -> "int | None":
         return None if self.sites is None else self.sites.site(copy_key(st.array.name, *where, space))
+
+    def _stepping_names(self, rank: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Names of the copy loop's coordinates of e in the box and of nthreads's (one set per kernel)."""
+        key = ("stepping", rank)
+        if key not in self._coords:
+            self._coords[key] = (tuple(self.names.fresh(f"e{k}") for k in range(rank)),
+                                 tuple(self.names.fresh(f"de{k}") for k in range(rank)))
+        return self._coords[key]
 
     def _coordinate_names(self, rank: int) -> tuple[str, ...]:
         if rank not in self._coords:

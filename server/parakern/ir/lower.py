@@ -195,8 +195,10 @@ class _StmtLowerer(ExprLowerer):
         first = len(self.schedule.arrays) + len(self.schedule.params)
         return self.function.args[first + HOST_INDEX_ARGS.index(register)]
 
-    def counted_loop(self, name: str, start: ir.Value, stop: ir.Value, step: ir.Value, body) -> None:
-        """for (i = start; i < stop; i += step) body(i), on i32 values (signed)."""
+    def counted_loop(self, name: str, start: ir.Value, stop: ir.Value, step: ir.Value, body,
+                     carried=(), advance=None) -> None:
+        """for (i = start; i < stop; i += step) body(i), on i32 values (signed). carried: i32
+        values that go around the loop beside i: body(i, *values), advance(values) -> the next."""
         b = self.builder
         before = b.block
         header, body_bb, end = (self.block(f"{name}.{n}") for n in ("cond", "body", "end"))
@@ -204,9 +206,17 @@ class _StmtLowerer(ExprLowerer):
         b.position_at_end(header)
         index = b.phi(I32, name=name)
         index.add_incoming(start, before)
+        values = []
+        for k, value in enumerate(carried):
+            phi = b.phi(I32, name=f"{name}.c{k}")
+            phi.add_incoming(value, before)
+            values.append(phi)
         b.cbranch(b.icmp_signed("<", index, stop), body_bb, end)
         b.position_at_end(body_bb)
-        body(index)
+        body(index, *values)
+        after = advance(values) if values else ()
+        for phi, value in zip(values, after):
+            phi.add_incoming(value, b.block)
         index.add_incoming(b.add(index, step, flags=["nsw"]), b.block)
         back_edge = b.branch(header)
         if self.no_unroll is not None:

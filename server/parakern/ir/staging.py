@@ -24,7 +24,7 @@ from llvmlite import ir
 
 from parakern.analysis.read_boxes import whole
 from parakern.analysis.regions import DimRegion
-from parakern.analysis.staging import BUFFER, Region, Staged, StagingError, plan, shared_bytes
+from parakern.analysis.staging import BUFFER, Region, Staged, StagingError, plan, shared_bytes, stepped
 from parakern.analysis.staging_phases import Barrier, Copy, phases, thread_axes
 from parakern.analysis.staging_routes import Routes, holders
 from parakern.ir.memory import GlobalMemory
@@ -255,9 +255,8 @@ class SharedMemory:
         base = self._param(fn, region.base, "int")
         align = array.element_size
 
-        def body(e):
+        def body(e, coords):
             b = fn.builder
-            coords = self._coords(fn, e, sizes)
             index = [self._global_index(fn, staged, d, c) for d, c in zip(region.dims, coords)]
             inside = None
             if len(array.dims) == array.rank:  # size known: a block at the edge stops at it
@@ -285,7 +284,34 @@ class SharedMemory:
         for size in sizes[1:]:
             total = fn.builder.mul(total, size, flags=["nsw"])
         ltid, nthreads = self._thread_id(fn)
-        fn.counted_loop("stage", ltid, total, nthreads, body)
+        if not stepped(fn.schedule, region):
+            fn.counted_loop("stage", ltid, total, nthreads, lambda e: body(e, self._coords(fn, e, sizes)))
+        else:
+            self._stepped_loop(fn, ltid, total, nthreads, sizes, body)
+
+    def _stepped_loop(self, fn, ltid, total, nthreads, sizes, body) -> None:
+        """for (e = ltid; e < total; e += nthreads) body(e, coordinates of e in the box), the
+        coordinates advancing by nthreads's with a carry instead of a division and a remainder
+        per element (codegen/memory.py prints the same loop); inside `ltid < total`, where no
+        size is 0."""
+        b = fn.builder
+        some, none = fn.block("stage.some"), fn.block("stage.none")
+        b.cbranch(b.icmp_signed("<", ltid, total), some, none)
+        b.position_at_end(some)
+        step = self._coords(fn, nthreads, sizes)
+
+        def advance(coords):
+            after = [b.add(c, d, flags=["nsw"]) for c, d in zip(coords, step)]
+            for k in reversed(range(1, len(sizes))):
+                carry = b.icmp_signed(">=", after[k], sizes[k])
+                after[k] = b.select(carry, b.sub(after[k], sizes[k], flags=["nsw"]), after[k])
+                after[k - 1] = b.add(after[k - 1], b.zext(carry, I32), flags=["nsw"])
+            return after
+
+        fn.counted_loop("stage", ltid, total, nthreads, lambda e, *coords: body(e, list(coords)),
+                        carried=self._coords(fn, ltid, sizes), advance=advance)
+        b.branch(none)
+        b.position_at_end(none)
 
     def _wanted(self, fn, region: Region, coords) -> ir.Value:
         """Some box of the region's reads holds the element at these coordinates (i1)."""
