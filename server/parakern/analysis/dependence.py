@@ -48,7 +48,7 @@ def check(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> tuple[Dia
 
 
 def _check(schedule: Schedule, timeout_ms: int) -> tuple[Diagnostic, ...]:
-    prover = _Prover(schedule, timeout_ms)
+    prover = _prover(schedule, timeout_ms)
     found: dict = {}
     for a1, a2 in _conflicting_pairs(schedule.accesses):
         pair = prover.pair(a1, a2)
@@ -89,7 +89,7 @@ def iterations_independent(schedule: Schedule, loop_var: str,
     instances = _serial_instances(schedule.nest, loop_var)
     if not instances:
         raise ValueError(f"'{loop_var}' is not a serial loop of schedule {schedule.id}")
-    prover = _Prover(schedule, timeout_ms)
+    prover = _prover(schedule, timeout_ms)
     same_thread = [v.var for v in schedule.loops]
     verdict = "proved"
     for loop, visible in instances:
@@ -122,7 +122,7 @@ def interchange_legal(schedule: Schedule, outer: str, inner: str,
     loop, visible = instances[0]
     if _assigned_names(loop.body) & visible:
         return "refuted"
-    prover = _Prover(schedule, timeout_ms)
+    prover = _prover(schedule, timeout_ms)
     same_thread = [v.var for v in schedule.loops] + [lp.var for lp in schedule.between]
     inside = {n.span for n in syntax.walk(loop.body) if isinstance(n, syntax.Index)}
     accesses = [a for a in schedule.accesses if a.span in inside and outer in a.loops and inner in a.loops]
@@ -195,9 +195,21 @@ class _Prover:
         for lp in schedule.between + schedule.serial:
             self.bounds.setdefault(lp.var, []).append(_Loop(lp.lo, lp.hi, lp.step))
         self.always = [lp.var for lp in schedule.loops + schedule.between]
+        self._pairs: dict = {}
 
     def pair(self, a1: Access, a2: Access) -> "_Pair":
-        return _Pair(self, a1, a2)
+        key = (a1, a2)
+        if key not in self._pairs:
+            self._pairs[key] = _Pair(self, a1, a2)
+        return self._pairs[key]
+
+
+@functools.lru_cache(maxsize=64)
+def _prover(schedule: Schedule, timeout_ms: int) -> _Prover:
+    """One prover per schedule, its pairs built once for every question asked of them (the
+    meta_for check, then each strategy's: a third of jacobi's first analysis was building
+    the same pairs again)."""
+    return _Prover(schedule, timeout_ms)
 
 
 class _Pair:
