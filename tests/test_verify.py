@@ -305,29 +305,12 @@ def test_blocks_of_hundreds_of_threads_are_verified(tmp_path):
     assert "256 threads per block" in report
 
 
-STEPPED_TILE = """
-#include <assert.h>
-#include "metafork.h"
-#define B0 3
-#define B1 4
-
-void transpose3x4(int N, int s, float a[N][N], float c[N][N])
-{
-    assert(N % B0 == 0 && N % (s * B1) == 0);
-    int dim0 = N / B0, dim1 = N / (s * B1);
-    meta_schedule cache(a, c) {
-        meta_for (int v0 = 0; v0 < dim0; v0++)
-            meta_for (int v1 = 0; v1 < dim1; v1++)
-                meta_for (int u0 = 0; u0 < B0; u0++)
-                    meta_for (int u1 = 0; u1 < B1; u1++)
-                        for (int k = 0; k < s; ++k) {
-                            int i = v0 * B0 + u0;
-                            int j = (v1 * s + k) * B1 + u1;
-                            c[j][i] = a[i][j];
-                        }
-    }
-}
-"""
+def stepped_tile() -> str:
+    """samples/transpose.c with a 3 x 4 thread block fixed at compile time."""
+    text = (ROOT / "samples" / "transpose.c").read_text()
+    assert "int B0, int B1, " in text and '#include "metafork.h"\n' in text
+    return text.replace("int B0, int B1, ", "").replace('#include "metafork.h"\n',
+                                                        '#include "metafork.h"\n#define B0 3\n#define B1 4\n')
 
 
 def test_stepped_copy_coordinates_carry_across_rows(tmp_path):
@@ -339,8 +322,8 @@ def test_stepped_copy_coordinates_carry_across_rows(tmp_path):
     from parakern.pipeline import analyze
     (tmp_path / "metafork.h").write_text((ROOT / "samples" / "metafork.h").read_text())
     source = tmp_path / "transpose3x4.c"
-    source.write_text(STEPPED_TILE)
-    cu = emit(analyze(STEPPED_TILE, str(source)), ()).text
+    source.write_text(stepped_tile())
+    cu = emit(analyze(source.read_text(), str(source)), ()).text
     assert "e1 += de1; e0 += de0;" in cu and "if (e1 >= 3) { e1 -= 3; e0++; }" in cu
     result = verify_file(source, points=3)
     report = text(result)
