@@ -32,7 +32,6 @@ every C call (an int within int's range): limits.machine_facts.
 from __future__ import annotations
 
 import functools
-
 import time
 from dataclasses import dataclass, field, replace
 from typing import Sequence

@@ -188,7 +188,7 @@ def truth(relation) -> "bool | None":
 
 
 def _test(relation):
-    """truth(relation.xreplace(env)) as a function of (_numbers(env), env): compiled where it
+    """truth(relation.xreplace(env)) as a function of (exact.numbers(env), env): compiled where it
     can be, sympy's substitution where a value is missing or not a number, or x/0."""
     if relation is sympy.true or relation is sympy.false:
         value = relation is sympy.true

@@ -18,7 +18,6 @@ import sympy
 from parakern import dispatch, exact
 from parakern.codegen.launch import definitions, launch_of
 from parakern.printing import to_text
-from parakern.symbols import sym
 
 
 class PlanError(ValueError):
@@ -105,10 +104,6 @@ class Plan:
                             "skipped": p.reason, "launch": p.launch} for p in self.points]}
 
 
-def _value(expr, subs):
-    return sympy.sympify(expr).xreplace(subs)
-
-
 def check_facts(schedule, subs: dict) -> str:
     """'' when every fact that can be evaluated holds, else why the point is skipped."""
     given = exact.numbers(subs)
@@ -160,7 +155,7 @@ def needed_parameters(schedule, tree) -> list:
     defs = definitions(schedule)
     for case in tree.cases:
         for rel in case.constraints.relations:
-            names |= {s.name for s in _value(rel, defs).free_symbols}
+            names |= {s.name for s in sympy.sympify(rel).xreplace(defs).free_symbols}
         launch = launch_of(case)
         for e in (*launch.grid, *launch.block, launch.shared_bytes):
             names |= {s.name for s in sympy.sympify(e).free_symbols}
@@ -168,13 +163,11 @@ def needed_parameters(schedule, tree) -> list:
     return [p.name for p in schedule.params if p.name in names]
 
 
-def substitutions(schedule, values: dict, defs: "dict | None" = None) -> dict:
-    """symbol -> Integer for every parameter and derived scalar of the schedule at `values`;
-    parameters the host sets and no one gave (jacobi's time step t) are 0, the first call."""
-    defs = definitions(schedule) if defs is None else defs
-    subs = {sym(p.name): sympy.sympify(values.get(p.name, 0)) for p in schedule.params}
-    subs.update({s: _value(e, subs) for s, e in defs.items()})
-    return subs
+def substitutions(schedule, values: dict) -> dict:
+    """symbol -> Integer for every parameter and derived scalar of the schedule at `values`
+    (dispatch.substitutions); parameters the host sets and no one gave (jacobi's time step t)
+    are 0, the first call."""
+    return dispatch.substitutions(schedule, {p.name: values.get(p.name, 0) for p in schedule.params})
 
 
 def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool = False) -> Plan:
@@ -188,13 +181,12 @@ def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool 
     if missing:
         raise PlanError(f"{schedule.id}: no value for {', '.join(missing)}; give --data or --sweep "
                         f"{missing[0]}=...")
-    defs = definitions(schedule)
     plan = Plan(schedule, tree, dict(machine), tuple(data), tuple(n for n in sweeps if n not in data),
                 every_case=every_case)
     axes = [(n, data[n]) for n in data] + [(n, sweeps[n]) for n in plan.sweep_names]
     for combo in itertools.product(*(values for _, values in axes)):
         values = {n: v for (n, _), v in zip(axes, combo)}
-        subs = substitutions(schedule, values, defs)
+        subs = substitutions(schedule, values)
         data_key = tuple((n, values[n]) for n in plan.data_names)
         reason = check_facts(schedule, subs)
         if reason:

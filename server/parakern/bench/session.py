@@ -45,11 +45,6 @@ class BenchOutcome:
             all(d.correct is not False for d in self.dispatches)
 
 
-def steps(plan: planning.Plan) -> int:
-    """Units of progress: each case at each runnable point, and each dispatcher call."""
-    return sum(len(p.runs) + 1 for p in plan.runnable)
-
-
 def _never() -> bool:
     return False
 
@@ -94,7 +89,8 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
         done, baselines = 0, {}
         with Baseline(text, file, result) as base:
             if serial_jobs > 1:
-                baselines = _serial_all(base, plan, serial_repeat, serial_cache, serial_jobs, progress, cancelled)
+                baselines = _serial_all(base, plan, serial_repeat, serial_cache, serial_jobs,
+                                        lambda i, n: progress(0, total, f"serial C {i}/{n}"), cancelled)
             for p in plan.points:
                 label = " ".join(f"{n}={v}" for n, v in p.values.items())
                 if p.skipped:
@@ -126,7 +122,8 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
 
 
 def _serial_all(base, plan, repeat: int, cache, jobs: int, progress, cancelled) -> dict:
-    """{scalars key: (median s, times, outputs)} of every runnable point, `jobs` at a time."""
+    """{scalars key: (median s, times, outputs)} of every runnable point, `jobs` at a time;
+    progress(i, n) as the i-th of n results arrives."""
     from concurrent.futures import ThreadPoolExecutor
     keys = {}
     for p in plan.runnable:
@@ -143,7 +140,7 @@ def _serial_all(base, plan, repeat: int, cache, jobs: int, progress, cancelled) 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {key: pool.submit(one, values) for key, values in keys.items()}
         for i, (key, future) in enumerate(futures.items()):
-            progress(0, steps(plan), f"serial C {i + 1}/{len(futures)}")
+            progress(i + 1, len(futures))
             out[key] = future.result()
     return out
 

@@ -66,6 +66,7 @@ class Staging:
         self.tid, self.nthreads = names.fresh("tid"), names.fresh("nthreads")
         self.element = names.fresh("e")
         self._coords: dict[int, tuple[str, ...]] = {}
+        self._stepping: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         s = self.schedule
         declared = {n.name for n in syntax.walk(s.body) if isinstance(n, syntax.Decl)} | \
             {n.var for n in syntax.walk(s.body) if isinstance(n, syntax.Loop)}
@@ -184,9 +185,8 @@ class Staging:
             at, by = self._stepping_names(len(sizes))
             lines += [f"{pad}if ({self.tid} < {total}) {{"]
             pad, inner = inner, INDENT * (depth + 2)
-            def declared(names, of):
-                return ", ".join(f"{n} = {c.text}" for n, c in zip(names, _coordinates(Raw(of, POSTFIX), sizes)))
-            lines += [f"{pad}int {declared(at, self.tid)};", f"{pad}const int {declared(by, self.nthreads)};"]
+            lines += [f"{pad}int {_declared(at, self.tid, sizes)};",
+                      f"{pad}const int {_declared(by, self.nthreads, sizes)};"]
             stepping = [f"{inner}{' '.join(f'{a} += {b};' for a, b in zip(reversed(at), reversed(by)))}"]
             for k in reversed(range(1, len(sizes))):
                 size = wrap(sizes[k], BINARY['<'], True)
@@ -225,11 +225,10 @@ class Staging:
 
     def _stepping_names(self, rank: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Names of the copy loop's coordinates of e in the box and of nthreads's (one set per kernel)."""
-        key = ("stepping", rank)
-        if key not in self._coords:
-            self._coords[key] = (tuple(self.names.fresh(f"e{k}") for k in range(rank)),
-                                 tuple(self.names.fresh(f"de{k}") for k in range(rank)))
-        return self._coords[key]
+        if rank not in self._stepping:
+            self._stepping[rank] = (tuple(self.names.fresh(f"e{k}") for k in range(rank)),
+                                    tuple(self.names.fresh(f"de{k}") for k in range(rank)))
+        return self._stepping[rank]
 
     def _coordinate_names(self, rank: int) -> tuple[str, ...]:
         if rank not in self._coords:
@@ -299,6 +298,11 @@ def _coordinates(e: Raw, sizes: list[Raw]) -> list[Raw]:
             coords.append(binop(q, "%", sizes[k]))
             q = binop(q, "/", sizes[k])
     return coords[::-1]
+
+
+def _declared(names, linear: str, sizes: list[Raw]) -> str:
+    """`n0 = linear / S1, n1 = linear % S1`: names set to the coordinates of `linear` in a box."""
+    return ", ".join(f"{n} = {c.text}" for n, c in zip(names, _coordinates(Raw(linear, POSTFIX), sizes)))
 
 
 def _wanted(region: Region, coords: list[Raw]) -> str:

@@ -59,12 +59,12 @@ class Comparison:
 
 
 def measure(text: str, file: str, result, tuning, configurations, fixed: dict, runner_factory,
-            device: int = 0, repeat: int = 20, progress=None, serial_jobs: int = 0) -> Comparison:
+            device: int = 0, repeat: int = 20, progress=None) -> Comparison:
     """Runs `configurations` (of `tuning`) through the bench; their measured kernel times.
 
     Each point runs the cases of the configurations there, not every case nor the dispatcher,
     and the serial C of every point (the baseline each result is checked against) runs first,
-    `serial_jobs` at a time (0: half the cores): on an H100 machine a matmul at n = 2048
+    on half the cores at a time: on an H100 machine a matmul at n = 2048
     spent 17 s of serial C per configuration, one after the other."""
     import os
 
@@ -80,7 +80,7 @@ def measure(text: str, file: str, result, tuning, configurations, fixed: dict, r
         cases.setdefault(key, set()).add(k)
     sweeps = {n: sorted({dict(c.values)[n] for c in configurations}) for n in names}
     data = {n: [v] for n, v in fixed.items()}
-    jobs = serial_jobs or max(1, (os.cpu_count() or 2) // 2)
+    jobs = max(1, (os.cpu_count() or 2) // 2)
     outcome = session.bench(text, file, result, data, sweeps, runner_factory, device, repeat,
                             progress=progress, only=lambda values: point(values) in cases,
                             cases_at=lambda values: cases.get(point(values), ()),
