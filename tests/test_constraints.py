@@ -251,6 +251,28 @@ def test_divisibility_facts_get_an_exact_answer_in_stages(monkeypatch):
     assert implies(System(relations, facts), sympy.Ge(s, 1)) == "proved"
 
 
+def test_staged_answer_tries_small_divisors_first():
+    # transpose's tree asked this of its needs (is 4096*ceil(B0*B1/128) <= R_B implied?):
+    # trivially no, but z3's models of the part without the divisibility facts put s near
+    # 2**31, which no N within int's range is a multiple of: eight such models failed, then
+    # the whole question timed out (0.3 s). Divisors and factors at most SMALL_PINNED first.
+    import time
+
+    from parakern import constraints
+    _fresh_solver_state()
+    d0, d1, r_b = sym("dim0"), sym("dim1"), sym("R_B")
+    premises = (sympy.Lt(Z, 8 * B0 * B1), sympy.Le(B0 * B1, T), sympy.Ge(d0, 1), sympy.Ge(d1, 1),
+                sympy.Ge(B0, 1), sympy.Ge(B1, 1), sympy.Eq(d0, sympy.floor(N / B0)),
+                sympy.Eq(d1, sympy.floor(N / (B1 * s))), sympy.Ne(B1 * s, 0),
+                sympy.Eq(sympy.Mod(N, B0), 0), sympy.Eq(sympy.Mod(N, B1 * s), 0), sympy.Le(T, 1024),
+                sympy.Le(N, 2 ** 31 - 1), sympy.Le(s, 2 ** 31 - 1), sympy.Le(d1, 2 ** 31 - 1))
+    goal = sympy.Gt(4096 * sympy.ceiling(B0 * B1 / 128), r_b)
+    outcome = constraints._staged(premises, (goal,), 300, time.perf_counter() + 0.3, ())
+    assert outcome is not None and outcome.status == "sat"
+    assert satisfied(list(premises) + [goal], outcome.witness)
+    assert max(outcome.witness[n] for n in ("B0", "B1", "s")) <= constraints.SMALL_PINNED
+
+
 def test_one_floor_is_one_unknown_in_every_relation():
     # each relation is translated once and reused: the same floor(N/B) must stay one z3
     # constant across them (B = 0 leaves it free, so only sharing makes these inconsistent)

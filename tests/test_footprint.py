@@ -293,3 +293,21 @@ def test_regions_cover_and_counts_bound_the_brute_force(name):
             assert len(touched) <= counted <= int(fp.elements.subs(env))
             if choice.exact:
                 assert len(touched) == counted, (name, fp.array)
+
+
+# ------------------------------------------------------------------ the prover
+
+def test_prover_answers_each_question_on_its_own():
+    """One solver serves every question (the hypotheses asserted once): a goal must not
+    outlive its question. N - 10 >= 0 is not proved; if its negation (N < 10) stayed
+    asserted, 9 - N >= 0 would then be; floors met later bring their definitions along."""
+    from parakern.analysis.prover import Prover
+    s = schedule_of("jacobi1d")
+    prover = Prover(s)
+    n, b = sym("N"), sym("B")
+    assert prover.nonneg(n) and not prover.nonneg(n - 10)
+    assert not prover.nonneg(9 - n)
+    assert prover.nonneg(n - 10) is False and prover.nonneg(-n - 1) is False
+    # a floor first met here: its quotient's definition makes N - B*floor(N/B) >= 0 provable
+    assert prover.nonneg(n - b * sympy.floor(n / b))
+    assert not prover.nonneg(b * sympy.floor(n / b) - n - 1)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 import shutil
 from pathlib import Path
 
@@ -242,3 +243,37 @@ def test_ptxas_errors_are_reported():
 def test_ptxas_agrees_with_itself_on_cached_ptx():
     kernel = kernel_of(ROOT / "samples" / "matadd.c")
     assert ptxas_info(PTXAS, kernel_ptx(kernel), "sm_80") is ptxas_info(PTXAS, kernel_ptx(kernel), "sm_80")
+
+
+def _fake_ptxas(tmp_path: Path, body: str) -> tuple[str, Path]:
+    """An assembler that logs each run and answers `body` (a shell script)."""
+    runs = tmp_path / "runs"
+    tool = tmp_path / "ptxas"
+    tool.write_text(f"#!/bin/sh\necho run >> '{runs}'\n{body}\n")
+    tool.chmod(0o755)
+    return str(tool), runs
+
+
+def test_prefetch_runs_ptxas_ahead_once_and_measure_takes_its_answer(tmp_path):
+    tool, runs = _fake_ptxas(tmp_path, 'echo "ptxas info    : Used 17 registers, 360 bytes cmem[0]"')
+    counter = RegisterCounter(ptxas=tool)
+    kernel = kernel_of(ROOT / "samples" / "matadd.c")
+    counter.prefetch(kernel)
+    for _ in range(500):                  # the run finishes in the background, measure not called yet
+        if runs.exists():
+            break
+        time.sleep(0.01)
+    assert runs.read_text() == "run\n"
+    measure = counter.measure(kernel)
+    assert (measure.value, measure.method) == (17, "ptxas")
+    assert counter.measure(kernel).value == 17
+    assert runs.read_text() == "run\n"     # one run for the prefetch and both measures
+
+
+def test_prefetch_never_raises_and_measure_reports_the_error(tmp_path):
+    tool, runs = _fake_ptxas(tmp_path, 'echo "ptxas fatal: broken" >&2; exit 2')
+    counter = RegisterCounter(ptxas=tool)
+    kernel = kernel_of(ROOT / "samples" / "saxpy.c")
+    counter.prefetch(kernel)                 # its failure is kept for the measure
+    with pytest.raises(PtxasError, match="broken"):
+        counter.measure(kernel)

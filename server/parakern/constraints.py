@@ -358,6 +358,7 @@ def _solve(premises: Iterable, goals: Iterable = (), timeout_ms: int = DEFAULT_T
 # that tie a data parameter to products of program parameters. Those get staged answers:
 QUICK_MS = 30
 EXTENSIONS = 8           # models of the easy part tried for an extension to the whole
+SMALL_PINNED = 64        # the bound on divisors and factors of the first model tried
 
 
 @functools.lru_cache(maxsize=8192)
@@ -368,42 +369,69 @@ def _solve_cached(premises: tuple, goals: tuple, timeout_ms: int, names: tuple) 
     2. without the premises that divide by a parameter or floor a product: "unsat" there is
        unsat here too (fewer premises); a model there is extended to every premise with
        the divisors and factors of those premises fixed to its values (what is left is
-       then linear: N, given B0, B1 and s); where those values cannot be extended, the
-       easy part is asked for other ones, EXTENSIONS times and half the time at most;
+       then linear: N, given B0, B1 and s); the first model asked for has those divisors and
+       factors at most SMALL_PINNED; where values cannot be extended, the easy part is asked
+       for other ones, EXTENSIONS times and half the time at most;
     3. the whole question again, for the rest of the time.
     """
     deadline = time.perf_counter() + timeout_ms / 1000
+    outcome = _attempt(premises, goals, min(timeout_ms, QUICK_MS), names)
+    if outcome.status != "unknown" or timeout_ms <= QUICK_MS:
+        return outcome
+    staged = _staged(premises, goals, timeout_ms, deadline, names)
+    if staged is not None:
+        return staged
+    rest = min(timeout_ms, int(1000 * (deadline - time.perf_counter())))
+    return _attempt(premises, goals, rest, names) if rest > QUICK_MS else outcome
+
+
+def _staged(premises: tuple, goals: tuple, timeout_ms: int, deadline: float,
+            names: tuple) -> "_Outcome | None":
+    """Stage 2 of _solve_cached: an exact answer from the premises without the hard ones
+    and an extension of a model of them, or None."""
+    hard = {p: _nonlinear_divisions(relation_of(p)) for p in premises}
+    easy = tuple(p for p in premises if not hard[p])
+    if len(easy) == len(premises):
+        return None
 
     def left(at_most: int) -> int:
         return min(at_most, int(1000 * (deadline - time.perf_counter())))
 
-    outcome = _attempt(premises, goals, min(timeout_ms, QUICK_MS), names)
-    if outcome.status != "unknown" or timeout_ms <= QUICK_MS:
-        return outcome
-    hard = {p: _nonlinear_divisions(relation_of(p)) for p in premises}
-    easy = tuple(p for p in premises if not hard[p])
-    if len(easy) < len(premises):
-        stage = time.perf_counter() + max(QUICK_MS, timeout_ms // 2) / 1000   # half the time at most
-        budget = max(QUICK_MS, timeout_ms // 4)
-        pinned = {s.name for symbols in hard.values() for s in symbols}
-        tried: list = []
-        while len(tried) < EXTENSIONS and time.perf_counter() < stage and left(budget) > 0:
-            sliced = _attempt(easy, goals, left(budget), names, avoid=tuple(tried))
-            if sliced.status == "unsat" and not tried:
-                return sliced
-            # the witness's integers: a divisor or a factor is an integer parameter
-            fixed = {n: v for n, v in (sliced.witness or {}).items() if n in pinned and isinstance(v, int)}
-            if sliced.status != "sat" or not fixed or left(budget) <= 0:
-                break
-            extended = _attempt(premises, goals, left(budget), names, fixed=fixed)
-            if extended.status == "sat":
-                return extended
-            tried.append(fixed)       # those values cannot be extended: ask for others
-    rest = left(timeout_ms)
-    return _attempt(premises, goals, rest, names) if rest > QUICK_MS else outcome
+    stage = time.perf_counter() + max(QUICK_MS, timeout_ms // 2) / 1000   # half the time at most
+    budget = max(QUICK_MS, timeout_ms // 4)
+    pinned = {s.name for symbols in hard.values() for s in symbols}
+    tried: list = []
+    # First with the divisors and factors small: z3's model of the easy part often has them
+    # huge (s = 2**31 - 1), which no N within int's range is a multiple of.
+    small = tuple(sympy.Le(s, SMALL_PINNED) for s in sorted(set().union(*hard.values()), key=str))
+    guided = _attempt(easy + small, goals, left(budget), names)
+    fixed = {n: v for n, v in (guided.witness or {}).items() if n in pinned and isinstance(v, int)}
+    if guided.status == "sat" and fixed and left(budget) > 0:
+        extended = _attempt(premises, goals, left(budget), names, fixed=fixed)
+        if extended.status == "sat":
+            return extended
+        tried.append(fixed)
+    first = True
+    while len(tried) < EXTENSIONS and time.perf_counter() < stage and left(budget) > 0:
+        sliced = _attempt(easy, goals, left(budget), names, avoid=() if first else tuple(tried))
+        if sliced.status == "unsat" and first:
+            return sliced
+        first = False
+        # the witness's integers: a divisor or a factor is an integer parameter
+        fixed = {n: v for n, v in (sliced.witness or {}).items() if n in pinned and isinstance(v, int)}
+        if sliced.status != "sat" or not fixed or left(budget) <= 0:
+            break
+        if fixed in tried:
+            continue                  # the guided values again: the next asks for others
+        extended = _attempt(premises, goals, left(budget), names, fixed=fixed)
+        if extended.status == "sat":
+            return extended
+        tried.append(fixed)           # those values cannot be extended: ask for others
+    return None
 
 
-def _nonlinear_divisions(relation) -> set:
+@functools.lru_cache(maxsize=16384)
+def _nonlinear_divisions(relation) -> frozenset:
     """The symbols that make a floor, ceiling or Mod of the relation nonlinear: those of a
     divisor, and those of a dividend that is a product (empty: none is)."""
     found = set()
@@ -416,7 +444,7 @@ def _nonlinear_divisions(relation) -> set:
             continue
         num, den = sympy.fraction(sympy.together(quotient))
         found |= den.free_symbols | (set() if _linear(num) else num.free_symbols)
-    return found
+    return frozenset(found)
 
 
 def _linear(expr) -> bool:

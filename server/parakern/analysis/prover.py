@@ -68,14 +68,24 @@ class Prover:
         for loop in schedule.grid + schedule.between:
             v = syntax.sym(loop.var)
             add(sympy.And(sympy.Ge(v, loop.lo), sympy.Lt(v, loop.hi)))
-        self._hyps = hyps
+        # One solver for every question: the hypotheses are asserted once, each goal in a
+        # scope of its own; quotients met later bring their definitions in for good.
+        self._solver = z3.Solver()
+        self._solver.set("timeout", Z3_TIMEOUT_MS)
+        self._solver.add(*hyps, *self._env.side)
+        self._asserted = len(self._env.side)
         self._usable = self._check([]) == z3.sat
 
     def _check(self, extra):
-        solver = z3.Solver()
-        solver.set("timeout", Z3_TIMEOUT_MS)
-        solver.add(*self._hyps, *self._env.side, *extra)
-        return solver.check()
+        side = self._env.side[self._asserted:]
+        self._solver.add(*side)
+        self._asserted += len(side)
+        self._solver.push()
+        try:
+            self._solver.add(*extra)
+            return self._solver.check()
+        finally:
+            self._solver.pop()
 
     def nonneg(self, e) -> bool:
         e = sympy.expand(e)

@@ -47,6 +47,11 @@ class Counter(ABC):
     def evaluate(self, kernel: Kernel) -> Value:
         return self.measure(kernel).value
 
+    def prefetch(self, kernel: Kernel) -> None:
+        """Starts in the background what `measure(kernel)` will wait for (an external tool),
+        for a kernel that is certain to be measured later; nothing by default."""
+        return None
+
     def requirement(self, kernel: Kernel, value: Value) -> Value:
         """What the kernel asks of the machine parameter `symbol`, given the counter's value:
         the value itself, except for registers (counted per thread, allocated per block)."""

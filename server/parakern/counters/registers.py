@@ -33,6 +33,8 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import sympy
@@ -80,7 +82,7 @@ class RegisterCounter(Counter):
         if kernel.ir_level == 3 and cap is None:
             suffix = f" (level 2 is within {MIN_CAP} registers: no cap)"
         if self.ptxas:
-            info = ptxas_info(self.ptxas, ptx, kernel.target, cap)
+            info = _assembled(self.ptxas, ptx, kernel.target, cap)
             spills = (f"; spills {info.spill_stores} bytes stored, {info.spill_loads} loaded"
                       if info.spill_stores or info.spill_loads else "")
             return Measure(info.registers, True, "ptxas",
@@ -91,6 +93,18 @@ class RegisterCounter(Counter):
         return Measure(value, False, "estimate",
                        f"liveness of PTX virtual registers at IR level {kernel.ir_level}{suffix} "
                        "(ptxas not found)")
+
+    def prefetch(self, kernel: Kernel) -> None:
+        """ptxas on the kernel's PTX in a background thread: the PTX is made now (it is needed
+        anyway), the assembler (a process of its own) runs while the tree goes on elsewhere."""
+        if not self.ptxas:
+            return
+        try:
+            cap = self.register_cap(kernel) if kernel.ir_level == 3 else None
+            ptx = kernel_ptx(kernel, 2 if kernel.ir_level == 3 else kernel.ir_level)
+        except Exception:
+            return     # `measure` meets the same error where the tree expects it
+        _start(self.ptxas, ptx, kernel.target, cap)
 
     def requirement(self, kernel: Kernel, value):
         """The registers of the whole block (value: per thread), as the hardware allocates them."""
@@ -120,6 +134,33 @@ class PtxasInfo:
 
 class PtxasError(RuntimeError):
     pass
+
+
+_STARTED: "dict[tuple, Future]" = {}     # ptxas runs started ahead, by ptxas_info's arguments
+_LOCK = threading.Lock()
+_POOL: "ThreadPoolExecutor | None" = None
+_KEEP_STARTED = 64
+
+
+def _start(*arguments) -> None:
+    global _POOL
+    with _LOCK:
+        if arguments in _STARTED:
+            return
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="parakern-ptxas")
+        if len(_STARTED) >= _KEEP_STARTED:     # runs nobody waited for (a tree that failed)
+            for done in [k for k, f in _STARTED.items() if f.done()]:
+                del _STARTED[done]
+        _STARTED[arguments] = _POOL.submit(ptxas_info, *arguments)
+
+
+def _assembled(*arguments) -> "PtxasInfo":
+    """ptxas_info, waiting for the run started ahead where there is one (its error, if any,
+    is raised here, where it would have been)."""
+    with _LOCK:
+        started = _STARTED.pop(arguments, None)
+    return started.result() if started is not None else ptxas_info(*arguments)
 
 
 @functools.lru_cache(maxsize=512)
