@@ -67,10 +67,14 @@ def test_matadd_every_output(tmp_path):
     assert r["launch"] == {"grid": [2, 4, 1], "block": [8, 8, 1], "shared_bytes": 0, "threads": 64,
                            "registers": 16}
     assert [(d["case"], d["correct"]) for d in doc["dispatcher"]] == [(1, True), (1, True)]
-    assert (tmp_path / "r.csv").read_text().count("\n") == 5      # header, 2 cases, 2 dispatcher calls
+    assert [(d["case"], d["correct"], d["kind"]) for d in doc["dispatcher_tuned"]] == [(1, True, "tuned dispatcher")] * 2
+    csv_rows = (tmp_path / "r.csv").read_text().splitlines()     # header, 2 cases, 2 + 2 dispatcher calls
+    assert sorted(r.split(",")[3] for r in csv_rows[1:]) == ["case"] * 2 + ["dispatcher"] * 2 + ["dispatcher_tuned"] * 2
     assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
     assert "dispatcher, N=32: speedup over serial C" in done.stdout
+    assert "tuned dispatcher, N=32: speedup over serial C" in done.stdout
     assert "dispatcher: launched the fastest case at 2 of 2 points" in done.stdout
+    assert "tuned dispatcher: launched the fastest case at 2 of 2 points" in done.stdout
 
 
 def test_cases_by_region_and_host_loops(tmp_path):
@@ -85,6 +89,12 @@ def test_cases_by_region_and_host_loops(tmp_path):
     assert ran == {(16, 1): (1, 3, True), (16, 4): (1, 3, True), (64, 1): (1, 3, True), (64, 4): (2, 3, True)}
     launched = {(d["values"]["B"], d["values"]["s"]): (d["cases"], d["calls"], d["correct"]) for d in doc["dispatcher"]}
     assert launched[(64, 4)] == ([2], 3, True) and launched[(16, 1)] == ([1], 3, True)
+    # dispatch_tuned: never case 1 where it does not fit; every call right, one case per point
+    # (its first call measured the cases that fit, the time steps after it reuse the choice)
+    tuned = {(d["values"]["B"], d["values"]["s"]): (d["cases"], d["calls"], d["correct"])
+             for d in doc["dispatcher_tuned"]}
+    assert tuned[(64, 4)][0] != [1]
+    assert all(len(cases) == 1 and calls == 3 and ok for cases, calls, ok in tuned.values())
     big = next(r for r in doc["results"] if r["case"] == 2)
     assert big["launch"]["shared_bytes"] == 8 * 64 + 8 and big["launch"]["grid"] == [1, 4, 1]
 
@@ -121,8 +131,8 @@ def test_a_wrong_kernel_is_caught(fake_gpu):
     assert not outcome.correct
     (m,) = outcome.measurements
     assert m.correct is False and m.mismatch.startswith("c[0]: expected ") and "differ)" in m.mismatch
-    (d,) = outcome.dispatches
-    assert d.correct is False and d.case == 1
+    assert [(d.kind, d.correct, d.case) for d in outcome.dispatches] == [("dispatcher", False, 1),
+                                                                          ("tuned dispatcher", False, 1)]
 
 
 def test_cancelled_between_launches(fake_gpu):
@@ -136,7 +146,7 @@ def test_cancelled_between_launches(fake_gpu):
     with pytest.raises(session.Cancelled):
         session.bench(text, str(SAMPLES / "matadd.c"), result, {"N": [16]}, {"B0": [4, 8], "B1": [8]}, GpuRunner,
                       repeat=1, progress=lambda i, n, what: seen.append((i, n, what)), cancelled=lambda: len(seen) >= 2)
-    assert seen == [(0, 4, "N=16 B0=4 B1=8 case 1"), (1, 4, "N=16 B0=4 B1=8 dispatcher")]
+    assert seen == [(0, 6, "N=16 B0=4 B1=8 case 1"), (1, 6, "N=16 B0=4 B1=8 dispatcher")]
     assert cuda._contexts == []                      # the runner's context was popped
     assert cuda._live == {}                          # and every buffer freed
 

@@ -492,6 +492,7 @@ EMULATION = r"""
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -522,6 +523,17 @@ template <class F> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, F *)
 template <class F> cudaError_t cudaFuncSetAttribute(F *, cudaFuncAttribute, int) { return cudaSuccess; }
 static cudaError_t cudaGetLastError() { return cudaSuccess; }
 static cudaError_t cudaPeekAtLastError() { return cudaSuccess; }
+/* what dispatch_tuned calls (not called here: this test runs the try functions) */
+enum cudaMemcpyKind { cudaMemcpyDeviceToDevice = 3 };
+typedef struct emu_event *cudaEvent_t;
+static cudaError_t cudaMalloc(void **p, size_t n) { *p = malloc(n); return cudaSuccess; }
+static cudaError_t cudaFree(void *p) { free(p); return cudaSuccess; }
+static cudaError_t cudaMemcpy(void *d, const void *s, size_t n, cudaMemcpyKind) { memmove(d, s, n); return cudaSuccess; }
+static cudaError_t cudaEventCreate(cudaEvent_t *e) { *e = nullptr; return cudaSuccess; }
+static cudaError_t cudaEventDestroy(cudaEvent_t) { return cudaSuccess; }
+static cudaError_t cudaEventRecord(cudaEvent_t) { return cudaSuccess; }
+static cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+static cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t, cudaEvent_t) { *ms = 0; return cudaSuccess; }
 static void emu_launch(dim3 grid, dim3 block, size_t shared, const std::function<void()> &body) {
     gridDim = grid; blockDim = block;
     unsigned n = block.x * block.y * block.z;

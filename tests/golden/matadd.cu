@@ -4,7 +4,8 @@
  *
  * Per meta_schedule: one __global__ kernel per case of its case tree, and a host
  * dispatcher that launches the first case whose constraints hold on the current
- * device and whose compiled kernel really fits it.
+ * device and whose compiled kernel really fits it (dispatch_tuned: the case measured
+ * fastest there; dispatch_auto: the time model's choice, block sizes included).
  *
  * Integer / and % are C's, which truncate. The analysis reads them as floor and mod:
  * the same for the non-negative parameters and loop variables that hypothesis (H1)
@@ -36,6 +37,10 @@
  * Returns the case launched (1), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b);
+
+/* matadd:0: launches the case measured fastest on this device for these parameter values
+ * (the first call with them runs every case that fits); returns as matadd_0_dispatch */
+int matadd_0_dispatch_tuned(int N, int B0, int B1, int *c, const int *a, const int *b);
 
 /* matadd:0: what matadd_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
@@ -156,6 +161,91 @@ static int matadd_0_select(bool probe, int only, int N, int B0, int B1, int *c, 
 int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b)
 {
     return matadd_0_select(false, 0, N, B0, B1, c, a, b);
+}
+
+/* ------------------------------------------------------------ dispatch_tuned */
+
+#include <mutex>
+
+/* matadd:0: the case measured fastest here (codegen/tuned.py); the first call with new values
+ * runs every case that fits, twice, each from a copy of the arrays the cases write */
+int matadd_0_dispatch_tuned(int N, int B0, int B1, int *c, const int *a, const int *b)
+{
+    static std::mutex lock;
+    static long long keys[16][4];   /* device, N, B0, B1 */
+    static int fastest[16];
+    static int filled = 0, next = 0;
+    std::lock_guard<std::mutex> guard(lock);
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess)
+        return PARAKERN_CUDA_ERROR;
+    const long long key[4] = {device, (long long)N, (long long)B0, (long long)B1};
+    for (int e = 0; e < filled; e++)
+        if (memcmp(keys[e], key, sizeof key) == 0) {
+            const int launched = matadd_0_select(false, fastest[e], N, B0, B1, c, a, b);
+            /* 0: it does not fit at these values of the host loop's variables: the tree decides */
+            return launched != 0 ? launched : matadd_0_dispatch(N, B0, B1, c, a, b);
+        }
+    /* the arrays the cases write, as they came: every run starts from them */
+    const size_t c_bytes = (size_t)(N) * (size_t)(N) * sizeof(int);
+    int *c_copy = 0;
+    cudaEvent_t start = 0, stop = 0;
+    if (cudaMalloc((void **)&c_copy, c_bytes) != cudaSuccess
+        || cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
+        cudaGetLastError();   /* no memory for the copies: the tree decides */
+        cudaFree(c_copy);
+        if (start) cudaEventDestroy(start);
+        if (stop) cudaEventDestroy(stop);
+        return matadd_0_dispatch(N, B0, B1, c, a, b);
+    }
+    if (cudaMemcpy(c_copy, c, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
+        cudaFree(c_copy);
+        if (start) cudaEventDestroy(start);
+        if (stop) cudaEventDestroy(stop);
+        return PARAKERN_CUDA_ERROR;
+    }
+    int best = 0;
+    float best_ms = 0.0f;
+    int status = 0;
+    for (int k = 1; k <= 1 && status >= 0; k++) {
+        const int fits = matadd_0_select(true, k, N, B0, B1, c, a, b);
+        if (fits <= 0) {   /* its kernel does not fit this device, or an error */
+            status = fits;
+            continue;
+        }
+        float ms = 0.0f;
+        for (int run = 0; run < 2 && status >= 0; run++) {
+            if (cudaMemcpy(c, c_copy, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
+                status = PARAKERN_CUDA_ERROR;
+                break;
+            }
+            cudaEventRecord(start);
+            const int launched = matadd_0_select(false, k, N, B0, B1, c, a, b);
+            cudaEventRecord(stop);
+            if (launched <= 0 || cudaEventSynchronize(stop) != cudaSuccess
+                || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess)
+                status = launched < 0 ? launched : PARAKERN_CUDA_ERROR;
+        }
+        if (status >= 0 && (best == 0 || ms < best_ms)) {
+            best = k;
+            best_ms = ms;
+        }
+    }
+    if (cudaMemcpy(c, c_copy, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess)
+        status = PARAKERN_CUDA_ERROR;
+    cudaFree(c_copy);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (status < 0)
+        return status;
+    if (best == 0)
+        return matadd_0_dispatch(N, B0, B1, c, a, b);   /* no case fits by itself: the tree's answer */
+    memcpy(keys[next], key, sizeof key);
+    fastest[next] = best;
+    next = (next + 1) % 16;
+    if (filled < 16)
+        filled++;
+    return matadd_0_select(false, best, N, B0, B1, c, a, b);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */

@@ -4,7 +4,8 @@
  *
  * Per meta_schedule: one __global__ kernel per case of its case tree, and a host
  * dispatcher that launches the first case whose constraints hold on the current
- * device and whose compiled kernel really fits it.
+ * device and whose compiled kernel really fits it (dispatch_tuned: the case measured
+ * fastest there; dispatch_auto: the time model's choice, block sizes included).
  *
  * Integer / and % are C's, which truncate. The analysis reads them as floor and mod:
  * the same for the non-negative parameters and loop variables that hypothesis (H1)
@@ -38,6 +39,10 @@
  * Returns the case launched (1 to 3), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b);
+
+/* matmul:0: launches the case measured fastest on this device for these parameter values
+ * (the first call with them runs every case that fits); returns as matmul_0_dispatch */
+int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float *a, const float *b);
 
 /* matmul:0: what matmul_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
@@ -317,6 +322,91 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
 int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b)
 {
     return matmul_0_select(false, 0, n, B0, ub1, s, c, a, b);
+}
+
+/* ------------------------------------------------------------ dispatch_tuned */
+
+#include <mutex>
+
+/* matmul:0: the case measured fastest here (codegen/tuned.py); the first call with new values
+ * runs every case that fits, twice, each from a copy of the arrays the cases write */
+int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float *a, const float *b)
+{
+    static std::mutex lock;
+    static long long keys[16][5];   /* device, n, B0, ub1, s */
+    static int fastest[16];
+    static int filled = 0, next = 0;
+    std::lock_guard<std::mutex> guard(lock);
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess)
+        return PARAKERN_CUDA_ERROR;
+    const long long key[5] = {device, (long long)n, (long long)B0, (long long)ub1, (long long)s};
+    for (int e = 0; e < filled; e++)
+        if (memcmp(keys[e], key, sizeof key) == 0) {
+            const int launched = matmul_0_select(false, fastest[e], n, B0, ub1, s, c, a, b);
+            /* 0: it does not fit at these values of the host loop's variables: the tree decides */
+            return launched != 0 ? launched : matmul_0_dispatch(n, B0, ub1, s, c, a, b);
+        }
+    /* the arrays the cases write, as they came: every run starts from them */
+    const size_t c_bytes = (size_t)(n) * (size_t)(n) * sizeof(float);
+    float *c_copy = 0;
+    cudaEvent_t start = 0, stop = 0;
+    if (cudaMalloc((void **)&c_copy, c_bytes) != cudaSuccess
+        || cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
+        cudaGetLastError();   /* no memory for the copies: the tree decides */
+        cudaFree(c_copy);
+        if (start) cudaEventDestroy(start);
+        if (stop) cudaEventDestroy(stop);
+        return matmul_0_dispatch(n, B0, ub1, s, c, a, b);
+    }
+    if (cudaMemcpy(c_copy, c, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
+        cudaFree(c_copy);
+        if (start) cudaEventDestroy(start);
+        if (stop) cudaEventDestroy(stop);
+        return PARAKERN_CUDA_ERROR;
+    }
+    int best = 0;
+    float best_ms = 0.0f;
+    int status = 0;
+    for (int k0 = 1; k0 <= 3 && status >= 0; k0++) {
+        const int fits = matmul_0_select(true, k0, n, B0, ub1, s, c, a, b);
+        if (fits <= 0) {   /* its kernel does not fit this device, or an error */
+            status = fits;
+            continue;
+        }
+        float ms = 0.0f;
+        for (int run = 0; run < 2 && status >= 0; run++) {
+            if (cudaMemcpy(c, c_copy, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
+                status = PARAKERN_CUDA_ERROR;
+                break;
+            }
+            cudaEventRecord(start);
+            const int launched = matmul_0_select(false, k0, n, B0, ub1, s, c, a, b);
+            cudaEventRecord(stop);
+            if (launched <= 0 || cudaEventSynchronize(stop) != cudaSuccess
+                || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess)
+                status = launched < 0 ? launched : PARAKERN_CUDA_ERROR;
+        }
+        if (status >= 0 && (best == 0 || ms < best_ms)) {
+            best = k0;
+            best_ms = ms;
+        }
+    }
+    if (cudaMemcpy(c, c_copy, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess)
+        status = PARAKERN_CUDA_ERROR;
+    cudaFree(c_copy);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (status < 0)
+        return status;
+    if (best == 0)
+        return matmul_0_dispatch(n, B0, ub1, s, c, a, b);   /* no case fits by itself: the tree's answer */
+    memcpy(keys[next], key, sizeof key);
+    fastest[next] = best;
+    next = (next + 1) % 16;
+    if (filled < 16)
+        filled++;
+    return matmul_0_select(false, best, n, B0, ub1, s, c, a, b);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */

@@ -4,7 +4,8 @@
  *
  * Per meta_schedule: one __global__ kernel per case of its case tree, and a host
  * dispatcher that launches the first case whose constraints hold on the current
- * device and whose compiled kernel really fits it.
+ * device and whose compiled kernel really fits it (dispatch_tuned: the case measured
+ * fastest there; dispatch_auto: the time model's choice, block sizes included).
  *
  * Integer / and % are C's, which truncate. The analysis reads them as floor and mod:
  * the same for the non-negative parameters and loop variables that hypothesis (H1)
@@ -36,6 +37,10 @@
  * Returns the case launched (1 to 2), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, double *y);
+
+/* matvec:0: launches the case measured fastest on this device for these parameter values
+ * (the first call with them runs every case that fits); returns as matvec_0_dispatch */
+int matvec_0_dispatch_tuned(int m, int n, int B, const double *A, const double *x, double *y);
 
 /* matvec:0: what matvec_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
@@ -218,6 +223,16 @@ static int matvec_0_select(bool probe, int only, int m, int n, int B, const doub
 int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, double *y)
 {
     return matvec_0_select(false, 0, m, n, B, A, x, y);
+}
+
+/* ------------------------------------------------------------ dispatch_tuned */
+
+#include <mutex>
+
+/* matvec:0: the size of 'y' is not visible (a pointer): its copy cannot be made; the tree's dispatcher decides */
+int matvec_0_dispatch_tuned(int m, int n, int B, const double *A, const double *x, double *y)
+{
+    return matvec_0_dispatch(m, n, B, A, x, y);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */

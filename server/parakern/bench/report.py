@@ -43,18 +43,25 @@ class Measurement:
         return _clean(d)
 
 
+DISPATCHER = "dispatcher"             # the tree's (`<function>_<index>_dispatch`)
+TUNED = "tuned dispatcher"            # `<function>_<index>_dispatch_tuned`: the case measured fastest
+DISPATCHERS = (DISPATCHER, TUNED)
+_JSON_KEYS = {DISPATCHER: "dispatcher", TUNED: "dispatcher_tuned"}   # also the CSV's kinds
+
+
 @dataclass
 class Dispatch:
-    """The generated host dispatcher called at one point: the case it launched and its time."""
+    """A generated host dispatcher called at one point: the case it launched and its time."""
     values: dict
-    picked: "int | None"             # the case the plan says the dispatcher picks
+    picked: "int | None"             # the case the plan says the tree's dispatcher picks
     case: "int | None" = None        # the case it returned (None: it failed)
-    dispatch_s: float = math.nan     # median, choice + launch + kernel
+    dispatch_s: float = math.nan     # median, choice + launch + kernel (dispatch_tuned: after its first call)
     serial_s: float = math.nan
     correct: "bool | None" = None
     mismatch: str = ""
     calls: int = 1
     cases: list = field(default_factory=list)   # every case it launched (host loops: one per execution)
+    kind: str = DISPATCHER
 
     @property
     def speedup(self) -> float:
@@ -111,11 +118,12 @@ def tables(measurements, rows: list, data: list, dispatches=()) -> list:
             cells = dict(skipped)
             cells.update({(_label(m.values, rows), _label(m.values, cols)): m for m in group if m.case == k})
             out.append((title, f"case {k}", "x".join(rows), "x".join(cols) or "-", r_labels, c_labels, cells))
-        calls = [d for d in dispatches if _data_key(d.values, data) == key]
-        if calls:
-            cells = dict(skipped)
-            cells.update({(_label(d.values, rows), _label(d.values, cols)): d for d in calls})
-            out.append((title, "dispatcher", "x".join(rows), "x".join(cols) or "-", r_labels, c_labels, cells))
+        for kind in DISPATCHERS:
+            calls = [d for d in dispatches if _data_key(d.values, data) == key and d.kind == kind]
+            if calls:
+                cells = dict(skipped)
+                cells.update({(_label(d.values, rows), _label(d.values, cols)): d for d in calls})
+                out.append((title, kind, "x".join(rows), "x".join(cols) or "-", r_labels, c_labels, cells))
     return out
 
 
@@ -164,7 +172,7 @@ def table_text(measurements, rows: list, data: list, markdown: bool = False, dis
         header = [f"{rname} \\ {cname}"] + c_labels if cname != "-" else [rname, "speedup"]
         body = [[r] + [_cell(cells.get((r, c)), best, markdown, fastest_at) for c in c_labels] for r in r_labels]
         caption = f"{what}, {title}: speedup over serial C" + \
-            ("; the case it launched" if what == "dispatcher" else "") + ("" if markdown else "; * best")
+            ("; the case it launched" if what in DISPATCHERS else "") + ("" if markdown else "; * best")
         if markdown:
             lines = [f"**{caption}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
             lines += ["| " + " | ".join(row) + " |" for row in body]
@@ -194,15 +202,19 @@ def summary_lines(measurements, dispatches=()) -> list:
                          f"{m.registers} registers" + (f"; {wrong} WRONG results" if wrong else ""))
         elif wrong:
             lines.append(f"case {k}: {wrong} WRONG results")
-    if dispatches:
-        fastest_at = fastest(measurements)
-        ran = [d for d in dispatches if d.case is not None]
+    fastest_at = fastest(measurements)
+    for kind in DISPATCHERS:
+        calls = [d for d in dispatches if d.kind == kind]
+        if not calls:
+            continue
+        ran = [d for d in calls if d.case is not None]
         same = [d for d in ran if (q := fastest_at.get(tuple(d.values.items()))) is not None and q.case == d.case]
-        failed = len(dispatches) - len(ran)
-        lines.append(f"dispatcher: launched the fastest case at {len(same)} of {len(ran)} points"
+        failed = len(calls) - len(ran)
+        lines.append(f"{kind}: launched the fastest case at {len(same)} of {len(ran)} points"
                      + (f", failed at {failed}" if failed else "")
                      + (f"; launched the case the plan expects at "
-                        f"{sum(1 for d in ran if d.case == d.picked)} of {len(ran)}" if ran else ""))
+                        f"{sum(1 for d in ran if d.case == d.picked)} of {len(ran)}" if ran and kind == DISPATCHER
+                        else ""))
         slow = [fastest_at[tuple(d.values.items())].gpu_s / d.dispatch_s for d in ran
                 if d not in same and tuple(d.values.items()) in fastest_at and d.dispatch_s]
         if slow:
@@ -211,9 +223,18 @@ def summary_lines(measurements, dispatches=()) -> list:
     return lines
 
 
+def dispatches_json(dispatches) -> dict:
+    """The dispatcher calls of a bench as its JSON has them: the tree dispatcher's under
+    "dispatcher" (as before dispatch_tuned), dispatch_tuned's under "dispatcher_tuned"."""
+    out = {"dispatcher": [d.as_dict() for d in dispatches if d.kind == DISPATCHER]}
+    tuned = [d.as_dict() for d in dispatches if d.kind == TUNED]
+    if tuned:
+        out["dispatcher_tuned"] = tuned
+    return out
+
+
 def write_json(path, measurements, extra: "dict | None" = None, dispatches=()) -> None:
-    document = {**(extra or {}), "results": [m.as_dict() for m in measurements],
-                "dispatcher": [d.as_dict() for d in dispatches]}
+    document = {**(extra or {}), "results": [m.as_dict() for m in measurements], **dispatches_json(dispatches)}
     Path(path).write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
 
 
@@ -223,18 +244,18 @@ COLUMNS = ["case", "picked", "skipped", "gpu_s", "gpu_spread_s", "serial_s", "sp
 
 def write_csv(path, measurements, dispatches=()) -> None:
     """One row per (point, case) with kind "case", one per dispatcher call with kind "dispatcher"
-    (its time in gpu_s)."""
+    or "dispatcher_tuned" (its time in gpu_s)."""
     names = list(dict.fromkeys(n for m in measurements for n in m.values))
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(names + ["kind"] + COLUMNS)
-        for kind, items in (("case", measurements), ("dispatcher", dispatches)):
-            for m in items:
-                d = m.as_dict()
-                if kind == "dispatcher":
-                    d["gpu_s"] = d.pop("dispatch_s")
-                w.writerow([m.values.get(n, "") for n in names] + [kind] +
-                           ["" if d.get(c) is None else d[c] for c in COLUMNS])
+        for m in list(measurements) + list(dispatches):
+            d = m.as_dict()
+            kind = _JSON_KEYS[m.kind] if isinstance(m, Dispatch) else "case"
+            if isinstance(m, Dispatch):
+                d["gpu_s"] = d.pop("dispatch_s")
+            w.writerow([m.values.get(n, "") for n in names] + [kind] +
+                       ["" if d.get(c) is None else d[c] for c in COLUMNS])
 
 
 def write_heatmaps(path, measurements, rows: list, data: list) -> list:

@@ -77,6 +77,7 @@ def kernels_source(code) -> str:
 
 
 DISPATCH_WRAPPER = "parakern_bench_dispatch"
+DISPATCH_TUNED_WRAPPER = "parakern_bench_dispatch_tuned"
 
 
 def dispatcher_parameters(schedule) -> list:
@@ -85,17 +86,21 @@ def dispatcher_parameters(schedule) -> list:
 
 
 def host_library_source(code) -> str:
-    """The schedule's .cu (kernels + dispatcher) and an extern "C" entry point for ctypes."""
+    """The schedule's .cu (kernels, the tree's dispatcher and dispatch_tuned) and an extern "C"
+    entry point to each dispatcher for ctypes."""
     from parakern.codegen import dispatcher_name
     from parakern.codegen.emit import INCLUDES, PREAMBLE
     s = code.schedule
     params = dispatcher_parameters(s)
     declared = ", ".join(f"{t} *{n}" if array else f"{t} {n}" for t, n, array in params) or "void"
     names = ", ".join(n for _, n, _ in params)
+    from parakern.codegen import tuned
     return "\n\n".join([
-        PREAMBLE + INCLUDES, code.prototype, *code.kernels, code.dispatcher,
+        PREAMBLE + INCLUDES + tuned.INCLUDES, code.prototype, *code.kernels, code.dispatcher, code.tuned,
         f'extern "C" int {DISPATCH_WRAPPER}({declared})\n{{\n'
         f"    return {dispatcher_name(s)}({names});\n}}",
+        f'extern "C" int {DISPATCH_TUNED_WRAPPER}({declared})\n{{\n'
+        f"    return {tuned.tuned_name(s)}({names});\n}}",
         'extern "C" const char *parakern_bench_last_error(void)\n{\n'
         "    return cudaGetErrorString(cudaPeekAtLastError());\n}\n"])
 
@@ -292,18 +297,20 @@ class GpuRunner:
             source.write_text(host_library_source(self.code))
             _nvcc(nvcc_library_command(source, library, self.arch), "the host dispatcher")
             lib = ctypes.CDLL(str(library))
-            entry = getattr(lib, DISPATCH_WRAPPER)
-            entry.argtypes = [ctypes.c_void_p if array else CTYPES[t]
-                              for t, _, array in dispatcher_parameters(self.schedule)]
-            entry.restype = ctypes.c_int
+            for name in (DISPATCH_WRAPPER, DISPATCH_TUNED_WRAPPER):
+                entry = getattr(lib, name)
+                entry.argtypes = [ctypes.c_void_p if array else CTYPES[t]
+                                  for t, _, array in dispatcher_parameters(self.schedule)]
+                entry.restype = ctypes.c_int
             lib.parakern_bench_last_error.restype = ctypes.c_char_p
             self._host = lib
         return self._host
 
-    def dispatch(self, values: dict, host: dict, repeat: int = 20) -> tuple[int, list]:
+    def dispatch(self, values: dict, host: dict, repeat: int = 20, tuned: bool = False) -> tuple[int, list]:
         """One execution of the schedule by the generated dispatcher (choice + launch), timed like
-        `launch`: (the case it returned, its times). The case is < 0 when it launched nothing."""
-        entry = getattr(self.host_library(), DISPATCH_WRAPPER)
+        `launch`: (the case it returned, its times). The case is < 0 when it launched nothing.
+        tuned: dispatch_tuned, whose first call (the warm-up) measures the cases."""
+        entry = getattr(self.host_library(), DISPATCH_TUNED_WRAPPER if tuned else DISPATCH_WRAPPER)
 
         def build(buffers):
             args = [int(buffers[n]) if array else values[n] for _, n, array in dispatcher_parameters(self.schedule)]

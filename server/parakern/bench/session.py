@@ -27,7 +27,7 @@ class BenchOutcome:
     device: str
     serial_jobs: int = 1                                # serial C runs timed at the same time
     measurements: list = field(default_factory=list)   # report.Measurement, one per (point, case)
-    dispatches: list = field(default_factory=list)     # report.Dispatch, one per runnable point
+    dispatches: list = field(default_factory=list)     # report.Dispatch, one per runnable point and dispatcher
 
     def header(self) -> dict:
         """What the bench ran on: everything but the results."""
@@ -37,7 +37,7 @@ class BenchOutcome:
 
     def as_dict(self) -> dict:
         return {**self.header(), "results": [m.as_dict() for m in self.measurements],
-                "dispatcher": [d.as_dict() for d in self.dispatches]}
+                **report.dispatches_json(self.dispatches)}
 
     @property
     def correct(self) -> bool:
@@ -57,9 +57,10 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
           cases_at: "Callable[[dict], Collection[int]] | None" = None, dispatcher: bool = True) -> BenchOutcome:
     """Run the bench; PlanError for a sweep that cannot be planned, Cancelled when stopped.
 
-    At every runnable point the function runs three ways on the same inputs: serial C (the
+    At every runnable point the function runs four ways on the same inputs: serial C (the
     baseline), with each execution of the schedule launching case k (for every case that can
-    run there), and with each execution calling the generated dispatcher. The whole outputs
+    run there), and with each execution calling the generated dispatcher, then dispatch_tuned
+    (report.DISPATCHERS). The whole outputs
     are compared; the times are the kernels' (or the dispatcher calls'), summed over the
     executions of the schedule in one call of the function. every_case: each case that can run
     at a point is timed there, its constraints on R dropped (planning.pick_case); serial_cache:
@@ -85,7 +86,7 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
 
         def runs(p) -> list:
             return list(p.runs) if cases_at is None else [k for k in p.runs if k in cases_at(p.values)]
-        total = sum(len(runs(p)) + dispatcher for p in plan.runnable)
+        total = sum(len(runs(p)) + len(report.DISPATCHERS) * dispatcher for p in plan.runnable)
         done, baselines = 0, {}
         with Baseline(text, file, result) as base:
             if serial_jobs > 1:
@@ -112,9 +113,13 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
                     raise Cancelled()
                 if not dispatcher:
                     continue
-                progress(done, total, f"{label} dispatcher")
-                outcome.dispatches.append(_dispatcher(gpu, base, p, scalars, arrays, expected, serial_s, repeat))
-                done += 1
+                for kind in report.DISPATCHERS:
+                    if cancelled():
+                        raise Cancelled()
+                    progress(done, total, f"{label} {kind}")
+                    outcome.dispatches.append(_dispatcher(gpu, base, p, scalars, arrays, expected, serial_s, repeat,
+                                                          kind))
+                    done += 1
         progress(total, total, "done")
         return outcome
     finally:
@@ -181,12 +186,13 @@ def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat
         correct=correct, mismatch=mismatch, launch=point.launch_of(k), picked=point.case, calls=len(calls))
 
 
-def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat) -> report.Dispatch:
+def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat,
+                kind: str = report.DISPATCHER) -> report.Dispatch:
     from parakern.bench.runner import compare
     cases, total = [], [0.0]
 
     def launch(values, host):
-        case, times = gpu.dispatch(values, host, repeat)
+        case, times = gpu.dispatch(values, host, repeat, tuned=kind == report.TUNED)
         if case < 0:
             raise RuntimeError("the dispatcher found no case that fits this device" if case == -1 else
                                f"the dispatcher's launch failed: {gpu.last_error()}")
@@ -197,11 +203,12 @@ def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat) -
     try:
         out, _ = base.run_hooked(scalars, arrays, launch)
     except RuntimeError as exc:
-        return report.Dispatch(point.values, point.case, None, serial_s=serial_s, correct=False, mismatch=str(exc))
+        return report.Dispatch(point.values, point.case, None, serial_s=serial_s, correct=False, mismatch=str(exc),
+                               kind=kind)
     correct, mismatch = compare(base.schedule, expected, out)
     return report.Dispatch(point.values, point.case, cases[0] if cases else None, dispatch_s=total[0],
                            serial_s=serial_s, correct=correct, mismatch=mismatch, calls=len(cases),
-                           cases=sorted(set(cases)))
+                           cases=sorted(set(cases)), kind=kind)
 
 
 def block_names(plan: planning.Plan) -> list:

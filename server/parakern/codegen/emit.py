@@ -3,7 +3,8 @@
 Layout: a header comment (source file and target, no date so that golden
 files stay stable), the contract preamble (the CPU emulation of verify/
 defines PARAKERN_CPU and the two macros itself), the dispatchers'
-prototypes, the kernels, then the dispatchers. A schedule with errors (or
+prototypes, the kernels, then the dispatchers (the tree's, dispatch_tuned,
+dispatch_auto). A schedule with errors (or
 one whose CUDA cannot be generated) gets no code; the reason is a
 diagnostic.
 """
@@ -16,6 +17,7 @@ from parakern.codegen.auto import auto_code, model_support
 from parakern.codegen.cprint import CodegenError
 from parakern.codegen.dispatcher import dispatcher_source, prototype
 from parakern.codegen.kernel import kernel_source
+from parakern.codegen import tuned as tuned_dispatcher
 from parakern.diagnostics import Diagnostic, Span, error
 from parakern.ir.types import LoweringError
 from parakern.model import Schedule
@@ -46,6 +48,8 @@ class ScheduleCode:
     dispatcher: str                # the try functions and the dispatcher
     auto_prototype: str = ""       # dispatch_auto's result type and declaration ('' when it has none)
     auto: str = ""                 # the time model of each case and dispatch_auto
+    tuned_prototype: str = ""      # dispatch_tuned's declaration
+    tuned: str = ""                # dispatch_tuned: the case measured fastest (codegen/tuned.py)
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ def schedule_code(result: ScheduleResult, fixed: tuple = ()) -> ScheduleCode:
                     for (k, case), mine in zip(enumerate(tree.cases, 1), instances))
     auto_prototype, auto = ("", "") if not tree.cases else auto_code(tree)
     return ScheduleCode(tree.schedule, prototype(tree), kernels, dispatcher_source(tree, instances),
-                        auto_prototype, auto)
+                        auto_prototype, auto, tuned_dispatcher.prototype(tree), tuned_dispatcher.tuned_source(tree))
 
 
 def _generate(result: ScheduleResult, fixed: tuple = ()) -> "tuple[ScheduleCode | None, Diagnostic | None]":
@@ -94,7 +98,8 @@ def header(file: str, target: str) -> str:
  *
  * Per meta_schedule: one __global__ kernel per case of its case tree, and a host
  * dispatcher that launches the first case whose constraints hold on the current
- * device and whose compiled kernel really fits it.
+ * device and whose compiled kernel really fits it (dispatch_tuned: the case measured
+ * fastest there; dispatch_auto: the time model's choice, block sizes included).
  *
  * Integer / and % are C's, which truncate. The analysis reads them as floor and mod:
  * the same for the non-negative parameters and loop variables that hypothesis (H1)
@@ -107,12 +112,17 @@ def _assemble(parts: list[ScheduleCode], preamble: bool) -> str:
     chunks = [PREAMBLE + INCLUDES] if preamble else []
     if parts:
         chunks.append("/* ------------------------------------------------------------ dispatchers */\n\n"
-                      + "\n\n".join([p.prototype for p in parts] + [p.auto_prototype for p in parts if p.auto])
+                      + "\n\n".join([p.prototype for p in parts] + [p.tuned_prototype for p in parts if p.tuned]
+                                   + [p.auto_prototype for p in parts if p.auto])
                       + "\n")
         chunks.append("/* ------------------------------------------------------------ kernels */\n\n"
                       + "\n\n".join(k for p in parts for k in p.kernels) + "\n")
         chunks.append("/* ------------------------------------------------------------ host */\n\n"
                       + "\n\n".join(p.dispatcher for p in parts) + "\n")
+        if any(p.tuned for p in parts):
+            chunks.append("/* ------------------------------------------------------------ dispatch_tuned */\n\n"
+                          + "\n\n".join([tuned_dispatcher.INCLUDES.rstrip("\n")] + [p.tuned for p in parts if p.tuned])
+                          + "\n")
         if any(p.auto for p in parts):
             chunks.append("/* ------------------------------------------------------------ dispatch_auto */\n\n"
                           + "\n\n".join([model_support()] + [p.auto for p in parts if p.auto]) + "\n")

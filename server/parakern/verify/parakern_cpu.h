@@ -32,12 +32,14 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <ucontext.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -81,7 +83,9 @@ template <class T> inline T __ldg(const T *p) { return *p; }
 enum cudaError_t {
     cudaSuccess = 0,
     cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidResourceHandle = 400,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchOutOfResources = 701,
 };
@@ -329,11 +333,61 @@ inline cudaError_t cudaGetLastError() {
 }
 inline cudaError_t cudaPeekAtLastError() { return parakern_cpu::last_error; }
 inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+
+/* ---- what dispatch_tuned uses: device memory is the host's, events read a clock (launches
+   are synchronous here); the driver counts the bytes copied and the events */
+enum cudaMemcpyKind { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2,
+                      cudaMemcpyDeviceToDevice = 3, cudaMemcpyDefault = 4 };
+typedef struct parakern_cpu_event *cudaEvent_t;
+struct parakern_cpu_event { std::chrono::steady_clock::time_point at; bool recorded = false; };
+namespace parakern_cpu {
+inline long mallocs = 0, bytes_copied = 0;
+inline size_t malloc_limit = (size_t)-1;     /* a device with little memory: cudaMalloc fails above it */
+}
+inline cudaError_t cudaMalloc(void **p, size_t bytes) {
+    if (bytes > parakern_cpu::malloc_limit) return parakern_cpu::fail(cudaErrorMemoryAllocation, "out of memory");
+    *p = malloc(bytes ? bytes : 1);
+    if (!*p) return parakern_cpu::fail(cudaErrorMemoryAllocation, "out of memory");
+    ++parakern_cpu::mallocs;
+    return cudaSuccess;
+}
+inline cudaError_t cudaFree(void *p) {
+    if (p) { free(p); --parakern_cpu::mallocs; }
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind) {
+    memmove(dst, src, bytes);
+    parakern_cpu::bytes_copied += (long)bytes;
+    return cudaSuccess;
+}
+inline cudaError_t cudaEventCreate(cudaEvent_t *e) { *e = new parakern_cpu_event(); return cudaSuccess; }
+inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    if (!e) return parakern_cpu::fail(cudaErrorInvalidResourceHandle, "invalid resource handle");
+    delete e;
+    return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t e, void *stream = nullptr) {
+    (void)stream;
+    e->at = std::chrono::steady_clock::now();
+    e->recorded = true;
+    return cudaSuccess;
+}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+    return e->recorded ? cudaSuccess : parakern_cpu::fail(cudaErrorInvalidResourceHandle, "event not recorded");
+}
+inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t stop) {
+    if (!start->recorded || !stop->recorded)
+        return parakern_cpu::fail(cudaErrorInvalidResourceHandle, "event not recorded");
+    *ms = std::chrono::duration<float, std::milli>(stop->at - start->at).count();
+    return cudaSuccess;
+}
 inline const char *cudaGetErrorString(cudaError_t e) {
     switch (e) {
     case cudaSuccess: return "no error";
     case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
     case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
     }

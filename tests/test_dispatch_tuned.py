@@ -1,0 +1,127 @@
+"""`<function>_<index>_dispatch_tuned` on the CPU emulation: the first call with some parameter
+values runs every case that fits twice and then the fastest once, each run from the arrays as
+the call received them (in-place updates such as matmul's c += a * b, Jacobi's sweeps and
+polydiv's guarded writes still match the serial C run); later calls with those values launch
+one kernel; no device memory is left allocated; without memory for the copies it is the tree's
+dispatcher."""
+import shutil
+
+import pytest
+
+from conftest import SAMPLES
+from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name, select_name
+from parakern.codegen.tuned import copied_arrays, keyed_parameters, tuned_name
+from parakern.pipeline import analyze
+from parakern.tuning import search
+from parakern.verify.core import Session
+from test_dispatch_auto import CASES, DEVICE, EMULATED
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not on PATH")
+
+# idempotent schedules (what they write does not depend on what it held): called twice, the
+# second call must launch the remembered case alone
+TWICE = {"matadd", "transpose", "stencil2d", "polybench/conv2d"}
+
+
+def _shim(result, twice: bool, limit: int) -> str:
+    s = result.schedule
+    args = [p.name for p in s.params] + [a.name for a in s.arrays]
+    key = ", ".join(["(long long)parakern_cpu::device_number"] + [f"(long long){p.name}" for p in keyed_parameters(s)])
+    shim = f"parakern_tuned_shim_{s.function}_{s.index}"
+    measured = copied_arrays(s) is not None    # else the tree's dispatcher: one launch
+    probes = " + ".join(f"({select_name(s)}(true, {k}, {', '.join(args)}) > 0)"
+                        for k in range(1, len(result.tree.cases) + 1))
+
+    def call(fresh: str) -> list:
+        return [
+            "    {",
+            "        const long before = parakern_cpu::launches;",
+            f"        const int got = {tuned_name(s)}({', '.join(args)});",
+            "        const long launched = parakern_cpu::launches - before;",
+            f"        const long expected = {fresh} && {int(measured)} ? 2 * fits + 1 : 1;",
+            "        if (got > 0 && parakern_cpu::malloc_limit == (size_t)-1 && launched != expected) {",
+            "            parakern_cpu::last_message = \"dispatch_tuned launched \" + std::to_string(launched)"
+            " + \" kernels, not \" + std::to_string(expected);",
+            "            return PARAKERN_CUDA_ERROR;",
+            "        }",
+            "        if (parakern_cpu::mallocs != 0) {",
+            "            parakern_cpu::last_message = \"dispatch_tuned left device memory allocated\";",
+            "            return PARAKERN_CUDA_ERROR;",
+            "        }",
+            "        status = got;",
+            "    }"]
+    return "\n".join([
+        f"static int {shim}({', '.join(dispatcher_arguments(s))})",
+        "{",
+        f"    parakern_cpu::malloc_limit = {limit};",
+        "    static std::set<std::vector<long long>> seen;",
+        f"    const bool fresh = seen.insert(std::vector<long long>{{{key}}}).second;",
+        f"    const int fits = {probes};",
+        "    int status = 0;",
+        *call("fresh"),
+        *(call("false") if twice else []),
+        "    return status;",
+        "}",
+        f"#define {dispatcher_name(s)} {shim}"])
+
+
+def _transform(cu: str, results, twice: bool, limit: int) -> str:
+    return cu + "\n#include <set>\n#include <string>\n#include <vector>\n" + \
+        "\n".join(_shim(r, twice, limit) for r in results) + "\n"
+
+
+def _results(name: str):
+    path = SAMPLES / f"{name}.c"
+    text = path.read_text()
+    return path, text, [r for r in analyze(text, str(path)).results if r.tree is not None and r.tree.cases]
+
+
+def _run(name: str, limit: str = "(size_t)-1") -> list:
+    path, text, results = _results(name)
+    outcomes = []
+    transform = lambda cu: _transform(cu, results, name in TWICE, limit)  # noqa: E731
+    with Session(text, str(path), transform_cu=transform) as session:
+        assert not session.problem, session.problem
+        for result in results:
+            s = result.schedule
+            data = {k: v for k, v in CASES[name].items() if k in {p.name for p in s.params}}
+            fixed = {**data, **{p.name: 0 for p in s.params if p.name in s.host_loops}}
+            pick = search.tune(result, fixed, DEVICE).pick      # a configuration every device limit allows
+            assert pick is not None, f"{s.id}: nothing feasible at {data}"
+            values = {**data, **dict(pick.values)}
+            outcome = session.run(s.id, values, EMULATED)
+            assert outcome is not None, f"{s.id}: the schedule was never reached"
+            outcomes.append((s.id, values, outcome, copied_arrays(s) is not None))
+    return outcomes
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_dispatch_tuned_measures_every_case_once_and_matches_serial_c(name):
+    for sid, values, outcome, measured in _run(name):
+        assert not outcome.error, f"{sid} at {values}: {outcome.error}"
+        assert not outcome.mismatches and not outcome.guards, f"{sid} at {values}: {outcome.mismatches}"
+        assert outcome.chosen and all(c >= 1 for c in outcome.chosen), (sid, outcome.chosen)
+        if not measured:   # a written array of unknown size (matvec's y): the tree's choice
+            assert outcome.chosen == (outcome.expected,) * len(outcome.chosen), (sid, outcome.chosen)
+
+
+def test_without_memory_for_the_copies_it_is_the_tree_dispatcher():
+    for sid, _, outcome, _ in _run("matmul", limit="16"):
+        assert not outcome.error and not outcome.mismatches, (sid, outcome.error, outcome.mismatches)
+        assert outcome.chosen == (outcome.expected,), (sid, outcome.chosen, outcome.expected)
+
+
+def test_a_pointer_without_its_size_leaves_the_choice_to_the_tree():
+    from parakern.codegen.emit import emit
+    text = """void scale(int n, int B, float *x)
+{
+    meta_schedule {
+        meta_for (int b = 0; b < n / B; b++)
+            meta_for (int t = 0; t < B; t++)
+                x[b * B + t] = 2.0f * x[b * B + t];
+    }
+}
+"""
+    code = emit(analyze(text, "scale.c")).schedules[0]
+    assert "is not visible (a pointer)" in code.tuned
+    assert "return scale_0_dispatch(n, B, x);" in code.tuned and "cudaMalloc" not in code.tuned
