@@ -74,10 +74,11 @@ def tree_json(tree: CaseTree) -> dict:
     }
 
 
-def tree_text(tree: CaseTree) -> list[str]:
+def tree_text(tree: CaseTree, on: "dict | None" = None) -> list[str]:
+    """The tree as lines of text; `on`: reachability(tree) where the caller has it already."""
     lines = []
     n = len(tree.cases)
-    on = reachability(tree)
+    on = reachability(tree) if on is None else on
     for k, case in enumerate(tree.cases, 1):
         relations = " ∧ ".join(to_math(r) for r in case.constraints.relations) or "always"
         lines.append(f"  case {k}/{n}: {relations}")

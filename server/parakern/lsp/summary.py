@@ -312,7 +312,7 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
     infos = tuple(profile_info(tree, p) for p in profiles)
     return ScheduleSummary(key, schedule.id, schedule.function, "ok", diagnostics=diagnostics,
                            cases=cases, uncovered=uncovered, coverage=tree.coverage.status,
-                           profiles=infos, tree_text="\n".join(tree_text(tree)),
+                           profiles=infos, tree_text="\n".join(tree_text(tree, on)),
                            tree_dot=tree_dot(tree, schedule.id), seconds=seconds,
                            not_applied=tuple(result.not_applied), traffic_point=point,
                            tuning=tunings(result, profiles) if tune else ())
