@@ -399,11 +399,12 @@ def _staged(premises: tuple, goals: tuple, timeout_ms: int, deadline: float,
 
     stage = time.perf_counter() + max(QUICK_MS, timeout_ms // 2) / 1000   # half the time at most
     budget = max(QUICK_MS, timeout_ms // 4)
-    pinned = {s.name for symbols in hard.values() for s in symbols}
+    symbols = sorted(set().union(*hard.values()), key=str)
+    pinned = {s.name for s in symbols}
     tried: list = []
     # First with the divisors and factors small: z3's model of the easy part often has them
     # huge (s = 2**31 - 1), which no N within int's range is a multiple of.
-    small = tuple(sympy.Le(s, SMALL_PINNED) for s in sorted(set().union(*hard.values()), key=str))
+    small = tuple(sympy.Le(s, SMALL_PINNED) for s in symbols)
     guided = _attempt(easy + small, goals, left(budget), names)
     fixed = {n: v for n, v in (guided.witness or {}).items() if n in pinned and isinstance(v, int)}
     if guided.status == "sat" and fixed and left(budget) > 0:

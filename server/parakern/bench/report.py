@@ -226,11 +226,8 @@ def summary_lines(measurements, dispatches=()) -> list:
 def dispatches_json(dispatches) -> dict:
     """The dispatcher calls of a bench as its JSON has them: the tree dispatcher's under
     "dispatcher" (as before dispatch_tuned), dispatch_tuned's under "dispatcher_tuned"."""
-    out = {"dispatcher": [d.as_dict() for d in dispatches if d.kind == DISPATCHER]}
-    tuned = [d.as_dict() for d in dispatches if d.kind == TUNED]
-    if tuned:
-        out["dispatcher_tuned"] = tuned
-    return out
+    out = {_JSON_KEYS[kind]: [d.as_dict() for d in dispatches if d.kind == kind] for kind in DISPATCHERS}
+    return {key: calls for key, calls in out.items() if calls or key == _JSON_KEYS[DISPATCHER]}
 
 
 def write_json(path, measurements, extra: "dict | None" = None, dispatches=()) -> None:

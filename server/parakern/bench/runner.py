@@ -88,19 +88,17 @@ def dispatcher_parameters(schedule) -> list:
 def host_library_source(code) -> str:
     """The schedule's .cu (kernels, the tree's dispatcher and dispatch_tuned) and an extern "C"
     entry point to each dispatcher for ctypes."""
-    from parakern.codegen import dispatcher_name
+    from parakern.codegen import dispatcher_name, tuned
     from parakern.codegen.emit import INCLUDES, PREAMBLE
     s = code.schedule
     params = dispatcher_parameters(s)
     declared = ", ".join(f"{t} *{n}" if array else f"{t} {n}" for t, n, array in params) or "void"
     names = ", ".join(n for _, n, _ in params)
-    from parakern.codegen import tuned
+    entries = [f'extern "C" int {wrapper}({declared})\n{{\n    return {function}({names});\n}}'
+               for wrapper, function in ((DISPATCH_WRAPPER, dispatcher_name(s)),
+                                         (DISPATCH_TUNED_WRAPPER, tuned.tuned_name(s)))]
     return "\n\n".join([
-        PREAMBLE + INCLUDES + tuned.INCLUDES, code.prototype, *code.kernels, code.dispatcher, code.tuned,
-        f'extern "C" int {DISPATCH_WRAPPER}({declared})\n{{\n'
-        f"    return {dispatcher_name(s)}({names});\n}}",
-        f'extern "C" int {DISPATCH_TUNED_WRAPPER}({declared})\n{{\n'
-        f"    return {tuned.tuned_name(s)}({names});\n}}",
+        PREAMBLE + INCLUDES + tuned.INCLUDES, code.prototype, *code.kernels, code.dispatcher, code.tuned, *entries,
         'extern "C" const char *parakern_bench_last_error(void)\n{\n'
         "    return cudaGetErrorString(cudaPeekAtLastError());\n}\n"])
 

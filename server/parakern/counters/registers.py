@@ -75,9 +75,13 @@ class RegisterCounter(Counter):
         """`ptxas`: path of the assembler (default: found on PATH); use_ptxas=False forces the estimate."""
         self.ptxas = (ptxas or shutil.which("ptxas")) if use_ptxas else None
 
-    def measure(self, kernel: Kernel) -> Measure:
+    def _assembly(self, kernel: Kernel) -> tuple:
+        """(the PTX counted, the register cap or None): level 3 is level 2's PTX under a cap."""
         cap = self.register_cap(kernel) if kernel.ir_level == 3 else None
-        ptx = kernel_ptx(kernel, 2 if kernel.ir_level == 3 else kernel.ir_level)
+        return kernel_ptx(kernel, 2 if kernel.ir_level == 3 else kernel.ir_level), cap
+
+    def measure(self, kernel: Kernel) -> Measure:
+        ptx, cap = self._assembly(kernel)
         suffix = f", capped at {cap}" if cap is not None else ""
         if kernel.ir_level == 3 and cap is None:
             suffix = f" (level 2 is within {MIN_CAP} registers: no cap)"
@@ -100,8 +104,7 @@ class RegisterCounter(Counter):
         if not self.ptxas:
             return
         try:
-            cap = self.register_cap(kernel) if kernel.ir_level == 3 else None
-            ptx = kernel_ptx(kernel, 2 if kernel.ir_level == 3 else kernel.ir_level)
+            ptx, cap = self._assembly(kernel)
         except Exception:
             return     # `measure` meets the same error where the tree expects it
         _start(self.ptxas, ptx, kernel.target, cap)
