@@ -1,8 +1,10 @@
 """The time model against times already measured on a GPU, without a GPU.
 
-    .venv/bin/python bench/model_vs_measured.py docs/bench/h100 [--profile h100] [--markdown]
+    .venv/bin/python bench/model_vs_measured.py docs/bench/h100 [LATER ...] [--profile h100] [--markdown]
 
-Reads the bench JSON of a GPU run (bench/gpu_all.sh: every case timed at every point) and,
+Reads the bench JSON of a GPU run (bench/gpu_all.sh: every case timed at every point; where
+several folders are given, a run of a later folder replaces the run of the same name of an
+earlier one, e.g. a sample measured again after a change of its kernels) and,
 for each measured kernel, predicts its time with tuning/model.py on the device profile: the
 sample is analysed again, the measured kernel is matched to the case of today's tree whose
 launch (grid, block, dynamic shared memory) at that point is the same, and the model is fed
@@ -15,10 +17,12 @@ the registers that nvcc gave the measured kernel. Per run it prints:
              among those measured there, against the fastest measured (lowest fraction,
              points below 90 %), beside the generated dispatcher's figure of the same run
 
-A kernel of the run that no case of today's tree launches alike (the generator changed
-since) is counted as unmatched and left out. The kernels measured are those of the run's
-date: where the generator changed since, these figures say how well the model ranks
-those kernels, not today's (bench/gpu_tune.py measures today's on a GPU).
+The last line sums up every run and the runs of the paper's samples (PAPER_SAMPLES: the
+targets of issue 17 are set on them). A kernel of the run that no case of today's tree
+launches alike (the generator changed since) is counted as unmatched and left out. The
+kernels measured are those of the run's date: where the generator changed since, these
+figures say how well the model ranks those kernels, not today's (bench/gpu_tune.py measures
+today's on a GPU).
 """
 from __future__ import annotations
 
@@ -43,6 +47,8 @@ from parakern.tuning import model  # noqa: E402
 from parakern.tuning.measure import spearman  # noqa: E402
 
 DISPATCH_TARGET = 0.90
+# The samples of the paper's section 6 (bench/paper_gpu.py's SUITE has ours beside them).
+PAPER_SAMPLES = ("matmul", "matmul+cache", "jacobi1d", "transpose", "matadd", "polydiv")
 
 
 def _launch_key(grid, block, shared) -> tuple:
@@ -110,24 +116,59 @@ def evaluate_run(run: str, doc: dict, device: model.ModelDevice, scratch: Path) 
     return out
 
 
+def evaluate_tune(run: str, doc: dict, device: model.ModelDevice) -> list:
+    """The model against a `tune --measure` run (bench/gpu_tune.py: tune_<run>.json): each
+    schedule's measured configurations predicted again by today's model (the sample analysed
+    again; a configuration is its case and parameters), their Spearman and the measured speed of
+    the one it ranks first, beside the figures recorded with the model of the run."""
+    path = ROOT / "samples" / doc["file"]
+    results = {r.schedule.id: r for r in analyze(path.read_text(), f"samples/{doc['file']}").results}
+    out = []
+    for entry in doc["schedules"]:
+        measured = (entry.get("measure") or {}).get("measured") or []
+        result = results.get(entry["schedule"])
+        if len(measured) < 3 or result is None or result.tree is None:
+            continue
+        quantities = model.tree_quantities(result.tree)
+        rows = []
+        for m in measured:
+            if not m.get("measured_s") or not 1 <= m["case"] <= len(quantities):
+                continue
+            subs = dispatch.substitutions(result.schedule, {**entry["fixed"], **m["parameters"]})
+            p = model.predict(quantities[m["case"] - 1], subs, device)
+            if p is not None:
+                rows.append((p.time, m["measured_s"]))
+        if len(rows) < 3:
+            continue
+        best, pick = min(t for _, t in rows), min(rows)
+        out.append({"run": run, "schedule": entry["schedule"], "configurations": len(rows),
+                    "spearman": spearman([p for p, _ in rows], [t for _, t in rows]), "pick": best / pick[1],
+                    "recorded": (entry["measure"].get("spearman"), entry["measure"].get("pick_fraction_of_best"))})
+    return out
+
+
 def _point(values: dict, data: set) -> str:
     return " ".join(f"{n}={v}" for n, v in values.items() if n not in data)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path)
+    parser.add_argument("folders", type=Path, nargs="+", metavar="folder")
     parser.add_argument("--profile", help="devices.py profile of the model (default: from the run's device name)")
     parser.add_argument("--markdown", action="store_true", help="a markdown table instead of text")
     parser.add_argument("--scratch", type=Path, default=Path("/tmp/parakern-model-vs-measured"))
     args = parser.parse_args(argv)
-    runs = {}
-    for path in sorted(args.folder.glob("*.json")):
-        doc = json.loads(path.read_text())
-        if "results" in doc and "schedule" in doc and sample_of(path.stem) in SUITE:
-            runs[path.stem] = doc
+    runs, origin, tunes = {}, {}, {}
+    for folder in args.folders:
+        for path in sorted(folder.glob("*.json")):
+            doc = json.loads(path.read_text())
+            if path.stem.startswith("tune_") and doc.get("schedules") and doc.get("file"):
+                tunes[path.stem] = doc
+            if "results" in doc and "schedule" in doc and sample_of(path.stem) in SUITE:
+                runs[path.stem], origin[path.stem] = doc, folder
     if not runs:
-        print(f"model_vs_measured: no bench JSON of bench/paper_gpu.py's samples in {args.folder}", file=sys.stderr)
+        print(f"model_vs_measured: no bench JSON of bench/paper_gpu.py's samples in "
+              f"{', '.join(map(str, args.folders))}", file=sys.stderr)
         return 2
     key = args.profile or profile_key(next(iter(runs.values()))["device"])
     if key not in PROFILES:
@@ -139,7 +180,7 @@ def main(argv=None) -> int:
     header = ("run", "kernels (unmatched)", "Spearman", "model's pick of the sweep", "model per point: lowest, "
               "points < 90 %", "dispatcher per point: lowest, points < 90 %")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] if args.markdown else []
-    rhos, picks = [], []
+    rhos, picks, paper = [], [], []
     for r, doc in zip(results, runs.values()):
         if "spearman" not in r:
             lines.append(f"{r['run']}: {r['kernels']} kernels matched, {r['unmatched']} unmatched: too few")
@@ -156,13 +197,28 @@ def main(argv=None) -> int:
                  disp_text)
         rhos.append(r["spearman"])
         picks.append(pick["fraction"])
+        if sample_of(r["run"]) in PAPER_SAMPLES:
+            paper.append((r["spearman"], pick["fraction"]))
         lines.append("| " + " | ".join(cells) + " |" if args.markdown else "  ".join(cells))
-    print(f"model: {key}; measured: {next(iter(runs.values()))['device']} ({args.folder})")
+    later = {run: str(folder) for run, folder in origin.items() if folder != args.folders[0]}
+    print(f"model: {key}; measured: {next(iter(runs.values()))['device']} ({args.folders[0]}"
+          + "".join(f"; {run} from {folder}" for run, folder in later.items()) + ")")
     print("\n".join(lines))
     if rhos:
         print(f"Spearman >= 0.7 in {sum(1 for x in rhos if x >= 0.7)} of {len(rhos)} runs (median "
               f"{sorted(rhos)[len(rhos) // 2]:.2f}); the model's pick >= 80 % of the best in "
               f"{sum(1 for x in picks if x >= 0.8)} of {len(picks)} runs (lowest {min(picks):.0%})")
+    for run, doc in tunes.items():
+        for t in evaluate_tune(run, doc, device):
+            rho, fraction = t["recorded"]
+            recorded = (f" (recorded with the run's model: {rho:.2f}, {fraction:.0%})"
+                        if rho is not None and fraction is not None else "")
+            print(f"{t['run']} (tune --measure, {t['schedule']}): {t['configurations']} configurations, Spearman "
+                  f"{t['spearman']:.2f}, the model's pick among them {t['pick']:.0%} of the best{recorded}")
+    if paper:
+        print(f"the paper's samples: Spearman >= 0.7 in {sum(1 for x, _ in paper if x >= 0.7)} of {len(paper)} "
+              f"runs (lowest {min(x for x, _ in paper):.2f}); the model's pick >= 80 % of the best in "
+              f"{sum(1 for _, x in paper if x >= 0.8)} of {len(paper)} runs (lowest {min(x for _, x in paper):.0%})")
     return 0 if not any(math.isnan(x) for x in rhos) else 1
 
 

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not 
 SMS, CC, THREADS_PER_SM, BLOCKS_PER_SM, RESERVED = 132, (9, 0), 2048, 32, 1024
 CLOCK_KHZ, MEMORY_KHZ, BUS_BITS = 1980000, 2600000, 5120
 H100 = get_profile("h100")
+L2_BYTES = H100.l2_cache_bytes
 DEVICE = dataclasses.replace(model.model_device(H100, "h100"), bandwidth=2.0 * MEMORY_KHZ * 1000.0 * (BUS_BITS // 8))
 MACHINE = machine_values(H100)
 EMULATED = Device(MACHINE["R_B"], MACHINE["Z"], 48 * 1024, MACHINE["T"])
@@ -57,7 +58,7 @@ def _shim(result) -> str:
 
 def _transform(cu: str, results) -> str:
     profile = (f"static const bool parakern_profile_set = (parakern_cpu_set_profile({SMS}, {CC[0]}, {CC[1]}, "
-               f"{THREADS_PER_SM}, {BLOCKS_PER_SM}, {RESERVED}, {CLOCK_KHZ}, {MEMORY_KHZ}, {BUS_BITS}), true);")
+               f"{THREADS_PER_SM}, {BLOCKS_PER_SM}, {RESERVED}, {CLOCK_KHZ}, {MEMORY_KHZ}, {BUS_BITS}, {L2_BYTES}), true);")
     return cu + "\n#include <string>\n" + profile + "\n" + "\n".join(_shim(r) for r in results) + "\n"
 
 

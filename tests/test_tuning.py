@@ -40,7 +40,10 @@ def test_saxpy_time_by_hand():
     subs = substitutions(result.schedule, {"n": 1 << 20, "B": 256})
     p = model.predict(q, subs, H100)
     assert p.resident == 8 and p.step("waves") == 4 and p.step("active") == 1056 and p.step("efficiency") == 1
-    t_global = 4 * 1056 * 3072 / 3350e9
+    # 4 waves of 1056 blocks ask L2 for 4 x 1056 x 3072 bytes; x and y (8 MiB) fit in its 50 MiB,
+    # so DRAM moves each byte of them once: x and y read, y written
+    assert p.step("requested") == 4 * 1056 * 3072 and p.step("dram_bytes") == (1 << 20) * 12
+    t_global = (1 << 20) * 12 / 3350e9
     t_compute = 4 * 8 * 256 * (4 / 128) / 1.98e9
     assert math.isclose(p.step("t_global"), t_global, rel_tol=1e-12)
     assert math.isclose(p.step("t_compute"), t_compute, rel_tol=1e-12)
@@ -50,24 +53,34 @@ def test_saxpy_time_by_hand():
 
 def test_jacobi_quantities_by_hand():
     """Case 1 stages a: each block reads B·s + 2 and writes B·s ints; through L1/shared memory
-    8 accesses (both branches of t % 2) per k, plus the tile copied in and out (global and
-    shared side each); 16 operations per k, plus 100 per element the staging loops copy."""
+    8 accesses (both branches of t % 2) per k, plus the copies (B·s + 2 loaded, B·s written
+    back; global and shared side each); 16 operations per k, plus 16 per element the staging loops copy (one
+    dimension: linear copies) and 50 per copy loop a thread runs (a load and a write-back: of
+    the two choices of t % 2 a launch runs one). The global bytes are whole 32-byte sectors of
+    each run of ints: B·s + 2 read, B·s written."""
     result = _results("samples/jacobi1d.c")[0]
     q = model.tree_quantities(result.tree)[0]
     names = {x.name: x for x in q.global_bytes.free_symbols}
     B, s = names["B"], names["s"]
-    assert sympy.expand(q.global_bytes - (8 * B * s + 8)) == 0
-    assert sympy.expand(q.l1_traffic - (32 * B * s + 2 * 2 * 4 * (2 * B * s + 2))) == 0
+    for b, k in ((1, 1), (3, 2), (8, 4), (64, 4)):
+        sectors = 32 * (math.ceil((b * k + 2) * 4 / 32) + math.ceil(b * k * 4 / 32))
+        assert q.global_bytes.subs({B: b, s: k}) == sectors
+    # a[2N] of ints, read and written: 8N bytes read, 8N more written; the block waits at barriers
+    assert (str(q.read_bytes), str(q.unique_bytes), q.synchronised) == ("8*N", "16*N", 1)
+    # the copies: B·s + 2 ints loaded, B·s written back, each through L1 and shared memory
+    assert sympy.expand(q.l1_traffic - (32 * B * s + 2 * 4 * ((B * s + 2) + B * s))) == 0
     for b, k in ((1, 1), (3, 2), (64, 4), (128, 1)):   # whole operations per thread
-        expected = 16 * k + math.ceil(model.STAGING_OPS_PER_ELEMENT * 2 * (2 * b * k + 2) / b)
+        copied = (b * k + 2) + b * k
+        expected = 16 * k + math.ceil(sympy.Rational(model.COPY_OPS_PER_ELEMENT["linear"] * copied, b)
+                                      + 2 * model.COPY_LOOP_OPS)
         assert q.ops32.subs({B: b, s: k}) == expected
     assert sympy.expand(q.shared_bytes - (8 * B * s + 8)) == 0
 
 
 def test_few_blocks_use_the_bandwidth_less():
     """One block of 128 threads on 132 SMs: efficiency 128 / (132 · 1024), the time that much longer."""
-    inputs = {"blocks": 1, "threads": 128, "resident": 16, "global_bytes": 1e6, "ops32": 0, "ops64": 0,
-              "l1_traffic": 0, **H100.values()}
+    inputs = {"blocks": 1, "threads": 128, "resident": 16, "global_bytes": 1e6, "unique_bytes": 1e6,
+              "read_bytes": 1e6, "synchronised": 0, "ops32": 0, "ops64": 0, "l1_traffic": 0, **H100.values()}
     env = model.evaluate(inputs)
     assert env["waves"] == 1 and env["per_sm"] == 1
     assert math.isclose(env["efficiency"], 128 / (132 * 1024))
@@ -257,3 +270,92 @@ def test_the_model_may_prefer_a_case_the_tree_does_not():
     from parakern.lsp.summary import tune_info
     info = tune_info(result, "h100", {"N": 4194306})   # the hover says whose choice it is
     assert info.configuration.startswith("case 3: ") and "`jacobi1d_0_dispatch_auto` picks it" in info.configuration
+
+
+def _analysed(path: str, text: str):
+    return tuple(r for r in analyze(text, path).results if r.tree is not None and r.tree.cases)
+
+
+def test_what_blocks_read_again_comes_from_l2_where_the_arrays_fit():
+    """matmul at n = 1024 (ub1 = 32, B0 = 8, s = 2): every block reads its panels of a and b, so
+    the blocks ask for far more than the matrices hold; what c += a * b reads (a, b, c: 12 MiB)
+    fits in an H100's 50 MiB L2, so DRAM moves a and b once and c in and out. A T4's L2 (4 MiB)
+    holds none of it: DRAM moves what the blocks ask for."""
+    result = _results("samples/matmul.c")[0]
+    q = model.tree_quantities(result.tree)[0]
+    subs = substitutions(result.schedule, {"n": 1024, "ub1": 32, "B0": 8, "s": 2})
+    n2 = 1024 * 1024 * 4
+    assert (model.at(q, subs)["unique_bytes"], model.at(q, subs)["read_bytes"]) == (4 * n2, 3 * n2)
+    h100 = model.predict(q, subs, H100)
+    assert h100.step("requested") > 4 * n2 and h100.step("dram_bytes") == 4 * n2 == h100.bytes_moved
+    t4 = model.predict(q, subs, model.model_device(get_profile("t4"), "t4"))
+    assert t4.step("dram_bytes") == t4.step("requested") > 4 * n2
+
+
+def test_a_staged_tile_moves_whole_sectors_of_its_rows():
+    """transpose's case 1 copies a's B0 x (B1·s) tile and writes back c's (B1·s) x B0 tile: c's
+    rows are B0 floats, so at B0 = 4 each row fills half of a 32-byte sector and costs a whole
+    one; from B0 = 8 on the sectors are full."""
+    result = _results("samples/transpose.c")[0]
+    q = model.tree_quantities(result.tree)[0]
+    for b0, expected in ((4, 4 * 64 * 4 + 64 * 32), (8, 2 * 8 * 64 * 4), (16, 2 * 16 * 64 * 4)):
+        subs = substitutions(result.schedule, {"N": 8192, "B0": b0, "B1": 32, "s": 2})
+        assert model.at(q, subs)["global_bytes"] == expected
+
+
+def test_staging_copies_are_the_plans_loops():
+    """transpose's case 1: a is loaded and c only written back (nothing reads c), each a
+    B0 x (B1·s) tile that a thread walks s elements of with stepped coordinates; its second
+    case copies a B0 x B1 tile per block, an element per thread, dividing the index. matmul
+    with cache(a, b) loads both tiles at every k (a between loop) and writes nothing back."""
+    from parakern.tuning.model import COPY_LOOP_OPS, COPY_OPS_PER_ELEMENT, _staging_copies
+    result = _results("samples/transpose.c")[0]
+    one, two = result.tree.cases[0], result.tree.cases[1]
+    copies = [(a, str(n), ops, share) for a, n, ops, share in _staging_copies(one)]
+    assert sorted(copies) == [("a", "B0*B1*s", COPY_OPS_PER_ELEMENT["stepped"], 1),
+                              ("c", "B0*B1*s", COPY_OPS_PER_ELEMENT["stepped"], 1)]
+    assert sorted(ops for _, _, ops, _ in _staging_copies(two)) == [COPY_OPS_PER_ELEMENT["divided"]] * 2
+    first, second = model.tree_quantities(result.tree)[:2]
+    # per thread: the body's 6 operations per k; the copies 2 x s elements at 30 and 2 loops at
+    # 50 (case 1), 2 elements at 100 and 2 loops (case 2: one k per block)
+    (k,) = first.ops32.free_symbols
+    assert sympy.expand(first.ops32 - (6 * k + 2 * COPY_OPS_PER_ELEMENT["stepped"] * k + 2 * COPY_LOOP_OPS)) == 0
+    assert second.ops32 == 6 + 2 * COPY_OPS_PER_ELEMENT["divided"] + 2 * COPY_LOOP_OPS
+    text = (SAMPLES / "matmul.c").read_text().replace("meta_schedule {", "meta_schedule cache(a, b) {")
+    (cached,) = _analysed("matmul_cache.c", text)
+    staged = next(c for c in cached.tree.cases if c.kernel.cached)
+    loads = _staging_copies(staged)
+    assert sorted(a for a, *_ in loads) == ["a", "b"]
+    point = {"n": 1024, "ub1": 32, "B0": 8, "s": 2}   # n / B0 = 128 tiles of each, B0 x B0 and B0 x ub1·s
+    copied = {a: n.subs({x: point[x.name] for x in n.free_symbols}) for a, n, _, _ in loads}
+    assert copied == {"a": 128 * 8 * 8, "b": 128 * 8 * 64}
+
+
+def test_blocks_that_wait_at_barriers_need_others_resident():
+    """A staged block waits at its barriers: with r blocks resident per SM the others cover
+    r / (r + 1) of it (2 blocks of 1024 threads: 2/3 of the bandwidth). An unstaged one has no
+    barrier: the same launch keeps all of it."""
+    base = {"blocks": 1e6, "threads": 1024, "resident": 2, "global_bytes": 1e4, "unique_bytes": 1e10,
+            "read_bytes": 1e10, "ops32": 0, "ops64": 0, "l1_traffic": 0, **H100.values()}
+    staged, unstaged = model.evaluate({**base, "synchronised": 1}), model.evaluate({**base, "synchronised": 0})
+    assert math.isclose(staged["overlap"], 2 / 3) and unstaged["overlap"] == 1
+    assert math.isclose(staged["t_global"], unstaged["t_global"] * 1.5)
+    result = _results("samples/transpose.c")[0]
+    assert [q.synchronised for q in model.tree_quantities(result.tree)] == [
+        int(bool(c.kernel.cached)) for c in result.tree.cases]
+
+
+def test_loops_that_are_not_unrolled_pay_for_each_iteration():
+    """matmul's cases 2 and 3 reduce register pressure on the IR (levels 1 and 2: loops printed
+    `#pragma unroll 1`); each iteration of their w loop (s) and of the z loop inside it (B0)
+    costs 6 operations more than case 1's, at every k (n / B0 of them). On the H100's tune run
+    they measured 1.7x slower than case 1 at the same launch."""
+    result = _results("samples/matmul.c")[0]
+    assert [c.kernel.ir_level for c in result.tree.cases] == [0, 1, 2]
+    one, two, three = model.tree_quantities(result.tree)
+    names = {x.name: x for x in one.ops32.free_symbols}
+    n, B0, s = names["n"], names["B0"], names["s"]
+    k = sympy.floor(n / B0)
+    iterations = (s + s * B0) * k
+    assert sympy.expand(two.ops32 - one.ops32 - model.NOT_UNROLLED_ITERATION_OPS * iterations) == 0
+    assert sympy.expand(three.ops32 - two.ops32) == 0

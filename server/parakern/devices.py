@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 KIB = 1024
+MIB = 1024 * KIB
 
 # Where the per-capability numbers come from.
 _CC_SOURCE = (
@@ -133,6 +134,7 @@ class DeviceProfile:
     memory_bandwidth_gbps: float | None
     boost_clock_mhz: int | None
     source: str
+    l2_cache_bytes: int | None = None
 
     @property
     def sm_version(self) -> str:
@@ -142,7 +144,7 @@ class DeviceProfile:
 
 def _profile(name: str, cc: tuple[int, int], sm_count: int,
              bandwidth_gbps: float | None, boost_clock_mhz: int | None,
-             part_source: str) -> DeviceProfile:
+             part_source: str, l2_mib: "int | None" = None) -> DeviceProfile:
     lim = CC_LIMITS[cc]
     return DeviceProfile(
         name=name,
@@ -171,6 +173,7 @@ def _profile(name: str, cc: tuple[int, int], sm_count: int,
         memory_bandwidth_gbps=bandwidth_gbps,
         boost_clock_mhz=boost_clock_mhz,
         source=f"{_CC_SOURCE} (cc {cc[0]}.{cc[1]}); {part_source}",
+        l2_cache_bytes=l2_mib * MIB if l2_mib else None,
     )
 
 
@@ -180,36 +183,38 @@ PROFILES: dict[str, DeviceProfile] = {
     "v100": _profile(
         "NVIDIA Tesla V100 SXM2", (7, 0), 80, 900.0, 1530,
         "NVIDIA Tesla V100 GPU Architecture whitepaper (80 SMs, 1530 MHz boost, "
-        "900 GB/s HBM2)"),
+        "900 GB/s HBM2, 6 MB L2)", 6),
     "t4": _profile(
         "NVIDIA T4", (7, 5), 40, 320.0, 1590,
         "NVIDIA Turing GPU Architecture whitepaper (Tesla T4: 40 SMs, 1590 MHz "
-        "boost); NVIDIA T4 datasheet (320 GB/s GDDR6)"),
+        "boost, 4 MB L2); NVIDIA T4 datasheet (320 GB/s GDDR6)", 4),
     "a100": _profile(
         "NVIDIA A100 SXM4 40GB", (8, 0), 108, 1555.0, 1410,
         "NVIDIA A100 Tensor Core GPU Architecture whitepaper (108 SMs, 1410 MHz "
-        "boost, 1555 GB/s HBM2 for the 40 GB part)"),
+        "boost, 1555 GB/s HBM2 for the 40 GB part, 40 MB L2)", 40),
     "a10": _profile(
         "NVIDIA A10", (8, 6), 72, 600.0, 1695,
         "NVIDIA A10 datasheet (600 GB/s GDDR6, 31.2 TFLOPS FP32, 9216 CUDA "
-        "cores = 72 SMs x 128); boost clock derived: 31.2e12 / (2 x 9216)"),
+        "cores = 72 SMs x 128); boost clock derived: 31.2e12 / (2 x 9216); "
+        "NVIDIA Ampere GA102 GPU Architecture whitepaper (6 MB L2)", 6),
     "l4": _profile(
         "NVIDIA L4", (8, 9), 58, 300.0, 2040,
         "NVIDIA L4 datasheet (300 GB/s GDDR6, 30.3 TFLOPS FP32, 7424 CUDA "
-        "cores = 58 SMs x 128); boost clock derived: 30.3e12 / (2 x 7424)"),
+        "cores = 58 SMs x 128); boost clock derived: 30.3e12 / (2 x 7424); "
+        "NVIDIA Ada Lovelace GPU Architecture whitepaper (AD104: 48 MB L2)", 48),
     "rtx4090": _profile(
         "NVIDIA GeForce RTX 4090", (8, 9), 128, 1008.0, 2520,
         "NVIDIA Ada Lovelace GPU Architecture whitepaper (RTX 4090: 128 SMs, "
-        "2520 MHz boost, 1008 GB/s GDDR6X)"),
+        "2520 MHz boost, 1008 GB/s GDDR6X, 72 MB L2)", 72),
     "h100": _profile(
         "NVIDIA H100 SXM5 80GB", (9, 0), 132, 3350.0, 1980,
-        "NVIDIA H100 Tensor Core GPU Architecture whitepaper (SXM5: 132 SMs); "
+        "NVIDIA H100 Tensor Core GPU Architecture whitepaper (SXM5: 132 SMs, 50 MB L2); "
         "NVIDIA H100 datasheet (SXM: 3.35 TB/s HBM3, 67 TFLOPS FP32); boost clock "
-        "derived: 67e12 / (2 x 16896 CUDA cores)"),
+        "derived: 67e12 / (2 x 16896 CUDA cores)", 50),
     "h200": _profile(
         "NVIDIA H200 SXM 141GB", (9, 0), 132, 4800.0, 1980,
         "NVIDIA H200 datasheet (SXM: 4.8 TB/s HBM3e, 67 TFLOPS FP32; same GH100 "
-        "die as H100 SXM5, 132 SMs); boost clock derived: 67e12 / (2 x 16896)"),
+        "die as H100 SXM5, 132 SMs, 50 MB L2); boost clock derived: 67e12 / (2 x 16896)", 50),
 }
 
 

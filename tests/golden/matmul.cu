@@ -415,10 +415,10 @@ int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float
 #define PARAKERN_MODEL_SUPPORT
 /* What parakern's time model reads of a device (tuning/model.py). */
 struct parakern_model_device {
-    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double launch_overhead; double block_time;
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time;
 };
 
-/* SMs, clocks and bus width from the device; arithmetic results per clock per SM by compute
+/* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
  * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
 static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
 {
@@ -431,6 +431,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
     m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
     m->clock = clock_khz * 1000.0;
     m->threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    m->l2_bytes = prop.l2CacheSize;
     m->shared_bytes_per_clock = 128;
     m->launch_overhead = 3e-06;
     m->block_time = 8e-08;
@@ -445,7 +446,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
 }
 
 /* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double ops32, double ops64, double l1_traffic)
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic)
 {
     const double sms = d->sms;
     const double bandwidth = d->bandwidth;
@@ -454,14 +455,18 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double lanes64 = d->lanes64;
     const double threads_per_sm = d->threads_per_sm;
     const double shared_bytes_per_clock = d->shared_bytes_per_clock;
+    const double l2_bytes = d->l2_bytes;
     const double launch_overhead = d->launch_overhead;
     const double block_time = d->block_time;
     const double concurrent = sms * resident;
     const double waves = ceil(blocks / concurrent);
     const double active = fmin(blocks, concurrent);
     const double per_sm = ceil(active / sms);
-    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0));
-    const double t_global = waves * active * global_bytes / (bandwidth * efficiency);
+    const double overlap = 1.0 - synchronised / (resident + 1.0);
+    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0)) * overlap;
+    const double requested = waves * active * global_bytes;
+    const double dram_bytes = requested - (read_bytes <= l2_bytes) * fmax(0.0, requested - unique_bytes);
+    const double t_global = dram_bytes / (bandwidth * efficiency);
     const double t_compute = waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock;
     const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
     const double t_blocks = ceil(blocks / sms) * block_time;
@@ -478,13 +483,16 @@ static double matmul_0_time_case1(const parakern_model_device *dev, long long n,
     const long long threads = B0*ub1;
     const long long shared_bytes = 0;
     const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*ceil(B0*s*ub1*(n/B0)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const long long unique_bytes = 16*n*n;
+    const long long read_bytes = 12*n*n;
+    const long long synchronised = 0;
     const long long ops32 = 2*B0*s*(n/B0) + s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
 }
 
 /* matmul:0, case 2: the time model (tuning/model.py) */
@@ -495,13 +503,16 @@ static double matmul_0_time_case2(const parakern_model_device *dev, long long n,
     const long long threads = B0*ub1;
     const long long shared_bytes = 0;
     const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*ceil(B0*s*ub1*(n/B0)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long ops32 = 2*B0*s*(n/B0) + s*(n/B0) + 5*(n/B0);
+    const long long unique_bytes = 16*n*n;
+    const long long read_bytes = 12*n*n;
+    const long long synchronised = 0;
+    const long long ops32 = 8*B0*s*(n/B0) + 7*s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
 }
 
 /* matmul:0, case 3: the time model (tuning/model.py) */
@@ -512,13 +523,16 @@ static double matmul_0_time_case3(const parakern_model_device *dev, long long n,
     const long long threads = B0*ub1;
     const long long shared_bytes = 0;
     const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*ceil(B0*s*ub1*(n/B0)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long ops32 = 2*B0*s*(n/B0) + s*(n/B0) + 5*(n/B0);
+    const long long unique_bytes = 16*n*n;
+    const long long read_bytes = 12*n*n;
+    const long long synchronised = 0;
+    const long long ops32 = 8*B0*s*(n/B0) + 7*s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
 }
 
 matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const float *b)

@@ -241,10 +241,10 @@ int matvec_0_dispatch_tuned(int m, int n, int B, const double *A, const double *
 #define PARAKERN_MODEL_SUPPORT
 /* What parakern's time model reads of a device (tuning/model.py). */
 struct parakern_model_device {
-    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double launch_overhead; double block_time;
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time;
 };
 
-/* SMs, clocks and bus width from the device; arithmetic results per clock per SM by compute
+/* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
  * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
 static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
 {
@@ -257,6 +257,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
     m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
     m->clock = clock_khz * 1000.0;
     m->threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    m->l2_bytes = prop.l2CacheSize;
     m->shared_bytes_per_clock = 128;
     m->launch_overhead = 3e-06;
     m->block_time = 8e-08;
@@ -271,7 +272,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
 }
 
 /* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double ops32, double ops64, double l1_traffic)
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic)
 {
     const double sms = d->sms;
     const double bandwidth = d->bandwidth;
@@ -280,14 +281,18 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double lanes64 = d->lanes64;
     const double threads_per_sm = d->threads_per_sm;
     const double shared_bytes_per_clock = d->shared_bytes_per_clock;
+    const double l2_bytes = d->l2_bytes;
     const double launch_overhead = d->launch_overhead;
     const double block_time = d->block_time;
     const double concurrent = sms * resident;
     const double waves = ceil(blocks / concurrent);
     const double active = fmin(blocks, concurrent);
     const double per_sm = ceil(active / sms);
-    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0));
-    const double t_global = waves * active * global_bytes / (bandwidth * efficiency);
+    const double overlap = 1.0 - synchronised / (resident + 1.0);
+    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0)) * overlap;
+    const double requested = waves * active * global_bytes;
+    const double dram_bytes = requested - (read_bytes <= l2_bytes) * fmax(0.0, requested - unique_bytes);
+    const double t_global = dram_bytes / (bandwidth * efficiency);
     const double t_compute = waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock;
     const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
     const double t_blocks = ceil(blocks / sms) * block_time;
@@ -304,13 +309,16 @@ static double matvec_0_time_case1(const parakern_model_device *dev, long long m,
     const long long threads = B;
     const long long shared_bytes = 0;
     const long long global_bytes = 8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
+    const long long unique_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
+    const long long read_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
+    const long long synchronised = 0;
     const long long ops32 = 2;
     const long long ops64 = 2*n;
     const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
 }
 
 /* matvec:0, case 2: the time model (tuning/model.py) */
@@ -321,13 +329,16 @@ static double matvec_0_time_case2(const parakern_model_device *dev, long long m,
     const long long threads = B;
     const long long shared_bytes = 0;
     const long long global_bytes = 8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
-    const long long ops32 = 2;
+    const long long unique_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
+    const long long read_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
+    const long long synchronised = 0;
+    const long long ops32 = 6*n + 2;
     const long long ops64 = 2*n;
     const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
 }
 
 matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double *x, double *y)

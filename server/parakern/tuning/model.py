@@ -4,19 +4,27 @@ parameters on a device.
 Per case, a few quantities in the parameters (sympy, derived scalars replaced by their
 definitions): the launch (blocks, threads, dynamic shared bytes, from codegen.launch), the
 registers per thread (the tree's counter, or nvcc's in the C), the global bytes one block
-moves (`global_bytes_per_block`), the arithmetic of one thread (`arithmetic`: 32-bit and
-64-bit operations) and the bytes one block's threads read and write through the SM's
-L1/shared memory (`l1_traffic`). The device gives its SM count, memory bandwidth, clock, arithmetic lanes
-per SM (devices.py, with sources) and, through the occupancy calculator
-(counters/occupancy.py, cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks
-resident per SM. Then `FORMULA`, the same text evaluated here and printed in the generated C:
+moves (`global_bytes_per_block`), the bytes of the arrays the launch touches and reads, each
+once (`array_bytes`), whether a block waits at barriers (`synchronised`: it stages), the
+arithmetic of one thread (`arithmetic`: 32-bit and 64-bit operations) and the bytes one
+block's threads read and write through the SM's L1/shared memory (`l1_traffic`). The device
+gives its SM count, memory bandwidth, L2 size, clock, arithmetic lanes per SM (devices.py,
+with sources) and, through the occupancy calculator (counters/occupancy.py,
+cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks resident per SM. Then
+`FORMULA`, the same text evaluated here and printed in the generated C:
 
     waves       = ⌈blocks / (SMs · resident)⌉            blocks that run at once, in turns
     active      = min(blocks, SMs · resident)            blocks of one wave
     per_sm      = ⌈active / SMs⌉                          blocks of one wave on the busiest SM
-    efficiency  = min(1, active · threads / (SMs · threads_per_SM / 2))
+    overlap     = 1 - synchronised / (resident + 1)      a block waiting at a barrier issues
+                  nothing: the other resident blocks hide it (1024-thread staged blocks, 2 per SM,
+                  ran transpose and stencil2d 1.2-2x slower than 256-thread ones on an H100)
+    efficiency  = min(1, active · threads / (SMs · threads_per_SM / 2)) · overlap
                   half the SM's threads hide the memory latency; fewer use the bandwidth less
-    t_global    = waves · active · global_bytes / (bandwidth · efficiency)
+    requested   = waves · active · global_bytes           bytes the blocks ask of L2
+    dram_bytes  = requested, or min(requested, unique_bytes) where read_bytes fits in L2:
+                  what blocks read again (matmul's panels) comes from L2, not DRAM
+    t_global    = dram_bytes / (bandwidth · efficiency)
     t_compute   = waves · per_sm · threads · (ops32 / lanes32 + ops64 / lanes64) / clock
     t_l1        = waves · per_sm · l1_traffic / (bytes_per_clock · clock)
                   L1 and shared memory are one memory of bytes_per_clock per SM
@@ -67,6 +75,7 @@ class ModelDevice:
     lanes64: int                     # 64-bit
     threads_per_sm: int
     shared_bytes_per_clock: int      # per SM
+    l2_bytes: int                    # L2 cache
     launch_overhead: float = LAUNCH_OVERHEAD_S
     block_time: float = BLOCK_TIME_S
 
@@ -75,7 +84,7 @@ class ModelDevice:
         return {"sms": float(self.sms), "bandwidth": float(self.bandwidth), "clock": float(self.clock),
                 "lanes32": float(self.lanes32), "lanes64": float(self.lanes64),
                 "threads_per_sm": float(self.threads_per_sm),
-                "shared_bytes_per_clock": float(self.shared_bytes_per_clock),
+                "shared_bytes_per_clock": float(self.shared_bytes_per_clock), "l2_bytes": float(self.l2_bytes),
                 "launch_overhead": float(self.launch_overhead), "block_time": float(self.block_time)}
 
 
@@ -84,7 +93,7 @@ def model_device(profile: DeviceProfile, key: str = "") -> ModelDevice:
         raise ModelError(f"{profile.name} has no memory bandwidth or clock in devices.py")
     return ModelDevice(key or profile.name, profile, profile.sm_count, profile.memory_bandwidth_gbps * 1e9,
                        profile.boost_clock_mhz * 1e6, profile.fp32_lanes_per_sm, profile.fp64_lanes_per_sm,
-                       profile.max_threads_per_sm, profile.shared_memory_bytes_per_clock)
+                       profile.max_threads_per_sm, profile.shared_memory_bytes_per_clock, profile.l2_cache_bytes or 0)
 
 
 # ------------------------------------------------------------------ the formula
@@ -96,16 +105,20 @@ FORMULA = (
     ("waves", "ceil(blocks / concurrent)"),
     ("active", "min(blocks, concurrent)"),
     ("per_sm", "ceil(active / sms)"),
-    ("efficiency", "min(1.0, active * threads / (sms * threads_per_sm / 2.0))"),
-    ("t_global", "waves * active * global_bytes / (bandwidth * efficiency)"),
+    ("overlap", "1.0 - synchronised / (resident + 1.0)"),
+    ("efficiency", "min(1.0, active * threads / (sms * threads_per_sm / 2.0)) * overlap"),
+    ("requested", "waves * active * global_bytes"),
+    ("dram_bytes", "requested - (read_bytes <= l2_bytes) * max(0.0, requested - unique_bytes)"),
+    ("t_global", "dram_bytes / (bandwidth * efficiency)"),
     ("t_compute", "waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock"),
     ("t_l1", "waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock)"),
     ("t_blocks", "ceil(blocks / sms) * block_time"),
     ("time", "launch_overhead + max(max(t_global, t_compute), max(t_l1, t_blocks))"),
 )
-QUANTITY_NAMES = ("blocks", "threads", "resident", "global_bytes", "ops32", "ops64", "l1_traffic")
+QUANTITY_NAMES = ("blocks", "threads", "resident", "global_bytes", "unique_bytes", "read_bytes", "synchronised",
+                  "ops32", "ops64", "l1_traffic")
 DEVICE_NAMES = ("sms", "bandwidth", "clock", "lanes32", "lanes64", "threads_per_sm", "shared_bytes_per_clock",
-                "launch_overhead", "block_time")
+                "l2_bytes", "launch_overhead", "block_time")
 TERMS = ("t_global", "t_compute", "t_l1", "t_blocks")
 _COMPILED = tuple((name, compile(text, name, "eval")) for name, text in FORMULA)
 _BUILTINS = {"__builtins__": {}, "min": min, "max": max, "ceil": math.ceil}
@@ -141,10 +154,14 @@ class Quantities:
     ops32: sympy.Expr                # per thread
     ops64: sympy.Expr                # per thread
     l1_traffic: sympy.Expr           # per block, bytes through L1 and shared memory
+    unique_bytes: sympy.Expr         # the launch's arrays, each read and each write once
+    read_bytes: sympy.Expr           # the arrays the launch reads, each once
+    synchronised: int                # 1 where the block waits at barriers (staging), else 0
 
     def expressions(self) -> dict:
         return {"blocks": self.blocks, "threads": self.threads, "shared_bytes": self.shared_bytes,
-                "global_bytes": self.global_bytes, "ops32": self.ops32, "ops64": self.ops64,
+                "global_bytes": self.global_bytes, "unique_bytes": self.unique_bytes, "read_bytes": self.read_bytes,
+                "synchronised": sympy.Integer(self.synchronised), "ops32": self.ops32, "ops64": self.ops64,
                 "l1_traffic": self.l1_traffic}
 
 
@@ -152,9 +169,29 @@ def quantities(case) -> Quantities:
     s = case.kernel.schedule
     launch = launch_of(case)
     ops32, ops64 = arithmetic(case)
-    return Quantities(sympy.Mul(*launch.grid), launch.threads, launch.shared_bytes,
-                      int(case.counter("registers")), global_bytes_per_block(case),
-                      in_parameters(ops32, s), in_parameters(ops64, s), l1_traffic(case))
+    blocks, per_block = sympy.Mul(*launch.grid), global_bytes_per_block(case)
+    whole = array_bytes(s)
+    unique, read = whole if whole is not None else (blocks * per_block,) * 2
+    return Quantities(blocks, launch.threads, launch.shared_bytes, int(case.counter("registers")), per_block,
+                      in_parameters(ops32, s), in_parameters(ops64, s), l1_traffic(case), unique, read,
+                      int(bool(_staging_copies(case))))
+
+
+def array_bytes(s) -> "tuple | None":
+    """(bytes of the arrays the schedule touches, read ones counted once and written ones once
+    more; bytes of the arrays it reads), or None where an array's size is not visible. DRAM
+    moves no more than the first (L2 keeps what blocks read again) where the second fits in
+    L2: the arrays read are what blocks share (matmul's a and b panels)."""
+    unique = read = sympy.S.Zero
+    for array in s.arrays:
+        if not any(a.array == array.name for a in s.accesses):
+            continue
+        if not array.dims or any(d is None for d in array.dims):
+            return None
+        size = sympy.Mul(*array.dims) * array.element_size
+        unique += size * (int(array.read) + int(array.written))
+        read += size * int(array.read)
+    return in_parameters(unique, s), in_parameters(read, s)
 
 
 def _trips(s) -> dict:
@@ -176,9 +213,10 @@ def global_bytes_per_block(case) -> sympy.Expr:
     counts once per iteration. Where a footprint is unbounded, every access of the array is
     counted. Each element costs what its warp requests cost in 32-byte sectors
     (`_sector_bytes`): by the stride between consecutive lanes along threadIdx.x and the
-    lanes a warp has along x. It stays a formula in the parameters (dispatch_auto prints it
-    in C); analysis/traffic.py measures the same requests exactly at one point (`parakern
-    profile`)."""
+    lanes a warp has along x; a staged array's tile, which the copy loops move element after
+    element, by the sectors its rows fill (`_tile_sector_bytes`). It stays a formula in the
+    parameters (dispatch_auto prints it in C); analysis/traffic.py measures the same requests
+    exactly at one point (`parakern profile`)."""
     from parakern.analysis.footprint import footprints
     s = case.kernel.schedule
     between = {lp.var for lp in s.between}
@@ -198,10 +236,30 @@ def global_bytes_per_block(case) -> sympy.Expr:
             else:
                 moves = any(set(map(str, sympy.Tuple(*a.indices).free_symbols)) & between for a in mine)
                 elements = fp.elements * (moving if moves else 1)
-            staged = fp.array in case.kernel.cached   # copy loops: consecutive threads, consecutive elements
-            total += _sector_bytes(in_parameters(elements, s), array.element_size,
-                                   0 if staged else _worst_stride(mine, array, s), _lanes(case))
+            if fp.array in case.kernel.cached and fp.bounded:   # copy loops: consecutive threads, consecutive elements
+                total += in_parameters(_tile_sector_bytes(fp, array.element_size) * (moving if moves else 1), s)
+            else:
+                total += _sector_bytes(in_parameters(elements, s), array.element_size,
+                                       _worst_stride(mine, array, s), _lanes(case))
     return sympy.expand(total)
+
+
+def _tile_sector_bytes(fp, size: int) -> sympy.Expr:
+    """Bytes of the 32-byte sectors that hold a block's footprint (a staged tile, copied
+    element after element): each contiguous run along the array's last dimension rounded up to
+    whole sectors (transpose's c tile has rows of B0 floats: at B0 = 4, half of each sector).
+    A run is taken to start on a sector's boundary (a halo's shifted runs touch one more)."""
+    out = []
+    for choice in fp.regions:
+        total = sympy.S.Zero
+        for cluster in choice.clusters:
+            if not cluster.dims:
+                total += cluster.elements * size
+                continue
+            last = cluster.dims[-1]
+            total += cluster.elements / last.extent * sympy.ceiling(last.extent * size / sympy.Integer(32)) * 32
+        out.append(total)
+    return sympy.Max(*out) if len(out) > 1 else (out[0] if out else sympy.S.Zero)
 
 
 def _lanes(case) -> sympy.Expr:
@@ -305,66 +363,107 @@ def l1_traffic(case) -> sympy.Expr:
             per_run = (sympy.ceiling(threads / lanes) * 32 if stride == 0
                        else _sector_bytes(threads, array.element_size, stride, lanes))
             total += _executions(a, s) * per_run
-    for array, copied in _staging_copies(case):   # each copied element: global side and shared side
+    for array, copied, _, _ in _staging_copies(case):   # each copied element: global side and shared side
         total += copied * s.array(array).element_size * 2
     return sympy.expand(in_parameters(total, s))
 
 
 def _staging_copies(case) -> tuple:
-    """(array, elements the staging loops copy per block) of each staged array: its tile
-    loaded, and stored back where the block writes it, once per iteration of the loops
-    between the grid and block levels (a tile that is not bounded is not counted)."""
-    from parakern.analysis.footprint import footprints
+    """(array, elements copied per block, operations per element, share) of each copy loop the
+    staging plan prints (analysis/staging.py): a region's load where some read needs it, its
+    write-back where the block writes it whole; once per block where the plan hoists it out of
+    the `between` loops, else once per iteration of them. A copy loop walks its whole region
+    (what no read needs is skipped inside). Where uniform guards choose between regions, each
+    choice's loops count for their share (a launch runs one choice): 1 / choices."""
+    from parakern.analysis.staging import StagingError, plan
     s = case.kernel.schedule
-    staged = tuple(sorted(case.kernel.cached))
-    return tuple((fp.array, fp.elements * (1 + int(s.array(fp.array).written)) * _between_trips(s))
-                 for fp in (footprints(s, staged) if staged else ()) if fp.elements is not sympy.oo)
+    try:
+        staged = plan(case.kernel) if case.kernel.cached else ()
+    except StagingError:
+        return ()
+    between = _between_trips(s)
+    out = []
+    for st in staged:
+        for choice in st.choices:
+            for region in choice.regions:
+                times = (int(region.load) + int(region.write_back)) * (1 if region.hoisted else between)
+                if times:
+                    share = sympy.Rational(1, len(st.choices))
+                    out.append((st.array.name, in_parameters(region.elements * times, s) * share,
+                                _copy_ops(s, region), share))
+    return tuple(out)
+
+
+def _copy_ops(s, region) -> int:
+    """What a copy loop spends per element it copies, by the loop codegen/memory.py prints
+    for the region (COPY_OPS_PER_ELEMENT)."""
+    from parakern.analysis.staging import stepped
+    if len(region.dims) < 2:
+        return COPY_OPS_PER_ELEMENT["linear"]
+    return COPY_OPS_PER_ELEMENT["stepped" if stepped(s, region) else "divided"]
 
 
 _ARITHMETIC_ASSIGN = {"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
 
 
-# What a staging loop spends on each element it copies, in 32-bit arithmetic operations (the
-# fp32 rate; integer instructions issue at half of it): a division and a remainder by the
-# run-time tile width (no integer divider: about 20 instructions each), four bounds
-# comparisons, 64-bit addressing and the loop itself, about 50 integer instructions. Where
-# this sits in that range was read off the H100 run (docs/bench/model-vs-h100.md compares
-# 20, 50 and 100 over every staged kernel of it): without it a staged kernel is predicted as
-# fast as its unstaged sibling, measured 1.3-2x slower.
-STAGING_OPS_PER_ELEMENT = 100
+# What the staging copies cost in 32-bit arithmetic operations (the fp32 rate; integer
+# instructions issue at half of it), by the loop codegen/memory.py prints. Per element: a
+# linear region adds nthreads to an index and checks its bounds (about 8 integer
+# instructions); a stepped box carries its coordinates (about 15); another box divides each
+# element's index by the run-time sizes of its rows, a division and a remainder with no
+# integer divider (about 50). Per loop and thread: its region's bounds in 64 bits, the loop's
+# first test and its exit (about 25), which is what a thread that copies one element pays
+# most of (polydiv at s = 1). The per-element figures are instruction counts; the division's
+# and the per-loop one were placed in their ranges on the H100 runs of docs/bench
+# (model-vs-h100.md shows each choice's figures).
+COPY_OPS_PER_ELEMENT = {"linear": 16, "stepped": 30, "divided": 100}
+COPY_LOOP_OPS = 50
+# A loop that is not unrolled spends an increment, a test and a branch per iteration: 3 integer
+# instructions, 6 at the fp32 rate. The H100's tune run of matmul (docs/bench/h100/
+# tune_matmul_n1024.json) measured the register-capped cases, whose loops are not unrolled,
+# 1.7x slower than case 1 at the same launch, which the model without this term predicted
+# faster (more blocks resident): its pick reached 59 % of the best measured, 100 % with it.
+NOT_UNROLLED_ITERATION_OPS = 6
 
 
 def arithmetic(case) -> tuple:
     """(32-bit, 64-bit) arithmetic operations of one thread: every operator, math call and
     compound assignment of its body (comparisons, logic and subscripts aside: addressing),
     times the trip counts of its serial loops and of the loops between grid and block
-    levels; of an `if` with an `else` the larger branch where both are numbers; plus the
-    thread's share of the staging copies (`STAGING_OPS_PER_ELEMENT` per element copied)."""
+    levels; of an `if` with an `else` the larger branch where both are numbers; where the
+    kernel's loops are not unrolled, each iteration's increment, test and branch; plus the
+    thread's share of the staging copies (`_staging_ops`)."""
     s = case.kernel.schedule
     trips = _trips(s)
-    ops32, ops64 = _ops(s.body, trips)
+    # IR level >= 1 (register pressure reduced, strategies/register_pressure.py) prints its
+    # loops `#pragma unroll 1`: every iteration pays the loop's own instructions
+    overhead = NOT_UNROLLED_ITERATION_OPS if case.kernel.ir_level >= 1 else 0
+    ops32, ops64 = _ops(s.body, trips, overhead)
     between = _between_trips(s)
     return sympy.expand(ops32 * between + _staging_ops(case)), sympy.expand(ops64 * between)
 
 
 def _staging_ops(case) -> sympy.Expr:
-    copied = sum((n for _, n in _staging_copies(case)), sympy.S.Zero)
+    copies = _staging_copies(case)
+    ops = sum((n * per for _, n, per, _ in copies), sympy.S.Zero)
+    loops = sum((share for *_, share in copies), sympy.S.Zero)
     # whole operations per thread (an integer in Python and in the C of dispatch_auto)
-    return sympy.ceiling(in_parameters(copied, case.kernel.schedule) * STAGING_OPS_PER_ELEMENT / _threads(case))
+    return sympy.ceiling(ops / _threads(case) + COPY_LOOP_OPS * loops)
 
 
-def _ops(node, trips) -> tuple:
+def _ops(node, trips, overhead=0) -> tuple:
+    """(32-bit, 64-bit) operations of `node` run once; `overhead` per iteration of each loop."""
     zero = (sympy.S.Zero, sympy.S.Zero)
     if isinstance(node, syntax.Index) or node is None:
         return zero
     if isinstance(node, syntax.Loop):
-        a, b = _ops(node.body, trips)
+        a, b = _ops(node.body, trips, overhead)
         n = trips.get(node.var, sympy.S.One)
-        return a * n, b * n
+        return (a + overhead) * n, b * n
     if isinstance(node, syntax.If):
-        c = _ops(node.cond, trips)
-        t = _ops(node.then, trips)
-        e = _ops(node.other, trips) if node.other is not None else zero
+        c = _ops(node.cond, trips, overhead)
+        t = _ops(node.then, trips, overhead)
+        e = _ops(node.other, trips, overhead) if node.other is not None else zero
         both = tuple(max(x, y) if (x.is_Number and y.is_Number) else x + y for x, y in zip(t, e))
         return c[0] + both[0], c[1] + both[1]
     own = 0
@@ -383,7 +482,7 @@ def _ops(node, trips) -> tuple:
     for child in syntax.children(node):
         if isinstance(node, syntax.Assign) and child is node.target:
             continue   # the store's own subscripts are addressing
-        x, y = _ops(child, trips)
+        x, y = _ops(child, trips, overhead)
         a, b = a + x, b + y
     return a, b
 
@@ -397,7 +496,7 @@ class Prediction:
     resident: int                    # blocks per SM (occupancy calculator)
     occupancy: float                 # active warps / max warps per SM
     limiting: str                    # the term of the max: "global", "compute", "l1" or "blocks"
-    bytes_moved: int                 # global bytes of the whole launch (blocks x global_bytes)
+    bytes_moved: int                 # DRAM bytes of the whole launch (dram_bytes without the last wave's rounding)
 
     def step(self, name: str) -> float:
         return dict(self.steps)[name]
@@ -437,7 +536,7 @@ def predict(q: Quantities, subs: dict, device: ModelDevice, registers: "int | No
     terms = {t: env[t] for t in TERMS}
     limiting = max(TERMS, key=lambda t: terms[t]).removeprefix("t_")
     return Prediction(env["time"], steps, detail.active_blocks, float(detail.occupancy), limiting,
-                      values["blocks"] * values["global_bytes"])
+                      round(min(values["blocks"] * values["global_bytes"], env["dram_bytes"])))
 
 
 # ------------------------------------------------------------------ the formula for people
@@ -454,6 +553,8 @@ def formula_text(q: Quantities, k: int) -> list[str]:
     lines = [f"case {k}: blocks = {e['blocks']}, threads = {e['threads']}, "
              f"shared = {e['shared_bytes']} B, registers {q.registers}",
              f"  global bytes per block = {e['global_bytes']}",
+             f"  arrays: {e['unique_bytes']} B touched, {e['read_bytes']} B read"
+             + ("; blocks wait at barriers" if q.synchronised else ""),
              f"  arithmetic per thread = {e['ops32']} (32-bit) + {e['ops64']} (64-bit)",
              f"  L1 and shared-memory bytes per block = {e['l1_traffic']}",
              "  resident = blocks per SM by the occupancy calculator (registers, shared, threads)"]

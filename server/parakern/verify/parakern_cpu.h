@@ -21,7 +21,7 @@
  * or registers per block above regsPerBlock (allocated per warp in units of 256, warps in
  * groups of 4, as the hardware does: counters/registers.py registers_per_block).
  * parakern_cpu_set_profile makes the emulated device a given GPU for what the time model of
- * dispatch_auto reads (SMs, clocks, bus width, per-SM limits): cudaDeviceGetAttribute and
+ * dispatch_auto reads (SMs, clocks, bus width, L2 size, per-SM limits): cudaDeviceGetAttribute and
  * cudaOccupancyMaxActiveBlocksPerMultiprocessor (the calculator of counters/occupancy.py,
  * for compute capability >= 7.0 at the largest shared-memory carveout) answer from it.
  */
@@ -101,6 +101,7 @@ struct cudaDeviceProp {
     int multiProcessorCount, warpSize, major, minor, maxBlocksPerMultiProcessor;
     int maxThreadsDim[3], maxGridSize[3];
     size_t reservedSharedMemPerBlock;
+    int l2CacheSize;
 };
 
 struct cudaFuncAttributes {
@@ -422,12 +423,13 @@ inline long parakern_cpu_attribute_queries(void) { return parakern_cpu::attribut
 /* The GPU the next parakern_cpu_set_device emulates, beside the limits that call sets. */
 inline void parakern_cpu_set_profile(int sms, int major, int minor, int threadsPerSM, int blocksPerSM,
                                      size_t reservedSharedPerBlock, int clockKHz, int memoryClockKHz,
-                                     int busWidthBits) {
+                                     int busWidthBits, int l2Bytes = 0) {
     cudaDeviceProp &p = parakern_cpu::profile;
     p = parakern_cpu::default_device();
     p.multiProcessorCount = sms; p.major = major; p.minor = minor;
     p.maxThreadsPerMultiProcessor = threadsPerSM; p.maxBlocksPerMultiProcessor = blocksPerSM;
     p.reservedSharedMemPerBlock = reservedSharedPerBlock;
+    p.l2CacheSize = l2Bytes;
     parakern_cpu::speeds.clock_khz = clockKHz;
     parakern_cpu::speeds.memory_khz = memoryClockKHz;
     parakern_cpu::speeds.bus_bits = busWidthBits;
