@@ -437,6 +437,10 @@ def test_sympy_to_c_integer_semantics():
     assert sym_c(sympy.Mod(t, 2)) == "t % 2"
     assert sym_c(sympy.Ne(sympy.Mod(t, 2), 0)) == "t % 2 != 0"
     assert sym_c(sympy.ceiling(N / B)) == "(B + N - 1)/B"
+    # a floor inside is an integer too (sympy leaves it undecided): integer division, not ceil()
+    # of a truncated quotient (the time model's global bytes of matmul, printed in dispatch_auto)
+    assert sym_c(sympy.ceiling(s * sympy.floor(N / B) / sympy.Min(32, t))) == \
+        "(s*(N/B) + ((32) <= (t) ? (32) : (t)) - 1)/((32) <= (t) ? (32) : (t))"
     assert relation_c([sympy.Le(3072, R_B), sympy.Le(8 * B * s + 8, Z), sympy.Le(B, T)]) == \
         "3072 <= R_B && 8*B*s + 8 <= Z && B <= T"
     for not_integer in (N / 2, (N + 1) / 2, sympy.Rational(1, 3) * B * s):

@@ -43,9 +43,17 @@ def to_math(relation) -> str:
 def _division(arg):
     """(numerator, denominator) of a floor/ceiling argument when both are integer-valued."""
     num, den = sympy.together(arg).as_numer_denom()
-    if num.is_integer and den.is_integer:
+    if _integer(num) and _integer(den):
         return num, den
     return None
+
+
+def _integer(expr) -> bool:
+    """Integer-valued for the integer parameters: sympy leaves floor(n/B) undecided (B = 0
+    would make it undefined), where H1's positive sizes make it an integer."""
+    rounded = expr.replace(lambda x: isinstance(x, (sympy.floor, sympy.ceiling)),
+                           lambda x: sympy.Dummy(integer=True))
+    return bool(rounded.is_integer)
 
 
 class CPrinter(StrPrinter):

@@ -482,7 +482,7 @@ static double matmul_0_time_case1(const parakern_model_device *dev, long long n,
     const long long blocks = (n/B0)*(n/(s*ub1));
     const long long threads = B0*ub1;
     const long long shared_bytes = 0;
-    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*ceil(B0*s*ub1*(n/B0)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     const long long unique_bytes = 16*n*n;
     const long long read_bytes = 12*n*n;
     const long long synchronised = 0;
@@ -502,7 +502,7 @@ static double matmul_0_time_case2(const parakern_model_device *dev, long long n,
     const long long blocks = (n/B0)*(n/(s*ub1));
     const long long threads = B0*ub1;
     const long long shared_bytes = 0;
-    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*ceil(B0*s*ub1*(n/B0)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     const long long unique_bytes = 16*n*n;
     const long long read_bytes = 12*n*n;
     const long long synchronised = 0;
@@ -522,7 +522,7 @@ static double matmul_0_time_case3(const parakern_model_device *dev, long long n,
     const long long blocks = (n/B0)*(n/(s*ub1));
     const long long threads = B0*ub1;
     const long long shared_bytes = 0;
-    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*ceil(B0*s*ub1*(n/B0)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     const long long unique_bytes = 16*n*n;
     const long long read_bytes = 12*n*n;
     const long long synchronised = 0;
