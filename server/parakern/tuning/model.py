@@ -168,13 +168,14 @@ class Quantities:
 def quantities(case) -> Quantities:
     s = case.kernel.schedule
     launch = launch_of(case)
-    ops32, ops64 = arithmetic(case)
+    copies = _staging_copies(case)   # read by the arithmetic, the L1 bytes and the barriers
+    ops32, ops64 = arithmetic(case, copies)
     blocks, per_block = sympy.Mul(*launch.grid), global_bytes_per_block(case)
     whole = array_bytes(s)
     unique, read = whole if whole is not None else (blocks * per_block,) * 2
     return Quantities(blocks, launch.threads, launch.shared_bytes, int(case.counter("registers")), per_block,
-                      in_parameters(ops32, s), in_parameters(ops64, s), l1_traffic(case), unique, read,
-                      int(bool(_staging_copies(case))))
+                      in_parameters(ops32, s), in_parameters(ops64, s), l1_traffic(case, copies), unique, read,
+                      int(bool(copies)))
 
 
 def array_bytes(s) -> "tuple | None":
@@ -342,13 +343,13 @@ def _executions(access, s) -> sympy.Expr:
     return count * sympy.Mul(*(trips[lp.var] for lp in missing))
 
 
-def l1_traffic(case) -> sympy.Expr:
+def l1_traffic(case, copies: tuple) -> sympy.Expr:
     """Bytes one block's threads read and write through the SM's L1 and shared memory (one
     memory on sm_70 and later): every access every thread executes, of a staged array (shared
     memory) or not (a global load or store passes L1 even where DRAM is not touched again:
     matmul without cache() reads a and b there at every multiply-add), and the staging copies
-    (the tile read from global and written to shared memory when loaded, the reverse when
-    stored back). Accesses kept in a register (accumulators) are no longer accesses of the
+    (`copies`, `_staging_copies`: the tile read from global and written to shared memory when
+    loaded, the reverse when stored back). Accesses kept in a register (accumulators) are no longer accesses of the
     kernel's schedule."""
     s = case.kernel.schedule
     staged = set(case.kernel.cached)
@@ -363,7 +364,7 @@ def l1_traffic(case) -> sympy.Expr:
             per_run = (sympy.ceiling(threads / lanes) * 32 if stride == 0
                        else _sector_bytes(threads, array.element_size, stride, lanes))
             total += _executions(a, s) * per_run
-    for array, copied, _, _ in _staging_copies(case):   # each copied element: global side and shared side
+    for array, copied, _, _ in copies:   # each copied element: global side and shared side
         total += copied * s.array(array).element_size * 2
     return sympy.expand(in_parameters(total, s))
 
@@ -426,13 +427,13 @@ COPY_LOOP_OPS = 50
 NOT_UNROLLED_ITERATION_OPS = 6
 
 
-def arithmetic(case) -> tuple:
+def arithmetic(case, copies: tuple) -> tuple:
     """(32-bit, 64-bit) arithmetic operations of one thread: every operator, math call and
     compound assignment of its body (comparisons, logic and subscripts aside: addressing),
     times the trip counts of its serial loops and of the loops between grid and block
     levels; of an `if` with an `else` the larger branch where both are numbers; where the
     kernel's loops are not unrolled, each iteration's increment, test and branch; plus the
-    thread's share of the staging copies (`_staging_ops`)."""
+    thread's share of the staging copies (`_staging_ops` of `_staging_copies`)."""
     s = case.kernel.schedule
     trips = _trips(s)
     # IR level >= 1 (register pressure reduced, strategies/register_pressure.py) prints its
@@ -440,11 +441,10 @@ def arithmetic(case) -> tuple:
     overhead = NOT_UNROLLED_ITERATION_OPS if case.kernel.ir_level >= 1 else 0
     ops32, ops64 = _ops(s.body, trips, overhead)
     between = _between_trips(s)
-    return sympy.expand(ops32 * between + _staging_ops(case)), sympy.expand(ops64 * between)
+    return sympy.expand(ops32 * between + _staging_ops(case, copies)), sympy.expand(ops64 * between)
 
 
-def _staging_ops(case) -> sympy.Expr:
-    copies = _staging_copies(case)
+def _staging_ops(case, copies: tuple) -> sympy.Expr:
     ops = sum((n * per for _, n, per, _ in copies), sympy.S.Zero)
     loops = sum((share for *_, share in copies), sympy.S.Zero)
     # whole operations per thread (an integer in Python and in the C of dispatch_auto)
