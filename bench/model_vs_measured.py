@@ -55,11 +55,15 @@ def _launch_key(grid, block, shared) -> tuple:
     return tuple(int(g) for g in grid), tuple(int(b) for b in block), int(shared or 0)
 
 
+def _benched(run: str, scratch: Path) -> tuple:
+    """The analysis of the sample as the run benched it (its cache(...) variant, if any)."""
+    entry = SUITE[sample_of(run)]
+    return analyze(variant_file(entry, scratch).read_text(), f"{entry.sample}.c").results
+
+
 def evaluate_run(run: str, doc: dict, device: model.ModelDevice, scratch: Path) -> dict:
     """Predicted and measured times of one run's kernels (see the module's docstring)."""
-    entry = SUITE[sample_of(run)]
-    text = variant_file(entry, scratch).read_text()
-    (result,) = [r for r in analyze(text, f"{entry.sample}.c").results if r.schedule.id == doc["schedule"]]
+    (result,) = [r for r in _benched(run, scratch) if r.schedule.id == doc["schedule"]]
     tree, quantities = result.tree, model.tree_quantities(result.tree)
     v = machine_values(device.profile)
     machine = dispatch.Machine(v["R_B"], v["Z"], v["T"])
@@ -116,13 +120,12 @@ def evaluate_run(run: str, doc: dict, device: model.ModelDevice, scratch: Path) 
     return out
 
 
-def evaluate_tune(run: str, doc: dict, device: model.ModelDevice) -> list:
+def evaluate_tune(run: str, doc: dict, device: model.ModelDevice, scratch: Path) -> list:
     """The model against a `tune --measure` run (bench/gpu_tune.py: tune_<run>.json): each
     schedule's measured configurations predicted again by today's model (the sample analysed
     again; a configuration is its case and parameters), their Spearman and the measured speed of
     the one it ranks first, beside the figures recorded with the model of the run."""
-    path = ROOT / "samples" / doc["file"]
-    results = {r.schedule.id: r for r in analyze(path.read_text(), f"samples/{doc['file']}").results}
+    results = {r.schedule.id: r for r in _benched(run.removeprefix("tune_"), scratch)}
     out = []
     for entry in doc["schedules"]:
         measured = (entry.get("measure") or {}).get("measured") or []
@@ -162,7 +165,8 @@ def main(argv=None) -> int:
     for folder in args.folders:
         for path in sorted(folder.glob("*.json")):
             doc = json.loads(path.read_text())
-            if path.stem.startswith("tune_") and doc.get("schedules") and doc.get("file"):
+            if path.stem.startswith("tune_") and doc.get("schedules") and \
+                    sample_of(path.stem.removeprefix("tune_")) in SUITE:
                 tunes[path.stem] = doc
             if "results" in doc and "schedule" in doc and sample_of(path.stem) in SUITE:
                 runs[path.stem], origin[path.stem] = doc, folder
@@ -209,7 +213,7 @@ def main(argv=None) -> int:
               f"{sorted(rhos)[len(rhos) // 2]:.2f}); the model's pick >= 80 % of the best in "
               f"{sum(1 for x in picks if x >= 0.8)} of {len(picks)} runs (lowest {min(picks):.0%})")
     for run, doc in tunes.items():
-        for t in evaluate_tune(run, doc, device):
+        for t in evaluate_tune(run, doc, device, args.scratch):
             rho, fraction = t["recorded"]
             recorded = (f" (recorded with the run's model: {rho:.2f}, {fraction:.0%})"
                         if rho is not None and fraction is not None else "")

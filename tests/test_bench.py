@@ -291,6 +291,24 @@ def test_model_against_the_committed_h100_run():
     assert "13 configurations" in tune and int(re.search(r"pick among them (\d+)%", tune).group(1)) >= 80
 
 
+def test_model_ranks_a_tune_run_of_a_cache_variant_on_that_variant(tmp_path):
+    """A `tune --measure` run of matmul+cache (tune_matmul_cache_<size>.json, its "file" the
+    sample's base name) is ranked on the tree of the file with cache(a, b), whose cases 4 to 6
+    the plain matmul does not have: every measured configuration is predicted."""
+    doc = json.loads((ROOT / "docs" / "bench" / "h100" / "tune_matmul_n1024.json").read_text())
+    measured = doc["schedules"][0]["measure"]["measured"]
+    for k, m in enumerate(measured):
+        m["case"] = 4 + k % 3
+    (tmp_path / "tune_matmul_cache_n1024.json").write_text(json.dumps(doc))
+    run = json.loads((ROOT / "docs" / "bench" / "h100" / "matmul_cache_n1024.json").read_text())
+    (tmp_path / "matmul_cache_n1024.json").write_text(json.dumps(run))
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "model_vs_measured.py"), str(tmp_path),
+                           "--scratch", str(tmp_path / "scratch")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("tune_matmul_cache_n1024 (tune --measure")]
+    assert f"{len(measured)} configurations" in line
+
+
 def test_gpu_page_shows_dispatch_tuned_beside_the_tree_dispatcher(tmp_path):
     """A run with dispatch_tuned's calls (bench JSON "dispatcher_tuned") gets its own target row:
     the tree's dispatcher of the committed stencil run misses it, a dispatch_tuned that launched
