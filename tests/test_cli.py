@@ -84,6 +84,19 @@ def test_bad_usage_is_exit_2(args):
     assert "Traceback" not in result.stderr and "usage:" in result.stderr
 
 
+@pytest.mark.parametrize("command", [["tune", "--profile", "h100", "--data", "N=64"],
+                                     ["bench", "--plan-only", "--profile", "h100", "--data", "N=64"]])
+def test_a_command_that_needs_a_tree_says_why_there_is_none(command, capsys):
+    """tune and bench on a file whose schedule is rejected: the rejection with its position,
+    then the one line; before, only "no schedule with a case tree ... (schedules: none)"."""
+    assert main([command[0], str(WRONG / "loop_variable_write.c"), *command[1:]]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].endswith("loop_variable_write.c:7:17: error: 'j' is a loop variable and cannot be assigned "
+                           "in the loop body [PK017]")
+    assert err[1].startswith(f"parakern {command[0]}: no schedule with a case tree in ")
+    assert err[1].endswith("(schedules: none); the diagnostics above say why")
+
+
 def test_directory_is_exit_2():
     result = run("optimize", "samples")
     assert result.returncode == 2 and "cannot read samples" in result.stderr

@@ -8,6 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
+from parakern.command_input import read_source
 from parakern.devices import DEFAULT_PROFILES, PROFILES
 from parakern.targets import add_target_argument
 
@@ -113,16 +114,8 @@ def main(argv: "list[str] | None" = None) -> int:
     return 2
 
 
-def _read(path: str) -> "str | None":
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        print(f"parakern: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
-        return None
-
-
 def _optimize(args) -> int:
-    source = _read(args.file)
+    source = read_source(args.file, "optimize")
     if source is None:
         return 2
     from parakern import report
@@ -140,7 +133,7 @@ def _optimize(args) -> int:
 
 def _emit(args) -> int:
     """The .cu on stdout or in OUT; diagnostics (schedules left out, and why) on stderr."""
-    source = _read(args.file)
+    source = read_source(args.file, "emit")
     if source is None:
         return 2
     from parakern.codegen import emit

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
+from parakern.command_input import read_source
 from parakern.targets import add_target_argument
 
 EXIT_OK, EXIT_DIFFERS, EXIT_USAGE, EXIT_TOOL = 0, 1, 2, 3
@@ -52,10 +52,8 @@ def run(args) -> int:
     if given is None:
         print("parakern profile: --at takes NAME=INTEGER pairs separated by commas", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        source = Path(args.file).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        print(f"parakern: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+    source = read_source(args.file, "profile")
+    if source is None:
         return EXIT_USAGE
     from parakern.pipeline import Options, analyze
     analysis = analyze(source, args.file, Options(target=args.target))

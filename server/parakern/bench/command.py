@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
+from parakern.command_input import read_source, schedules_with_tree
 from parakern.devices import PROFILES
 
 EXIT_MISSING = 3
@@ -70,18 +70,14 @@ def run(args) -> int:
         missing = requirements()
         if missing:
             return _fail(missing, EXIT_MISSING)
-    try:
-        text = Path(args.file).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return _fail(f"parakern bench: cannot read {args.file}: {exc.strerror or exc}")
+    text = read_source(args.file, "bench")
+    if text is None:
+        return 2
     from parakern.pipeline import analyze
     analysis = analyze(text, args.file)
-    results = [r for r in analysis.results if args.schedule in (None, r.schedule.id)]
-    results = [r for r in results if r.tree is not None and r.tree.cases]
+    results = schedules_with_tree(analysis, args.file, "bench", args.schedule)
     if not results:
-        known = ", ".join(r.schedule.id for r in analysis.results) or "none"
-        return _fail(f"parakern bench: no schedule with a case tree{' named ' + args.schedule if args.schedule else ''}"
-                     f" in {args.file} (schedules: {known})")
+        return 2
     result = results[0]
     try:
         if args.plan_only:

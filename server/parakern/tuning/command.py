@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import math
 import sys
-from pathlib import Path
 
+from parakern.command_input import read_source, schedules_with_tree
 from parakern.devices import PROFILES
 
 EXIT_MISSING = 3
@@ -60,22 +60,18 @@ def run(args) -> int:
         fixed = _data(args.data)
     except ValueError as exc:
         return _fail(f"parakern tune: {exc}")
-    try:
-        text = Path(args.file).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return _fail(f"parakern tune: cannot read {args.file}: {exc.strerror or exc}")
+    text = read_source(args.file, "tune")
+    if text is None:
+        return 2
     try:
         device = model.model_device(get_profile(key), key)
     except model.ModelError as exc:
         return _fail(f"parakern tune: {exc}")
     from parakern.pipeline import analyze
     analysis = analyze(text, args.file)
-    results = [r for r in analysis.results if args.schedule in (None, r.schedule.id)]
-    with_tree = [r for r in results if r.tree is not None and r.tree.cases]
+    with_tree = schedules_with_tree(analysis, args.file, "tune", args.schedule)
     if not with_tree:
-        known = ", ".join(r.schedule.id for r in analysis.results) or "none"
-        return _fail(f"parakern tune: no schedule with a case tree{' named ' + args.schedule if args.schedule else ''}"
-                     f" in {args.file} (schedules: {known})")
+        return 2
     names = {p.name for r in with_tree for p in r.schedule.params}
     host = _host_scalars(text, args.file, with_tree) - names
     unknown = [n for n in fixed if n not in names | host]

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from parakern.command_input import read_source
 from parakern.targets import add_target_argument
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TOOL = 0, 1, 2, 3
@@ -34,10 +34,8 @@ def run(args) -> int:
     if not 1 <= args.points <= 50:
         print("parakern verify: --points must be between 1 and 50", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        source = Path(args.file).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        print(f"parakern: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+    source = read_source(args.file, "verify")
+    if source is None:
         return EXIT_USAGE
     from parakern.pipeline import Options
     from parakern.verify import ToolMissing, text, verify_source

@@ -1,0 +1,38 @@
+"""What every command does with its FILE argument: read it, and pick the schedules to work on.
+
+One home for the messages, so that `optimize`, `emit`, `verify`, `profile`, `tune` and `bench`
+word a missing file alike, and a command that needs a case tree says why a schedule has none
+(the file's diagnostics, with their positions) instead of only "schedules: none".
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def read_source(path: str, command: str) -> "str | None":
+    """The file's text (undecodable bytes replaced), or None after a one-line message on stderr."""
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        print(f"parakern {command}: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        return None
+
+
+def schedules_with_tree(analysis, path: str, command: str, wanted: "str | None") -> list:
+    """The analysis's results that have a case tree (only the schedule `wanted`, when given).
+
+    Where none is left, the file's diagnostics go to stderr (they say what to change, where),
+    then one line naming the schedules there are; the caller exits with its usage status."""
+    named = [r for r in analysis.results if wanted in (None, r.schedule.id)]
+    found = [r for r in named if r.tree is not None and r.tree.cases]
+    if found:
+        return found
+    for d in analysis.diagnostics:
+        print(d.format(), file=sys.stderr)
+    known = ", ".join(r.schedule.id for r in analysis.results) or "none"
+    which = f" named {wanted}" if wanted else ""
+    why = "; the diagnostics above say why" if analysis.diagnostics and (not wanted or named) else ""
+    print(f"parakern {command}: no schedule with a case tree{which} in {path} (schedules: {known}){why}",
+          file=sys.stderr)
+    return []
