@@ -44,6 +44,7 @@ VALUES = {
     "stencil3d": dict(n=12, Bx=4, By=2, Bz=2),
     "mm_tile": dict(ni=16, nj=24, nk=13, B0=4, B1=8),
     "scale_cols": dict(m=19, n=27, B0=4, B1=8, alpha=1.5),
+    "trmv": dict(n=45, m=13, B=8),
 }
 
 

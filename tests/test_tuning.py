@@ -51,6 +51,36 @@ def test_saxpy_time_by_hand():
     assert p.limiting == "global" and p.bytes_moved == 4096 * 3072
 
 
+def test_a_bound_that_reads_loop_variables_counts_the_average_threads_trips():
+    """trmv: row i of L sums i + 1 terms (k <= i, i = b*B + t); the model is a formula in the
+    parameters only (dispatch_auto prints it in C), so each loop variable stands at the mean
+    of its range: (g*B - 1)/2 + 1 trips of the average thread, rounded up. Before, b and t
+    stayed in the formula: nvcc could not compile dispatch_auto and tune found nothing."""
+    first, second = _results("samples/polybench/trmv.c")
+    for result in (first, second):
+        params = {p.name for p in result.schedule.params}
+        for q in model.tree_quantities(result.tree):
+            for name, e in q.expressions().items():
+                assert {x.name for x in sympy.sympify(e).free_symbols} <= params, (name, e)
+    q = model.tree_quantities(first.tree)[0]
+    names = {x.name: x for x in q.ops32.free_symbols}
+
+    def ops(n, b):
+        return int(q.ops32.subs({names["n"]: n, names["B"]: b}))
+
+    def trips(n, b):   # the mean of i + 1 over the launch's g*B threads, rounded up
+        return math.ceil(sympy.Rational(-(-n // b) * b - 1, 2) + 1)
+
+    points = [(45, 8), (1000, 128), (7, 32), (300, 1)]
+    per_trip = (ops(*points[1]) - ops(*points[0])) // (trips(*points[1]) - trips(*points[0]))
+    assert per_trip > 0
+    assert all(ops(*p) - per_trip * trips(*p) == ops(*points[0]) - per_trip * trips(*points[0]) for p in points)
+    # the serial loop q < 4 around `for (j = q; j < m; j++)`: m - 3/2 trips on average, linear in m
+    q2 = model.tree_quantities(second.tree)[0]
+    m = next(x for x in q2.ops32.free_symbols if x.name == "m")
+    assert sympy.Poly(q2.ops32, m).degree() == 1
+
+
 def test_jacobi_quantities_by_hand():
     """Case 1 stages a: each block reads B·s + 2 and writes B·s ints; through L1/shared memory
     8 accesses (both branches of t % 2) per k, plus the copies (B·s + 2 loaded, B·s written

@@ -46,6 +46,7 @@ from parakern import exact, syntax
 from parakern.codegen.launch import in_parameters, launch_of
 from parakern.counters.occupancy import occupancy_detail
 from parakern.devices import DeviceProfile
+from parakern.symbols import sym
 
 # One launch's fixed cost: the order of a kernel launch's latency on current GPUs and
 # drivers (a few microseconds, as the CUDA Best Practices Guide and the bench's empty
@@ -197,11 +198,40 @@ def array_bytes(s) -> "tuple | None":
 
 def _trips(s) -> dict:
     """Serial loop variable -> its trip count (in parameters)."""
-    return {lp.var: in_parameters(lp.trip_count, s) for lp in (*s.between, *s.serial)}
+    return {lp.var: _trip_count(lp, s) for lp in (*s.between, *s.serial)}
 
 
 def _between_trips(s):
-    return sympy.Mul(*(in_parameters(lp.trip_count, s) for lp in s.between))
+    return sympy.Mul(*(_trip_count(lp, s) for lp in s.between))
+
+
+def _trip_count(loop, s) -> sympy.Expr:
+    """A serial loop's trip count in parameters. Where a bound reads a loop variable (a
+    triangle: `for (k = 0; k < i; k++)` with i = bi*B + t), each loop variable stands at the
+    mean of its range: the trips of the average thread, whose sum over the threads is the
+    loop's true work where the bound is linear in the variables. The model is one formula in
+    the parameters (dispatch_auto prints it in C, where no loop variable exists), rounded up."""
+    count = in_parameters(loop.trip_count, s)
+    means = _loop_means(s)
+    if not count.free_symbols & set(means):
+        return count
+    for _ in range(len(means)):   # a mean may read an outer loop's variable: at most one per level
+        count = count.xreplace(means)
+        if not count.free_symbols & set(means):
+            break
+    # whole trips (the operation counts are integers in Python and in dispatch_auto's C)
+    return sympy.ceiling(count)
+
+
+def _loop_means(s) -> dict:
+    """Loop variable symbol -> the mean of the values it takes (in parameters and outer loop
+    variables): lo + step * (trips - 1) / 2."""
+    out = {}
+    for lp in s.loops:
+        out[sym(lp.var)] = in_parameters((lp.lo + lp.hi - 1) / 2, s)
+    for lp in (*s.between, *s.serial):
+        out[sym(lp.var)] = in_parameters(lp.lo + lp.step * (lp.trip_count - 1) / 2, s)
+    return out
 
 
 def global_bytes_per_block(case) -> sympy.Expr:
