@@ -10,7 +10,7 @@ import sympy
 
 from conftest import ROOT, SAMPLES
 from parakern import cli, dispatch, limits
-from parakern.bench.plan import substitutions
+from parakern.bench.plan import check_facts, substitutions
 from parakern.codegen.launch import in_parameters
 from parakern.devices import PROFILES, get_profile, machine_values
 from parakern.pipeline import analyze
@@ -212,9 +212,22 @@ def test_cli_tune_text_and_json(capsys):
     (["--profile", "h100", "--data", "n=4", "--top", "0"], "--top and --repeat must be at least 1"),
 ])
 def test_cli_tune_bad_input_is_one_line(capsys, args, message):
-    assert cli.main(["tune", str(SAMPLES / "saxpy.c"), *args]) in (1, 2)
-    err = capsys.readouterr().err
+    """Exit 2 (usage), as README says: before, a value missing exited 1 after an empty line."""
+    assert cli.main(["tune", str(SAMPLES / "saxpy.c"), *args]) == 2
+    captured = capsys.readouterr()
+    err = captured.err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert captured.out == ""
+
+
+def test_a_block_size_of_zero_violates_its_fact(capsys):
+    """B = 0 divides by zero in the grid's extent; the fact B >= 1 says what is wrong. Before,
+    sympy compared the zoo it made: 'internal error (TypeError: Invalid comparison ...)'."""
+    assert cli.main(["tune", str(SAMPLES / "saxpy.c"), "--profile", "a100", "--data", "n=1024", "--data", "B=0"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == "parakern tune: saxpy:0: no feasible configuration (1 violates B >= 1)"
+    schedule = _results("samples/saxpy.c")[0].schedule
+    assert check_facts(schedule, substitutions(schedule, {"n": 1024, "B": 0})) == "violates B >= 1 (loop bound)"
 
 
 def test_cli_tune_nothing_feasible(capsys):

@@ -107,16 +107,17 @@ class Plan:
 def check_facts(schedule, subs: dict) -> str:
     """'' when every fact that can be evaluated holds, else why the point is skipped."""
     given = exact.numbers(subs)
+    undecided = ""
     for fact in schedule.facts:
         rel = exact.substituted(fact.relation, subs, given)
         if rel.free_symbols:
             continue  # reads a value the host sets (a time step): cannot be judged here
         truth = dispatch.truth(rel)
-        if truth is None:
-            return f"{to_text(fact.relation)} cannot be evaluated (division by zero?)"
-        if not truth:
+        if truth is None:   # said only where no fact is plainly violated (B >= 1 says more than n/B)
+            undecided = undecided or f"{to_text(fact.relation)} cannot be evaluated (division by zero?)"
+        elif not truth:
             return f"violates {to_text(fact.relation)} ({fact.origin})"
-    return ""
+    return undecided
 
 
 def pick_case(tree, subs: dict, machine: dict, every_case: bool = False) -> CasePick:

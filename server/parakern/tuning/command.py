@@ -79,15 +79,17 @@ def run(args) -> int:
         return _fail(f"parakern tune: --data {unknown[0]}: no schedule of {args.file} has that parameter "
                      f"(parameters: {', '.join(sorted(names))}"
                      + (f"; host arguments, for --measure: {', '.join(sorted(host))}" if host else "") + ")")
-    tunings, problems = [], []
+    tunings, problems, status = [], [], 0
     for r in with_tree:
         mine = {n: v for n, v in fixed.items() if n in {p.name for p in r.schedule.params}}
         try:
             tunings.append((r, mine, search.tune(r, mine, device)))
-        except search.TuneError as exc:
+        except search.TuneError as exc:   # a value missing or wrong: the user's to give (usage, 2)
             problems.append(str(exc))
+            status = 2
         except Exception as exc:  # one line, never a traceback
             problems.append(f"{r.schedule.id}: internal error ({type(exc).__name__}: {exc})")
+            status = status or 1
     empty = [t for _, _, t in tunings if t.pick is None]
     document = {"file": args.file, "device": key, "device_name": device.profile.name,
                 "schedules": [t.as_dict(args.top) for _, _, t in tunings], "problems": problems}
@@ -95,15 +97,13 @@ def run(args) -> int:
         if args.formula:
             for entry, (r, _, _) in zip(document["schedules"], tunings):
                 entry["formula"] = _formulas(r)
-    else:
+    elif tunings:
         print(_text(tunings, device, args.top, args.formula))
-    status = 0
     for problem in problems:
         print(f"parakern tune: {problem}", file=sys.stderr)
-        status = 1
     for t in empty:
         print(f"parakern tune: {t.schedule}: no feasible configuration ({_rejected(t)})", file=sys.stderr)
-        status = 1
+        status = status or 1
     if args.measure:
         code = _measure(args, text, tunings, document, fixed)
         status = status or code
