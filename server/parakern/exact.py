@@ -88,20 +88,15 @@ def substituted(expr, subs: Mapping, given: "dict | None" = None):
     if f is not None:
         try:
             value = f(numbers(subs) if given is None else given)
-        except KeyError:
+        except (KeyError, ZeroDivisionError):
             pass
-        except ZeroDivisionError:
-            return sympy.nan   # a value divides by zero (B = 0): no value, never a comparison of zoo
         else:
             if isinstance(value, bool):
                 return sympy.true if value else sympy.false
             if isinstance(value, int):
                 return sympy.Integer(value)
             return sympy.Rational(value.numerator, value.denominator)
-    try:
-        return sympy.sympify(expr).xreplace(subs)
-    except TypeError:   # sympy compares a zoo it made from a division by zero
-        return sympy.nan
+    return sympy.sympify(expr).xreplace(subs)
 
 
 def integer(expr, subs: Mapping, given: "dict | None" = None) -> "int | None":

@@ -109,7 +109,10 @@ def check_facts(schedule, subs: dict) -> str:
     given = exact.numbers(subs)
     undecided = ""
     for fact in schedule.facts:
-        rel = exact.substituted(fact.relation, subs, given)
+        try:
+            rel = exact.substituted(fact.relation, subs, given)
+        except (TypeError, ZeroDivisionError):   # sympy compares the zoo of a division by zero
+            rel = sympy.nan
         if rel.free_symbols:
             continue  # reads a value the host sets (a time step): cannot be judged here
         truth = dispatch.truth(rel)
