@@ -79,7 +79,7 @@ def test_matadd_plan_h100(matadd):
     too_big = _at(plan, N=1024, B0=32, B1=64)
     assert too_big.skipped and "2048 threads > 1024 per block" in too_big.reason
     odd = [q for q in plan.points if q.values["N"] == 1025]
-    assert len(odd) == 4 and all(q.skipped and "Mod(N, 2)" in q.reason and "assert" in q.reason for q in odd)
+    assert len(odd) == 4 and all(q.skipped and "violates N % 2 == 0" in q.reason and "assert" in q.reason for q in odd)
     with pytest.raises(planning.PlanError):
         planning.make_plan(result, {"N": [1024]}, {"B0": [4]}, planning.profile_machine("h100"))
     assert "skipped" in planning.plan_text(plan)

@@ -96,6 +96,41 @@ def test_emit_fix_on_the_command_line(tmp_path, capsys):
     assert main(["emit", str(SAMPLES / "matmul.c"), "--fix", "B0=x"]) == 2
 
 
+@pytest.mark.parametrize("fix, message", [
+    ("B0=-4", "--fix B0=-4: violates B0 >= 1 (loop bound) in matmul:0 (FILE:12:5)"),
+    ("B0=0", "--fix B0=0: violates B0 >= 1 (loop bound) in matmul:0 (FILE:12:5)"),
+    ("B0=16,ub1=2,s=1", "--fix B0=16,ub1=2,s=1: violates B0 <= s*ub1 (assert) in matmul:0 (FILE:12:5)"),
+    ("B0=99999999999", "--fix B0=99999999999: B0 = 99999999999 is beyond the range of its type int "
+                       "(-2147483648 to 2147483647) in matmul:0 (FILE:12:5)"),
+    ("zz=4", "--fix zz=4: zz is no schedule's parameter; the parameters it fixes: B0, s, ub1"),
+    ("n=64", "--fix n=64: n is not an integer program parameter (data sizes and floats stay run-time values); "
+             "the parameters it fixes: B0, s, ub1"),
+])
+def test_emit_fix_says_which_value_cannot_be_compiled_in(tmp_path, capsys, fix, message):
+    """Before: B0 = -4 made an instance named ..._B0_-4 (nvcc: error), B0 = 0 one that divides by
+    zero, and an unknown name or a value against an assertion was left out without a word."""
+    out = tmp_path / "m.cu"
+    path = str(SAMPLES / "matmul.c")
+    assert main(["emit", path, "--fix", fix, "-o", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == "parakern emit: " + message.replace("FILE", path)
+    assert not out.exists()
+
+
+def test_a_fixed_negative_value_names_its_instance_with_an_identifier():
+    shift = """void shift(int n, int B, int d, float a[n], float b[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                if (i * B + j + d >= 0 && i * B + j + d < n)
+                    b[i * B + j] = a[i * B + j + d];
+    }
+}
+"""
+    text = emit_file(analyze(shift, "shift.c"), ({"B": 32, "d": -1},))
+    assert "shift_0_case1_B_32_d_m1(" in text and "_-1" not in text
+
+
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
 @pytest.mark.parametrize("name, fixed", [("matmul", FIX), ("stencil2d", ({"Bx": 32, "By": 8},)),
                                          ("jacobi1d", ({"B": 32, "s": 2},))])

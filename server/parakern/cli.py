@@ -144,6 +144,12 @@ def _emit(args) -> int:
         print("parakern emit: --fix takes NAME=INTEGER pairs separated by commas", file=sys.stderr)
         return 2
     analysis = analyze(source, args.file, Options(target=args.target, staging=args.staging))
+    problem = _fixed_problem(analysis, fixed)
+    if problem:
+        for d in analysis.diagnostics:
+            print(d.format(), file=sys.stderr)
+        print(f"parakern emit: {problem}", file=sys.stderr)
+        return 2
     emitted = emit(analysis, tuple(fixed))
     for d in analysis.diagnostics + emitted.diagnostics:
         print(d.format(), file=sys.stderr)
@@ -156,6 +162,37 @@ def _emit(args) -> int:
         print(f"parakern: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _fixed_problem(analysis, fixed: list) -> str:
+    """Why values given with --fix cannot be compiled in ('' when they can): a name no schedule
+    has as an integer program parameter, a value beyond its C type, a fact (an assertion, a
+    loop bound) a schedule's values violate. Before, such values were left out without a word,
+    or written into an instance nvcc rejects (B0 = -4 in a kernel's name)."""
+    from parakern import dispatch
+    from parakern.analysis.fixed import fixable
+    from parakern.bench.plan import check_facts
+    from parakern.limits import out_of_range
+    schedules = [r.schedule for r in analysis.results]
+    names = sorted({p.name for s in schedules for p in fixable(s)})
+    for values in fixed:
+        given = ",".join(f"{n}={v}" for n, v in values.items())
+        for name in values:
+            if name not in names:
+                other = any(p.name == name for s in schedules for p in s.params)
+                kind = "is not an integer program parameter (data sizes and floats stay run-time values)" \
+                    if other else "is no schedule's parameter"
+                return (f"--fix {given}: {name or '(no name)'} {kind}; the parameters it fixes: "
+                        f"{', '.join(names) or 'none'}")
+        for s in schedules:
+            mine = {n: v for n, v in values.items() if n in {p.name for p in fixable(s)}}
+            if not mine:
+                continue
+            where = f"{s.id} ({s.span.file}:{s.span.line}:{s.span.col})"
+            why = out_of_range(s.params, mine) or check_facts(s, dispatch.substitutions(s, mine))
+            if why:
+                return f"--fix {given}: {why} in {where}"
+    return ""
 
 
 if __name__ == "__main__":

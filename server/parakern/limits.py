@@ -12,6 +12,27 @@ INT_MAX = 2**31 - 1
 AXES = ("x", "y", "z")
 
 
+_BITS = {"char": 8, "short": 16, "int": 32, "long": 64, "long long": 64}
+
+
+def value_range(ctype: str) -> "tuple[int, int] | None":
+    """The values a C integer scalar of this type holds (LP64), None for another type."""
+    unsigned = ctype.startswith("unsigned")
+    bits = _BITS.get(ctype.removeprefix("unsigned").strip() or "int")
+    if bits is None:
+        return None
+    return (0, 2**bits - 1) if unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+
+
+def out_of_range(params, values: dict) -> str:
+    """'' when every value fits its parameter's C type, else which one does not."""
+    for p in params:
+        bounds = value_range(p.ctype) if p.name in values else None
+        if bounds and not bounds[0] <= values[p.name] <= bounds[1]:
+            return f"{p.name} = {values[p.name]} is beyond the range of its type {p.ctype} ({bounds[0]} to {bounds[1]})"
+    return ""
+
+
 def machine_facts(schedule) -> tuple:
     """What holds on every device and in every C call, for z3: T <= 1024, and each `int`
     parameter and derived scalar within int's range (a grid of n/B blocks is then within

@@ -30,7 +30,7 @@ Point = tuple[tuple[str, int], ...]     # ((parameter, value), ...) in schedule.
 
 def asserted(schedule: Schedule) -> dict[str, int]:
     """Program parameter -> the value an assertion fixes it at."""
-    program = {p.name for p in schedule.program_params if p.ctype not in ("float", "double")}
+    program = {p.name for p in fixable(schedule)}
     out = {}
     for fact in schedule.facts:
         relation = sympy.sympify(fact.relation)
@@ -45,7 +45,7 @@ def asserted(schedule: Schedule) -> dict[str, int]:
 def fixed_points(schedule: Schedule, chosen: tuple = ()) -> tuple[Point, ...]:
     """The points of the schedule's specialised instances (chosen: dicts name -> value, e.g.
     from `emit --fix`), each in schedule.params order, without repeats."""
-    program = {p.name for p in schedule.program_params if p.ctype not in ("float", "double")}
+    program = {p.name for p in fixable(schedule)}
     fixed = asserted(schedule)
     points = [dict(fixed)] if fixed else []
     for values in chosen:
@@ -74,8 +74,14 @@ def case_points(case, points: tuple[Point, ...]) -> tuple[Point, ...]:
 
 
 def suffix(point: Point) -> str:
-    """`B0_16_ub1_32`: the part of an instance's name after the case's kernel name."""
-    return "_".join(f"{n}_{v}" for n, v in point)
+    """`B0_16_ub1_32` (`t_m1` for t = -1): the part of an instance's name after the case's
+    kernel name, an identifier."""
+    return "_".join(f"{n}_{v}" if v >= 0 else f"{n}_m{-v}" for n, v in point)
+
+
+def fixable(schedule: Schedule) -> tuple:
+    """The schedule's parameters a compile-time instance can fix: its integer program parameters."""
+    return tuple(p for p in schedule.program_params if p.ctype not in ("float", "double"))
 
 
 def condition(point: Point) -> str:

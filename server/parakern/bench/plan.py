@@ -17,7 +17,7 @@ import sympy
 
 from parakern import dispatch, exact
 from parakern.codegen.launch import definitions, launch_of
-from parakern.printing import to_text
+from parakern.printing import to_c
 
 
 class PlanError(ValueError):
@@ -117,9 +117,9 @@ def check_facts(schedule, subs: dict) -> str:
             continue  # reads a value the host sets (a time step): cannot be judged here
         truth = dispatch.truth(rel)
         if truth is None:   # said only where no fact is plainly violated (B >= 1 says more than n/B)
-            undecided = undecided or f"{to_text(fact.relation)} cannot be evaluated (division by zero?)"
-        elif not truth:
-            return f"violates {to_text(fact.relation)} ({fact.origin})"
+            undecided = undecided or f"{to_c(fact.relation)} cannot be evaluated (division by zero?)"
+        elif not truth:   # in C, as the user wrote it: B == 32, n % B == 0
+            return f"violates {to_c(fact.relation)} ({fact.origin})"
     return undecided
 
 

@@ -176,7 +176,7 @@ def _judge(result, quantities, values, machine, device, names, order) -> tuple:
     subs = substitutions(schedule, values)
     why = check_facts(schedule, subs)
     if why:
-        return (), why.split(" (")[0]
+        return (), why.rsplit(" (", 1)[0]   # without the fact's origin: "violates n % (s*ub1) == 0"
     choice = dispatch.choose(tree, machine, subs)
     if choice.case is None:
         return (), "no case fits the device"
