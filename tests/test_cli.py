@@ -97,6 +97,14 @@ def test_a_command_that_needs_a_tree_says_why_there_is_none(command, capsys):
     assert err[1].endswith("(schedules: none); the diagnostics above say why")
 
 
+def test_a_size_beyond_its_c_type_is_said(capsys):
+    """tune --data n=10**12 for an int n: C would wrap it; before, tune ranked configurations."""
+    assert main(["tune", str(SAMPLES / "saxpy.c"), "--profile", "h100", "--data", "n=1000000000000"]) == 1
+    captured = capsys.readouterr()
+    assert "infeasible: 11 × n = 1000000000000 is beyond the range of its type int" in captured.out
+    assert "Traceback" not in captured.err
+
+
 def test_directory_is_exit_2():
     result = run("optimize", "samples")
     assert result.returncode == 2 and "cannot read samples" in result.stderr

@@ -166,13 +166,12 @@ def _emit(args) -> int:
 
 def _fixed_problem(analysis, fixed: list) -> str:
     """Why values given with --fix cannot be compiled in ('' when they can): a name no schedule
-    has as an integer program parameter, a value beyond its C type, a fact (an assertion, a
-    loop bound) a schedule's values violate. Before, such values were left out without a word,
-    or written into an instance nvcc rejects (B0 = -4 in a kernel's name)."""
+    has as an integer program parameter, a value beyond its C type or against a fact (an
+    assertion, a loop bound) of a schedule (bench/plan.check_facts). Before, such values were
+    left out without a word, or written into an instance nvcc rejects (B0 = -4 in its name)."""
     from parakern import dispatch
     from parakern.analysis.fixed import fixable
     from parakern.bench.plan import check_facts
-    from parakern.limits import out_of_range
     schedules = [r.schedule for r in analysis.results]
     names = sorted({p.name for s in schedules for p in fixable(s)})
     for values in fixed:
@@ -189,7 +188,7 @@ def _fixed_problem(analysis, fixed: list) -> str:
             if not mine:
                 continue
             where = f"{s.id} ({s.span.file}:{s.span.line}:{s.span.col})"
-            why = out_of_range(s.params, mine) or check_facts(s, dispatch.substitutions(s, mine))
+            why = check_facts(s, dispatch.substitutions(s, mine))
             if why:
                 return f"--fix {given}: {why} in {where}"
     return ""

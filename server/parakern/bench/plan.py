@@ -17,6 +17,7 @@ import sympy
 
 from parakern import dispatch, exact
 from parakern.codegen.launch import definitions, launch_of
+from parakern.limits import out_of_range
 from parakern.printing import to_c
 
 
@@ -107,6 +108,9 @@ class Plan:
 def check_facts(schedule, subs: dict) -> str:
     """'' when every fact that can be evaluated holds, else why the point is skipped."""
     given = exact.numbers(subs)
+    beyond = out_of_range(schedule.params, {n.name: v for n, v in given.items() if isinstance(v, int)})
+    if beyond:   # n = 10**12 for an int n: C would wrap it
+        return beyond
     undecided = ""
     for fact in schedule.facts:
         try:
