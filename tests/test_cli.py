@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -103,6 +104,16 @@ def test_a_size_beyond_its_c_type_is_said(capsys):
     captured = capsys.readouterr()
     assert "infeasible: 11 × n = 1000000000000 is beyond the range of its type int" in captured.out
     assert "Traceback" not in captured.err
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_a_full_standard_output_is_one_line():
+    """`> /dev/full`: before, a traceback ending in OSError: [Errno 28]."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "parakern", "emit", "samples/saxpy.c"], stdout=full,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr.strip() == "parakern emit: cannot write the output: No space left on device"
 
 
 def test_directory_is_exit_2():

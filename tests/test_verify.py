@@ -234,6 +234,22 @@ def test_cli_reports_a_file_without_schedules(tmp_path):
     assert "nothing to verify" in done.stdout and "Traceback" not in done.stderr
 
 
+def test_cli_says_where_the_rejected_schedule_is():
+    """The front end's rejection with its position, as optimize prints it (before: the message alone)."""
+    done = _cli("samples/wrong/write_param.c")
+    assert done.returncode == 1
+    assert "nothing to verify: samples/wrong/write_param.c:7:17: error: cannot assign to 'n' inside " \
+           "meta_schedule" in done.stdout
+
+
+def test_cli_build_dir_that_cannot_be_made_is_usage(tmp_path):
+    taken = tmp_path / "file"
+    taken.write_text("")
+    done = _cli("samples/saxpy.c", "--build-dir", str(taken))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == f"parakern verify: cannot create --build-dir {taken}: File exists"
+
+
 # ------------------------------------------------------------------ user names
 
 HARNESS_NAMES = """
@@ -329,3 +345,20 @@ def test_stepped_copy_coordinates_carry_across_rows(tmp_path):
     report = text(result)
     assert result.ok, report
     assert [c.index for c in result.schedules[0].cases if c.points and c.mismatches == 0]
+
+
+def test_a_block_asserted_a_warp_wide_with_sizes_it_divides_is_verified(tmp_path):
+    """`assert(Bx >= 32 && Bx * By <= 256 && (N - 2) % Bx == 0)`: sampling rarely meets the
+    divisibility and z3's small bounds (blocks up to 16) exclude Bx >= 32, so the staged case
+    had no point ("0 of 3 points"); the bounds now rise to the least Bx the facts allow."""
+    from test_points import STAGED
+    (tmp_path / "metafork.h").write_text((ROOT / "samples" / "metafork.h").read_text())
+    source = tmp_path / "st.c"
+    source.write_text(STAGED)
+    result = verify_file(source, points=3)
+    report = text(result)
+    assert result.ok, report
+    cases = result.schedules[0].cases
+    assert [len(c.points) for c in cases] == [3, 3] and all(c.chosen == 3 for c in cases), report
+    assert "no parameter point within the bounds" not in report
+    assert "N=34 Bx=32 By=4 (128 threads per block, uneven)" in report

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -111,7 +112,20 @@ def main(argv: "list[str] | None" = None) -> int:
         return 0
     except KeyboardInterrupt:  # Ctrl-C or a termination signal: no traceback
         return 130
+    except OSError as exc:  # standard output on a full disk (`> /dev/full`), a closed terminal
+        print(f"parakern {args.command}: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        _quiet_stdout()
+        return 1
     return 2
+
+
+def _quiet_stdout() -> None:
+    """Standard output to /dev/null, so that Python's flush at exit does not fail once more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _optimize(args) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from parakern.command_input import read_source
 from parakern.targets import add_target_argument
@@ -37,6 +38,13 @@ def run(args) -> int:
     source = read_source(args.file, "verify")
     if source is None:
         return EXIT_USAGE
+    if args.build_dir is not None:   # the user's folder: a wrong one is usage, not an internal error
+        try:
+            Path(args.build_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"parakern verify: cannot create --build-dir {args.build_dir}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return EXIT_USAGE
     from parakern.pipeline import Options
     from parakern.verify import ToolMissing, text, verify_source
     try:

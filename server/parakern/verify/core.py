@@ -96,8 +96,8 @@ class Session:
 
     def _emit(self, emit, transform_cu) -> "str | None":
         if not self.analysis.results:
-            message = next((d.message for d in self.analysis.diagnostics if d.severity.value == "error"),
-                           "no meta_schedule in this file")
+            message = next((d.format() for d in self.analysis.diagnostics if d.severity.value == "error"),
+                           "no meta_schedule in this file")   # with its position, as optimize prints it
             self.problem = f"nothing to verify: {message}"
             return None
         if emit is None:
@@ -114,7 +114,7 @@ class Session:
         for result in self.analysis.results:
             s = result.schedule
             if result.tree is None or not result.tree.cases:
-                reason = next((d.message for d in result.diagnostics if d.severity.value == "error"),
+                reason = next((d.format() for d in result.diagnostics if d.severity.value == "error"),
                               "the case tree has no case")
                 self.unverifiable[s.id] = f"no case tree: {reason}"
             elif dispatcher_name(s) not in self.cu_text:
