@@ -248,6 +248,17 @@ def test_plan_only_cli():
     assert "N=1024 B0=4 B1=16" in done.stdout and "case 1" in done.stdout and "violates" in done.stdout
 
 
+def test_plan_only_with_outputs_is_usage(tmp_path):
+    """--plan-only --json OUT: before, exit 0 and no file, without a word."""
+    out = tmp_path / "o.json"
+    done = subprocess.run([sys.executable, "-m", "parakern", "bench", str(SAMPLES / "saxpy.c"), "--data", "n=1024",
+                           "--sweep", "B=32", "--plan-only", "--profile", "a100", "--json", str(out), "--csv",
+                           str(tmp_path / "o.csv")], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and not out.exists()
+    assert done.stderr.strip() == ("parakern bench: --plan-only measures nothing, so --json, --csv would write "
+                                   "nothing; drop --plan-only to run the plan on a GPU, or drop them")
+
+
 def test_gpu_page_from_the_committed_h100_run(tmp_path):
     """bench/gpu_page.py reads a run's files and computes the page: the targets from the JSON."""
     folder = ROOT / "docs" / "bench" / "h100"

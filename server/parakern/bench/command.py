@@ -62,6 +62,10 @@ def run(args) -> int:
         return _fail(f"parakern bench: {exc}")
     if args.repeat < 1 or args.serial_repeat < 1 or args.serial_jobs < 1:
         return _fail("parakern bench: --repeat, --serial-repeat and --serial-jobs must be at least 1")
+    outputs = [f"--{n}" for n in ("json", "csv", "plot") if getattr(args, n)]
+    if args.plan_only and outputs:   # the plan runs nothing: there are no results to write
+        return _fail(f"parakern bench: --plan-only measures nothing, so {', '.join(outputs)} would write "
+                     "nothing; drop --plan-only to run the plan on a GPU, or drop them")
     if args.plan_only and not args.profile:
         return _fail("parakern bench: --plan-only needs --profile DEVICE "
                      f"({', '.join(sorted(PROFILES))})")
