@@ -116,6 +116,30 @@ def test_a_full_standard_output_is_one_line():
     assert done.stderr.strip() == "parakern emit: cannot write the output: No space left on device"
 
 
+BOM_SOURCE = """void f(int n, int B, float a[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                a[i * B + j] = zz;
+    }
+}
+"""
+
+
+def test_a_byte_order_mark_is_skipped_as_gcc_does(tmp_path, capsys):
+    """A file saved with a UTF-8 BOM: before, 'Illegal character' at 1:1; now the real error,
+    at gcc's column; an editor that keeps U+FEFF in the text gets the same position."""
+    path = tmp_path / "bom.c"
+    path.write_bytes(b"\xef\xbb\xbf" + BOM_SOURCE.encode())
+    assert main(["optimize", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"{path}:6:32: error: 'zz' is not declared before this meta_schedule [PK010]" in out
+    from parakern.pipeline import analyze
+    (d,) = analyze("\ufeff" + BOM_SOURCE, "bom.c").diagnostics
+    assert (d.code, d.span.line, d.span.col) == ("PK010", 6, 32)
+
+
 def test_directory_is_exit_2():
     result = run("optimize", "samples")
     assert result.returncode == 2 and "cannot read samples" in result.stderr

@@ -11,9 +11,10 @@ from pathlib import Path
 
 
 def read_source(path: str, command: str) -> "str | None":
-    """The file's text (undecodable bytes replaced), or None after a one-line message on stderr."""
+    """The file's text (undecodable bytes replaced, a UTF-8 byte order mark dropped as gcc
+    does), or None after a one-line message on stderr."""
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        return Path(path).read_text(encoding="utf-8-sig", errors="replace")
     except OSError as exc:
         print(f"parakern {command}: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
         return None

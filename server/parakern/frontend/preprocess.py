@@ -315,6 +315,8 @@ class _Scanner:
 
 
 def prepare(text: str, file: str) -> Prepared:
+    if text.startswith("\ufeff"):   # a UTF-8 byte order mark, which gcc skips: a space keeps the columns
+        text = " " + text[1:]
     scanner = _Scanner(text, file)
     scanner.run()
     typedefs = [f"typedef int {t};" for t in _PRELUDE_TYPES] + scanner.typedefs

@@ -57,8 +57,8 @@ def tools() -> tuple[str, str]:
     for name in ("gcc", "g++"):
         path = shutil.which(name)
         if path is None:
-            raise ToolMissing(f"{name} not found on PATH: parakern verify compiles the serial C "
-                              "and the emulated CUDA with gcc and g++")
+            raise ToolMissing(f"{name} not found on PATH: the CPU emulation (verify, profile --emulate) "
+                              "compiles the serial C and the emulated CUDA with gcc and g++")
         found.append(path)
     return found[0], found[1]
 
