@@ -165,6 +165,33 @@ def test_definition_2_and_lemma_1(name):
     assert tree.height <= tree.bound
 
 
+FLAT_GRID = """void w(int n, int Bz, int By, int Bx, float a[n], float b[n])
+{
+    int g = n / (Bz * By * Bx);
+    meta_schedule {
+        meta_for (int bi = 0; bi < g; bi++)
+            meta_for (int tz = 0; tz < Bz; tz++)
+                meta_for (int ty = 0; ty < By; ty++)
+                    meta_for (int tx = 0; tx < Bx; tx++)
+                        b[((bi * Bz + tz) * By + ty) * Bx + tx] = a[((bi * Bz + tz) * By + ty) * Bx + tx] + 1.0f;
+    }
+}
+"""
+
+
+def test_a_witness_lies_where_the_kernel_launches():
+    """The witness a case shows (optimize, hover) satisfies the launch limits too where it can:
+    before, g = 699736 beside 'no kernel fits where 65536 <= g (launch)'."""
+    from parakern.limits import launch_relations
+    from parakern.pipeline import analyze
+    (result,) = analyze(FLAT_GRID, "w.c").results
+    for case in result.tree.cases:
+        values = {sym(k) if k not in ("R", "Z", "T") else {"R": R, "Z": Z, "T": T}[k]: sympy.Integer(v)
+                  for k, v in case.witness.items()}
+        for relation in launch_relations(result.schedule):   # g <= 65535 (gridDim.y), ...
+            assert relation.xreplace(values) == sympy.true, (relation, case.witness)
+
+
 def test_occupancy_creates_a_branch():
     tree = tree_of("jacobi1d", "a100")
     mentions = [any("P_occ" in to_text(r) for r in c.constraints.relations) for c in tree.cases]

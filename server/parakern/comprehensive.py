@@ -254,6 +254,11 @@ def _alive(system: cs.System, run: _Run) -> bool:
 
 def _case(q: Quintuple, run: _Run, path: tuple) -> Case:
     verdict = cs.consistent(q.constraints)
+    launchable = launch_relations(q.kernel.schedule)
+    if verdict.status == "sat" and launchable:   # a witness the launch limits allow, where there is one
+        within = cs.consistent(cs.System(q.constraints.relations + launchable, q.constraints.facts))
+        if within.status == "sat":
+            verdict = within
     values = tuple((c.name, run.value(c, q.kernel)) for c in run.counters)
     needs, labels = [], []
     for c in run.counters:
