@@ -19,6 +19,8 @@ disk (lsp/diskcache.py) that starts empty: the first server analyses (`cases`, f
 ever), the others read what it stored (reopening in a fresh server: p95 over them).
 With --cold N, only the first open ever, N times per sample (a fresh server and an empty
 summary folder each time): p50 / p95 of `cases` and `whole`.
+With --large N, only: a file of N functions of one schedule each (about 11 N lines), code
+actions at its middle every 50 ms right after didOpen and after an edit: p50 / max.
 Then a file of ten schedules in one function (fresh server, opened and analysed):
   ten       an edit inside the sixth schedule -> case diagnostics of all ten for that
             version, less the 300 ms debounce (only the edited schedule is re-analysed)
@@ -250,6 +252,51 @@ async def ten_edits(edits: int) -> list:
     return out
 
 
+LARGE_FUNCTION = """
+void f{k}(int n, int B, float a[n], float b[n])
+{{
+    meta_schedule {{
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++) {{
+                int p = i * B + j;
+                a[p] = 2.0f * b[p] + {k}.0f;
+            }}
+    }}
+}}
+"""
+
+
+async def large_file(functions: int, requests: int = 20) -> tuple[list, list]:
+    """Code-action latency (ms) on a file of `functions` schedules: right after didOpen and
+    right after an edit in its middle, while the front-end and the analyses run."""
+    text = "#include \"metafork.h\"\n" + "".join(LARGE_FUNCTION.format(k=k) for k in range(functions))
+    uri = (ROOT / "samples" / "large.c").as_uri()          # never written: the text is sent
+    client = await started_client()
+    middle = text.count("\n") // 2
+
+    async def actions() -> list:
+        out = []
+        for _ in range(requests):
+            t0 = time.perf_counter()
+            await client.text_document_code_action_async(types.CodeActionParams(
+                types.TextDocumentIdentifier(uri), types.Range(types.Position(middle, 0), types.Position(middle, 0)),
+                types.CodeActionContext(diagnostics=[])))
+            out.append((time.perf_counter() - t0) * 1000)
+            await asyncio.sleep(0.05)
+        return out
+
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=uri, language_id="c", version=1, text=text)))
+    opened = await actions()
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        [types.TextDocumentContentChangePartial(range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+                                                text="/* edited */\n")]))
+    edited = await actions()
+    await stop(client)
+    return opened, edited
+
+
 async def cold_open(name: str) -> tuple[float, float]:
     """(case diagnostics, whole hover) seconds after didOpen, in a fresh server with an empty
     summary folder: the first open ever of that text."""
@@ -268,6 +315,12 @@ async def main_async(args) -> None:
     import os
     import tempfile
     os.environ["PARAKERN_CACHE_DIR"] = tempfile.mkdtemp(prefix="parakern-bench-cache-")   # empty
+    if args.large:
+        opened, edited = await large_file(args.large)
+        print(f"code action on a file of {args.large} schedules ({args.large * 11 + 1} lines), "
+              f"{len(opened)} requests 50 ms apart: after didOpen p50 {percentile(opened, .5):.0f} ms, "
+              f"max {max(opened):.0f} ms; after an edit p50 {percentile(edited, .5):.0f} ms, max {max(edited):.0f} ms")
+        return
     if args.cold:
         worst = 0.0
         for name in args.samples:
@@ -331,6 +384,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", nargs="+", default=list(PAPER), choices=PAPER)
     parser.add_argument("--hovers", type=int, default=200, help="cached hovers per sample")
+    parser.add_argument("--large", type=int, default=0, metavar="N",
+                        help="only: code-action latency on a file of N schedules (after open, after an edit)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="fresh servers per sample: the first analyses, the others reopen (>= 2)")
     parser.add_argument("--ten-edits", type=int, default=10, help="edits inside one of ten schedules")

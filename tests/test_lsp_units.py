@@ -221,3 +221,44 @@ def test_recommendations_tuned_one_profile_at_a_time_merge_in_the_configured_ord
     again = TuneInfo("t4", "N=1", "case 2 on t4")
     assert merged(tuning + (a100,), (again,), ("h100", "a100", "t4")) == (h100, a100, again)
     assert merged((a100,), (h100,)) == (a100, h100)        # no order given: as they came
+
+
+class _QuietClient:
+    """The editor connection, as far as a document's rounds use it."""
+    def publish(self, uri, version, diagnostics): pass
+    def refresh_lenses(self): pass
+    def progress_supported(self): return False
+    def show_message(self, kind, text): pass
+
+
+def test_a_request_waits_for_the_rounds_front_end_run_instead_of_running_its_own(monkeypatch):
+    """A code action right after an edit of a large file: before, its snapshot queued a second
+    front-end run behind the round's (seconds each on thousands of lines)."""
+    import asyncio
+    import threading
+
+    from parakern.lsp import engine as engine_module
+    calls, release = [], threading.Event()
+    real = engine_module.build_snapshot
+
+    def slow(*args):
+        calls.append(args[1])
+        release.wait(10)
+        return real(*args)
+
+    monkeypatch.setattr(engine_module, "build_snapshot", slow)
+
+    async def scenario():
+        engine = engine_module.Engine(_QuietClient(), Settings(case_trees=False))
+        try:
+            engine.open("file:///s.c", "s.c", 1, (SAMPLES / "saxpy.c").read_text())
+            await asyncio.sleep(0.05)                        # the round's run has started
+            views = asyncio.ensure_future(engine.current_views("file:///s.c"))
+            await asyncio.sleep(0.05)
+            release.set()
+            return await views
+        finally:
+            engine.close()
+
+    views = asyncio.run(scenario())
+    assert [v.id for v in views] == ["saxpy:0"] and calls == [1]

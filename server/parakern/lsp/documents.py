@@ -37,6 +37,7 @@ class Document:
     published: tuple = ()
     lens_state: tuple = ()
     rounds: int = 0
+    frontend: tuple = ()       # (version, text, settings, future) of the front-end run under way
 
     def is_current(self, snap: Snapshot) -> bool:
         """Whether `snap` was made from this document's current version."""

@@ -197,18 +197,28 @@ class Engine:
             if snap is not None and doc.is_current(snap):
                 return snap
             version, text = doc.version, doc.text
-            snap = await asyncio.get_running_loop().run_in_executor(
-                self._frontend, build_snapshot, doc.file, version, text, self.settings)
+            snap = await self._frontend_run(doc)
             if doc.version == version and doc.text == text:
                 doc.snapshot = snap
                 return snap
         raise AnalysisError("the document keeps changing")
 
+    async def _frontend_run(self, doc: Document) -> Snapshot:
+        """The front-end on the document's current text: a request that comes while the
+        round of this version runs waits for that run instead of queueing a second one behind
+        it (on a large file each run takes seconds)."""
+        key = (doc.version, doc.text, self.settings)
+        if doc.frontend[:3] != key or doc.frontend[3].cancelled():
+            future = asyncio.get_running_loop().run_in_executor(
+                self._frontend, build_snapshot, doc.file, doc.version, doc.text, self.settings)
+            doc.frontend = (*key, future)
+        # shielded: a request cancelled by the client does not cancel the run others wait for
+        return await asyncio.shield(doc.frontend[3])
+
     async def _round(self, doc: Document) -> None:
         doc.rounds += 1
         version, text = doc.version, doc.text
-        snap = await asyncio.get_running_loop().run_in_executor(
-            self._frontend, build_snapshot, doc.file, version, text, self.settings)
+        snap = await self._frontend_run(doc)
         if self.docs.get(doc.uri) is not doc or doc.version != version or doc.text != text:
             self.stats["dropped"] += 1
             return            # a newer round is on its way

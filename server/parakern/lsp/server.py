@@ -6,6 +6,7 @@ and what it delegates); positions are converted with the document's codec here.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -321,6 +322,7 @@ def code_lens_resolve(ls: ParakernServer, lens: types.CodeLens):
 
 
 ACTION_TITLE = "Insert comprehensive dispatcher"
+STALE_VIEWS_AFTER_S = 0.3  # how long a code action waits for the current version's schedules
 REGION_CODE = "PK019"      # a generated region that lost a marker (frontend.generated)
 
 
@@ -345,7 +347,9 @@ def _wants(only, kind: str) -> bool:
 async def code_action(ls: ParakernServer, params: types.CodeActionParams):
     """Answers at once: an edit already generated is given; otherwise the client resolves
     it (codeAction/resolve), or the action runs the insert command, which generates the
-    code when chosen; only a client with neither waits here, for its cursor's schedules."""
+    code when chosen; only a client with neither waits here, for its cursor's schedules.
+    The schedules are the current version's, or the last round's where the front-end has
+    not finished the current one within STALE_VIEWS_AFTER_S (a file of thousands of lines)."""
     uri = params.text_document.uri
     document = ls.document(uri)
     if document is None or uri not in ls.engine.docs:
@@ -357,8 +361,16 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
     ours = [d for d in ours if d.code != REGION_CODE]
     resolvable = "edit" in (ls.cap("text_document.code_action.resolve_support.properties", []) or [])
     by_command = not resolvable and bool(ls.cap("workspace.apply_edit", False))
+    current = asyncio.ensure_future(ls.engine.current_views(uri))
+    current.add_done_callback(lambda task: task.cancelled() or task.exception())   # retrieved, never logged
+    if resolvable or by_command:
+        # the edit is made later on the text of then (resolve, or the insert command): when the
+        # front-end is still busy with a large file, the last round's schedules do to offer it
+        await asyncio.wait({current}, timeout=STALE_VIEWS_AFTER_S)
+    else:
+        await asyncio.wait({current})
     try:
-        views = await ls.engine.current_views(uri)
+        views = current.result() if current.done() else ls.engine.views(uri)
     except AnalysisError:
         views = ls.engine.views(uri)
     for view in views:
