@@ -8,8 +8,9 @@ every element reference traced (verify/traffic.py) and shows its counts beside t
 figures; the point then prefers small data sizes (64) unless --at says otherwise.
 
 Exit status: 0 (with --emulate: every static figure equal to the emulation's, within
-1e-6, on requests whose warps had every lane), 1 a difference or a failure, 2 bad usage,
-3 g++ missing for --emulate.
+1e-6, on requests whose warps had every lane), 1 a difference or a failure, 2 bad usage
+(--at names no parameter of the file, or its values violate a schedule's facts), 3 g++
+missing for --emulate.
 """
 from __future__ import annotations
 
@@ -55,33 +56,48 @@ def run(args) -> int:
     source = read_source(args.file, "profile")
     if source is None:
         return EXIT_USAGE
+    from parakern.analysis.point import parameters
     from parakern.pipeline import Options, analyze
+    from parakern.traffic_report import ImpossiblePoint
     analysis = analyze(source, args.file, Options(target=args.target))
     for d in analysis.diagnostics:
         print(d.format(), file=sys.stderr)
+    known = {r.schedule.id: parameters(r.schedule) for r in analysis.results}
+    everything = sorted({n for names in known.values() for n in names})
+    unknown = [n for n in given if n not in everything]
+    if unknown:   # as tune's --data says it
+        print(f"parakern profile: --at {unknown[0]}: no schedule of {args.file} has that parameter "
+              f"(parameters: {', '.join(everything) or 'none'})", file=sys.stderr)
+        return EXIT_USAGE
     status, lines, document = EXIT_OK, [], []
     for result in analysis.results:
         if result.tree is None:
             lines.append(f"{result.schedule.id}: no case tree (see the diagnostics)")
             continue
+        mine = {n: v for n, v in given.items() if n in known[result.schedule.id]}
         try:
-            found = _schedule(result, given, args.emulate)
+            found = _schedule(result, mine, args.emulate)
+        except ImpossiblePoint as exc:   # the user's values: bad usage, the other schedules still shown
+            print(f"parakern profile: {result.schedule.id}: {exc}", file=sys.stderr)
+            document.append({"id": result.schedule.id, "error": str(exc)})
+            status = EXIT_USAGE
+            continue
         except Exception as exc:   # noqa: BLE001 - one line for the user, not a traceback
             from parakern.verify.build import ToolMissing
             if isinstance(exc, ToolMissing):
                 print(f"parakern profile: {exc}", file=sys.stderr)
                 return EXIT_TOOL
             lines.append(f"{result.schedule.id}: {type(exc).__name__}: {exc}")
-            status = EXIT_DIFFERS
+            status = status if status == EXIT_USAGE else EXIT_DIFFERS
             continue
         text, record, same = found
         lines += text
         document.append(record)
-        if not same:
+        if not same and status != EXIT_USAGE:
             status = EXIT_DIFFERS
     if args.json:
         print(json.dumps({"file": args.file, "schedules": document}, indent=2, ensure_ascii=False))
-    else:
+    elif lines:
         print("\n".join(lines))
     return status
 

@@ -3,17 +3,27 @@ case (optimize --json), and the table per case of `parakern profile` (with the e
 counts beside the static figures when it ran)."""
 from __future__ import annotations
 
-from parakern.analysis.point import describe, profile_point
+from parakern.analysis.point import describe, profile_point, violation
 from parakern.analysis.traffic import Traffic, traffic
 from parakern.printing import to_text
+
+NO_POINT = "no parameter point of the preferred sizes satisfies the facts: give one with --at"
+
+
+class ImpossiblePoint(ValueError):
+    """The values given for the point (--at) violate the schedule's facts: one line for the user."""
 
 
 def schedule_traffic(result, given: "dict | None" = None, small: bool = False):
     """(point, [Traffic or the reason it has none, per case]) of a pipeline result, or
-    (None, why) when no point satisfies the schedule's facts."""
+    (None, why) when no point satisfies the schedule's facts. Raises ImpossiblePoint when
+    the given values are the reason."""
     point = profile_point(result.schedule, given, small)
     if point is None:
-        return None, "no parameter point of the preferred sizes satisfies the facts: give one with --at"
+        why = violation(result.schedule, given, small) if given else ""
+        if why:
+            raise ImpossiblePoint(f"--at {describe(given)}: {why}")
+        return None, NO_POINT
     out = []
     for case in result.tree.cases:
         try:

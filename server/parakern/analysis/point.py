@@ -72,6 +72,55 @@ def holds(schedule: Schedule, values: dict) -> bool:
     return threads <= MAX_THREADS
 
 
+def parameters(schedule: Schedule) -> tuple[str, ...]:
+    """Names a point may give a value: the schedule's parameters, then the arguments that only
+    a fact names (another schedule's size in `assert(nk > 0)`)."""
+    names = [p.name for p in schedule.params]
+    known = set(names) | {d.name for d in schedule.derived}
+    for fact in schedule.facts:
+        for s in sorted(sympy.sympify(fact.relation).free_symbols, key=lambda s: s.name):
+            if s.name not in known:
+                names.append(s.name)
+                known.add(s.name)
+    return tuple(names)
+
+
+def violation(schedule: Schedule, given: dict, small: bool = False) -> str:
+    """Why no point satisfies the facts with the values the user gave, '' when they are not
+    the cause: a fact (or the block's size) they alone decide, else the first that fails where
+    they replace the values of the preferred point (`violates g >= 1 (loop bound) at n=0
+    R=2 B=32`)."""
+    why = _violated(schedule, given)
+    if why:
+        return why
+    preferred = profile_point(schedule, None, small)
+    if preferred is None:
+        return ""    # the preferences fail without the user's values too
+    values = {**preferred, **given}
+    why = _violated(schedule, values)
+    return f"{why} at {describe(values)}" if why else ""
+
+
+def _violated(schedule: Schedule, values: dict) -> str:
+    """The first fact that the values decide false (bench.plan.check_facts), or a block of
+    more than MAX_THREADS threads; '' when neither."""
+    from parakern.bench.plan import check_facts   # bench imports codegen, which imports this module
+    subs = evaluate(schedule, values)
+    try:
+        why = check_facts(schedule, subs)
+    except (TypeError, ValueError, ZeroDivisionError):   # sympy's comparison of a division by zero
+        why = ""
+    if why:
+        return why
+    threads = 1
+    for loop in schedule.block:
+        extent = sympy.sympify(loop.extent).xreplace(subs)
+        if not extent.is_Integer:
+            return ""
+        threads *= int(extent)
+    return f"a block of {threads} threads is more than {MAX_THREADS}" if threads > MAX_THREADS else ""
+
+
 def profile_point(schedule: Schedule, given: "dict | None" = None, small: bool = False) -> "dict | None":
     """Parameter name -> value (integers; floating parameters are left out), or None when no
     preferred combination satisfies the facts."""
@@ -115,7 +164,8 @@ def _options(schedule: Schedule, small: bool) -> dict:
         if extent.is_Symbol:
             axis_of.setdefault(extent.name, loop.axis)
     hosts = set(schedule.host_loops)
-    sizes = _size_like(schedule, defs)
+    bounds = constant_bounds(schedule)
+    sizes = _size_like(schedule, defs, bounds)
     out = {}
     for p in schedule.params:
         if p.ctype in ("float", "double"):
@@ -129,26 +179,60 @@ def _options(schedule: Schedule, small: bool) -> dict:
         else:
             out[p.name] = _OTHER
     # Arguments that only a fact names (another schedule's size) need a value too.
-    known = set(out) | {p.name for p in schedule.params} | {d.name for d in schedule.derived}
+    for name in parameters(schedule)[len(schedule.params):]:
+        out[name] = _DATA_SMALL if small else _DATA
+    return {name: _within(values, *bounds.get(name, (None, None))) for name, values in out.items()}
+
+
+def _within(values: tuple, low: "int | None", high: "int | None") -> tuple:
+    """The preferences between the bounds the facts give; the bounds themselves where none is."""
+    kept = tuple(v for v in values if (low is None or v >= low) and (high is None or v <= high))
+    return kept or tuple(dict.fromkeys(b for b in (high, low) if b is not None)) or values
+
+
+def constant_bounds(schedule: Schedule) -> dict:
+    """Name -> (least, greatest) integer value that the facts of one symbol allow (`R >= 1`,
+    `R <= 4`, `2 * B < 65`), None where they give none."""
+    out: dict = {}
     for fact in schedule.facts:
-        for s in sympy.sympify(fact.relation).free_symbols:
-            if s.name not in known:
-                out[s.name] = _DATA_SMALL if small else _DATA
-                known.add(s.name)
+        relation = sympy.sympify(fact.relation)
+        if not isinstance(relation, (sympy.Le, sympy.Lt, sympy.Ge, sympy.Gt, sympy.Eq)):
+            continue
+        greater = isinstance(relation, (sympy.Ge, sympy.Gt))
+        e = sympy.expand(relation.rhs - relation.lhs if greater else relation.lhs - relation.rhs)   # e <= 0
+        if len(e.free_symbols) != 1:
+            continue
+        (x,) = e.free_symbols
+        a, b = e.coeff(x), e.subs(x, 0)
+        if not (a.is_Rational and b.is_Rational and a != 0 and e == a * x + b):
+            continue
+        root, strict = -b / a, isinstance(relation, (sympy.Lt, sympy.Gt))
+        low, high = out.get(x.name, (None, None))
+        if a > 0 or isinstance(relation, sympy.Eq):    # x <= root
+            value = int(sympy.ceiling(root)) - 1 if strict else int(sympy.floor(root))
+            high = value if high is None else min(high, value)
+        if a < 0 or isinstance(relation, sympy.Eq):    # x >= root
+            value = int(sympy.floor(root)) + 1 if strict else int(sympy.ceiling(root))
+            low = value if low is None else max(low, value)
+        out[x.name] = (low, high)
     return out
 
 
-def _size_like(schedule: Schedule, defs: dict) -> set[str]:
+def _size_like(schedule: Schedule, defs: dict, bounds: dict) -> set[str]:
     """Program parameters that are sizes all the same (a pointer's length): those the grid
     grows with, and those that multiply a loop variable in a subscript (a row length) unless
-    the grid shrinks with them (a granularity, `n / (s * B)`)."""
+    the grid shrinks with them (a granularity, `n / (s * B)`). Not a size: what the grid
+    only shrinks by (a radius, `(n - 2 * R) / B`) and what the facts bound by less than any
+    data size preferred (`assert(R <= 4)`)."""
     grows, shrinks = set(), set()
     for loop in schedule.grid:
         extent = sympy.sympify(loop.extent).xreplace(defs)
         for f in extent.atoms(sympy.floor):
             extent = extent.xreplace({f: f.args[0]})
         num, den = sympy.fraction(sympy.together(extent))
-        grows |= {s.name for s in num.free_symbols}
+        for term in sympy.Add.make_args(sympy.expand(num)):
+            if not term.could_extract_minus_sign():
+                grows |= {s.name for s in term.free_symbols}
         shrinks |= {s.name for s in den.free_symbols}
     loops = {sym(lp.var) for lp in schedule.loops + schedule.between + schedule.serial}
     rows = set()
@@ -157,7 +241,8 @@ def _size_like(schedule: Schedule, defs: dict) -> set[str]:
             for term in sympy.Add.make_args(sympy.expand(index)):
                 if term.free_symbols & loops:
                     rows |= {s.name for s in term.free_symbols - loops}
-    return (grows - shrinks) | (rows - shrinks)
+    small = {name for name, (_, high) in bounds.items() if high is not None and high < min(_DATA_SMALL)}
+    return ((grows - shrinks) | (rows - shrinks)) - small
 
 
 def describe(values: dict) -> str:

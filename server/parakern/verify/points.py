@@ -15,7 +15,8 @@ maxThreadsPerBlock = T.
 
 Parameters are sampled (seeded), facts checked by evaluation, and the machine
 values found by z3 for the sampled parameters; where sampling finds nothing,
-z3 solves parameters and machine values together within small bounds. The
+z3 solves parameters and machine values together within small bounds, raised where
+the facts require more (`assert(Bx >= 32)`: Bx up to 32). The
 first two points of a case are realistic where the facts and the case allow:
 block sizes as programmers write them (32 to 1024 threads per block, the
 emulation runs up to 1024), several blocks, data sizes up to 300 (at most
@@ -271,8 +272,12 @@ def find_points(model: Model, k: int, count: int, seed: int = 0) -> list[Point]:
     rng = random.Random(f"{model.schedule.id}:{k}:{seed}")
     points: list[Point] = []
     seen: set = set()
+    tops = None   # z3's bounds, found when sampling first fails
     for index in range(count):
-        point = _sampled(model, k, rng, seen, index) or _solved(model, k, seen, index)
+        point = _sampled(model, k, rng, seen, index)
+        if point is None:
+            tops = _tops(model, k) if tops is None else tops
+            point = None if tops is None else _solved(model, k, seen, index, tops)
         if point is None:
             break
         seen.add(tuple(point.values[n] for n in model.settable))
@@ -315,17 +320,63 @@ def _sampled(model: Model, k: int, rng: random.Random, seen: set, index: int) ->
     return None
 
 
-def _solved(model: Model, k: int, seen: set, index: int) -> "Point | None":
-    """z3 on parameters and machine values together, within the same bounds."""
+SMALL_BLOCK, SMALL_SIZE = 16, 64   # z3's bounds where the facts allow: small, cheap points
+_LEAST_MS = 2000
+
+
+def _relations(model: Model, k: int) -> list:
+    """Case k's constraints and needs, the machine's bounds, a launchable block, and no
+    earlier case picked by the first pass: what every point of case k satisfies."""
     case = model.tree.cases[k]
     threads = sympy.sympify(case.counter("threads"))
     relations = list(case.constraints.relations + case.needs.relations) + list(_BOUNDS)
     relations += [sympy.Le(1, threads), sympy.Le(threads, MAX_THREADS)]
-    for name in model.settable:
-        top = 16 if name in model.block else 64   # z3's fallback stays small
-        relations += [sympy.Le(1, sym(name)), sympy.Le(sym(name), top)]
-    for other in model.tree.cases[:k]:   # the first pass must not pick an earlier case
+    for other in model.tree.cases[:k]:
         relations.append(sympy.Not(sympy.And(*other.constraints.relations, *other.needs.relations)))
+    return relations
+
+
+def _within(tops: dict) -> list:
+    return [r for name, top in tops.items() for r in (sympy.Le(1, sym(name)), sympy.Le(sym(name), top))]
+
+
+def _tops(model: Model, k: int) -> "dict | None":
+    """Upper bounds of the settable parameters for z3: small (SMALL_BLOCK for a block size,
+    SMALL_SIZE otherwise) where the facts and case k allow a point within them, else each
+    raised to the least value the facts allow (`assert(Bx >= 32)`) and then doubled together
+    until a point exists; None when none does with blocks of at most MAX_THREADS and other
+    parameters of at most MAX_ELEMENTS (_complete then rejects arrays too large to emulate)."""
+    case = model.tree.cases[k]
+    relations = _relations(model, k)
+    small = {n: SMALL_BLOCK if n in model.block else SMALL_SIZE for n in model.settable}
+    most = {n: MAX_THREADS if n in model.block else MAX_ELEMENTS for n in model.settable}
+
+    def sat(tops: dict) -> bool:
+        system = cs.System(tuple(relations + _within(tops)), case.constraints.facts)
+        return cs.consistent(system, timeout_ms=_LEAST_MS).status == "sat"
+
+    if sat(small):
+        return small
+    if not sat(most):
+        return None
+    tops = {}
+    for name in model.settable:   # the least value of each with the others free
+        low, high = small[name], small[name]   # doubling, then halving: few calls for a small least
+        while high < most[name] and not sat({**most, name: high}):
+            low, high = high, min(most[name], 2 * high)
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if sat({**most, name: middle}) else (middle, high)
+        tops[name] = high
+    while tops != most and not sat(tops):
+        tops = {n: min(most[n], 2 * top) for n, top in tops.items()}
+    return tops
+
+
+def _solved(model: Model, k: int, seen: set, index: int, tops: dict) -> "Point | None":
+    """z3 on parameters and machine values together, each parameter within its top (_tops)."""
+    case = model.tree.cases[k]
+    relations = _relations(model, k) + _within(tops)
     for old in seen:
         relations.append(sympy.Or(*(sympy.Ne(sym(n), v) for n, v in zip(model.settable, old))))
     verdict = cs.consistent(cs.System(tuple(relations), case.constraints.facts), timeout_ms=10000)
