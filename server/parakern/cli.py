@@ -181,11 +181,11 @@ def _emit(args) -> int:
 def _fixed_problem(analysis, fixed: list) -> str:
     """Why values given with --fix cannot be compiled in ('' when they can): a name no schedule
     has as an integer program parameter, a value beyond its C type or against a fact (an
-    assertion, a loop bound) of a schedule (bench/plan.check_facts). Before, such values were
+    assertion, a loop bound) of a schedule (facts.check_facts). Before, such values were
     left out without a word, or written into an instance nvcc rejects (B0 = -4 in its name)."""
     from parakern import dispatch
     from parakern.analysis.fixed import fixable
-    from parakern.bench.plan import check_facts
+    from parakern.facts import check_facts
     schedules = [r.schedule for r in analysis.results]
     names = sorted({p.name for s in schedules for p in fixable(s)})
     for values in fixed:

@@ -32,6 +32,7 @@ import sympy
 
 from parakern import constraints as cs
 from parakern import exact
+from parakern.exact import truth
 from parakern.codegen.launch import Launch, definitions, launch_of
 from parakern.counters.registers import MAX_REGISTERS, registers_per_block
 from parakern.limits import BLOCK_LIMITS, GRID_LIMITS
@@ -171,20 +172,6 @@ class Choice:
 
     # `limits` holds, per case, what its kernel's own fit or launch lacks on this device
     # (registers, shared memory, threads, launch limits), whatever its constraints say.
-
-
-def truth(relation) -> "bool | None":
-    """True / False when the relation evaluates exactly; None when undecided."""
-    if relation is sympy.true or relation is True:
-        return True
-    if relation is sympy.false or relation is False:
-        return False
-    if relation.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
-        return None
-    try:
-        return bool(relation)
-    except TypeError:
-        return None
 
 
 def _test(relation):

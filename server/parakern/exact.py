@@ -113,3 +113,17 @@ def ceiling(expr, subs: Mapping, given: "dict | None" = None) -> "int | None":
     if value.is_Number and value.is_finite:
         return int(math.ceil(value))
     return None
+
+
+def truth(relation) -> "bool | None":
+    """True / False when the relation evaluates exactly; None when undecided."""
+    if relation is sympy.true or relation is True:
+        return True
+    if relation is sympy.false or relation is False:
+        return False
+    if relation.has(sympy.zoo, sympy.nan, sympy.oo, -sympy.oo):
+        return None
+    try:
+        return bool(relation)
+    except TypeError:
+        return None

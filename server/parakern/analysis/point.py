@@ -15,6 +15,7 @@ import itertools
 
 import sympy
 
+from parakern.facts import check_facts
 from parakern.model import Schedule
 from parakern.symbols import sym
 
@@ -102,14 +103,10 @@ def violation(schedule: Schedule, given: dict, small: bool = False) -> str:
 
 
 def _violated(schedule: Schedule, values: dict) -> str:
-    """The first fact that the values decide false (bench.plan.check_facts), or a block of
+    """The first fact that the values decide false (facts.check_facts), or a block of
     more than MAX_THREADS threads; '' when neither."""
-    from parakern.bench.plan import check_facts   # bench imports codegen, which imports this module
     subs = evaluate(schedule, values)
-    try:
-        why = check_facts(schedule, subs)
-    except (TypeError, ValueError, ZeroDivisionError):   # sympy's comparison of a division by zero
-        why = ""
+    why = check_facts(schedule, subs)
     if why:
         return why
     threads = 1

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from parakern import dispatch, exact
+from parakern import dispatch
 from parakern.codegen.launch import definitions, launch_of
-from parakern.limits import out_of_range
-from parakern.printing import to_c
+from parakern.facts import check_facts
 
 
 class PlanError(ValueError):
@@ -103,28 +102,6 @@ class Plan:
                 "every_case": self.every_case,
                 "points": [{"values": p.values, "case": p.case, "holds": list(p.holds), "runs": list(p.runs),
                             "skipped": p.reason, "launch": p.launch} for p in self.points]}
-
-
-def check_facts(schedule, subs: dict) -> str:
-    """'' when every fact that can be evaluated holds, else why the point is skipped."""
-    given = exact.numbers(subs)
-    beyond = out_of_range(schedule.params, {n.name: v for n, v in given.items() if isinstance(v, int)})
-    if beyond:   # n = 10**12 for an int n: C would wrap it
-        return beyond
-    undecided = ""
-    for fact in schedule.facts:
-        try:
-            rel = exact.substituted(fact.relation, subs, given)
-        except (TypeError, ZeroDivisionError):   # sympy compares the zoo of a division by zero
-            rel = sympy.nan
-        if rel.free_symbols:
-            continue  # reads a value the host sets (a time step): cannot be judged here
-        truth = dispatch.truth(rel)
-        if truth is None:   # said only where no fact is plainly violated (B >= 1 says more than n/B)
-            undecided = undecided or f"{to_c(fact.relation)} cannot be evaluated (division by zero?)"
-        elif not truth:   # in C, as the user wrote it: B == 32, n % B == 0
-            return f"violates {to_c(fact.relation)} ({fact.origin})"
-    return undecided
 
 
 def pick_case(tree, subs: dict, machine: dict, every_case: bool = False) -> CasePick:

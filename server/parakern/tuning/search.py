@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import sympy
 
 from parakern import dispatch
-from parakern.bench.plan import block_parameters, check_facts, needed_parameters, substitutions
+from parakern.bench.plan import block_parameters, needed_parameters, substitutions
+from parakern.facts import check_facts
 from parakern.codegen.launch import in_parameters
 from parakern.devices import machine_values
 from parakern.tuning import model
