@@ -45,6 +45,7 @@ VALUES = {
     "mm_tile": dict(ni=16, nj=24, nk=13, B0=4, B1=8),
     "scale_cols": dict(m=19, n=27, B0=4, B1=8, alpha=1.5),
     "trmv": dict(n=45, m=13, B=8),
+    "three_mm": dict(ni=19, nj=17, nk=13, nl=21, nm=11, B0=4, B1=8),
 }
 
 

@@ -91,14 +91,18 @@ def run(args) -> int:
             problems.append(f"{r.schedule.id}: internal error ({type(exc).__name__}: {exc})")
             status = status or 1
     empty = [t for _, _, t in tunings if t.pick is None]
+    shared = search.shared_choices([(r.schedule.function, t) for r, _, t in tunings])
     document = {"file": args.file, "device": key, "device_name": device.profile.name,
-                "schedules": [t.as_dict(args.top) for _, _, t in tunings], "problems": problems}
+                "schedules": [t.as_dict(args.top) for _, _, t in tunings], "problems": problems,
+                "functions": [c.as_dict() for c in shared]}
     if args.json:
         if args.formula:
             for entry, (r, _, _) in zip(document["schedules"], tunings):
                 entry["formula"] = _formulas(r)
     elif tunings:
         print(_text(tunings, device, args.top, args.formula))
+        for choice in shared:
+            print(_shared_text(choice))
     for problem in problems:
         print(f"parakern tune: {problem}", file=sys.stderr)
     for t in empty:
@@ -181,6 +185,18 @@ def _text(tunings, device, top: int, formula: bool) -> str:
         if formula:
             lines += ["  " + line for f in _formulas(r) for line in f.splitlines()]
     return "\n".join(lines)
+
+
+def _shared_text(choice) -> str:
+    """What a function whose schedules share a tuned parameter is called with."""
+    values = " ".join(f"{n}={v}" for n, v in choice.values)
+    each = "; ".join(f"{s} case {c.case} {time_text(c.time)}" for s, c in choice.picks)
+    head = (f"{choice.function}: its schedules share {', '.join(choice.shared)} (one argument each): "
+            f"call it with {values}: {time_text(choice.time)} in all ({each})")
+    if choice.agrees():
+        return head
+    return head + (f"; each schedule's own pick would total {time_text(choice.alone)}, but their values "
+                   "differ and the function takes one")
 
 
 def _measure(args, text, tunings, document, given: dict) -> int:

@@ -16,6 +16,7 @@ generated `dispatch_auto` tries (codegen/auto.py); ties go to the first, as ther
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import sympy
@@ -192,3 +193,65 @@ def _judge(result, quantities, values, machine, device, names, order) -> tuple:
                                  choice.by if k == choice.case else MODEL, (order, k)))
     out.sort(key=lambda c: c.order)
     return tuple(out), "" if out else "no block can be resident"
+
+
+@dataclass(frozen=True)
+class SharedChoice:
+    """One value per parameter that several schedules of a function tune: the function takes
+    it once (one argument), so the schedules must agree on it."""
+    function: str
+    shared: tuple                    # names tuned by two schedules or more
+    values: tuple                    # ((name, value), ...) chosen
+    picks: tuple                     # (schedule id, Configuration) each schedule runs with them
+    alone: float                     # the sum of each schedule's own pick (a bound: they disagree)
+
+    @property
+    def time(self) -> float:
+        return sum(c.time for _, c in self.picks)
+
+    def agrees(self) -> bool:
+        """Whether each schedule's own pick is already this choice."""
+        return math.isclose(self.time, self.alone, rel_tol=1e-12)
+
+    def as_dict(self) -> dict:
+        return {"function": self.function, "shared": list(self.shared), "parameters": dict(self.values),
+                "predicted_s": self.time, "each_alone_s": self.alone,
+                "schedules": [{"schedule": s, **c.as_dict()} for s, c in self.picks]}
+
+
+def shared_choices(tunings: list) -> tuple:
+    """(function, tuning) pairs -> a SharedChoice per function whose schedules tune a parameter
+    in common: the common values that make the sum of their predicted times least (each
+    schedule at its fastest configuration with those values)."""
+    by_function: dict = {}
+    for function, t in tunings:
+        if t.pick is not None:
+            by_function.setdefault(function, []).append(t)
+    out = []
+    for function, mine in by_function.items():
+        counts: dict = {}
+        for t in mine:
+            for n in t.tuned:
+                counts[n] = counts.get(n, 0) + 1
+        shared = tuple(n for n in mine[0].tuned + tuple(x for t in mine[1:] for x in t.tuned) if counts[n] > 1)
+        shared = tuple(dict.fromkeys(shared))
+        if not shared:
+            continue
+        best = None
+        seen = {n: sorted({v for t in mine for c in t.configurations for m, v in c.values if m == n})
+                for n in shared}
+        for combo in itertools.product(*(seen[n] for n in shared)):
+            wanted = dict(zip(shared, combo))
+            picks = []
+            for t in mine:
+                fits = [c for c in t.configurations if all(wanted.get(n, v) == v for n, v in c.values)]
+                if not fits:
+                    break
+                picks.append((t.schedule, fits[0]))     # configurations are fastest first
+            else:
+                total = sum(c.time for _, c in picks)
+                if best is None or total < best[0]:
+                    best = (total, tuple(wanted.items()), tuple(picks))
+        if best is not None:
+            out.append(SharedChoice(function, shared, best[1], best[2], sum(t.pick.time for t in mine)))
+    return tuple(out)
