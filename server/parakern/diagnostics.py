@@ -65,6 +65,7 @@ CODES = {
     "PK018": "parameter named like a machine parameter (R_B, Z, T, P_occ)",
     "PK020": "iterations of a meta_for may access the same element, one writing",
     "PK021": "independence of meta_for iterations could not be proved",
+    "PK022": "old-style (K&R) parameter declarations",
     "PK030": "the kernel cannot be lowered to GPU code",
     "PK031": "warning: an array of cache(...) cannot be staged in shared memory",
     "PK097": "analysis of a meta_schedule ran past the time limit (language server)",

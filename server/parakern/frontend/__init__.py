@@ -159,6 +159,12 @@ def _analyze_function(ctx: FileContext, func: c_ast.FuncDef):
     collect_writes(func.body, ctx.index, fctx)
     walker = _Walker(ctx, fctx, [dict(ctx.globals), params])
     walker.visit(func.body)
+    if func.param_decls and (walker.schedules or walker.diagnostics):
+        # int n; float *a; between `f(n, a)` and `{`: its names would read as undeclared
+        coord = func.decl.coord
+        where = Span.point(ctx.prepared.file, coord.line, coord.column, len(name))
+        return [], [error("PK022", f"function {name} declares its parameters in the old (K&R) style; "
+                                   f"declare them in the parentheses: {name}(int n, float *a, ...)", where)]
     return walker.schedules, walker.diagnostics
 
 
