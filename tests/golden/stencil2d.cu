@@ -431,7 +431,7 @@ static double stencil2d_0_time_case2(const parakern_model_device *dev, long long
     const long long blocks = ((Bx + N - 3)/Bx)*((By + N - 3)/By);
     const long long threads = Bx*By;
     const long long shared_bytes = 0;
-    const long long global_bytes = 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 32*((Bx*By + 2*Bx + 2*By + ((32) <= (Bx) ? (32) : (Bx)) + 3)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8));
+    const long long global_bytes = 32*((((32) <= (Bx) ? (32) : (Bx)) + ((5*Bx*By) <= (Bx*By + 2*Bx + 2*By + 4) ? (5*Bx*By) : (Bx*By + 2*Bx + 2*By + 4)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8));
     const long long unique_bytes = 8*N*N;
     const long long read_bytes = 4*N*N;
     const long long synchronised = 0;

@@ -36,6 +36,7 @@ Everything is per launch; a schedule inside a host loop launches once per iterat
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -241,17 +242,22 @@ def global_bytes_per_block(case) -> sympy.Expr:
     (analysis/footprint.py): each element a block reads loaded once and each element it
     writes stored once, staged arrays included (their tile loads and stores); an array
     whose region moves with a serial loop between the grid and block levels (matmul's k)
-    counts once per iteration. Where a footprint is unbounded, every access of the array is
-    counted. Each element costs what its warp requests cost in 32-byte sectors
-    (`_sector_bytes`): by the stride between consecutive lanes along threadIdx.x and the
-    lanes a warp has along x; a staged array's tile, which the copy loops move element after
+    counts once per iteration. A block moves no more elements than its accesses request
+    (`_requested`): the smaller of the two counts (`_at_most`), the requests alone where the
+    footprint is unbounded. A subscript that is not affine (`a[(p + 1) % N]`, `in[i / 2][j / 2]`)
+    makes its footprint the whole array, which every block would otherwise move (periodic at
+    N = 2^24: 8.8 TB for 256 MB of arrays). Each element costs what its warp requests cost in
+    32-byte sectors (`_sector_bytes`): by the stride between consecutive lanes along
+    threadIdx.x and the lanes a warp has along x; a staged array's tile, which the copy loops move element after
     element, by the sectors its rows fill (`_tile_sector_bytes`). It stays a formula in the
     parameters (dispatch_auto prints it in C); analysis/traffic.py measures the same requests
     exactly at one point (`parakern profile`)."""
     from parakern.analysis.footprint import footprints
+    from parakern.analysis.prover import Prover
     s = case.kernel.schedule
     between = {lp.var for lp in s.between}
     moving = _between_trips(s)
+    prover = functools.cache(lambda: Prover(s))   # made where a question needs it (z3: slow to start)
     total = sympy.S.Zero
     for kind in ("is_read", "is_write"):
         accesses = tuple(a for a in s.accesses if getattr(a, kind))
@@ -262,17 +268,31 @@ def global_bytes_per_block(case) -> sympy.Expr:
         for fp in footprints(part, names):
             array = s.array(fp.array)
             mine = [a for a in accesses if a.array == fp.array]
-            if fp.elements is sympy.oo or fp.elements.has(sympy.oo):
-                elements = sum((_executions(a, s) for a in mine), sympy.S.Zero) * _threads(case)
-            else:
-                moves = any(set(map(str, sympy.Tuple(*a.indices).free_symbols)) & between for a in mine)
-                elements = fp.elements * (moving if moves else 1)
+            moves = any(set(map(str, sympy.Tuple(*a.indices).free_symbols)) & between for a in mine)
             if fp.array in case.kernel.cached and fp.bounded:   # copy loops: consecutive threads, consecutive elements
                 total += in_parameters(_tile_sector_bytes(fp, array.element_size) * (moving if moves else 1), s)
-            else:
-                total += _sector_bytes(in_parameters(elements, s), array.element_size,
-                                       _worst_stride(mine, array, s), _lanes(case))
+                continue
+            elements = in_parameters(_requested(mine, case), s)
+            if not fp.elements.has(sympy.oo):
+                elements = _at_most(in_parameters(fp.elements * (moving if moves else 1), s), elements, prover)
+            total += _sector_bytes(elements, array.element_size, _worst_stride(mine, array, s), _lanes(case))
     return sympy.expand(total)
+
+
+def _requested(accesses, case) -> sympy.Expr:
+    """Elements one block's accesses request: each access's executions by every thread."""
+    return sum((_executions(a, case.kernel.schedule) for a in accesses), sympy.S.Zero) * _threads(case)
+
+
+def _at_most(footprint: sympy.Expr, requested: sympy.Expr, prover) -> sympy.Expr:
+    """The smaller of a block's footprint and its requests (elements); the one the schedule's
+    facts prove smaller alone, as for most affine tiles, so that the formula dispatch_auto
+    prints stays short. prover: () -> analysis.prover.Prover of the schedule."""
+    if footprint == requested or prover().le(footprint, requested):
+        return footprint
+    if prover().le(requested, footprint):
+        return requested
+    return sympy.Min(footprint, requested)
 
 
 def _tile_sector_bytes(fp, size: int) -> sympy.Expr:
@@ -324,7 +344,9 @@ def _flat_index(a, array, s) -> sympy.Expr:
 
 def _lane_stride(a, array, s):
     """Elements between what consecutive lanes (threadIdx.x) touch at access `a`: 0, a number,
-    or None (not a constant)."""
+    or None (not a constant). A quotient or a remainder of an index moves, on average, as the
+    index does: `in[j / 2]` by 1/2 (two lanes share an element), `a[(p + 1) % N]` by 1 (it
+    wraps once per N lanes; a small divisor, `a[p % 4]`, is overcounted)."""
     x = next((lp for lp in s.block if lp.axis == "x"), None)
     if x is None:
         return 0
@@ -332,10 +354,13 @@ def _lane_stride(a, array, s):
     flat = _flat_index(a, array, s)
     if not flat.has(var):
         return 0
+    flat = sympy.expand(flat.replace(lambda e: isinstance(e, (sympy.floor, sympy.ceiling)), lambda e: e.args[0])
+                        .replace(lambda e: isinstance(e, sympy.Mod), lambda e: e.args[0]))
     stride = flat.coeff(var) if flat.is_polynomial(var) and sympy.degree(flat, var) == 1 else None
     if stride is None or not stride.is_number or stride.free_symbols:
         return None
-    return abs(int(stride))
+    stride = abs(stride)
+    return int(stride) if stride.is_Integer else stride
 
 
 def _walks_along_serial_loop(a, array, s) -> bool:
