@@ -66,11 +66,14 @@ def test_bank_conflicts_count_distinct_words_per_bank():
     assert W.ideal_wavefronts([8 * lane for lane in range(32)], 8) == 2
 
 
-def test_residues_of_a_request_start():
-    assert W.residues(0, 128) == [0]
-    assert W.residues(4, 4096) == [4]
-    assert W.residues(0, 4) == [0, 4, 8, 12, 16, 20, 24, 28]
-    assert W.residues(0, 0) == [0]
+def test_where_a_request_starts_within_a_sector():
+    assert W.spread(128) == {0: 1.0} and W.spread(0) == {0: 1.0}
+    assert W.spread(4) == {r: 1 / 8 for r in range(0, 32, 4)}           # every place alike
+    assert W.spread(4, 3) == {0: 1 / 3, 4: 1 / 3, 8: 1 / 3}               # a 3-tap loop: t = 0, 1, 2
+    assert W.spread(4, 10) == {r: (2 if r < 8 else 1) / 10 for r in range(0, 32, 4)}
+    assert W.combine(W.spread(4, 2), {16: 1.0}) == {16: 0.5, 20: 0.5}
+    floats = [4 * lane for lane in range(32)]
+    assert W.mean_sectors(0, floats, W.spread(4, 3)) == pytest.approx((4 + 5 + 5) / 3)
 
 
 def test_warps_of_a_block_follow_the_linear_thread_id():
@@ -143,6 +146,102 @@ def test_a_row_stride_that_moves_the_start_through_a_sector_is_averaged():
     left, right = (next(r for r in t.requests if r.text == text) for text in ("a[i][j]", "a[i][j + N / 2]"))
     assert left.cost == (4 + 5 + 5 + 5) / 4      # the warps of rows 0..7 start 0, 8, 16, 24, 0, ... bytes in
     assert right.cost == 5                       # N / 2 = 513 floats: 4 bytes more, never on a boundary
+
+
+FIR = """#include "metafork.h"
+void fir(int n, int B, float x[n + TAPS], float y[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++) {
+                float acc = 0.0f;
+                for (int t = 0; t < TAPS; t++)
+                    acc += x[i * B + j + t];
+                y[i * B + j] = acc;
+            }
+    }
+}
+"""
+
+MOD_GRID = """#include "metafork.h"
+void mg(int nq, int np, int By, int Bx, float A[nq][np])
+{
+    int gq = (nq + By - 1) / By, gp = (np + Bx - 1) / Bx;
+    meta_schedule {
+        meta_for (int bq = 0; bq < gq * gp; bq++)
+            meta_for (int ty = 0; ty < By; ty++)
+                meta_for (int tx = 0; tx < Bx; tx++) {
+                    int q = (bq / gp) * By + ty;
+                    int p = (bq % gp) * Bx + tx;
+                    if (q < nq && p < np)
+                        A[q][p] = 2.0f * A[q][p];
+                }
+    }
+}
+"""
+
+PERIODIC = """#include "metafork.h"
+void periodic(int N, int B, double a[N], double b[N])
+{
+    meta_schedule cache(a) {
+        meta_for (int i = 0; i < N / B; i++)
+            meta_for (int j = 0; j < B; j++) {
+                int p = i * B + j;
+                b[p] = a[(p + 1) % N] - a[(p + N - 1) % N];
+            }
+    }
+}
+"""
+
+UPSAMPLE = """#include "metafork.h"
+void up2(int n, int Bx, int By, float in[n][n], float out[2 * n][2 * n])
+{
+    int m = 2 * n;
+    int gx = (m + Bx - 1) / Bx, gy = (m + By - 1) / By;
+    meta_schedule {
+        meta_for (int by = 0; by < gy; by++)
+            meta_for (int bx = 0; bx < gx; bx++)
+                meta_for (int ty = 0; ty < By; ty++)
+                    meta_for (int tx = 0; tx < Bx; tx++) {
+                        int i = by * By + ty;
+                        int j = bx * Bx + tx;
+                        if (i < m && j < m)
+                            out[i][j] = in[i / 2][j / 2];
+                    }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("taps", [3, 5, 7])
+def test_a_short_serial_loop_moves_the_start_only_through_the_places_its_values_reach(taps):
+    # x[i * B + j + t], t < taps: warps start t floats into a sector, 4 sectors at t = 0, 5 after
+    result = _result(FIR.replace("TAPS", str(taps)), f"fir{taps}.c")
+    t = traffic(result.tree.cases[0].kernel, {"n": 1024, "B": 32})
+    x = _request(t, "x", "global", "read")
+    assert x.per_warp == taps and x.cost == pytest.approx((4 + 5 * (taps - 1)) / taps)
+
+
+def test_a_flattened_grid_index_keeps_each_warp_on_a_sector_boundary():
+    # p = (bq % gp) * Bx + tx: (bq % gp) * 32 floats is a multiple of a sector, whatever bq is
+    t = traffic(_result(MOD_GRID, "mg.c").tree.cases[0].kernel, {"nq": 64, "np": 64, "By": 2, "Bx": 32})
+    assert _request(t, "A", "global", "read").cost == _request(t, "A", "global", "write").cost == 4
+    # rows of 100 floats: row q starts 16 * q bytes into a sector, the block column adds none
+    t = traffic(_result(MOD_GRID, "mg.c").tree.cases[0].kernel, {"nq": 64, "np": 100, "By": 1, "Bx": 32})
+    assert _request(t, "A", "global", "read").cost == (4 + 5) / 2
+
+
+def test_the_minimum_is_no_more_than_the_elements_a_modulo_or_divided_subscript_reaches():
+    # a[(p + 1) % N]'s footprint is the whole array, but a block's 32 threads reach 34 elements
+    periodic = _result(PERIODIC, "periodic.c")
+    for case in periodic.tree.cases:
+        t = traffic(case.kernel, {"N": 1024, "B": 32})
+        assert t.minimum_bytes == 8 * (32 + 2) + 8 * 32
+    plain = traffic(_case(periodic, "(4b)").kernel, {"N": 1024, "B": 32})
+    assert plain.minimum_bytes <= plain.global_bytes
+    # in[i / 2][j / 2] from a 32 x 8 block: 16 x 4 elements of in, 32 x 8 of out
+    t = traffic(_result(UPSAMPLE, "up.c").tree.cases[0].kernel, {"n": 1024, "Bx": 32, "By": 8})
+    assert t.minimum_bytes == 4 * 16 * 4 + 4 * 32 * 8 <= t.global_bytes
 
 
 def test_the_minimum_leaves_out_a_stencils_corners_and_what_a_thread_wrote_first():
@@ -307,3 +406,90 @@ def test_profile_points_are_tried_in_order_without_building_the_product():
                                                      key=lambda c: (sum(c), c))
     first = list(itertools.islice(_by_departures([4] * 30), 32))
     assert first[0] == (0,) * 30 and first[1] == (0,) * 29 + (1,) and all(sum(c) <= 1 for c in first[:31])
+
+
+# ------------------------------------------------------------------ the point of a radius, --at checks
+
+BOX = """
+#include <assert.h>
+#include "metafork.h"
+void box(int n, int R, int B, float x[n], float y[n])
+{
+    assert(R >= 1 && R <= 4);
+    int g = (n - 2 * R) / B;
+    meta_schedule {
+        meta_for (int i = 0; i < g; i++)
+            meta_for (int j = 0; j < B; j++) {
+                int p = i * B + j + R;
+                float acc = 0.0f;
+                for (int d = -R; d <= R; d++)
+                    acc += x[p + d];
+                y[p] = acc;
+            }
+    }
+}
+"""
+
+
+def test_a_radius_the_grid_shrinks_by_or_the_facts_bound_is_not_a_size():
+    """R in `(n - 2 * R) / B` was taken for a data size (1024, 2048, ...), so `assert(R <= 4)`
+    left no point; it is a small value whether the facts bound it or the grid shrinks by it."""
+    from parakern.analysis.point import constant_bounds
+    s = _result(BOX, "box.c").schedule
+    assert constant_bounds(s) == {"g": (1, None), "B": (1, None), "R": (1, 4)}
+    assert profile_point(s) == {"n": 1024, "R": 2, "B": 32}
+    assert profile_point(s, small=True) == {"n": 64, "R": 2, "B": 32}
+    unbounded = _result(BOX.replace("assert(R >= 1 && R <= 4);", ""), "box.c").schedule
+    assert profile_point(unbounded) == {"n": 1024, "R": 2, "B": 32}           # shrinks the grid
+    bounded = _result(BOX.replace("(n - 2 * R) / B", "(n + R) / B").replace("int p = i * B + j + R;",
+                                                                           "int p = i * B + j;"), "box.c")
+    assert profile_point(bounded.schedule) == {"n": 1024, "R": 2, "B": 32}    # R <= 4 only
+
+
+def test_profile_and_optimize_find_the_point_of_a_radius(tmp_path, capsys):
+    source = tmp_path / "box.c"
+    source.write_text(BOX)
+    assert main(["profile", str(source)]) == 0
+    out = capsys.readouterr().out
+    assert "box:0 at n=1024 R=2 B=32" in out and "preferred sizes" not in out
+    assert main(["optimize", str(source)]) == 0
+    assert "memory traffic at n=1024 R=2 B=32" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("at, message", [
+    ("zz=3", "parakern profile: --at zz: no schedule of {file} has that parameter (parameters: B, R, n)"),
+    ("B=0", "parakern profile: box:0: --at B=0: violates B >= 1 (loop bound)"),
+    ("n=1024,B=-5", "parakern profile: box:0: --at n=1024 B=-5: violates B >= 1 (loop bound)"),
+    ("R=5", "parakern profile: box:0: --at R=5: violates R <= 4 (assert)"),
+    ("n=0", "parakern profile: box:0: --at n=0: violates g >= 1 (loop bound) at n=0 R=2 B=32"),
+    ("B=2048", "parakern profile: box:0: --at B=2048: a block of 2048 threads is more than 1024"),
+])
+def test_profile_at_values_that_name_no_parameter_or_violate_the_facts_are_bad_usage(tmp_path, capsys, at,
+                                                                                      message):
+    source = tmp_path / "box.c"
+    source.write_text(BOX)
+    assert main(["profile", str(source), "--at", at]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == message.format(file=source) and captured.out == ""
+    assert main(["profile", "--json", str(source), "--at", at]) == 2
+    out = capsys.readouterr().out
+    if at != "zz=3":
+        assert json.loads(out)["schedules"] == [{"id": "box:0", "error": message.split("box:0: ")[1]}]
+
+
+def test_profile_at_values_go_to_the_schedules_that_have_them(tmp_path, capsys):
+    """A value for another function's parameter was echoed in every schedule's heading."""
+    source = tmp_path / "two.c"
+    source.write_text(BOX + """
+void scale(int m, float z[m])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < m / 32; i++)
+            meta_for (int j = 0; j < 32; j++)
+                z[i * 32 + j] *= 2.0f;
+    }
+}
+""")
+    assert main(["profile", str(source), "--at", "m=64"]) == 0
+    out = capsys.readouterr().out
+    assert "box:0 at n=1024 R=2 B=32\n" in out and "scale:0 at m=64\n" in out

@@ -10,8 +10,10 @@ import shutil
 import pytest
 
 from conftest import SAMPLES
+from test_traffic import FIR, MOD_GRID, PERIODIC, UPSAMPLE
 from parakern.analysis import warps as W
 from parakern.analysis.point import profile_point
+from parakern.analysis.traffic import traffic
 from parakern.codegen.emit import INCLUDES, PREAMBLE
 from parakern.codegen.kernel import kernel_source
 from parakern.pipeline import analyze
@@ -54,6 +56,31 @@ def test_the_static_figures_are_those_the_emulation_counts(path):
             # every request the analysis counts was seen, and the cost of whole warps agrees
             # (a guard on the thread may skip whole warps: the analysis counts it as holding)
             assert _differences(t, measured[k]) == [], (result.schedule.id, k, point)
+
+
+@pytest.mark.parametrize("text, point", [
+    (FIR.replace("TAPS", "3"), {"n": 64, "B": 32}),       # warps 0, 4, 8 bytes into a sector: (4 + 5 + 5) / 3
+    (FIR.replace("TAPS", "5"), {"n": 96, "B": 32}),
+    (FIR.replace("TAPS", "7"), {"n": 64, "B": 32}),
+    (MOD_GRID, {"nq": 64, "np": 64, "By": 2, "Bx": 32}),    # p = (bq % gp) * Bx + tx: on a boundary
+    (MOD_GRID, {"nq": 64, "np": 48, "By": 2, "Bx": 16}),
+], ids=["fir3", "fir5", "fir7", "modgrid", "modgrid16"])
+def test_short_serial_loops_and_flattened_grids_cost_what_the_emulation_counts(text, point):
+    result = _analysed(text, "t.c").results[0]
+    measured = measure(result, point)
+    for k, case in enumerate(result.tree.cases, 1):
+        t = traffic(case.kernel, point)
+        assert all(r.exact for r in t.requests if r.space == "global")
+        assert _differences(t, measured[k]) == [], (k, point)
+
+
+@pytest.mark.parametrize("text, point", [(PERIODIC, {"N": 64, "B": 32}), (UPSAMPLE, {"n": 64, "Bx": 32, "By": 8})],
+                         ids=["periodic", "upsample"])
+def test_the_minimum_of_a_modulo_or_divided_subscript_is_what_the_block_touches(text, point):
+    result = _analysed(text, "t.c").results[0]
+    case = next(k for k, c in enumerate(result.tree.cases, 1) if not c.kernel.cached)
+    t = traffic(result.tree.cases[case - 1].kernel, point)
+    assert t.minimum_bytes == measure(result, point, cases=[case])[case].minimum_bytes <= t.global_bytes
 
 
 # ------------------------------------------------------------------ PK040 on the corpus

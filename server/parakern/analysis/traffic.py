@@ -8,7 +8,10 @@ as a polynomial, its coefficient on each thread index (the stride across threadI
 .z) gives the byte offsets of a warp's lanes; where the warp's first element lies within a
 sector depends on the other variables (grid indices, serial loops), and the cost is the
 mean over the offsets those variables reach (a coefficient of 8 floats keeps the start of
-every request on a sector boundary; one of 1 float moves it through all eight places).
+every request on a sector boundary; one of 1 float moves it through all eight places, or
+through the first three where a 3-tap loop t < 3 moves it; `(bq % gp) * 32` floats, a
+multiple of 8, through none). A loop whose bounds are numbers at the point is taken over
+its values, the others over every offset their coefficient allows.
 
 Assumptions, the same as the emulation's measurement is taken under (verify/traffic.py):
 arrays start on a sector boundary (cudaMalloc aligns to 256 bytes); every guard that
@@ -21,7 +24,9 @@ affine in the thread indices is evaluated with the other variables at their firs
 The minimum is what the block cannot avoid moving: each element it reads loaded once (not
 those it wrote first, written_first.py; a stencil's box less its unread corners) and each
 element it writes stored once (its footprints, analysis/footprint.py, per iteration of
-the serial loops between grid and block levels where they move with them).
+the serial loops between grid and block levels where they move with them), and never more
+than the elements its accesses reach (a[(p + 1) % N]: the footprint is the whole array, the
+block's threads reach 34 elements).
 """
 from __future__ import annotations
 
@@ -48,6 +53,7 @@ from parakern.symbols import sym
 
 
 MAX_COUNTED = 1 << 18    # elements of a box enumerated to count what its accesses reach
+MAX_STARTS = 1 << 12     # values of variables that move a term together, enumerated to place a request
 
 
 @dataclass(frozen=True)
@@ -148,6 +154,7 @@ class _Var:
     low: int          # first value
     mid: float        # middle of the range (loop bounds that read it are taken there)
     count: float      # number of values (>= 2: it moves where a request starts)
+    values: "range | None" = None   # None where its bounds read another loop's variable
 
 
 class _At:
@@ -164,7 +171,7 @@ class _At:
             if loop.level == "block":
                 dims[loop.axis] = extent
                 self.threads[sym(loop.var)] = ("xyz".index(loop.axis), lo)
-            self.vars[sym(loop.var)] = _Var(lo, lo + (extent - 1) / 2, extent)
+            self.vars[sym(loop.var)] = _Var(lo, lo + (extent - 1) / 2, extent, range(lo, lo + extent))
         self.block = (dims["x"], dims["y"], dims["z"])
         self.warps = W.warps(self.block)
         self.between = 1.0
@@ -198,12 +205,20 @@ class _At:
                 count = float(max(0, math.ceil((b - a) / c)))
             low = int(first) if first.is_Integer else int(float(first))
             mid = float(a) + float(c) * (count - 1) / 2 if count else float(a)
+            values = self._range(lo, hi, step)
         except (TypeError, ValueError, ZeroDivisionError):
             self.notes.append(f"the bounds of loop {var} are not numbers at this point: counted once")
-            low, mid, count = 0, 0.0, 1.0
-        found = _Var(low, mid, count)
+            low, mid, count, values = 0, 0.0, 1.0, None
+        found = _Var(low, mid, count, values)
         self.vars[sym(var)] = found
         return found
+
+    def _range(self, lo, hi, step) -> "range | None":
+        """A loop's values where its bounds are numbers at the point, not only how many."""
+        a, b, c = (self._value(e) for e in (lo, hi, step))
+        if not (a.is_Integer and b.is_Integer and c.is_Integer) or c == 0:
+            return None
+        return range(int(a), int(b), int(c))
 
     def _lows(self, expr):
         """expr with every loop variable but the thread indices at its first value."""
@@ -315,15 +330,53 @@ class _At:
             out.append(lanes)
         return out, False
 
-    def _step(self, expr, size: int) -> int:
-        """The gcd, in bytes, of how far the varying non-thread variables move the element."""
-        g = 0
-        for v, x in self.vars.items():
-            if v in self.threads or x.count < 2 or v not in expr.free_symbols:
+    def _shifts(self, expr, size: int) -> dict[int, float]:
+        """How far, in bytes modulo a sector, the varying non-thread variables move the element
+        from where it lies at their first values, each offset with its share of the requests.
+        Variables that share a term (bq in `(bq % gp) * Bx + (bq / gp) * By * n`) move it
+        together; the others independently, so the parts combine."""
+        moving = {v for v, x in self.vars.items()
+                  if v not in self.threads and x.count >= 2 and v in expr.free_symbols}
+        fixed = {v: sympy.Integer(lo) for v, (_, lo) in self.threads.items()}
+        fixed.update({v: sympy.Integer(x.low) for v, x in self.vars.items() if v not in self.threads.keys() | moving})
+        parts: list[tuple[set, list]] = []
+        for term in sympy.Add.make_args(sympy.expand(sympy.sympify(expr).xreplace(fixed))):
+            mine = term.free_symbols & moving
+            if not mine:
                 continue
-            c = sympy.diff(expr, v)
+            joined = [p for p in parts if p[0] & mine]
+            parts = [p for p in parts if not p[0] & mine]
+            parts.append((mine.union(*(p[0] for p in joined)), [term] + [t for p in joined for t in p[1]]))
+        out = {0: 1.0}
+        for variables, terms in parts:
+            out = W.combine(out, self._part(sympy.Add(*terms), sorted(variables, key=str), size))
+        return out
+
+    def _part(self, expr, variables: list, size: int) -> dict[int, float]:
+        """_shifts of the terms `expr` that `variables` move together."""
+        found = [self.vars[v] for v in variables]
+        if len(variables) == 1 and sympy.diff(expr, variables[0]).is_Integer:
+            c = int(sympy.diff(expr, variables[0])) * size
+            x = found[0]
+            # a loop whose values are known (a 3-tap loop: t = 0, 1, 2) starts where they put it
+            return W.spread(c * x.values.step, len(x.values)) if x.values else W.spread(c)
+        if all(x.values for x in found) and math.prod(len(x.values) for x in found) <= MAX_STARTS:
+            base = expr.xreplace({v: sympy.Integer(x.values[0]) for v, x in zip(variables, found)})
+            out: dict[int, float] = {}
+            combos = list(itertools.product(*(x.values for x in found)))
+            for values in combos:
+                moved = expr.xreplace(dict(zip(variables, map(sympy.Integer, values)))) - base
+                if not moved.is_Integer:
+                    break
+                out[int(moved) * size % W.SECTOR] = out.get(int(moved) * size % W.SECTOR, 0.0) + 1 / len(combos)
+            else:
+                return out
+        # every offset the terms' coefficients allow, alike ((bq % gp) * 32 floats: a sector's multiple)
+        g = 0
+        for term in sympy.Add.make_args(expr):
+            c = term.as_coeff_Mul()[0]
             g = math.gcd(g, int(c) * size if c.is_Integer else size)
-        return g
+        return W.spread(g)
 
     def _global(self, access) -> tuple[float, float, bool]:
         size = self.s.array(access.array).element_size
@@ -333,13 +386,11 @@ class _At:
             self.notes.append(f"an index of '{access.array}' has no value per lane here: counted as 32 sectors")
             return float(W.WARP * size // W.WORD), float(size), False
         values, exact = lanes
-        step = self._step(linear, size)
+        shifts = self._shifts(linear, size)
         cost = ideal = 0.0
         for warp in values:
-            first = warp[0] * size
             offsets = [(i - warp[0]) * size for i in warp]
-            shifts = W.residues(first, step)
-            cost += sum(W.sectors([r + o for o in offsets]) for r in shifts) / len(shifts)
+            cost += W.mean_sectors(warp[0] * size, offsets, shifts)
             ideal += W.ideal_sectors(offsets, size)
         return cost / len(values), ideal / len(values), exact
 
@@ -416,7 +467,7 @@ class _At:
         sizes = [self._int(d.elements) for d in region.dims]
         total = math.prod(sizes)
         base = sympy.expand(sum((self._value(d.lower) * r for d, r in zip(region.dims, rows)), sympy.S.Zero))
-        step = self._step(base, size)
+        shifts = self._shifts(base, size)
         first = self._lows(base)
         first = int(first) if first.is_Integer else 0
         nthreads = self.block[0] * self.block[1] * self.block[2]
@@ -434,7 +485,6 @@ class _At:
         count = cost = ideal = 0.0
         wave = wave_ideal = 0.0
         full = [0, 0.0, 0.0]     # requests of a whole warp: count, sectors, wavefronts
-        shifts = W.residues(first * size, step)
         for start in range(0, total, nthreads):
             for w in range(0, min(nthreads, total - start), W.WARP):
                 lanes = [e for e in range(start + w, min(start + w + W.WARP, start + nthreads, total))
@@ -443,7 +493,7 @@ class _At:
                     continue
                 offsets = [offset(e) * size for e in lanes]
                 count += 1
-                sectors = sum(W.sectors([r + o for o in offsets]) for r in shifts) / len(shifts)
+                sectors = W.mean_sectors(first * size, offsets, shifts)
                 cost += sectors
                 ideal += W.ideal_sectors(offsets, size)
                 slots = [self._int(st.offset) + (self._int(region.base) + e) * size for e in lanes]
@@ -491,24 +541,83 @@ class _At:
         s = self.s
         total = 0.0
         mine = written_first(s)   # reads of what the thread wrote first need no global load
+        between = {sym(lp.var) for lp in s.between}
         for array in s.arrays:
             for write in (False, True):
                 chosen = tuple(a for i, a in enumerate(s.accesses) if a.array == array.name
                                and (a.is_write if write else a.is_read and i not in mine))
                 if not chosen:
                     continue
-                fp = footprint(dataclasses.replace(s, accesses=chosen), array.name)
-                if not fp.bounded:
-                    return None
-                choice = fp.regions[self._choice(fp.regions)]
-                between = {sym(lp.var) for lp in s.between}
                 only = dataclasses.replace(s, accesses=chosen)
-                for cluster in choice.clusters:
-                    moves = any(sympy.sympify(d.lower).free_symbols & between for d in cluster.dims)
-                    elements = self._elements(only, cluster)
-                    total += elements * array.element_size * (self.between if moves else 1)
+                fp = footprint(only, array.name)
+                if not fp.bounded:   # an opaque subscript of an array of unknown size
+                    elements = self._reach(chosen, math.inf)
+                    if elements == math.inf:
+                        return None
+                else:
+                    elements = 0.0
+                    for cluster in fp.regions[self._choice(fp.regions)].clusters:
+                        moves = any(sympy.sympify(d.lower).free_symbols & between for d in cluster.dims)
+                        counted = self._elements(only, cluster) * (self.between if moves else 1)
+                        # no more than its accesses reach: a[(p + 1) % N]'s cluster is the whole array
+                        reach = self._reach([chosen[i] for i in cluster.accesses],
+                                            counted if cluster.exact else math.inf)
+                        elements += min(counted, reach)
+                total += elements * array.element_size
         return total
 
+    def _reach(self, accesses, exact: float) -> float:
+        """Elements the accesses of one cluster can touch in one block: at most one per
+        execution, and where that is fewer than `exact` (the footprint's count where it is
+        exact), the distinct elements their indices take (each loop over its values, the grid
+        indices at the first block's: a cluster's accesses keep their distances from block to
+        block, clusters need not, so each cluster is counted alone)."""
+        refs: dict = {}
+        for a in accesses:   # a reference's read and write, or its two analyses, touch one element
+            if a.span not in refs or a.exact:
+                refs[a.span] = a
+        executions = sum(self._executions(a) for a in refs.values())
+        if executions >= exact:
+            return executions
+        distinct = self._distinct(refs.values())
+        return executions if distinct is None else min(executions, distinct)
+
+    def _loop_values(self, var: str) -> "range | None":
+        """The values of the serial loop `var` (None where its bounds are not numbers here)."""
+        found = {self._range(lp.lo, lp.hi, lp.step) for lp in self.s.between + self.s.serial if lp.var == var}
+        return found.pop() if len(found) == 1 else None
+
+    def _executions(self, access) -> float:
+        """Executions of an access by one block, every guard on the thread taken as holding."""
+        trips = 1
+        for var in access.loops:
+            values = self._loop_values(var)
+            if values is None:
+                return math.inf
+            trips *= len(values)
+        return float(trips * math.prod(self.block))
+
+    def _distinct(self, accesses) -> "int | None":
+        """Distinct elements the accesses' indices take in the first block (None: not countable)."""
+        domain = {v: range(lo, lo + self.block[axis]) for v, (axis, lo) in self.threads.items()}
+        domain.update({sym(lp.var): range(self._int(lp.lo), self._int(lp.lo) + 1) for lp in self.s.grid})
+        seen: set = set()
+        for a in accesses:
+            linear = self._linear(a)
+            domain.update({sym(v): self._loop_values(v) for v in a.loops})
+            if linear is None or any(domain.get(v) is None for v in linear.free_symbols):
+                return None
+            free = sorted(linear.free_symbols, key=str)
+            if math.prod(len(domain[v]) for v in free) > MAX_COUNTED:
+                return None
+            # floats are exact here: the indices at a profile point are far below 2**53
+            f = sympy.lambdify(free, linear, "math")
+            for values in itertools.product(*(domain[v] for v in free)):
+                index = f(*values)
+                if index != int(index):
+                    return None
+                seen.add(int(index))
+        return len(seen)
 
     def _elements(self, s: Schedule, cluster) -> int:
         """Elements the cluster's accesses touch: its box, less the corners no access reaches

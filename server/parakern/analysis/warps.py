@@ -55,13 +55,30 @@ def ideal_wavefronts(addresses, size: int) -> int:
     return max(1, math.ceil(len(words) / BANKS))
 
 
-def residues(constant: int, step: int) -> list[int]:
-    """Byte offsets modulo a sector that a base address takes: constant + step * t for every
-    integer t (step 0: the constant alone)."""
-    g = math.gcd(step, SECTOR)
-    if g == 0 or g == SECTOR:
-        return [constant % SECTOR]
-    return sorted({(constant + g * t) % SECTOR for t in range(SECTOR // g)})
+def spread(step: int, count: "int | None" = None) -> dict[int, float]:
+    """Byte offsets modulo a sector of step * k for k = 0 .. count - 1, each with its share of
+    the k (count None: k over every integer, its residues alike). Only k modulo the period
+    SECTOR / gcd(step, SECTOR) matters, so a long loop costs no more than a short one."""
+    period = SECTOR // math.gcd(step, SECTOR)
+    if count is None or count <= 0:
+        count = period
+    full, rest = divmod(count, period)
+    return {step * k % SECTOR: (full + (k < rest)) / count for k in range(min(count, period))}
+
+
+def combine(a: dict[int, float], b: dict[int, float]) -> dict[int, float]:
+    """Offsets modulo a sector of the sum of two independent offsets, with their shares."""
+    out: dict[int, float] = {}
+    for x, p in a.items():
+        for y, q in b.items():
+            out[(x + y) % SECTOR] = out.get((x + y) % SECTOR, 0.0) + p * q
+    return out
+
+
+def mean_sectors(first: int, offsets, shifts: dict[int, float]) -> float:
+    """Mean sectors of a request whose lanes lie `offsets` bytes from its first element, that
+    element at byte `first` moved by each of `shifts` (offset modulo a sector -> share)."""
+    return sum(share * sectors([(first + d) % SECTOR + o for o in offsets]) for d, share in shifts.items())
 
 
 def uncoalesced(cost: float, ideal: float) -> bool:
