@@ -46,6 +46,8 @@ VALUES = {
     "scale_cols": dict(m=19, n=27, B0=4, B1=8, alpha=1.5),
     "trmv": dict(n=45, m=13, B=8),
     "three_mm": dict(ni=19, nj=17, nk=13, nl=21, nm=11, B0=4, B1=8),
+    "periodic": dict(N=96, B=32),
+    "upsample": dict(n=13, Bx=8, By=4),
 }
 
 

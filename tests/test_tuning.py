@@ -404,36 +404,8 @@ def test_loops_that_are_not_unrolled_pay_for_each_iteration():
     assert sympy.expand(three.ops32 - two.ops32) == 0
 
 
-PERIODIC = """#include "metafork.h"
-void periodic(int N, int B, double a[N], double b[N])
-{
-    meta_schedule {
-        meta_for (int i = 0; i < N / B; i++)
-            meta_for (int j = 0; j < B; j++) {
-                int p = i * B + j;
-                b[p] = a[(p + 1) % N] - a[(p + N - 1) % N];
-            }
-    }
-}
-"""
-UPSAMPLE = """#include "metafork.h"
-void up2(int n, int Bx, int By, float in[n][n], float out[2 * n][2 * n])
-{
-    int m = 2 * n;
-    int gx = (m + Bx - 1) / Bx, gy = (m + By - 1) / By;
-    meta_schedule {
-        meta_for (int by = 0; by < gy; by++)
-            meta_for (int bx = 0; bx < gx; bx++)
-                meta_for (int ty = 0; ty < By; ty++)
-                    meta_for (int tx = 0; tx < Bx; tx++) {
-                        int i = by * By + ty;
-                        int j = bx * Bx + tx;
-                        if (i < m && j < m)
-                            out[i][j] = in[i / 2][j / 2];
-                    }
-    }
-}
-"""
+PERIODIC = (SAMPLES / "polybench" / "periodic.c").read_text()   # a[(p + 1) % N], cache(a)
+UPSAMPLE = (SAMPLES / "polybench" / "upsample.c").read_text()   # in[i / 2][j / 2]
 
 
 @pytest.mark.parametrize("text, data, point, per_block, arrays", [
