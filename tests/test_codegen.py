@@ -210,6 +210,24 @@ def test_staging_between_loops_matmul_cached():
     assert body.count("__syncthreads();") == 4
 
 
+def test_threads_that_communicate_across_the_between_loop_wait_at_a_barrier():
+    """block_smooth: sweep t + 1 reads what the block's other threads wrote in sweep t, which
+    MetaFork's join after each meta_for allows; the kernel then waits at a barrier after each
+    iteration (before: none, and verify found every point wrong). Where the threads keep to
+    their own elements (matmul's c across k) no barrier is added."""
+    from parakern.analysis.dependence import threads_communicate
+    path = SAMPLES / "polybench" / "block_smooth.c"
+    (result,) = analyze(path.read_text(), str(path)).results
+    assert threads_communicate(result.schedule)
+    kernel = kernel_source(result.tree.cases[0], 1)
+    loop = kernel[kernel.index("for (int t = 0; t < sweeps; t++) {"):]
+    assert loop.count("__syncthreads();  /* the next iteration reads what other threads wrote */") == 1
+    assert loop.index("__syncthreads()") > loop.index("a[p] = ")
+    matmul = tree("matmul")
+    assert not threads_communicate(matmul.schedule)
+    assert "__syncthreads" not in kernel_source(matmul.cases[0], 1)
+
+
 def test_ir_levels_carried_into_the_source():
     t = tree("matmul")
     level0 = t.cases[0]

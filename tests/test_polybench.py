@@ -48,6 +48,7 @@ VALUES = {
     "three_mm": dict(ni=19, nj=17, nk=13, nl=21, nm=11, B0=4, B1=8),
     "periodic": dict(N=96, B=32),
     "upsample": dict(n=13, Bx=8, By=4),
+    "block_smooth": dict(n=96, B=32, sweeps=5),
 }
 
 

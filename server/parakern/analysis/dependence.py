@@ -141,6 +141,28 @@ def interchange_legal(schedule: Schedule, outer: str, inner: str,
     return verdict
 
 
+@functools.lru_cache(maxsize=1024)
+def threads_communicate(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> bool:
+    """Whether an iteration of the serial loops between grid and block levels may touch an
+    element that another thread of the block touched in an earlier one, one of them writing
+    (`for k { meta_for u { if (k == 0) y[u] = ...; else x[u] = y[B - 1 - u]; } }`). MetaFork
+    joins the meta_for after each iteration; in a kernel the block's threads run the loop
+    together, so such a kernel needs a barrier after each iteration. True unless z3 proves
+    otherwise (within one iteration a collision is a PK020 error already)."""
+    if not schedule.between:
+        return False
+    prover = _prover(schedule, timeout_ms)
+    grid = [lp.var for lp in schedule.loops if lp.level == "grid"]
+    block = [lp.var for lp in schedule.loops if lp.level == "block"]
+    if not block:
+        return False
+    for a1, a2 in _conflicting_pairs(schedule.accesses):
+        pair = prover.pair(a1, a2)
+        if pair.solve(z3.And(pair.equal(grid), z3.Or([pair.differs(v) for v in block]))) != "unsat":
+            return True
+    return False
+
+
 # ------------------------------------------------------------------ pairs of accesses
 
 def _conflicting_pairs(accesses) -> list[tuple[Access, Access]]:

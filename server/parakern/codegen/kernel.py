@@ -15,6 +15,7 @@ under).
 from __future__ import annotations
 
 from parakern import syntax
+from parakern.analysis.dependence import threads_communicate
 from parakern.analysis.fixed import Point, condition, suffix
 from parakern.analysis.lifted import lifted
 from parakern.analysis.traffic import access_key
@@ -175,7 +176,11 @@ def _between(printer: _BodyPrinter, s: Schedule, staging, loops, depth: int, bod
         lines += printer.stmt(body, depth)
     else:
         lines += printer.block(body.stmts, depth)
-    return lines + (staging.after_body(depth) if staging else [])
+    lines += staging.after_body(depth) if staging else []
+    if threads_communicate(s) and not (lines and lines[-1].lstrip().startswith("__syncthreads()")):
+        # MetaFork joins the meta_for after each iteration: the next reads what other threads wrote
+        lines.append(INDENT * depth + "__syncthreads();  /* the next iteration reads what other threads wrote */")
+    return lines
 
 
 # ------------------------------------------------------------------ declarations

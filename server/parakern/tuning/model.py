@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import sympy
 
 from parakern import exact, syntax
+from parakern.analysis.dependence import threads_communicate
 from parakern.codegen.launch import in_parameters, launch_of
 from parakern.counters.occupancy import occupancy_detail
 from parakern.devices import DeviceProfile
@@ -158,7 +159,7 @@ class Quantities:
     l1_traffic: sympy.Expr           # per block, bytes through L1 and shared memory
     unique_bytes: sympy.Expr         # the launch's arrays, each read and each write once
     read_bytes: sympy.Expr           # the arrays the launch reads, each once
-    synchronised: int                # 1 where the block waits at barriers (staging), else 0
+    synchronised: int                # 1 where the block waits at barriers (staging, threads that communicate), else 0
 
     def expressions(self) -> dict:
         return {"blocks": self.blocks, "threads": self.threads, "shared_bytes": self.shared_bytes,
@@ -177,7 +178,7 @@ def quantities(case) -> Quantities:
     unique, read = whole if whole is not None else (blocks * per_block,) * 2
     return Quantities(blocks, launch.threads, launch.shared_bytes, int(case.counter("registers")), per_block,
                       in_parameters(ops32, s), in_parameters(ops64, s), l1_traffic(case, copies), unique, read,
-                      int(bool(copies)))
+                      int(bool(copies) or threads_communicate(s)))
 
 
 def array_bytes(s) -> "tuple | None":
