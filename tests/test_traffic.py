@@ -464,3 +464,33 @@ void scale(int m, float z[m])
     assert main(["profile", str(source), "--at", "m=64"]) == 0
     out = capsys.readouterr().out
     assert "box:0 at n=1024 R=2 B=32\n" in out and "scale:0 at m=64\n" in out
+
+
+WHOLE_CUBE = """void f(int n, int B, float a[n][n][n], float b[n][n])
+{
+    int g = (n + B - 1) / B;
+    meta_schedule cache(a) {
+        meta_for (int v0 = 0; v0 < n; v0++)
+            meta_for (int v = 0; v < g; v++)
+                meta_for (int u = 0; u < B; u++) {
+                    int k = v * B + u;
+                    if (k < n)
+                        for (int w = 0; w < n; w++)
+                            b[v0][k] += a[(v0 + w) % n][v0][k];
+                }
+    }
+}
+"""
+
+
+def test_a_copy_of_a_region_no_shared_memory_holds_is_sampled_not_walked():
+    """a's region is the whole n^3 array (a % subscript): at the profile point n = 1024 its copy
+    loop makes 2^25 warp requests per block, which were walked one by one (optimize hung in the
+    coalescing warnings). Evenly spaced rounds stand for them now; the counts are the same."""
+    result = _result(WHOLE_CUBE, "cube.c")
+    staged = next(c for c in result.tree.cases if c.kernel.cached)
+    for n, exact in ((16, True), (1024, False)):
+        t = traffic(staged.kernel, {"n": n, "B": 32})
+        (load,) = [r for r in t.requests if r.key[0] == "copy" and r.space == "global"]
+        assert load.requests == n ** 3 // 32 and load.cost == 4.0 and load.exact is exact
+

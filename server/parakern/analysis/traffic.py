@@ -54,6 +54,7 @@ from parakern.symbols import sym
 
 MAX_COUNTED = 1 << 18    # elements of a box enumerated to count what its accesses reach
 MAX_STARTS = 1 << 12     # values of variables that move a term together, enumerated to place a request
+MAX_COPY_WARPS = 1 << 12  # warp requests of a copy loop walked one by one; beyond, evenly spaced ones stand for all
 
 
 @dataclass(frozen=True)
@@ -485,7 +486,13 @@ class _At:
         count = cost = ideal = 0.0
         wave = wave_ideal = 0.0
         full = [0, 0.0, 0.0]     # requests of a whole warp: count, sectors, wavefronts
-        for start in range(0, total, nthreads):
+        # a region no shared memory holds (a % subscript's whole array: 2^30 elements) would
+        # take hours one warp after another: every `every`-th round of the block stands for
+        # its neighbours (the counts scaled back, the means those of the rounds walked)
+        rounds = -(-total // nthreads)
+        warps_per_round = -(-min(nthreads, total) // W.WARP)
+        every = max(1, -(-rounds * warps_per_round // MAX_COPY_WARPS))
+        for start in range(0, total, nthreads * every):
             for w in range(0, min(nthreads, total - start), W.WARP):
                 lanes = [e for e in range(start + w, min(start + w + W.WARP, start + nthreads, total))
                          if reads is None or reads(e)]
@@ -507,14 +514,16 @@ class _At:
         if not count:
             return []
         what = ("load " if load else "write back ") + _describe(array.name, region, self._int)
-        requests = count * times
+        walked = -(-rounds // every)
+        requests = count * times * (rounds / walked)
         kinds = (("global", "read" if load else "write"), ("shared", "write" if load else "read"))
         out = []
         for space, kind in kinds:
             mean, best = (cost / count, ideal / count) if space == "global" else (wave / count, wave_ideal / count)
             whole = (full[1] if space == "global" else full[2]) / full[0] if full[0] else None
             out.append(Request(copy_key(array.name, c, k, space), kind, array.name, space, what, None,
-                               sympy.S.One, requests / len(self.warps), requests, mean, best, size, True, whole))
+                               sympy.S.One, requests / len(self.warps), requests, mean, best, size, every == 1,
+                               whole))
         return out
 
     def _read_set(self, region):
