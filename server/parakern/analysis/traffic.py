@@ -15,8 +15,10 @@ its values, the others over every offset their coefficient allows.
 
 Assumptions, the same as the emulation's measurement is taken under (verify/traffic.py):
 arrays start on a sector boundary (cudaMalloc aligns to 256 bytes); every guard that
-depends on the thread holds (bounds checks; the `else` of such a guard is not counted) and
-a guard on parameters only is evaluated at the point; a loop bound that depends on another
+depends on the thread holds (bounds checks; the `else` of such a guard is not counted), a
+guard on parameters only is evaluated at the point, and one on the variables of the serial
+loops between grid and block levels counts in the share of their iterations where it holds
+(`t % 2 == 0`: each branch in half); a loop bound that depends on another
 loop's variable is taken at the middle of that variable's range; an index that is not
 affine in the thread indices is evaluated with the other variables at their first value
 (`exact` False). Accesses kept in registers (decision (5)) are not memory requests.
@@ -591,6 +593,23 @@ class _At:
         distinct = self._distinct(refs.values())
         return executions if distinct is None else min(executions, distinct)
 
+    def between_share(self, condition) -> "float | None":
+        """The share of the iterations of the serial loops between grid and block levels in
+        which a condition that reads only their variables holds (block_smooth's `t % 2 == 0`:
+        both branches run in one launch, half the sweeps each); None for another condition."""
+        condition = sympy.sympify(condition)
+        names = {v.name for v in condition.free_symbols}
+        between = [lp.var for lp in self.s.between]
+        if condition in (sympy.true, sympy.false) or not names or not names <= set(between):
+            return None
+        ranges = [self._loop_values(v) for v in between if v in names]
+        if any(r is None or len(r) == 0 for r in ranges) or math.prod(len(r) for r in ranges) > MAX_STARTS:
+            return None
+        variables = [sym(v) for v in between if v in names]
+        held = sum(bool(condition.xreplace(dict(zip(variables, values))) is sympy.true)
+                   for values in itertools.product(*ranges))
+        return held / math.prod(len(r) for r in ranges)
+
     def _loop_values(self, var: str) -> "range | None":
         """The values of the serial loop `var` (None where its bounds are not numbers here)."""
         found = {self._range(lp.lo, lp.hi, lp.step) for lp in self.s.between + self.s.serial if lp.var == var}
@@ -675,7 +694,10 @@ class _Walk:
             self.expr(stmt.cond, weight)
             condition = syntax.to_sympy_condition(stmt.cond, env)
             taken = self.at._value(condition) if condition is not None else sympy.true
-            if taken is sympy.false:
+            share = self.at.between_share(taken) if condition is not None else None
+            if share is not None:   # the same for the whole block in each iteration of the between loops
+                then, other = share, 1.0 - share
+            elif taken is sympy.false:
                 then, other = 0.0, 1.0
             elif taken is sympy.true or stmt.other is None:
                 then, other = 1.0, 0.0
