@@ -274,14 +274,20 @@ void names(int r, int prop, int device, int launched, int grid, int block, int t
 """
 
 
+def _program(tmp_path, name: str, text: str):
+    """`text` written as tmp_path/name beside the samples' metafork.h (its serial C includes it)."""
+    (tmp_path / "metafork.h").write_text((ROOT / "samples" / "metafork.h").read_text())
+    source = tmp_path / name
+    source.write_text(text)
+    return source
+
+
 def test_names_of_the_harness_are_the_users_to_choose(tmp_path):
     """Every local the generated dispatcher, the verify wrapper and the bench hook declare
     (r, prop, device, launched, grid, block, threads, attr, attrs, raised, by_fit, shared_bytes,
     values, pointers) and those of the staging code (tid, nthreads, e, g, g0, g1, a_shared) are
     names a user may give parameters, arrays and loop variables."""
-    (tmp_path / "metafork.h").write_text((ROOT / "samples" / "metafork.h").read_text())
-    source = tmp_path / "names.c"
-    source.write_text(HARNESS_NAMES)
+    source = _program(tmp_path, "names.c", HARNESS_NAMES)
     result = verify_file(source, points=2)
     report = text(result)
     assert result.ok and all(c.points for s in result.schedules for c in s.cases), report
@@ -309,9 +315,7 @@ void scale(int n, float x[n], float y[n])
 def test_blocks_of_hundreds_of_threads_are_verified(tmp_path):
     """A block fixed at 256 threads (#define BS 256) runs on the emulation (fibers, up to 1024
     threads per block), with several blocks and an uneven size."""
-    (tmp_path / "metafork.h").write_text((ROOT / "samples" / "metafork.h").read_text())
-    source = tmp_path / "scale.c"
-    source.write_text(FIXED_BLOCK)
+    source = _program(tmp_path, "scale.c", FIXED_BLOCK)
     result = verify_file(source, points=2)
     report = text(result)
     assert result.ok, report
@@ -336,9 +340,7 @@ def test_stepped_copy_coordinates_carry_across_rows(tmp_path):
     matches the serial C on the emulation."""
     from parakern.codegen.emit import emit
     from parakern.pipeline import analyze
-    (tmp_path / "metafork.h").write_text((ROOT / "samples" / "metafork.h").read_text())
-    source = tmp_path / "transpose3x4.c"
-    source.write_text(stepped_tile())
+    source = _program(tmp_path, "transpose3x4.c", stepped_tile())
     cu = emit(analyze(source.read_text(), str(source)), ()).text
     assert "e1 += de1; e0 += de0;" in cu and "if (e1 >= 3) { e1 -= 3; e0++; }" in cu
     result = verify_file(source, points=3)
@@ -352,9 +354,7 @@ def test_a_block_asserted_a_warp_wide_with_sizes_it_divides_is_verified(tmp_path
     divisibility and z3's small bounds (blocks up to 16) exclude Bx >= 32, so the staged case
     had no point ("0 of 3 points"); the bounds now rise to the least Bx the facts allow."""
     from test_points import STAGED
-    (tmp_path / "metafork.h").write_text((ROOT / "samples" / "metafork.h").read_text())
-    source = tmp_path / "st.c"
-    source.write_text(STAGED)
+    source = _program(tmp_path, "st.c", STAGED)
     result = verify_file(source, points=3)
     report = text(result)
     assert result.ok, report

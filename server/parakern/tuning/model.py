@@ -214,9 +214,10 @@ def _trip_count(loop, s) -> sympy.Expr:
     loop's true work where the bound is linear in the variables. The model is one formula in
     the parameters (dispatch_auto prints it in C, where no loop variable exists), rounded up."""
     count = in_parameters(loop.trip_count, s)
-    means = _loop_means(s)
-    if not count.free_symbols & set(means):
+    variables = {sym(lp.var) for lp in (*s.loops, *s.between, *s.serial)}
+    if not count.free_symbols & variables:   # the usual loop: its count reads parameters only
         return count
+    means = _loop_means(s)
     for _ in range(len(means)):   # a mean may read an outer loop's variable: at most one per level
         count = count.xreplace(means)
         if not count.free_symbols & set(means):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 import sympy
@@ -229,12 +230,8 @@ def shared_choices(tunings: list) -> tuple:
             by_function.setdefault(function, []).append(t)
     out = []
     for function, mine in by_function.items():
-        counts: dict = {}
-        for t in mine:
-            for n in t.tuned:
-                counts[n] = counts.get(n, 0) + 1
-        shared = tuple(n for n in mine[0].tuned + tuple(x for t in mine[1:] for x in t.tuned) if counts[n] > 1)
-        shared = tuple(dict.fromkeys(shared))
+        counts = Counter(n for t in mine for n in t.tuned)   # in the order the schedules name them
+        shared = tuple(n for n, k in counts.items() if k > 1)
         if not shared:
             continue
         best = None
