@@ -21,12 +21,14 @@ def _key(values: dict) -> tuple:
 
 
 def rows(before: dict, after: dict) -> list:
-    old = {(_key(r["values"]), r["case"]): r for r in before["results"] if r.get("gpu_s")}
+    old = {(_key(r["values"]), r["case"], bool(r.get("compile_time"))): r for r in before["results"] if r.get("gpu_s")}
     out = []
     for r in after["results"]:
-        o = old.get((_key(r["values"]), r["case"]))
+        fixed = bool(r.get("compile_time"))
+        o = old.get((_key(r["values"]), r["case"], fixed))
         if r.get("gpu_s") and o:
-            out.append((r["values"], f"case {r['case']}", o["gpu_s"], r["gpu_s"], o.get("registers"),
+            out.append((r["values"], f"case {r['case']}" + (" at compile time" if fixed else ""), o["gpu_s"],
+                        r["gpu_s"], o.get("registers"),
                         r.get("registers"), r.get("correct")))
     old_d = {_key(d["values"]): d for d in before.get("dispatcher", []) if d.get("dispatch_s")}
     for d in after.get("dispatcher", []):

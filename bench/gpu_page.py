@@ -60,14 +60,26 @@ def base_sample(run: str) -> str:
     return sample_of(run).split("+")[0]
 
 
+def kernel_of(r: dict) -> tuple:
+    """(case, compile_time): a case's parametric kernel, or its compile-time instances (bench
+    --instances), which are told apart everywhere on the page."""
+    return r["case"], bool(r.get("compile_time"))
+
+
+def kernel_label(key: tuple) -> str:
+    """`case 2`, `case 2 at compile time`."""
+    return f"case {key[0]}" + (" at compile time" if key[1] else "")
+
+
 def cases_best(doc: dict, flagged: bool = False) -> dict:
-    """{case: the correct result with the least time} (flagged: those that differ too)."""
+    """{(case, compile_time): the correct result with the least time} (flagged: those that differ too)."""
     best = {}
     for r in doc["results"]:
         if r["case"] is None or r.get("gpu_s") is None or (r.get("correct") is False and not flagged):
             continue
-        if r["case"] not in best or r["gpu_s"] < best[r["case"]]["gpu_s"]:
-            best[r["case"]] = r
+        key = kernel_of(r)
+        if key not in best or r["gpu_s"] < best[key]["gpu_s"]:
+            best[key] = r
     return best
 
 
@@ -182,7 +194,7 @@ def targets(runs: dict, refs: dict) -> list:
         if best:
             run, k, r = best
             rows.append((f"{sample}: best point >= {pct(COPY_TARGET)} of a device copy",
-                         f"{pct(r['copy_fraction'])} (case {k}, {fmt_point(r['values'])}: "
+                         f"{pct(r['copy_fraction'])} ({kernel_label(k)}, {fmt_point(r['values'])}: "
                          f"{r['bandwidth_gbs']:.0f} of {r['copy_gbs']:.0f} GB/s)", r["copy_fraction"] >= COPY_TARGET))
     for run, doc in runs.items():
         for key, what in (("dispatcher", "dispatcher"), ("dispatcher_tuned", "dispatch_tuned")):
@@ -202,7 +214,8 @@ def targets(runs: dict, refs: dict) -> list:
         run, k, r = min(mm, key=lambda x: x[2]["gpu_s"])
         ratio = r["gpu_s"] / sgemm["median_s"]
         rows.append((f"best matmul case within {CUBLAS_TARGET:g}x of cuBLAS SGEMM at n = 2048",
-                     f"{ratio:.1f}x: {ms(r['gpu_s'])} ({sample_of(run)} case {k}, {fmt_point(r['values'], {'n'})}) "
+                     f"{ratio:.1f}x: {ms(r['gpu_s'])} ({sample_of(run)} {kernel_label(k)}, "
+                     f"{fmt_point(r['values'], {'n'})}) "
                      f"vs {ms(sgemm['median_s'])}", ratio <= CUBLAS_TARGET))
     return rows
 
@@ -221,21 +234,27 @@ def sample_section(run: str, doc: dict, folder: Path, link: str) -> list:
     wrong = {}
     for r in doc["results"]:
         if r.get("correct") is False:
-            wrong[r["case"]] = wrong.get(r["case"], 0) + 1
+            wrong[kernel_of(r)] = wrong.get(kernel_of(r), 0) + 1
     best = cases_best(doc)
+    instances = any(r.get("compile_time") for r in doc["results"])
     for k, constraint in enumerate(doc["cases"], 1):
-        r = best.get(k)
-        if r is None:
-            why = f"{wrong[k]} results differ from the serial C" if k in wrong else "never ran"
-            lines.append(f"| {k} | `{constraint}` | | {why} | | | |")
-            continue
-        rate = f"{flops(r['values']) / r['gpu_s'] / 1e9:.0f} |" if flops else \
-            f"{r['bandwidth_gbs']:.0f} | {pct(r['copy_fraction'])} |"
-        lines.append(f"| {k} | `{constraint}` | {r['registers']} | {fmt_point(r['values'], fixed)} | "
-                     f"{ms(r['gpu_s'])} | {r['speedup']:.1f}x | {rate}")
+        for key in ((k, False), (k, True)) if instances else ((k, False),):
+            name = f"{k}" + (" at compile time" if key[1] else "")
+            r = best.get(key)
+            if r is None:
+                why = f"{wrong[key]} results differ from the serial C" if key in wrong else "never ran"
+                lines.append(f"| {name} | `{constraint}` | | {why} | | | |")
+                continue
+            rate = f"{flops(r['values']) / r['gpu_s'] / 1e9:.0f} |" if flops else \
+                f"{r['bandwidth_gbs']:.0f} | {pct(r['copy_fraction'])} |"
+            lines.append(f"| {name} | `{constraint}` | {r['registers']} | {fmt_point(r['values'], fixed)} | "
+                         f"{ms(r['gpu_s'])} | {r['speedup']:.1f}x | {rate}")
+    if instances:
+        lines += ["", "A case \"at compile time\" is its instance with the point's program parameters as "
+                      "constants (`bench --instances`, what `parakern emit --fix` writes)."]
     if wrong:
         lines += ["", "Results that differ from the serial C: " +
-                  ", ".join(f"case {k}: {n}" for k, n in sorted(wrong.items())) + "."]
+                  ", ".join(f"{kernel_label(k)}: {n}" for k, n in sorted(wrong.items())) + "."]
     ratios = dispatcher_ratios(doc)
     if ratios:
         fastest = sum(1 for _, c, f, _ in ratios if c == f)
@@ -285,8 +304,8 @@ def before_after(before: dict, after: dict) -> list:
         mark = lambda r: " †" if r.get("correct") is False else ""  # noqa: E731
         db, da = dispatch_best(before[run]), dispatch_best(after[run])
         dispatch = f"{ms(db)} -> {ms(da)}" if db and da else "-"
-        lines.append(f"| {run} | case {kb}: {ms(rb['gpu_s'])} ({fmt_point(rb['values'], fixed)}){mark(rb)} | "
-                     f"case {ka}: {ms(ra['gpu_s'])} ({fmt_point(ra['values'], fixed)}){mark(ra)} | "
+        lines.append(f"| {run} | {kernel_label(kb)}: {ms(rb['gpu_s'])} ({fmt_point(rb['values'], fixed)}){mark(rb)} | "
+                     f"{kernel_label(ka)}: {ms(ra['gpu_s'])} ({fmt_point(ra['values'], fixed)}){mark(ra)} | "
                      f"{ra['gpu_s'] / rb['gpu_s']:.2f} | {dispatch} |")
     if flagged:
         lines += ["", "† that run flagged the result as different from the serial C (see its tables)."]

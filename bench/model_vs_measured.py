@@ -71,6 +71,8 @@ def evaluate_run(run: str, doc: dict, device: model.ModelDevice, scratch: Path) 
     for r in doc["results"]:
         if r.get("skipped") or not r.get("correct") or not r.get("gpu_s") or not r.get("launch"):
             continue
+        if r.get("compile_time"):   # the model is the parametric kernel's (an instance runs beside it)
+            continue
         subs = dispatch.substitutions(result.schedule, r["values"])
         choice = dispatch.choose(tree, machine, subs)
         want = _launch_key(r["launch"]["grid"], r["launch"]["block"], r["launch"]["shared_bytes"])

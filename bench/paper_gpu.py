@@ -35,6 +35,7 @@ class Entry:
     cache: str = ""                  # a cache(...) clause put on the meta_schedule (a variant)
     small: tuple = field(default=())  # one small point for the sanitizer: (data..., sweep...)
     serial_jobs: int = 1             # serial C runs at a time (only where they do not share memory bandwidth)
+    instances: bool = False          # also time each case's compile-time instance (bench --instances)
 
 
 PAIRS_MM = ["ub1=8,16,32,64", "B0=4,8", "s=2,4"]   # (ub1, B0) of the paper's Table 1, plus (8, 4)
@@ -43,9 +44,9 @@ PAIRS_MM = ["ub1=8,16,32,64", "B0=4,8", "s=2,4"]   # (ub1, B0) of the paper's Ta
 # 100 microseconds on a current GPU, larger ones (each kernel >= 100 us on an H100).
 SUITE = {
     "matmul": Entry("matmul", (("n1024", ("n=1024",)), ("n2048", ("n=2048",))), tuple(PAIRS_MM), 1,
-                    small=("n=128", "ub1=16", "B0=8", "s=2"), serial_jobs=8),
+                    small=("n=128", "ub1=16", "B0=8", "s=2"), serial_jobs=8, instances=True),
     "matmul+cache": Entry("matmul", (("n1024", ("n=1024",)), ("n2048", ("n=2048",))), tuple(PAIRS_MM), 1,
-                          cache="cache(a, b)", small=("n=128", "ub1=16", "B0=8", "s=2"), serial_jobs=8),
+                          cache="cache(a, b)", small=("n=128", "ub1=16", "B0=8", "s=2"), serial_jobs=8, instances=True),
     "jacobi1d": Entry("jacobi1d", (("N32770_T4", ("N=32770", "T=4")),), ("B=16,32,64,128,256", "s=2,4,8"), 3,
                       small=("N=4098", "T=2", "B=64", "s=2")),
     "transpose": Entry("transpose", (("N8192", ("N=8192",)),), ("B0=4,8,16,32", "B1=32", "s=2,4,8,16"), 1,
@@ -63,8 +64,9 @@ SUITE = {
                     small=("m=1000", "n=700", "B=128")),
 }
 QUICK = {
-    "matmul": Entry("matmul", (("n16", ("n=16",)),), ("ub1=4,8", "B0=4", "s=2"), 1),
-    "matmul+cache": Entry("matmul", (("n16", ("n=16",)),), ("ub1=4,8", "B0=4", "s=2"), 1, cache="cache(a, b)"),
+    "matmul": Entry("matmul", (("n16", ("n=16",)),), ("ub1=4,8", "B0=4", "s=2"), 1, instances=True),
+    "matmul+cache": Entry("matmul", (("n16", ("n=16",)),), ("ub1=4,8", "B0=4", "s=2"), 1, cache="cache(a, b)",
+                          instances=True),
     "jacobi1d": Entry("jacobi1d", (("N130_T2", ("N=130", "T=2")),), ("B=16,32", "s=2"), 1),
     "transpose": Entry("transpose", (("N32", ("N=32",)),), ("B0=4", "B1=8", "s=2"), 1),
     "matadd": Entry("matadd", (("N32", ("N=32",)),), ("B0=4,8", "B1=8"), 1),
@@ -90,12 +92,14 @@ def variant_file(entry: Entry, folder: Path) -> Path:
 
 
 def bench_command(file: Path, data, sweep, repeat: int, serial_repeat: int, stem: "Path | None",
-                  serial_cache: "Path | None", serial_jobs: int = 1) -> list:
+                  serial_cache: "Path | None", serial_jobs: int = 1, instances: bool = False) -> list:
     command = [sys.executable, "-m", "parakern", "bench", file.name, "--every-case",
                *[a for d in data for a in ("--data", d)], *[a for s in sweep for a in ("--sweep", s)],
                "--repeat", str(repeat), "--serial-repeat", str(serial_repeat), "--markdown"]
     if serial_jobs > 1:
         command += ["--serial-jobs", str(serial_jobs)]
+    if instances:
+        command.append("--instances")
     if serial_cache is not None:
         command += ["--serial-cache", str(serial_cache)]
     if stem is not None:
@@ -146,7 +150,7 @@ def run(name: str, entry: Entry, tag: str, data, out: Path, repeat: int, timeout
     file = variant_file(entry, out)
     stem = (out / f"{name.replace('+', '_')}_{tag}").resolve()
     command = bench_command(file, data, entry.sweep, repeat, entry.serial_repeat, stem, out.resolve() / "serial-cache",
-                            entry.serial_jobs)
+                            entry.serial_jobs, entry.instances)
     code, stdout, stderr, seconds = run_command(command, file.parent, timeout)
     plan = messages(stderr)
     source = f"samples/{entry.sample}.c" if not entry.cache else f"<samples/{entry.sample}.c with {entry.cache}>"

@@ -3,6 +3,7 @@ import ctypes
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -343,3 +344,24 @@ def test_gpu_page_shows_dispatch_tuned_beside_the_tree_dispatcher(tmp_path):
     assert rows["stencil2d_N8192: dispatcher >= 90 % of the best case, every point"].endswith("| **no** |")
     assert rows["stencil2d_N8192: dispatch_tuned >= 90 % of the best case, every point"].endswith("| yes |")
     assert "dispatch_tuned (the case measured fastest at its first call): the fastest case at 6 of 6" in out.read_text()
+
+
+def test_gpu_page_tells_compile_time_instances_apart(tmp_path):
+    """A run with `bench --instances` results (compile_time: true): the sample's table gets a
+    row per case at compile time, and the cuBLAS target names the instance when it is the
+    fastest kernel (here made twice as fast as the committed case it copies)."""
+    folder = ROOT / "docs" / "bench" / "h100"
+    doc = json.loads((folder / "matmul_n2048.json").read_text())
+    doc["results"] += [{**r, "compile_time": True, "gpu_s": r["gpu_s"] / 2} for r in doc["results"]
+                       if r.get("gpu_s") and r["case"] == 1]
+    (tmp_path / "matmul_n2048.json").write_text(json.dumps(doc))
+    shutil.copy(folder / "references.json", tmp_path / "references.json")
+    out = tmp_path / "page.md"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_page.py"), str(tmp_path), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    page = out.read_text()
+    (cublas,) = [line for line in page.splitlines() if line.startswith("| best matmul case within 2x")]
+    assert "5.8x: 2.113 ms (matmul case 1 at compile time, ub1=16 B0=8 s=2)" in cublas
+    assert "| 1 at compile time | " in page and "| 1 | " in page
+    assert "at compile time\" is its instance" in page

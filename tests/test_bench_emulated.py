@@ -255,3 +255,41 @@ def test_tune_measure_runs_the_chosen_configurations_only(fake_gpu):
     assert sorted(set(launched)) == sorted({c.case for c in chosen})
     assert len(comparison.pairs) == len(chosen)
     assert all(t > 0 for _, t in comparison.pairs)
+
+
+def test_compile_time_instances_run_beside_each_case(tmp_path):
+    """bench --instances: at every point each case runs twice, as its parametric kernel and as
+    its instance with the point's program parameters as constants (emit --fix), both against
+    the serial C; the tables, CSV and heat maps tell them apart, and the dispatchers (built with
+    the instances) launch them. matmul with cache(a, b): the staged copies at compile time."""
+    source = tmp_path / "matmul.c"
+    source.write_text((SAMPLES / "matmul.c").read_text().replace("meta_schedule {", "meta_schedule cache(a, b) {"))
+    shutil.copy(SAMPLES / "metafork.h", tmp_path / "metafork.h")
+    done = _bench(source, "--data", "n=16", "--sweep", "ub1=4,8", "--sweep", "B0=4", "--sweep", "s=2",
+                  "--every-case", "--instances", "--repeat", 1, "--json", tmp_path / "r.json",
+                  "--csv", tmp_path / "r.csv", "--plot", tmp_path / "m.png")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    kernels = {(r["values"]["ub1"], r["case"], r["compile_time"]) for r in doc["results"]}
+    cases = {r["case"] for r in doc["results"]}
+    assert len(cases) >= 3
+    assert kernels == {(ub1, k, fixed) for ub1 in (4, 8) for k in cases for fixed in (False, True)}
+    assert all(r["correct"] is True for r in doc["results"])
+    assert all(r["registers"] > 0 for r in doc["results"]) or not REAL_NVCC
+    assert all(d["correct"] is True for d in doc["dispatcher"] + doc["dispatcher_tuned"])
+    kinds = [row.split(",")[4] for row in (tmp_path / "r.csv").read_text().splitlines()[1:]]
+    assert kinds.count("instance") == kinds.count("case") == 2 * len(cases)
+    assert "case 1 at compile time, n=16: speedup over serial C" in done.stdout
+    assert "case 1 at compile time: best at n=16" in done.stdout
+    assert (tmp_path / "m_case1_fixed.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_an_instance_in_a_host_loop_keeps_the_hosts_time_step(tmp_path):
+    """jacobi's time step t is a program parameter the host sets: the instance at B = 16,
+    s = 1 fixes those two only and runs at each of the T = 3 executions."""
+    done = _bench(SAMPLES / "jacobi1d.c", "--data", "N=130", "--data", "T=3", "--sweep", "B=16", "--sweep", "s=1",
+                  "--instances", "--repeat", 1, "--json", tmp_path / "j.json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads((tmp_path / "j.json").read_text())
+    assert [(r["case"], r["compile_time"], r["calls"], r["correct"]) for r in doc["results"]] == [
+        (1, False, 3, True), (1, True, 3, True)]

@@ -22,6 +22,9 @@ def add_parser(sub) -> None:
     p.add_argument("--every-case", action="store_true",
                    help="time every case that fits the device at each point, not only those whose "
                         "constraints hold (the constraints on R dropped, as the dispatcher's second pass)")
+    p.add_argument("--instances", action="store_true",
+                   help="also time each case's compile-time instance at the point's program parameters "
+                        "(what `parakern emit --fix` gives); the dispatchers launch those instances")
     p.add_argument("--serial-cache", metavar="DIR",
                    help="keep the serial C results in DIR and reuse them for the same program and inputs")
     p.add_argument("--serial-jobs", type=int, default=1, metavar="N",
@@ -107,7 +110,8 @@ def _bench(args, text, result, data, sweeps) -> int:
     outcome = session.bench(text, args.file, result, data, sweeps, GpuRunner, args.device, args.repeat,
                             progress=_progress, on_plan=lambda plan: print(plan_text(plan), file=sys.stderr),
                             serial_repeat=args.serial_repeat, every_case=args.every_case,
-                            serial_cache=args.serial_cache, serial_jobs=args.serial_jobs)
+                            serial_cache=args.serial_cache, serial_jobs=args.serial_jobs,
+                            instances=args.instances)
     rows, data_names = session.block_names(outcome.plan), list(outcome.plan.data_names)
     print(report.table_text(outcome.measurements, rows, data_names, markdown=args.markdown,
                             dispatches=outcome.dispatches))

@@ -27,10 +27,16 @@ class Measurement:
     launch: dict = field(default_factory=dict)
     picked: "int | None" = None      # the case the dispatcher picks at this point
     calls: int = 1                   # executions of the schedule in one call of the function
+    compile_time: bool = False       # the case's instance with the point's program parameters as constants
 
     @property
     def speedup(self) -> float:
         return _ratio(self.serial_s, self.gpu_s) if self.case is not None else math.nan
+
+    @property
+    def kernel(self) -> str:
+        """`case 2`, or `case 2 at compile time` for its instance."""
+        return f"case {self.case}" + (" at compile time" if self.compile_time else "")
 
     @property
     def copy_fraction(self) -> float:
@@ -114,10 +120,12 @@ def tables(measurements, rows: list, data: list, dispatches=()) -> list:
         r_labels = list(dict.fromkeys(_label(m.values, rows) for m in group))
         c_labels = list(dict.fromkeys(_label(m.values, cols) for m in group))
         skipped = {(_label(m.values, rows), _label(m.values, cols)): m for m in group if m.case is None}
-        for k in sorted({m.case for m in group if m.case is not None}):
+        for k, fixed in sorted({(m.case, m.compile_time) for m in group if m.case is not None}):
             cells = dict(skipped)
-            cells.update({(_label(m.values, rows), _label(m.values, cols)): m for m in group if m.case == k})
-            out.append((title, f"case {k}", "x".join(rows), "x".join(cols) or "-", r_labels, c_labels, cells))
+            cells.update({(_label(m.values, rows), _label(m.values, cols)): m for m in group
+                          if (m.case, m.compile_time) == (k, fixed)})
+            what = f"case {k}" + (" at compile time" if fixed else "")
+            out.append((title, what, "x".join(rows), "x".join(cols) or "-", r_labels, c_labels, cells))
         for kind in DISPATCHERS:
             calls = [d for d in dispatches if _data_key(d.values, data) == key and d.kind == kind]
             if calls:
@@ -156,7 +164,7 @@ def _cell(item, best, markdown: bool, fastest_at: dict) -> str:
         text += f" c{item.case}"
         quickest = fastest_at.get(tuple(item.values.items()))
         if quickest is not None and quickest.case != item.case:
-            text += f" (c{quickest.case} faster)"
+            text += f" (c{quickest.case}{' fixed' if quickest.compile_time else ''} faster)"
     if item.correct is False:
         text += " WRONG"
     if item is best:
@@ -190,18 +198,20 @@ def summary_lines(measurements, dispatches=()) -> list:
     """Per case its best point (speedup, time, bandwidth, fraction of copy bandwidth); the dispatcher
     against the fastest case."""
     lines = []
-    for k in sorted({m.case for m in measurements if m.case is not None}):
-        ok = [m for m in measurements if m.case == k and m.correct is not False and not math.isnan(m.gpu_s)]
-        wrong = sum(1 for m in measurements if m.case == k and m.correct is False)
+    for k, fixed in sorted({(m.case, m.compile_time) for m in measurements if m.case is not None}):
+        mine = [m for m in measurements if (m.case, m.compile_time) == (k, fixed)]
+        ok = [m for m in mine if m.correct is not False and not math.isnan(m.gpu_s)]
+        wrong = sum(1 for m in mine if m.correct is False)
+        what = mine[0].kernel
         if ok:
             m = max(ok, key=lambda m: (m.speedup, -m.gpu_s))   # the table's best
             where = " ".join(f"{n}={v}" for n, v in m.values.items())
-            lines.append(f"case {k}: best at {where}: {m.speedup:.3g}x over serial C, {m.gpu_s * 1e3:.4g} ms, "
+            lines.append(f"{what}: best at {where}: {m.speedup:.3g}x over serial C, {m.gpu_s * 1e3:.4g} ms, "
                          f"{m.bandwidth_gbs:.4g} GB/s"
                          f" = {m.copy_fraction:.0%} of a device copy ({m.copy_gbs:.4g} GB/s), "
                          f"{m.registers} registers" + (f"; {wrong} WRONG results" if wrong else ""))
         elif wrong:
-            lines.append(f"case {k}: {wrong} WRONG results")
+            lines.append(f"{what}: {wrong} WRONG results")
     fastest_at = fastest(measurements)
     for kind in DISPATCHERS:
         calls = [d for d in dispatches if d.kind == kind]
@@ -240,15 +250,15 @@ COLUMNS = ["case", "picked", "skipped", "gpu_s", "gpu_spread_s", "serial_s", "sp
 
 
 def write_csv(path, measurements, dispatches=()) -> None:
-    """One row per (point, case) with kind "case", one per dispatcher call with kind "dispatcher"
-    or "dispatcher_tuned" (its time in gpu_s)."""
+    """One row per (point, case) with kind "case" ("instance" for its compile-time instance), one
+    per dispatcher call with kind "dispatcher" or "dispatcher_tuned" (its time in gpu_s)."""
     names = list(dict.fromkeys(n for m in measurements for n in m.values))
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(names + ["kind"] + COLUMNS)
         for m in list(measurements) + list(dispatches):
             d = m.as_dict()
-            kind = _JSON_KEYS[m.kind] if isinstance(m, Dispatch) else "case"
+            kind = _JSON_KEYS[m.kind] if isinstance(m, Dispatch) else "instance" if m.compile_time else "case"
             if isinstance(m, Dispatch):
                 d["gpu_s"] = d.pop("dispatch_s")
             w.writerow([m.values.get(n, "") for n in names] + [kind] +
@@ -262,11 +272,10 @@ def write_heatmaps(path, measurements, rows: list, data: list) -> list:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     path = Path(path)
-    maps = [(title, int(what.split()[1]), rname, cname, r_labels, c_labels, cells)
-            for title, what, rname, cname, r_labels, c_labels, cells in tables(measurements, rows, data)]
+    maps = list(tables(measurements, rows, data))
     written = []
-    for title, k, rname, cname, r_labels, c_labels, cells in maps:
-        grid = [[(cells[(r, c)].speedup if (r, c) in cells and cells[(r, c)].case == k else math.nan)
+    for title, what, rname, cname, r_labels, c_labels, cells in maps:
+        grid = [[(cells[(r, c)].speedup if (r, c) in cells and cells[(r, c)].kernel == what else math.nan)
                  for c in c_labels] for r in r_labels]
         fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(c_labels), 1.0 + 0.5 * len(r_labels)))
         image = ax.imshow(grid, cmap="viridis", aspect="auto")
@@ -274,7 +283,7 @@ def write_heatmaps(path, measurements, rows: list, data: list) -> list:
         ax.set_yticks(range(len(r_labels)), r_labels)
         ax.set_xlabel(cname)
         ax.set_ylabel(rname)
-        ax.set_title(f"case {k}, {title}: speedup", fontsize=9)
+        ax.set_title(f"{what}, {title}: speedup", fontsize=9)
         for i, row in enumerate(grid):
             for j, v in enumerate(row):
                 if not math.isnan(v):
@@ -285,6 +294,7 @@ def write_heatmaps(path, measurements, rows: list, data: list) -> list:
             target = path
         else:
             tag = "_".join(title.replace("=", "").split()) if len({m[0] for m in maps}) > 1 else ""
+            k = what.split()[1] + ("_fixed" if what.endswith("at compile time") else "")
             target = path.with_name(f"{path.stem}_case{k}{'_' + tag if tag else ''}{path.suffix or '.png'}")
         fig.savefig(target, format="png")
         plt.close(fig)

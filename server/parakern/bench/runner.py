@@ -189,12 +189,15 @@ class GpuRunner:
             self._scratch.cleanup()
             self._scratch = None
 
-    def function(self, k: int):
+    def function(self, k: int, fixed: tuple = ()):
+        """Case k's kernel; with `fixed` (an analysis/fixed.py point), its compile-time instance there."""
         from parakern.codegen import kernel_name
-        return self.module.get_function(kernel_name(self.schedule, k))
+        from parakern.codegen.kernel import instance_name
+        name = instance_name(self.schedule, k, fixed) if fixed else kernel_name(self.schedule, k)
+        return self.module.get_function(name)
 
-    def registers(self, k: int) -> int:
-        return self.function(k).get_attribute(self.cuda.function_attribute.NUM_REGS)
+    def registers(self, k: int, fixed: tuple = ()) -> int:
+        return self.function(k, fixed).get_attribute(self.cuda.function_attribute.NUM_REGS)
 
     def _time(self, launch, repeat: int) -> list:
         import numpy
@@ -245,15 +248,17 @@ class GpuRunner:
                 b.free()
         return times, result
 
-    def launch(self, k: int, launch: dict, values: dict, host: dict, ctypes_of: dict, repeat: int = 20) -> list:
+    def launch(self, k: int, launch: dict, values: dict, host: dict, ctypes_of: dict, repeat: int = 20,
+               fixed: tuple = ()) -> list:
         """One execution of the schedule by case k on `host` (the arrays as the function has them
-        at that moment, updated in place). The kernel times, in seconds."""
+        at that moment, updated in place). The kernel times, in seconds. fixed: launch the case's
+        compile-time instance at that point instead (its fixed parameters are not arguments)."""
         import numpy
         cuda = self.cuda
-        f = self.function(k)
+        f = self.function(k, fixed)
         shared = int(launch["shared_bytes"])
         threads = int(launch["threads"])
-        registers = self.registers(k)
+        registers = self.registers(k, fixed)
         if registers_per_block(registers, threads) > self.regs_per_block:
             raise DoesNotFit(f"case {k}: nvcc's kernel needs {registers} registers x {threads} threads, "
                              f"{registers_per_block(registers, threads)} > {self.regs_per_block} per block")
@@ -263,7 +268,9 @@ class GpuRunner:
             f.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
         grid = tuple(int(g) for g in launch["grid"])
         block = tuple(int(b) for b in launch["block"])
-        scalars = [numpy.dtype(ctypes_of[p.ctype]).type(values[p.name]) for p in self.schedule.params]
+        constants = dict(fixed)
+        scalars = [numpy.dtype(ctypes_of[p.ctype]).type(values[p.name]) for p in self.schedule.params
+                   if p.name not in constants]
 
         def build(buffers):
             args = [buffers[a.name] for a in self.schedule.arrays] + scalars

@@ -7,6 +7,7 @@ polled between launches, so a stopped bench ends after the launch in flight.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -54,7 +55,8 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
           cancelled: Callable[[], bool] = _never, on_plan: "Callable | None" = None,
           serial_repeat: int = 3, every_case: bool = False, serial_cache: "str | None" = None,
           serial_jobs: int = 1, only: "Callable[[dict], bool] | None" = None,
-          cases_at: "Callable[[dict], Collection[int]] | None" = None, dispatcher: bool = True) -> BenchOutcome:
+          cases_at: "Callable[[dict], Collection[int]] | None" = None, dispatcher: bool = True,
+          instances: bool = False) -> BenchOutcome:
     """Run the bench; PlanError for a sweep that cannot be planned, Cancelled when stopped.
 
     At every runnable point the function runs four ways on the same inputs: serial C (the
@@ -70,11 +72,14 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
     n = 2048) costs a fraction of the wall time; each call is still timed on its own core.
     only: keeps the points of the sweep whose values it accepts; cases_at: of the cases that can
     run at a point, those to time there; dispatcher=False: the dispatcher is not timed (tune
-    --measure times the configurations it chose, nothing else)."""
+    --measure times the configurations it chose, nothing else). instances: each case is also
+    timed as its compile-time instance at the point's program parameters (`emit --fix`, the
+    kernel a user deploys once the parameters are chosen; analysis/fixed.py), and the
+    dispatchers launch those instances where they exist, as an emitted file's would."""
     from parakern.bench.baseline import Baseline
     from parakern.codegen import schedule_code
     progress = progress or (lambda i, n, what: None)
-    code = schedule_code(result)
+    code = schedule_code(result, swept_points(result.schedule, {**data, **sweeps}) if instances else ())
     gpu = runner_factory(code, device)
     try:
         plan = planning.make_plan(result, data, sweeps, gpu.machine(), every_case)
@@ -85,7 +90,12 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
         outcome = BenchOutcome(file, plan, gpu.name, serial_jobs)
 
         def runs(p) -> list:
-            return list(p.runs) if cases_at is None else [k for k in p.runs if k in cases_at(p.values)]
+            """(case, compile-time point or ()) to time at p."""
+            cases = list(p.runs) if cases_at is None else [k for k in p.runs if k in cases_at(p.values)]
+            out = [(k, ()) for k in cases]
+            if instances:
+                out += [(k, point) for k in cases for point in _instance_at(code, k, p.values)]
+            return out
         total = sum(len(runs(p)) + len(report.DISPATCHERS) * dispatcher for p in plan.runnable)
         done, baselines = 0, {}
         with Baseline(text, file, result) as base:
@@ -102,12 +112,12 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
                 if key not in baselines:  # the serial C depends on the data (and the point's scalars)
                     baselines[key] = base.run(scalars, arrays, repeat=serial_repeat, cache=serial_cache)
                 serial_s, _, expected = baselines[key]
-                for k in runs(p):
+                for k, fixed in runs(p):
                     if cancelled():
                         raise Cancelled()
-                    progress(done, total, f"{label} case {k}")
+                    progress(done, total, f"{label} case {k}" + (" at compile time" if fixed else ""))
                     outcome.measurements.append(
-                        _case(gpu, base, plan, p, k, scalars, arrays, expected, serial_s, repeat))
+                        _case(gpu, base, plan, p, k, scalars, arrays, expected, serial_s, repeat, fixed))
                     done += 1
                 if cancelled():
                     raise Cancelled()
@@ -124,6 +134,23 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
         return outcome
     finally:
         gpu.close()
+
+
+def swept_points(schedule, sweeps: dict) -> tuple:
+    """Every combination of the program parameters' values given (dicts): the points of the
+    compile-time instances a bench with `instances` builds (fixed_points keeps the program
+    parameters; a case gets an instance only where its constraints can hold)."""
+    from parakern.analysis.fixed import fixable
+    names = [p.name for p in fixable(schedule) if p.name in sweeps]
+    return tuple(dict(zip(names, combo)) for combo in itertools.product(*(sweeps[n] for n in names)))
+
+
+def _instance_at(code, k: int, values: dict) -> tuple:
+    """The points of case k's compile-time instances that these values select (as the
+    dispatcher's `B0 == 16 && ub1 == 32`: parameters the point leaves out, such as a time step
+    the host sets, stay run-time values)."""
+    mine = code.instances[k - 1] if k <= len(code.instances) else ()
+    return tuple(point for point in mine if all(values.get(n) == v for n, v in point))
 
 
 def _serial_all(base, plan, repeat: int, cache, jobs: int, progress, cancelled) -> dict:
@@ -154,7 +181,8 @@ class CaseCannotRun(Exception):
     """A later execution of the schedule (other host values) is outside the case's region."""
 
 
-def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat) -> report.Measurement:
+def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat,
+          fixed: tuple = ()) -> report.Measurement:
     from parakern.bench.runner import DoesNotFit, bytes_moved, compare
     from parakern.verify.runner import CTYPES
     schedule = plan.schedule
@@ -166,14 +194,19 @@ def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat
         if k not in (pick.runs if plan.every_case else pick.holds):
             now = " ".join(f"{n}={v}" for n, v in values.items())
             raise CaseCannotRun(f"case {k} cannot run at execution {len(calls) + 1} of the schedule ({now})")
-        times = gpu.launch(k, dict(pick.launches)[k], values, host, CTYPES, repeat)
+        if fixed and fixed not in _instance_at(gpu.code, k, values):
+            now = " ".join(f"{n}={v}" for n, v in values.items())
+            raise CaseCannotRun(f"case {k}'s compile-time instance does not match execution {len(calls) + 1} "
+                                f"of the schedule ({now})")
+        times = gpu.launch(k, dict(pick.launches)[k], values, host, CTYPES, repeat, fixed)
         calls.append((statistics.median(times), max(times) - min(times), bytes_moved(schedule, host)))
         return k
 
     try:
         out, _ = base.run_hooked(scalars, arrays, launch)
     except (CaseCannotRun, DoesNotFit) as exc:
-        return report.Measurement(point.values, k, str(exc), picked=point.case, serial_s=serial_s)
+        return report.Measurement(point.values, k, str(exc), picked=point.case, serial_s=serial_s,
+                                  compile_time=bool(fixed))
     correct, mismatch = compare(schedule, expected, out)
     gpu_s = sum(c[0] for c in calls)
     moved = sum(c[2] for c in calls)
@@ -182,8 +215,9 @@ def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat
     return report.Measurement(
         point.values, k, "", gpu_s=gpu_s, gpu_spread_s=sum(c[1] for c in calls), serial_s=serial_s,
         bytes_moved=moved, bandwidth_gbs=moved / gpu_s / 1e9 if gpu_s else math.nan,
-        copy_gbs=2 * copy_bytes / copy_s / 1e9 if copy_s else math.nan, registers=gpu.registers(k),
-        correct=correct, mismatch=mismatch, launch=point.launch_of(k), picked=point.case, calls=len(calls))
+        copy_gbs=2 * copy_bytes / copy_s / 1e9 if copy_s else math.nan, registers=gpu.registers(k, fixed),
+        correct=correct, mismatch=mismatch, launch=point.launch_of(k), picked=point.case, calls=len(calls),
+        compile_time=bool(fixed))
 
 
 def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat,

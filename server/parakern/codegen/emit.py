@@ -50,6 +50,7 @@ class ScheduleCode:
     auto: str = ""                 # the time model of each case and dispatch_auto
     tuned_prototype: str = ""      # dispatch_tuned's declaration
     tuned: str = ""                # dispatch_tuned: the case measured fastest (codegen/tuned.py)
+    instances: tuple = ()          # per case, the points (analysis/fixed.py) of its compile-time instances
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,8 @@ def schedule_code(result: ScheduleResult, fixed: tuple = ()) -> ScheduleCode:
                     for (k, case), mine in zip(enumerate(tree.cases, 1), instances))
     auto_prototype, auto = ("", "") if not tree.cases else auto_code(tree)
     return ScheduleCode(tree.schedule, prototype(tree), kernels, dispatcher_source(tree, instances),
-                        auto_prototype, auto, tuned_dispatcher.prototype(tree), tuned_dispatcher.tuned_source(tree))
+                        auto_prototype, auto, tuned_dispatcher.prototype(tree), tuned_dispatcher.tuned_source(tree),
+                        instances)
 
 
 def _generate(result: ScheduleResult, fixed: tuple = ()) -> "tuple[ScheduleCode | None, Diagnostic | None]":
