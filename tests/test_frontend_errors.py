@@ -31,6 +31,8 @@ EXPECTED = {
     "one_bad_one_good.c": ("PK004", (7, 17, 7, 18), "B", "cannot assign to 'B'"),
     "broken_function_beside_good.c": ("PK001", (13, 18, 13, 19), ";", "expected an expression before ';'"),
     "knr_parameters.c": ("PK022", (2, 6, 2, 11), "scale", "declare them in the parentheses: scale(int n"),
+    "size_before_parameter.c": ("PK010", (3, 27, 3, 28), "n",
+                                "declare it first: scale(int B, int n, float a[n])"),
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pycparser import c_ast, c_parser
+from pycparser import c_ast, c_generator, c_parser
 
 from parakern import model
 from parakern.diagnostics import Diagnostic, Span, error, warning
@@ -149,8 +149,12 @@ def _analyze_function(ctx: FileContext, func: c_ast.FuncDef):
     params: dict[str, Symbol] = {}
     func_type = func.decl.type
     args = getattr(func_type, "args", None)
+    declared = {p.name: p for p in (args.params if args is not None else ()) if isinstance(p, c_ast.Decl) and p.name}
     for param in (args.params if args is not None else ()):
         if isinstance(param, c_ast.Decl) and param.name:
+            early = _size_before_declaration(ctx, name, param, declared, params)
+            if early is not None:
+                return [], [early]
             symbol = symbol_from_decl(param, ctx.index.node_span(param), ctx.typedefs)
             if symbol is not None:
                 params[param.name] = symbol
@@ -166,6 +170,33 @@ def _analyze_function(ctx: FileContext, func: c_ast.FuncDef):
         return [], [error("PK022", f"function {name} declares its parameters in the old (K&R) style; "
                                    f"declare them in the parentheses: {name}(int n, float *a, ...)", where)]
     return walker.schedules, walker.diagnostics
+
+
+def _size_before_declaration(ctx: FileContext, function: str, param: c_ast.Decl, declared: dict,
+                             before: dict) -> "Diagnostic | None":
+    """`void f(float a[n], int n)`: C reads a parameter's array size where it is written, so n
+    is not declared there yet (gcc: "'n' undeclared"). The analysis would take it for the later
+    parameter; say so instead, at the name, with the parameters in an order that compiles."""
+    node = param.type
+    while isinstance(node, (c_ast.ArrayDecl, c_ast.PtrDecl)):
+        if isinstance(node, c_ast.ArrayDecl) and node.dim is not None:
+            for sub in _ids(node.dim):
+                if sub.name in declared and sub.name not in before and sub.name != param.name:
+                    order = [n for n in declared if n != sub.name]
+                    order.insert(order.index(param.name), sub.name)
+                    written = ", ".join(c_generator.CGenerator().visit(declared[n]) for n in order)
+                    return error("PK010", f"'{sub.name}' is used in the size of parameter '{param.name}' before it "
+                                          f"is declared (C reads the parameters in order); declare it first: "
+                                          f"{function}({written})", ctx.index.node_span(sub))
+        node = node.type
+    return None
+
+
+def _ids(node):
+    if isinstance(node, c_ast.ID):
+        yield node
+    for _, child in node.children():
+        yield from _ids(child)
 
 
 class _Walker:
