@@ -140,3 +140,29 @@ def test_inserted_dispatcher_regions_are_ignored():
     before = analyze_file(SAMPLES / "jacobi1d.c")
     after = analyze_source(inserted, str(SAMPLES / "jacobi1d.c"))
     assert after.diagnostics == () and after.schedules == before.schedules
+
+
+DIVIDES = """
+void f(int n, int B, int d, float alpha, int a[n], float x[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++) {
+                a[i * B + j] = a[i * B + j] / d + j % (d + 1) + j / 2;
+                x[i * B + j] = x[i * B + j] / alpha + x[i * B + j] / i;
+            }
+    }
+}
+"""
+
+
+def test_an_integer_division_by_a_parameter_in_the_body_is_a_fact():
+    """`x / d` and `j % (d + 1)` on integers: d != 0 and d + 1 != 0 (no witness, verify point or
+    tuned value may divide by zero), each at its division; a constant or a loop variable
+    divisor and a float division give none."""
+    import sympy
+    from parakern.symbols import sym
+    (s,) = analyze_source(DIVIDES, "d.c").schedules
+    divisors = {f.relation: (f.span.line, f.span.col) for f in s.facts if f.origin == "divisor"}
+    d = sym("d")
+    assert divisors == {sympy.Ne(sym("B"), 0): (5, 9), sympy.Ne(d, 0): (7, 32), sympy.Ne(d + 1, 0): (7, 51)}

@@ -751,7 +751,7 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
         const long long s = s_values[i_s];
         for (int i_B = 0; i_B < 11; ++i_B) {
             const long long B = B_values[i_B];
-            if (!((B*s + M - 2)/(B*s) >= 1 && B >= 1 && B*s != 0))
+            if (!((B*s + M - 2)/(B*s) >= 1 && B >= 1 && B*s != 0 && P != 0))
                 continue;  /* an assert, a loop bound, a divisor */
             for (int k0 = 1; k0 <= 4; ++k0) {  /* every case whose kernel fits */
                 const int got = polydiv_0_select(true, k0, N, M, P, (int)s, (int)B, a, b);

@@ -104,6 +104,21 @@ def divisors(expr: sympy.Expr):
             yield node.args[1]
 
 
+def body_divisors(nest, param_names: set) -> list:
+    """`x / d`, `i % B` on integers in the schedule, d a parameter expression: d != 0, as a loop
+    bound's divisor is (a witness, a verify or profile point, a tuned value must not divide by
+    zero where the C would trap). Floating-point division gives no fact (it does not trap)."""
+    facts = []
+    for node in syntax.walk(nest):
+        if not (isinstance(node, syntax.Binary) and node.op in ("/", "%")) or node.ctype in ("float", "double"):
+            continue
+        divisor = syntax.to_sympy(node.right)
+        if divisor is None or divisor.is_number or {s.name for s in divisor.free_symbols} - param_names:
+            continue
+        facts.append(model.Fact(sympy.Ne(divisor, 0), "divisor", node.span))
+    return facts
+
+
 # ------------------------------------------------------------------ accesses
 
 def scan_body(body: syntax.Block, levels, between_loops, param_names: set[str], assigned_locals: set[str]):

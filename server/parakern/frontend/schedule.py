@@ -11,8 +11,8 @@ from parakern.diagnostics import Diagnostic, Related, Span, error, warning
 from parakern.frontend.context import FileContext, FunctionContext
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol
-from parakern.frontend.nest import (MAX_LEVELS, axis, divisors, grid_count, mark_use, scan_body, serial_loop,
-                                    split_nest, symbolic)
+from parakern.frontend.nest import (MAX_LEVELS, axis, body_divisors, divisors, grid_count, mark_use, scan_body,
+                                    serial_loop, split_nest, symbolic)
 from parakern.symbols import sym
 
 # Names the constraints reserve for the machine (paper section 3.2).
@@ -90,7 +90,7 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
                            axis(k, n_grid, len(levels)),
                            ctx.index.header_at(loop.keyword_span), loop.keyword_span)
         for k, loop in enumerate(levels))
-    facts = scalars.facts(parallel, site, conv)
+    facts = scalars.facts(parallel, site, conv, nest, param_names)
     span = keyword.to(ctx.index.stmt_span(site.label.stmt))
     schedule = model.Schedule(
         id=f"{fctx.name}:{site.index}", function=fctx.name, index=site.index, span=span,
@@ -215,7 +215,7 @@ class _Scalars:
             result.append(model.Param(name, symbol.ctype, kind, symbol.span))
         return tuple(sorted(result, key=lambda p: p.kind != "data"))
 
-    def facts(self, loops, site: Site, conv: Converter) -> tuple[model.Fact, ...]:
+    def facts(self, loops, site: Site, conv: Converter, nest, param_names: set) -> tuple[model.Fact, ...]:
         facts: list[model.Fact] = []
         for loop in loops:
             facts.append(model.Fact(sympy.Ge(loop.extent, 1), "loop bound", loop.span))
@@ -224,6 +224,7 @@ class _Scalars:
         for expr, span in [(d.value, d.span) for d in self.derived] + [(lp.hi, lp.span) for lp in loops]:
             for divisor in divisors(expr):
                 facts.append(model.Fact(sympy.Ne(divisor, 0), "divisor", span))
+        facts += body_divisors(nest, param_names)
         for cond, span in site.asserts:
             checker = Converter(conv.index, Scope(outer=dict(site.env)), conv.defines, conv.meta_for,
                                 conv.typedefs)

@@ -24,8 +24,8 @@ import sympy
 
 from parakern import model, syntax
 from parakern.diagnostics import Span
-from parakern.frontend.nest import (MAX_LEVELS, axis, divisors, mark_use, only_statement, scan_body, serial_loop,
-                                    split_nest, symbolic)
+from parakern.frontend.nest import (MAX_LEVELS, axis, body_divisors, divisors, mark_use, only_statement, scan_body,
+                                    serial_loop, split_nest, symbolic)
 
 
 _IGNORED_FIELDS = frozenset({"span", "array_span", "keyword_span", "text"})
@@ -68,16 +68,17 @@ def rebuild(old: model.Schedule, nest: syntax.Loop, n_grid: int) -> model.Schedu
         old, grid=tuple(parallel[:n_grid]), block=tuple(parallel[n_grid:]),
         between=tuple(serial_loop(loop, between=True) for loop in between_loops),
         serial=tuple(serial), body=body, nest=nest, accesses=accesses, locals=locals_, arrays=arrays,
-        facts=_facts(old, tuple(parallel)))
+        facts=_facts(old, tuple(parallel), nest))
 
 
-def _facts(old: model.Schedule, parallel) -> tuple[model.Fact, ...]:
+def _facts(old: model.Schedule, parallel, nest) -> tuple[model.Fact, ...]:
     """The front-end's facts for the new levels; definitions and asserts carry over."""
     # The front-end's order: loop bounds, definitions, divisors, then asserts (and the rest).
     facts = [model.Fact(sympy.Ge(lp.extent, 1), "loop bound", lp.span) for lp in parallel]
     facts += [f for f in old.facts if f.origin == "definition"]
     for expr, span in [(d.value, d.span) for d in old.derived] + [(lp.hi, lp.span) for lp in parallel]:
         facts.extend(model.Fact(sympy.Ne(divisor, 0), "divisor", span) for divisor in divisors(expr))
+    facts += body_divisors(nest, {p.name for p in old.params} | {d.name for d in old.derived})
     facts += [f for f in old.facts if f.origin not in ("loop bound", "definition", "divisor")]
     unique, seen = [], set()
     for fact in facts:
