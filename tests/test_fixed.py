@@ -177,3 +177,26 @@ def test_the_instance_is_what_runs_where_the_values_match():
         machine = device(65536, 1 << 16, 1024)
         assert s.run("matmul:0", dict(n=64, B0=16, ub1=32, s=2), machine).mismatches
         assert not s.run("matmul:0", dict(n=64, B0=8, ub1=32, s=2), device(65536, 1 << 16, 1024)).mismatches
+
+
+def test_an_instance_keeps_the_accumulators_of_a_loop_it_unrolls_across_the_between_loops():
+    """matmul's case 1 keeps its s coefficients in c_acc inside `for (w < s)`, loaded and stored
+    once per k in the parametric kernel. At s = 4 (and ub1 fixed: the elements differ by
+    constants) the instance unrolls w, its four accumulators loaded before the k loop and
+    stored after it; the parametric kernel is unchanged, and where ub1 is a run-time value
+    (the elements' distance unknown) the instance keeps its loop."""
+    analysis = analyze(MATMUL, "samples/matmul.c")
+    kernels = _kernels(emit_file(analysis, ({"B0": 16, "ub1": 16, "s": 4},)))
+    _, body = kernels["matmul_0_case1_B0_16_ub1_16_s_4"]
+    head, rest = body.split("for (int k = 0;", 1)
+    loop, tail = rest.rsplit("\n    }\n", 1)
+    assert [line.strip() for line in head.splitlines() if "c_acc_w" in line] == [
+        f"float c_acc_w{w} = c[(long long)(16 * i + v) * n + (64 * j + u{f' + {16 * w}' if w else ''})];"
+        for w in range(4)]
+    assert [line.strip() for line in tail.splitlines() if "c_acc_w" in line] == [
+        f"c[(long long)(16 * i + v) * n + (64 * j + u{f' + {16 * w}' if w else ''})] = c_acc_w{w};"
+        for w in (3, 2, 1, 0)]
+    assert "c[" not in loop and [f"int w = {w};" in loop for w in range(4)] == [True] * 4
+    assert "c_acc_w" not in kernels["matmul_0_case1"][1]
+    _, only_s = _kernels(emit_file(analysis, ({"s": 4},)))["matmul_0_case1_s_4"]
+    assert "c_acc_w" not in only_s and "for (int w = 0; w < s; w++)" in only_s

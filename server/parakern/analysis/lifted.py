@@ -20,14 +20,28 @@ the body sees), and the facts prove that the loops run at least once (the load m
 read an element the loops would never touch). No other thread touches the element:
 meta_for iterations are independent (MetaFork's contract, checked by dependence.py).
 
+In a compile-time instance (analysis/fixed.py), an accumulator inside a serial loop of the
+body whose trip count the fixed values make a constant (matmul's `for (w = 0; w < s; w++)`
+at s = 4, one accumulator per coefficient of the thread) moves out too (where no register-pressure
+strategy keeps loops rolled: IR level 0): the loop is unrolled,
+each copy in its own block with `const int w = <value>;` and its own accumulator
+(`c_acc_w0`, ...), loaded before the between loops and stored after them. The copies run in
+the loop's order and each keeps its element in the same register as before, so every
+element sees the same operations in the same order; the elements of two copies must differ
+(z3 is not needed: their subscripts differ by a nonzero constant once the values are
+substituted), else they are left alone. Without it such an accumulator is loaded and stored
+once per iteration of the between loops (static SASS of matmul's case 1 at B0 = 16, ub1 =
+16, s = 4: 4 loads and 4 stores of c beside 64 FMAs per k).
+
 A plan, not a rewrite of the schedule (the model has no place for per-thread statements
 outside the between loops): the IR the registers are counted on (ir/lower.py), the CUDA
 (codegen/kernel.py) and the traffic analysis all run `before`, the between loops around
-`body`, then `after`.
+`body`, then `after` (the IR and the traffic analysis: the parametric kernel's plan).
 """
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass, replace
 
 import sympy
@@ -36,6 +50,7 @@ from parakern import constraints as cs
 from parakern import syntax
 from parakern.kernel import Kernel
 from parakern.model import Schedule
+from parakern.symbols import sym
 
 
 @dataclass(frozen=True)
@@ -46,9 +61,18 @@ class Lifted:
     arrays: tuple[str, ...] = ()   # arrays whose accumulator moved out
 
 
-def lifted(kernel: Kernel) -> Lifted:
-    """The kernel's per-thread code around its between loops (nothing moved where nothing can)."""
-    return _lifted(kernel.schedule, tuple(kernel.cached))
+MAX_UNROLLED = 16   # copies of a loop unrolled for its accumulators (registers: one per copy and array)
+
+
+def lifted(kernel: Kernel, fixed: tuple = ()) -> Lifted:
+    """The kernel's per-thread code around its between loops (nothing moved where nothing can);
+    fixed: the values of a compile-time instance ((name, value), ...), which may unroll loops
+    where no register-pressure strategy was applied (those keep their loops rolled: IR level 0
+    only)."""
+    plan = _lifted(kernel.schedule, tuple(kernel.cached))
+    if not fixed or kernel.ir_level != 0:
+        return plan
+    return _unrolled(kernel.schedule, tuple(kernel.cached), plan, tuple(fixed))
 
 
 @functools.lru_cache(maxsize=256)
@@ -72,6 +96,117 @@ def _lifted(s: Schedule, cached: tuple[str, ...]) -> Lifted:
     if not removed:
         return plain
     return Lifted(tuple(before), _without(s.body, removed), tuple(reversed(after)), tuple(arrays))
+
+
+def _unrolled(s: Schedule, cached: tuple, plan: Lifted, fixed: tuple) -> Lifted:
+    """The plan with each loop of the body that has an accumulator and a constant trip count at
+    `fixed` unrolled, its accumulators moved out like the others."""
+    if not s.between or not _loops_run(s):
+        return plan
+    # the plan may be the cached one of an equal schedule: its body's nodes are the ones to walk
+    s = replace(s, body=plan.body)
+    values = {sym(n): sympy.Integer(v) for n, v in fixed}
+    known = ({p.name for p in s.params} | {d.name for d in s.derived} | {lp.var for lp in s.loops})
+    taken = _names(s)
+    before, after, arrays = list(plan.before), [], list(plan.arrays)
+
+    def block(b: syntax.Block) -> syntax.Block:
+        stmts = []
+        for stmt in b.stmts:
+            if isinstance(stmt, syntax.Block):
+                stmts.append(block(stmt))
+                continue
+            found = _unrollable(s, stmt, cached, known, values, taken) if isinstance(stmt, syntax.Loop) else None
+            if found is None:
+                stmts.append(stmt)
+                continue
+            copies, loads, stores, array = found
+            stmts.extend(copies)
+            before.extend(loads)
+            after[:0] = stores
+            arrays.append(array)
+        return replace(b, stmts=tuple(stmts))
+
+    body = block(plan.body)
+    if len(arrays) == len(plan.arrays):
+        return plan
+    return Lifted(tuple(before), body, tuple(after) + plan.after, tuple(arrays))
+
+
+def _unrollable(s: Schedule, loop: syntax.Loop, cached, known: set, values: dict, taken: set):
+    """(the loop's copies, their accumulators' loads, stores, the array) where `loop` is serial,
+    runs a constant number of times at the fixed values and its body holds an accumulator of an
+    element that moves with the loop's variable only; else None."""
+    if loop.parallel:
+        return None
+    bounds = [syntax.to_sympy(e) for e in (loop.lo, loop.hi, loop.step)]
+    if any(b is None for b in bounds):
+        return None
+    lo, hi, step = (sympy.sympify(b).xreplace(values) for b in bounds)
+    if not (lo.is_Integer and hi.is_Integer and step.is_Integer and step > 0):
+        return None
+    trips = list(range(int(lo), int(hi), int(step)))
+    if not 1 <= len(trips) <= MAX_UNROLLED:
+        return None
+    stmts = loop.body.stmts
+    for n, stmt in enumerate(stmts):
+        found = _accumulator(s, stmts, n, stmt, cached, known | {loop.var})
+        if found is None:
+            continue
+        load, store, _ = found
+        index = _index(s, load.init)
+        w = sym(loop.var)
+        elements = [tuple(sympy.expand(e.xreplace(values).xreplace({w: sympy.Integer(t)})) for e in index)
+                    for t in trips]
+        if not _distinct(elements):
+            return None   # two copies would accumulate into one element
+        from parakern.strategies.rebuild import fresh_names, to_syntax, var_ctypes
+        names = iter(fresh_names(taken, f"{load.name}_w", numbered_only=True))
+        ctypes = var_ctypes(s)
+        copies, loads, stores = [], [], []
+        for t, element in zip(trips, elements):
+            name = next(names)
+            taken.add(name)
+            try:
+                subscripts = tuple(to_syntax(e, "int", ctypes, load.init.span) for e in element)
+            except ValueError:
+                return None
+            at = replace(load.init, indices=subscripts)
+            loads.append(replace(load, name=name, init=at))
+            stores.append(replace(store, target=at, value=syntax.Var(name, load.ctype, store.value.span)))
+            value = syntax.Decl(loop.var, loop.ctype, syntax.Const(t, loop.ctype, loop.keyword_span, str(t)),
+                                loop.keyword_span)
+            kept = tuple(_renamed(st, load.name, name) for st in stmts if st is not load and st is not store)
+            copies.append(syntax.Block((value,) + kept, loop.body.span))
+        return copies, loads, stores[::-1], load.init.array
+    return None
+
+
+def _distinct(elements: list) -> bool:
+    """Every two elements differ by a nonzero constant in some subscript."""
+    for a, b in itertools.combinations(elements, 2):
+        if not any((x - y).is_Integer and x != y for x, y in zip(a, b)):
+            return False
+    return True
+
+
+def _renamed(node, old: str, new: str):
+    """The statement with every reference to local `old` reading `new`."""
+    if isinstance(node, syntax.Var):
+        return replace(node, name=new) if node.name == old else node
+    if isinstance(node, tuple):
+        return tuple(_renamed(x, old, new) for x in node)
+    if hasattr(node, "__dataclass_fields__") and not isinstance(node, syntax.Const):
+        changes = {f: _renamed(getattr(node, f), old, new) for f in node.__dataclass_fields__
+                   if isinstance(getattr(node, f), tuple) or hasattr(getattr(node, f), "__dataclass_fields__")}
+        changes = {f: v for f, v in changes.items() if v is not getattr(node, f)}
+        return replace(node, **changes) if changes else node
+    return node
+
+
+def _names(s: Schedule) -> set:
+    from parakern.strategies.rebuild import used_names
+    return set(used_names(s))
 
 
 def _loops_run(s: Schedule) -> bool:

@@ -71,7 +71,9 @@ def kernel_source(case: Case, k: int, cases: int = 0, trace: "Sites | None" = No
         trace.case = k
     staging = Staging(kernel, names, no_unroll=kernel.ir_level >= 1, sites=trace) if kernel.cached else None
     printer = _BodyPrinter(s, staging, no_unroll=kernel.ir_level >= 1, sites=trace)
-    plan = lifted(kernel)   # accumulators kept in registers across the between loops, as the IR does
+    # accumulators kept in registers across the between loops, as the IR does (an instance: also
+    # those of loops its constants unroll)
+    plan = lifted(kernel, fixed)
     body = (staging.prologue(1) if staging else []) + printer.block(plan.before, 1) \
         + _between(printer, s, staging, _between_loops(s), 1, plan.body) + printer.block(plan.after, 1)
     if staging:
