@@ -428,3 +428,23 @@ def test_a_block_moves_no_more_than_its_accesses_request(text, data, point, per_
     pick = search.tune(result, data, H100).pick
     assert arrays <= pick.prediction.bytes_moved <= 1.5 * arrays   # a's two reads of periodic: 1.5
     assert arrays / H100.bandwidth < pick.time < 2 * arrays / H100.bandwidth
+
+
+def test_cli_tune_says_how_to_compile_its_pick(capsys, tmp_path):
+    """The text ends each schedule with the emit command for its first configuration, whose
+    output holds the instances at those values; a function whose schedules share parameters
+    (3mm) gets one command, on its shared line."""
+    assert cli.main(["tune", str(SAMPLES / "matmul.c"), "--profile", "h100", "--data", "n=2048"]) == 0
+    out = capsys.readouterr().out
+    (hint,) = [line.strip() for line in out.splitlines() if line.strip().startswith("compile it:")]
+    first = next(line.split() for line in out.splitlines() if line.startswith("  1 "))
+    assert hint == f"compile it: parakern emit {SAMPLES / 'matmul.c'} --fix B0={first[2]},ub1={first[3]},s={first[4]}"
+    target = tmp_path / "m.cu"
+    assert cli.main([*hint.split()[3:], "-o", str(target)]) == 0
+    assert f"matmul_0_case{first[1]}_B0_{first[2]}_ub1_{first[3]}_s_{first[4]}(" in target.read_text()
+    three = SAMPLES / "polybench" / "three_mm.c"
+    assert cli.main(["tune", str(three), "--profile", "h100", *[a for n in ("ni", "nj", "nk", "nl", "nm")
+                                                                for a in ("--data", f"{n}=600")]]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    hints = [k for k, line in enumerate(lines) if line.strip().startswith("compile it:")]
+    assert len(hints) == 1 and lines[hints[0] - 1].startswith("three_mm: its schedules share B0, B1")

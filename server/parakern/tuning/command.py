@@ -100,9 +100,10 @@ def run(args) -> int:
             for entry, (r, _, _) in zip(document["schedules"], tunings):
                 entry["formula"] = _formulas(r)
     elif tunings:
-        print(_text(tunings, device, args.top, args.formula))
+        in_shared = {s for choice in shared for s, _ in choice.picks}
+        print(_text(tunings, device, args.top, args.formula, args.file, in_shared))
         for choice in shared:
-            print(_shared_text(choice))
+            print(_shared_text(choice, args.file))
     for problem in problems:
         print(f"parakern tune: {problem}", file=sys.stderr)
     for t in empty:
@@ -160,7 +161,15 @@ def configuration_text(c) -> str:
     return f"case {c.case}" + (f": {values}" if values else "")
 
 
-def _text(tunings, device, top: int, formula: bool) -> str:
+def _emit_hint(file: str, values) -> str:
+    """The next step: the kernels with the chosen values as constants (emit --fix)."""
+    import shlex
+    return f"compile it: parakern emit {shlex.quote(file)} --fix " + ",".join(f"{n}={v}" for n, v in values)
+
+
+def _text(tunings, device, top: int, formula: bool, file: str = "FILE", in_shared=frozenset()) -> str:
+    """in_shared: schedules whose tuned parameters a function shares (its line gives the values)."""
+    from parakern.analysis.fixed import fixable
     from parakern.tuning import search
     lines = []
     for r, fixed, t in tunings:
@@ -182,21 +191,25 @@ def _text(tunings, device, top: int, formula: bool) -> str:
                          f"another); {stem}_dispatch_auto takes the fastest, whichever case it is")
         if t.rejected:
             lines.append("  infeasible: " + "; ".join(f"{n} × {why}" for why, n in t.rejected))
+        program = {q.name for q in fixable(r.schedule)}
+        pick = [(n, v) for n, v in t.configurations[0].values if n in program] if t.configurations else []
+        if pick and t.schedule not in in_shared:
+            lines.append("  " + _emit_hint(file, pick))
         if formula:
             lines += ["  " + line for f in _formulas(r) for line in f.splitlines()]
     return "\n".join(lines)
 
 
-def _shared_text(choice) -> str:
+def _shared_text(choice, file: str = "FILE") -> str:
     """What a function whose schedules share a tuned parameter is called with."""
     values = " ".join(f"{n}={v}" for n, v in choice.values)
     each = "; ".join(f"{s} case {c.case} {time_text(c.time)}" for s, c in choice.picks)
     head = (f"{choice.function}: its schedules share {', '.join(choice.shared)} (one argument each): "
             f"call it with {values}: {time_text(choice.time)} in all ({each})")
-    if choice.agrees():
-        return head
-    return head + (f"; each schedule's own pick would total {time_text(choice.alone)}, but their values "
-                   "differ and the function takes one")
+    if not choice.agrees():
+        head += (f"; each schedule's own pick would total {time_text(choice.alone)}, but their values "
+                 "differ and the function takes one")
+    return head + "\n  " + _emit_hint(file, choice.values)
 
 
 def _measure(args, text, tunings, document, given: dict) -> int:
