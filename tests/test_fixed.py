@@ -200,3 +200,30 @@ def test_an_instance_keeps_the_accumulators_of_a_loop_it_unrolls_across_the_betw
     assert "c_acc_w" not in kernels["matmul_0_case1"][1]
     _, only_s = _kernels(emit_file(analysis, ({"s": 4},)))["matmul_0_case1_s_4"]
     assert "c_acc_w" not in only_s and "for (int w = 0; w < s; w++)" in only_s
+
+
+ASSERTED_S = """#include <assert.h>
+void g(int n, int B, int s, float x[n], float y[n])
+{
+    assert(s == 2);
+    assert(n % (s * B) == 0);
+    meta_schedule {
+        meta_for (int i = 0; i < n / (s * B); i++)
+            meta_for (int j = 0; j < B; j++)
+                for (int k = 0; k < s; k++) {
+                    int p = (i * s + k) * B + j;
+                    y[p] = 2.0f * x[p];
+                }
+    }
+}
+"""
+
+
+def test_a_chosen_instance_is_tried_before_the_asserted_values_alone():
+    """assert(s == 2) gives an instance at s = 2; --fix B=32 one at B = 32, s = 2. The
+    dispatcher takes the first whose values hold: the more specific must come first, or it
+    would never launch (found on a program of a bug hunt)."""
+    s = analyze(ASSERTED_S, "g.c").results[0].schedule
+    assert fixed_points(s, ({"B": 32},)) == ((("B", 32), ("s", 2)), (("s", 2),))
+    text = emit_file(analyze(ASSERTED_S, "g.c"), ({"B": 32},))
+    assert "const int instance = B == 32 && s == 2 ? 1 : s == 2 ? 2 : 0;" in text

@@ -58,7 +58,10 @@ def fixed_points(schedule: Schedule, chosen: tuple = ()) -> tuple[Point, ...]:
         key = tuple((n, point[n]) for n in order if n in point)
         if key not in out:
             out.append(key)
-    return tuple(out)
+    # The dispatcher launches the first instance whose values hold: the one that fixes the most
+    # parameters first, else the asserted values alone (s == 2) would hide a chosen point
+    # (B == 32 && s == 2) that they include.
+    return tuple(sorted(out, key=len, reverse=True))
 
 
 def case_points(case, points: tuple[Point, ...]) -> tuple[Point, ...]:
