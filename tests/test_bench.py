@@ -191,9 +191,10 @@ def test_tables_mark_best():
     assert summary[0].startswith("case 1: best at N=4096 B0=4 B1=16 s=2: 200x over serial C, 0.5 ms, "
                                  "100 GB/s = 25% of a "
                                  "device copy (400 GB/s), 20 registers")
-    assert summary[2] == "dispatcher: launched the fastest case at 5 of 6 points; launched the case the plan " \
+    assert summary[2] == "skipped at N=4096 B0=32 B1=64 s=1: B0*B1 <= T is false"
+    assert summary[3] == "dispatcher: launched the fastest case at 5 of 6 points; launched the case the plan " \
                          "expects at 6 of 6"
-    assert summary[3].startswith("  elsewhere it ran at 48%-48% of the fastest case's speed")
+    assert summary[4].startswith("  elsewhere it ran at 48%-48% of the fastest case's speed")
     md = report.table_text(ms, ["B0", "B1"], ["N"], markdown=True, dispatches=ds)
     assert "**200.00x**" in md and "| B0xB1 \\ s | 1 | 2 |" in md and "**case 2, N=4096: speedup" in md
 
@@ -365,3 +366,66 @@ def test_gpu_page_tells_compile_time_instances_apart(tmp_path):
     assert "5.8x: 2.113 ms (matmul case 1 at compile time, ub1=16 B0=8 s=2)" in cublas
     assert "| 1 at compile time | " in page and "| 1 | " in page
     assert "at compile time\" is its instance" in page
+
+
+ASSERT_ON_AN_ARGUMENT = """#include <assert.h>
+void f(int n, int B, int s, float x[n])
+{
+    assert(s == 2);
+    assert(n % (s * B) == 0);
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                x[i * B + j] = 2.0f * x[i * B + j];
+    }
+}
+"""
+
+HOST_LOOP_IN_THE_GRID = """void steps(int n, int B, float a[n])
+{
+    for (int k = 0; k < n; k++) {
+        meta_schedule {
+            meta_for (int i = 0; i < (n - k + B - 1) / B; i++)
+                meta_for (int j = 0; j < B; j++) {
+                    int r = k + i * B + j;
+                    if (r < n)
+                        a[r] = a[r] + 1.0f;
+                }
+        }
+    }
+}
+"""
+
+H100 = {"R_B": 65536, "Z": 232448, "T": 1024}
+
+
+def test_a_fact_on_an_argument_the_schedule_does_not_read_is_judged_with_its_value():
+    """assert(s == 2) on an argument only the assertions read: the plan judged it never (the
+    serial C then aborted the bench on the assertion); s given is its value, s not given the 1
+    the bench passes."""
+    result = analyze(ASSERT_ON_AN_ARGUMENT, "f.c").results[0]
+    plan = planning.make_plan(result, {"n": [96], "s": [2]}, {"B": [16, 32]}, H100)
+    assert [(p.values["B"], p.reason) for p in plan.points] == [
+        (16, ""), (32, "violates n % (B*s) == 0 (assert, line 5)")]
+    plan = planning.make_plan(result, {"n": [96]}, {"B": [16]}, H100)
+    assert plan.points[0].reason == "violates s == 2 (assert, line 4)"
+
+
+def test_a_host_loop_variable_in_the_grid_needs_no_value():
+    """The host sets k at each execution: the plan takes its first value (0) instead of asking
+    for it, and no compile-time instance fixes it."""
+    from parakern.analysis.fixed import fixable
+    result = analyze(HOST_LOOP_IN_THE_GRID, "s.c").results[0]
+    assert [p.name for p in fixable(result.schedule)] == ["B"]
+    plan = planning.make_plan(result, {"n": [64]}, {"B": [16]}, H100)
+    assert plan.points[0].case == 1 and plan.points[0].launch["grid"][0] == 4
+
+
+def test_a_swept_name_that_is_no_parameter_is_usage(tmp_path):
+    """--sweep Q=3,4 used to make duplicate points without a word."""
+    done = subprocess.run([sys.executable, "-m", "parakern", "bench", str(SAMPLES / "matadd.c"), "--data", "N=64",
+                           "--sweep", "B0=4", "--sweep", "B1=8", "--sweep", "Q=3,4", "--plan-only", "--profile", "h100"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("--data/--sweep Q: no schedule of "
+                                        f"{SAMPLES / 'matadd.c'} has that parameter (parameters: B0, B1, N)")

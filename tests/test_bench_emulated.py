@@ -293,3 +293,16 @@ def test_an_instance_in_a_host_loop_keeps_the_hosts_time_step(tmp_path):
     doc = json.loads((tmp_path / "j.json").read_text())
     assert [(r["case"], r["compile_time"], r["calls"], r["correct"]) for r in doc["results"]] == [
         (1, False, 3, True), (1, True, 3, True)]
+
+
+def test_a_point_where_the_host_loop_runs_no_step_is_skipped_with_its_reason(tmp_path):
+    """jacobi at T = 0 never executes its schedule: before, its cells said FAILED and
+    "nanx over serial C"; now the point is skipped, saying why, beside T = 2's results."""
+    done = _bench(SAMPLES / "jacobi1d.c", "--data", "N=34", "--data", "T=0,2", "--sweep", "B=8", "--sweep", "s=1",
+                  "--repeat", 1, "--json", tmp_path / "j.json")
+    assert done.returncode == 0, done.stderr
+    assert "nan" not in done.stdout and "FAILED" not in done.stdout
+    assert "skipped at N=34 T=0 B=8 s=1: the function does not execute the schedule" in done.stdout
+    doc = json.loads((tmp_path / "j.json").read_text())
+    assert [(r["values"]["T"], r["case"], r["correct"]) for r in doc["results"]] == [(0, None, None), (2, 1, True)]
+    assert [d["values"]["T"] for d in doc["dispatcher"]] == [2]

@@ -80,13 +80,15 @@ def test_an_asserted_block_size_gets_its_instance_without_being_asked():
 
 def test_a_case_whose_constraints_fail_at_the_values_gets_no_instance():
     tree = analyze(MATMUL, "m.c").results[0].tree
-    points = ((("B0", 64), ("ub1", 64)),)             # B0 * ub1 <= T: T is the device's, still open
+    points = ((("B0", 16), ("ub1", 32)),)             # B0 * ub1 <= T: T is the device's, still open
     assert all(case_points(c, points) == points for c in tree.cases)
     case = tree.cases[0]
     only_small = SimpleNamespace(kernel=case.kernel, constraints=SimpleNamespace(
         relations=case.constraints.relations + (sympy.Le(sym("B0") * sym("ub1"), 256),)))
     assert case_points(only_small, points) == ()
     assert case_points(only_small, ((("B0", 8), ("ub1", 32)),)) == ((("B0", 8), ("ub1", 32)),)
+    # 4096 threads: beyond every known GPU's 1024, whatever T the device has
+    assert case_points(case, ((("B0", 64), ("ub1", 64)),)) == ()
 
 
 def test_emit_fix_on_the_command_line(tmp_path, capsys):
@@ -97,9 +99,13 @@ def test_emit_fix_on_the_command_line(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("fix, message", [
-    ("B0=-4", "--fix B0=-4: violates B0 >= 1 (loop bound) in matmul:0 (FILE:12:5)"),
-    ("B0=0", "--fix B0=0: violates B0 >= 1 (loop bound) in matmul:0 (FILE:12:5)"),
-    ("B0=16,ub1=2,s=1", "--fix B0=16,ub1=2,s=1: violates B0 <= s*ub1 (assert) in matmul:0 (FILE:12:5)"),
+    ("B0=-4", "--fix B0=-4: violates B0 >= 1 (loop bound, line 16) in matmul:0 (FILE:12:5)"),
+    ("B0=0", "--fix B0=0: violates B0 >= 1 (loop bound, line 16) in matmul:0 (FILE:12:5)"),
+    ("B0=16,ub1=2,s=1", "--fix B0=16,ub1=2,s=1: violates B0 <= s*ub1 (assert, line 9) in matmul:0 (FILE:12:5)"),
+    ("B0=65536,ub1=65536,s=1", "--fix B0=65536,ub1=65536,s=1: no kernel of matmul:0 (FILE:12:5) can run at these "
+                               "values on any known GPU (case 1 needs B0*ub1 <= T)"),
+    ("B0=16,B0=32", None),
+    ("B0=1_6", None),
     ("B0=99999999999", "--fix B0=99999999999: B0 = 99999999999 is beyond the range of its type int "
                        "(-2147483648 to 2147483647) in matmul:0 (FILE:12:5)"),
     ("zz=4", "--fix zz=4: zz is no schedule's parameter; the parameters it fixes: B0, s, ub1"),
@@ -112,6 +118,8 @@ def test_emit_fix_says_which_value_cannot_be_compiled_in(tmp_path, capsys, fix, 
     out = tmp_path / "m.cu"
     path = str(SAMPLES / "matmul.c")
     assert main(["emit", path, "--fix", fix, "-o", str(out)]) == 2
+    if message is None:   # a name twice, Python's 1_6: not NAME=INTEGER pairs
+        message = "--fix takes NAME=INTEGER pairs separated by commas, each name once"
     assert capsys.readouterr().err.strip() == "parakern emit: " + message.replace("FILE", path)
     assert not out.exists()
 

@@ -47,11 +47,12 @@ def test_the_shared_choice_is_the_least_total_over_common_values():
 def test_tune_prints_and_writes_the_shared_choice(capsys):
     args = ["tune", str(ROOT / THREE_MM), "--profile", "h100"] + [a for n, v in DATA.items() for a in ("--data", f"{n}={v}")]
     assert cli.main(args) == 0
-    line = capsys.readouterr().out.splitlines()[-1]
+    line, hint = capsys.readouterr().out.splitlines()[-2:]
     (choice,) = search.shared_choices(_tunings())
     values = " ".join(f"{n}={v}" for n, v in choice.values)
     assert line.startswith(f"three_mm: its schedules share B0, B1 (one argument each): call it with {values}: ")
     assert line.endswith("but their values differ and the function takes one")
+    assert hint == f"  compile it: parakern emit {ROOT / THREE_MM} --fix " + ",".join(f"{n}={v}" for n, v in choice.values)
     assert cli.main(args + ["--json"]) == 0
     (entry,) = json.loads(capsys.readouterr().out)["functions"]
     assert entry["parameters"] == dict(choice.values) and len(entry["schedules"]) == 3

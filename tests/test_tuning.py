@@ -227,7 +227,7 @@ def test_a_block_size_of_zero_violates_its_fact(capsys):
     err = capsys.readouterr().err
     assert err.strip() == "parakern tune: saxpy:0: no feasible configuration (1 violates B >= 1)"
     schedule = _results("samples/saxpy.c")[0].schedule
-    assert check_facts(schedule, substitutions(schedule, {"n": 1024, "B": 0})) == "violates B >= 1 (loop bound)"
+    assert check_facts(schedule, substitutions(schedule, {"n": 1024, "B": 0})).startswith("violates B >= 1 (loop bound, line ")
 
 
 def test_cli_tune_nothing_feasible(capsys):
@@ -277,7 +277,7 @@ def test_tune_takes_the_host_arguments_for_measure(capsys):
     assert json.loads(capsys.readouterr().out)["schedules"][0]["configurations"]
     assert cli.main(["tune", str(SAMPLES / "jacobi1d.c"), "--profile", "h100", "--data", "Q=4"]) == 2
     err = capsys.readouterr().err
-    assert "--data Q: no schedule" in err and "host arguments, for --measure: T" in err
+    assert "--data Q: no schedule" in err and "the function's other arguments: T" in err
 
 
 def test_tiny_blocks_are_limited_by_starting_them():
@@ -448,3 +448,24 @@ def test_cli_tune_says_how_to_compile_its_pick(capsys, tmp_path):
     lines = capsys.readouterr().out.splitlines()
     hints = [k for k, line in enumerate(lines) if line.strip().startswith("compile it:")]
     assert len(hints) == 1 and lines[hints[0] - 1].startswith("three_mm: its schedules share B0, B1")
+
+
+def test_tune_judges_the_facts_with_the_functions_other_arguments(capsys, tmp_path):
+    """assert(n % (s * B) == 0) with s no parameter of the schedule: --data s=2 is its value
+    (before, the fact was never judged and B = 64 was offered at n = 96)."""
+    source = tmp_path / "f.c"
+    source.write_text("""#include <assert.h>
+void f(int n, int B, int s, float x[n])
+{
+    assert(n % (s * B) == 0);
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                x[i * B + j] = 2.0f * x[i * B + j];
+    }
+}
+""")
+    assert cli.main(["tune", str(source), "--profile", "h100", "--data", "n=96", "--data", "s=2", "--json",
+                     "--top", "20"]) == 0
+    offered = {c["parameters"]["B"] for c in json.loads(capsys.readouterr().out)["schedules"][0]["configurations"]}
+    assert offered and all(96 % (2 * b) == 0 for b in offered) and 16 in offered

@@ -155,7 +155,8 @@ def _emit(args) -> int:
     from parakern.profile_command import parse_values
     fixed = [parse_values(text) for text in args.fix]
     if any(v is None for v in fixed):
-        print("parakern emit: --fix takes NAME=INTEGER pairs separated by commas", file=sys.stderr)
+        print("parakern emit: --fix takes NAME=INTEGER pairs separated by commas, each name once",
+              file=sys.stderr)
         return 2
     analysis = analyze(source, args.file, Options(target=args.target, staging=args.staging))
     problem = _fixed_problem(analysis, fixed)
@@ -184,7 +185,7 @@ def _fixed_problem(analysis, fixed: list) -> str:
     assertion, a loop bound) of a schedule (facts.check_facts). Before, such values were
     left out without a word, or written into an instance nvcc rejects (B0 = -4 in its name)."""
     from parakern import dispatch
-    from parakern.analysis.fixed import fixable
+    from parakern.analysis.fixed import fixable, fixed_points, unlaunchable
     from parakern.facts import check_facts
     schedules = [r.schedule for r in analysis.results]
     names = sorted({p.name for s in schedules for p in fixable(s)})
@@ -192,12 +193,16 @@ def _fixed_problem(analysis, fixed: list) -> str:
         given = ",".join(f"{n}={v}" for n, v in values.items())
         for name in values:
             if name not in names:
+                host = any(name in s.host_loops for s in schedules)
                 other = any(p.name == name for s in schedules for p in s.params)
-                kind = "is not an integer program parameter (data sizes and floats stay run-time values)" \
-                    if other else "is no schedule's parameter"
+                kind = ("is the variable of a host loop around the schedule (a new value at every execution)"
+                        if host else
+                        "is not an integer program parameter (data sizes and floats stay run-time values)"
+                        if other else "is no schedule's parameter")
                 return (f"--fix {given}: {name or '(no name)'} {kind}; the parameters it fixes: "
                         f"{', '.join(names) or 'none'}")
-        for s in schedules:
+        for r in analysis.results:
+            s = r.schedule
             mine = {n: v for n, v in values.items() if n in {p.name for p in fixable(s)}}
             if not mine:
                 continue
@@ -205,6 +210,12 @@ def _fixed_problem(analysis, fixed: list) -> str:
             why = check_facts(s, dispatch.substitutions(s, mine))
             if why:
                 return f"--fix {given}: {why} in {where}"
+            cases = r.tree.cases if r.tree is not None else ()
+            for point in fixed_points(s, (mine,))[:1]:
+                fails = [unlaunchable(case, point) for case in cases]
+                if cases and all(fails):
+                    return (f"--fix {given}: no kernel of {where} can run at these values on any known GPU "
+                            f"(case 1 needs {fails[0]})")
     return ""
 
 

@@ -37,3 +37,28 @@ def schedules_with_tree(analysis, path: str, command: str, wanted: "str | None")
     print(f"parakern {command}: no schedule with a case tree{which} in {path} (schedules: {known}){why}",
           file=sys.stderr)
     return []
+
+
+def host_scalars(text: str, file: str, results) -> set:
+    """Integer scalar arguments of the functions holding the schedules: values the bench passes
+    when it runs the function (beside the schedules' parameters: a step count T)."""
+    from parakern.verify.signature import SignatureError, signature
+    names = set()
+    for function in {r.schedule.function for r in results}:
+        try:
+            names |= {a.name for a in signature(text, file, function).arguments if not a.is_array}
+        except SignatureError:
+            pass
+    return names
+
+
+def unknown_name(given, results, text: str, file: str) -> str:
+    """'' when every name given is a parameter of one of the schedules or a scalar argument of
+    their function, else the first that is not, with what the names may be."""
+    names = {p.name for r in results for p in r.schedule.params}
+    host = host_scalars(text, file, results) - names
+    for name in given:
+        if name not in names | host:
+            return (f"{name}: no schedule of {file} has that parameter (parameters: {', '.join(sorted(names))}"
+                    + (f"; the function's other arguments: {', '.join(sorted(host))}" if host else "") + ")")
+    return ""

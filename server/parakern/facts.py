@@ -27,6 +27,7 @@ def check_facts(schedule, subs: dict) -> str:
         truth = exact.truth(rel)
         if truth is None:   # said only where no fact is plainly violated (B >= 1 says more than n/B)
             undecided = undecided or f"{to_c(fact.relation)} cannot be evaluated (division by zero?)"
-        elif not truth:   # in C, as the user wrote it: B == 32, n % B == 0
-            return f"violates {to_c(fact.relation)} ({fact.origin})"
+        elif not truth:   # in C, as the user wrote it: B == 32, n % B == 0; and where it is written
+            where = f", line {fact.span.line}" if getattr(fact, "span", None) is not None else ""
+            return f"violates {to_c(fact.relation)} ({fact.origin}{where})"
     return undecided

@@ -3,6 +3,8 @@ grid and block may be whatever the device. One home for the tree (a case's kerne
 launch), the dispatcher and the bench's plan."""
 from __future__ import annotations
 
+import re
+
 import sympy
 
 GRID_LIMITS = (2**31 - 1, 65535, 65535)   # gridDim x, y, z
@@ -13,6 +15,13 @@ AXES = ("x", "y", "z")
 
 
 _BITS = {"char": 8, "short": 16, "int": 32, "long": 64, "long long": 64}
+
+
+def c_integer(text: str) -> "int | None":
+    """A decimal integer as a user types it for a C parameter (`-4`, `1024`), else None: Python's
+    int() would also take `1_6` for 16."""
+    text = text.strip()
+    return int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else None
 
 
 def value_range(ctype: str) -> "tuple[int, int] | None":

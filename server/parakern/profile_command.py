@@ -37,21 +37,24 @@ def add_parser(sub):
 
 
 def parse_values(text: str) -> "dict | None":
-    """`n=1024,B0=16` -> {"n": 1024, "B0": 16}; None when a value is not an integer."""
+    """`n=1024,B0=16` -> {"n": 1024, "B0": 16}; None when a value is not an integer or a name
+    comes twice (`B=16,B=32` used to keep 32 without a word)."""
+    from parakern.limits import c_integer
     out = {}
     for item in filter(None, (x.strip() for x in text.split(","))):
         name, _, value = item.partition("=")
-        try:
-            out[name.strip()] = int(value)
-        except ValueError:
+        number = c_integer(value)
+        if number is None or name.strip() in out:
             return None
+        out[name.strip()] = number
     return out
 
 
 def run(args) -> int:
     given = parse_values(args.at)
     if given is None:
-        print("parakern profile: --at takes NAME=INTEGER pairs separated by commas", file=sys.stderr)
+        print("parakern profile: --at takes NAME=INTEGER pairs separated by commas, each name once",
+              file=sys.stderr)
         return EXIT_USAGE
     source = read_source(args.file, "profile")
     if source is None:

@@ -65,12 +65,16 @@ def fixed_points(schedule: Schedule, chosen: tuple = ()) -> tuple[Point, ...]:
 
 
 def case_points(case, points: tuple[Point, ...]) -> tuple[Point, ...]:
-    """The points where the case can run: its constraints not false with the values substituted."""
+    """The points where the case can run: its constraints not false with the values substituted,
+    and its kernel's needs not beyond every known GPU (1331 threads, 16 GiB of shared memory:
+    an instance no device could launch)."""
     defs = definitions(case.kernel.schedule)
     out = []
     for point in points:
         subs = {sym(n): sympy.Integer(v) for n, v in point}
         if any(sympy.sympify(r).xreplace(defs).xreplace(subs) is sympy.false for r in case.constraints.relations):
+            continue
+        if unlaunchable(case, point):
             continue
         out.append(point)
     return tuple(out)
@@ -83,8 +87,31 @@ def suffix(point: Point) -> str:
 
 
 def fixable(schedule: Schedule) -> tuple:
-    """The schedule's parameters a compile-time instance can fix: its integer program parameters."""
-    return tuple(p for p in schedule.program_params if p.ctype not in ("float", "double"))
+    """The schedule's parameters a compile-time instance can fix: its integer program parameters,
+    but for the variables of host loops around it (a new value at every execution)."""
+    return tuple(p for p in schedule.program_params if p.ctype not in ("float", "double")
+                 and p.name not in schedule.host_loops)
+
+
+def most_generous_machine() -> dict:
+    """symbol -> the largest R_B, Z, T of the known GPU profiles (devices.py)."""
+    from parakern.devices import PROFILES, machine_values
+    values = [machine_values(p) for p in PROFILES.values()]
+    return {sym(n): sympy.Integer(max(v[n] for v in values)) for n in ("R_B", "Z", "T")}
+
+
+def unlaunchable(case, point: Point) -> str:
+    """'' where the case's own kernel may run at the point on some known GPU, else the
+    requirement it fails there (in C: `4*B*B <= Z`)."""
+    from parakern.printing import to_c
+    defs = definitions(case.kernel.schedule)
+    subs = {sym(n): sympy.Integer(v) for n, v in point}
+    machine = most_generous_machine()
+    needs = getattr(case, "needs", None)
+    for relation in (needs.relations if needs is not None else ()):
+        if sympy.sympify(relation).xreplace(defs).xreplace(subs).xreplace(machine) is sympy.false:
+            return to_c(relation)
+    return ""
 
 
 def condition(point: Point) -> str:

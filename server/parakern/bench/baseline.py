@@ -21,6 +21,7 @@ import statistics
 import time
 from pathlib import Path
 
+from parakern.bench.plan import ARGUMENT_DEFAULT
 from parakern.verify import build as building
 from parakern.verify import inputs
 from parakern.verify.points import build_model
@@ -132,7 +133,7 @@ class Baseline:
         given = dict(values)
         for a in self.signature.arguments:
             if not a.is_array and a.name not in given and a.name not in params and a.ctype not in FLOATING:
-                given[a.name] = 1
+                given[a.name] = ARGUMENT_DEFAULT
         return inputs.scalars(self.signature, self.schedule, given, seed)
 
     def inputs(self, values: dict, seed: int = 0) -> tuple:

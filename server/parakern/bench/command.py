@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from parakern.command_input import read_source, schedules_with_tree
+from parakern.command_input import read_source, schedules_with_tree, unknown_name
 from parakern.devices import PROFILES
 
 EXIT_MISSING = 3
@@ -86,6 +86,9 @@ def run(args) -> int:
     if not results:
         return 2
     result = results[0]
+    unknown = unknown_name(list(data) + list(sweeps), [result], text, args.file)
+    if unknown:
+        return _fail(f"parakern bench: --data/--sweep {unknown}")
     try:
         if args.plan_only:
             plan = planning.make_plan(result, data, sweeps, planning.profile_machine(args.profile), args.every_case)

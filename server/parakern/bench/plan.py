@@ -18,6 +18,7 @@ import sympy
 from parakern import dispatch
 from parakern.codegen.launch import definitions, launch_of
 from parakern.facts import check_facts
+from parakern.limits import c_integer
 
 
 class PlanError(ValueError):
@@ -32,10 +33,9 @@ def parse_assignments(items, what: str = "--sweep") -> dict:
         name = name.strip()
         if not sep or not name.isidentifier() or not values.strip():
             raise PlanError(f"{what} {item!r}: expected NAME=V1,V2,...")
-        try:
-            numbers = [int(v) for v in values.split(",") if v.strip()]
-        except ValueError:
-            raise PlanError(f"{what} {item!r}: values must be integers") from None
+        numbers = [c_integer(v) for v in values.split(",") if v.strip()]
+        if None in numbers:
+            raise PlanError(f"{what} {item!r}: values must be integers")
         out.setdefault(name, [])
         out[name] += [v for v in numbers if v not in out[name]]
     return out
@@ -145,14 +145,27 @@ def needed_parameters(schedule, tree) -> list:
         for e in (*launch.grid, *launch.block, launch.shared_bytes):
             names |= {s.name for s in sympy.sympify(e).free_symbols}
     names -= {"R_B", "Z", "T"}
+    names -= set(schedule.host_loops)   # the host sets them at each execution (0 in the plan: the first)
     return [p.name for p in schedule.params if p.name in names]
+
+
+# A scalar argument of the function that the schedule does not read and no one gave a value
+# (an `s` only an assertion mentions): the bench passes 1 (baseline.Baseline.scalars).
+ARGUMENT_DEFAULT = 1
 
 
 def substitutions(schedule, values: dict) -> dict:
     """symbol -> Integer for every parameter and derived scalar of the schedule at `values`
     (dispatch.substitutions); parameters the host sets and no one gave (jacobi's time step t)
-    are 0, the first call."""
-    return dispatch.substitutions(schedule, {p.name: values.get(p.name, 0) for p in schedule.params})
+    are 0, the first call. The function's other scalar arguments that its facts read (an
+    `assert(s == 2)` on an argument the schedule does not use) are their given values, else
+    ARGUMENT_DEFAULT, so that the facts are judged as the serial C will run them."""
+    params = {p.name for p in schedule.params}
+    derived = {d.name for d in schedule.derived}
+    others = {x.name for f in schedule.facts for x in sympy.sympify(f.relation).free_symbols} \
+        - params - derived - set(schedule.host_loops)
+    given = {n: values.get(n, ARGUMENT_DEFAULT) for n in sorted(others)}
+    return dispatch.substitutions(schedule, {**given, **{p.name: values.get(p.name, 0) for p in schedule.params}})
 
 
 def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool = False) -> Plan:

@@ -212,6 +212,9 @@ def summary_lines(measurements, dispatches=()) -> list:
                          f"{m.registers} registers" + (f"; {wrong} WRONG results" if wrong else ""))
         elif wrong:
             lines.append(f"{what}: {wrong} WRONG results")
+    for m in measurements:
+        if m.case is None and m.skipped:
+            lines.append(f"skipped at {' '.join(f'{n}={v}' for n, v in m.values.items())}: {m.skipped}")
     fastest_at = fastest(measurements)
     for kind in DISPATCHERS:
         calls = [d for d in dispatches if d.kind == kind]

@@ -127,8 +127,9 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
                     if cancelled():
                         raise Cancelled()
                     progress(done, total, f"{label} {kind}")
-                    outcome.dispatches.append(_dispatcher(gpu, base, p, scalars, arrays, expected, serial_s, repeat,
-                                                          kind))
+                    call = _dispatcher(gpu, base, p, scalars, arrays, expected, serial_s, repeat, kind)
+                    if call is not None:
+                        outcome.dispatches.append(call)
                     done += 1
         progress(total, total, "done")
         return outcome
@@ -177,6 +178,9 @@ def _serial_all(base, plan, repeat: int, cache, jobs: int, progress, cancelled) 
     return out
 
 
+NEVER_RUN = "the function does not execute the schedule at these values (a host loop around it runs no iteration)"
+
+
 class CaseCannotRun(Exception):
     """A later execution of the schedule (other host values) is outside the case's region."""
 
@@ -207,6 +211,8 @@ def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat
     except (CaseCannotRun, DoesNotFit) as exc:
         return report.Measurement(point.values, k, str(exc), picked=point.case, serial_s=serial_s,
                                   compile_time=bool(fixed))
+    if not calls:   # jacobi at T = 0: nothing to time, nothing the kernels could get wrong
+        return report.Measurement(point.values, None, NEVER_RUN, picked=point.case, serial_s=serial_s)
     correct, mismatch = compare(schedule, expected, out)
     gpu_s = sum(c[0] for c in calls)
     moved = sum(c[2] for c in calls)
@@ -221,7 +227,7 @@ def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat
 
 
 def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat,
-                kind: str = report.DISPATCHER) -> report.Dispatch:
+                kind: str = report.DISPATCHER) -> "report.Dispatch | None":
     from parakern.bench.runner import compare
     cases, total = [], [0.0]
 
@@ -239,6 +245,8 @@ def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat,
     except RuntimeError as exc:
         return report.Dispatch(point.values, point.case, None, serial_s=serial_s, correct=False, mismatch=str(exc),
                                kind=kind)
+    if not cases:
+        return None   # the schedule never ran here (NEVER_RUN: the cases' rows say so)
     correct, mismatch = compare(base.schedule, expected, out)
     return report.Dispatch(point.values, point.case, cases[0] if cases else None, dispatch_s=total[0],
                            serial_s=serial_s, correct=correct, mismatch=mismatch, calls=len(cases),

@@ -5,7 +5,8 @@ import json
 import math
 import sys
 
-from parakern.command_input import read_source, schedules_with_tree
+from parakern.limits import c_integer
+from parakern.command_input import host_scalars, read_source, schedules_with_tree, unknown_name
 from parakern.devices import PROFILES
 
 EXIT_MISSING = 3
@@ -41,10 +42,12 @@ def _data(items) -> dict:
         name = name.strip()
         if not sep or not name.isidentifier():
             raise ValueError(f"--data {item!r}: expected NAME=VALUE")
-        try:
-            out[name] = int(value.strip())
-        except ValueError:
-            raise ValueError(f"--data {item!r}: the value must be one integer") from None
+        number = c_integer(value)
+        if number is None:
+            raise ValueError(f"--data {item!r}: the value must be one integer")
+        if name in out and out[name] != number:
+            raise ValueError(f"--data {item!r}: {name} has a value already ({out[name]})")
+        out[name] = number
     return out
 
 
@@ -73,17 +76,16 @@ def run(args) -> int:
     if not with_tree:
         return 2
     names = {p.name for r in with_tree for p in r.schedule.params}
-    host = _host_scalars(text, args.file, with_tree) - names
-    unknown = [n for n in fixed if n not in names | host]
+    host = host_scalars(text, args.file, with_tree) - names
+    unknown = unknown_name(fixed, with_tree, text, args.file)
     if unknown:
-        return _fail(f"parakern tune: --data {unknown[0]}: no schedule of {args.file} has that parameter "
-                     f"(parameters: {', '.join(sorted(names))}"
-                     + (f"; host arguments, for --measure: {', '.join(sorted(host))}" if host else "") + ")")
+        return _fail(f"parakern tune: --data {unknown}")
     tunings, problems, status = [], [], 0
     for r in with_tree:
         mine = {n: v for n, v in fixed.items() if n in {p.name for p in r.schedule.params}}
+        arguments = {n: v for n, v in fixed.items() if n in host}
         try:
-            tunings.append((r, mine, search.tune(r, mine, device)))
+            tunings.append((r, mine, search.tune(r, mine, device, arguments)))
         except search.TuneError as exc:   # a value missing or wrong: the user's to give (usage, 2)
             problems.append(str(exc))
             status = 2
@@ -115,19 +117,6 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(document, indent=2, ensure_ascii=False))
     return status
-
-
-def _host_scalars(text: str, file: str, results) -> set:
-    """Integer scalar arguments of the functions holding the schedules: values the bench passes
-    when --measure runs the function (not parameters of the model)."""
-    from parakern.verify.signature import SignatureError, signature
-    names = set()
-    for function in {r.schedule.function for r in results}:
-        try:
-            names |= {a.name for a in signature(text, file, function).arguments if not a.is_array}
-        except SignatureError:
-            pass
-    return names
 
 
 def _formulas(result) -> list:

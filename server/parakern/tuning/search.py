@@ -117,9 +117,11 @@ def _needed(schedule, tree, quantities) -> list:
     return [p.name for p in schedule.params if p.name in names]
 
 
-def tune(result, fixed: dict, device: model.ModelDevice) -> Tuning:
+def tune(result, fixed: dict, device: model.ModelDevice, host: "dict | None" = None) -> Tuning:
     """Every feasible configuration of a schedule's tuned parameters at the `fixed` values on
-    `device`, fastest first; TuneError for a value missing or a parameter unknown."""
+    `device`, fastest first; TuneError for a value missing or a parameter unknown. host: values
+    of the function's other scalar arguments (its facts may read them: `assert(n % (s*B) == 0)`
+    with s no parameter of the schedule)."""
     schedule, tree = result.schedule, result.tree
     if tree is None or not tree.cases:
         raise TuneError(f"{schedule.id} has no case tree")
@@ -137,7 +139,7 @@ def tune(result, fixed: dict, device: model.ModelDevice) -> Tuning:
     found, rejected, order, feasible = [], {}, 0, 0
     for order, combo in enumerate(itertools.product(*lists)):
         values = {**fixed, **dict(zip(names, combo))}
-        configs, why = _judge(result, quantities, values, machine, device, names, order)
+        configs, why = _judge(result, quantities, values, machine, device, names, order, host or {})
         if not configs:
             rejected[why] = rejected.get(why, 0) + 1
         else:
@@ -172,12 +174,12 @@ def pick(configurations) -> "Configuration | None":
 MODEL = "model"
 
 
-def _judge(result, quantities, values, machine, device, names, order) -> tuple:
+def _judge(result, quantities, values, machine, device, names, order, host: dict) -> tuple:
     """(configurations of this candidate: one per case whose kernel fits, in the tree's
     order; why none is feasible when there are none)."""
     schedule, tree = result.schedule, result.tree
     subs = substitutions(schedule, values)
-    why = check_facts(schedule, subs)
+    why = check_facts(schedule, substitutions(schedule, {**host, **values}) if host else subs)
     if why:
         return (), why.rsplit(" (", 1)[0]   # without the fact's origin: "violates n % (s*ub1) == 0"
     choice = dispatch.choose(tree, machine, subs)
