@@ -707,3 +707,20 @@ int main() {{
     out = subprocess.run([str(tmp_path / "once")], capture_output=True, text=True, timeout=120).stdout.split()
     assert out[:3] == ["1", "1", "1"]
     assert out[3:] == [str(cases + 1), "0", str(cases + 1)]   # every kernel's attributes + one raise; then none
+
+
+def test_a_dispatch_auto_that_cannot_be_printed_leaves_the_rest_of_the_schedule(monkeypatch):
+    """A time-model quantity with no C form used to drop the whole schedule (PK030 error, no
+    kernels, no dispatcher: verify then failed on the missing dispatcher); now only dispatch_auto
+    is left out, with a warning that says so."""
+    import importlib
+    emit_module = importlib.import_module("parakern.codegen.emit")
+
+    def fails(tree):
+        raise CodegenError("'n/2' is not an integer", tree.schedule.keyword_span)
+    monkeypatch.setattr(emit_module, "auto_code", fails)
+    emitted = emit_module.emit(analyze((SAMPLES / "saxpy.c").read_text(), "saxpy.c"))
+    assert "saxpy_0_dispatch(" in emitted.text and "__global__ void saxpy_0_case1" in emitted.text
+    assert "dispatch_auto" not in emitted.text.split("/* ------------------------------------------------------------ kernels")[1]
+    (d,) = emitted.diagnostics
+    assert d.severity.value == "warning" and d.code == "PK030" and "no dispatch_auto" in d.message

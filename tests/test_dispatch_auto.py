@@ -33,7 +33,7 @@ CASES = {
     "matvec": {"m": 300, "n": 40},
     "polybench/heat3d": {"n": 18}, "polybench/covariance": {"m": 40, "n": 30},
     "polybench/conv2d": {"h": 40, "w": 50}, "polybench/gemm": {"ni": 40, "nj": 50, "nk": 20},
-    "polybench/trmv": {"n": 70, "m": 30},
+    "polybench/trmv": {"n": 70, "m": 30}, "polybench/redblack": {"n": 34},
 }
 
 

@@ -49,6 +49,7 @@ VALUES = {
     "periodic": dict(N=96, B=32),
     "upsample": dict(n=13, Bx=8, By=4),
     "block_smooth": dict(n=96, B=32, sweeps=5),
+    "redblack": dict(n=34, B=8),
 }
 
 

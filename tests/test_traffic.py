@@ -494,3 +494,16 @@ def test_a_copy_of_a_region_no_shared_memory_holds_is_sampled_not_walked():
         (load,) = [r for r in t.requests if r.key[0] == "copy" and r.space == "global"]
         assert load.requests == n ** 3 // 32 and load.cost == 4.0 and load.exact is exact
 
+
+
+def test_a_loop_starting_at_the_threads_parity_has_a_point_and_a_minimum_below_what_moves():
+    """samples/polybench/redblack.c: `for (i = 1 + j % 2; i < n - 1; i += 2)` and `(n - 2) % B == 0`.
+    The small point was not found among the first preferences (64, 128, 96, 32 against B = 32:
+    no n - 2 divisible) and the minimum was the whole arrays (0.04x the bytes moved): the loop's
+    executions were not counted, its bounds reading the thread's index."""
+    from parakern.analysis.point import profile_point
+    result = analyze((SAMPLES / "polybench" / "redblack.c").read_text(), "redblack.c").results[0]
+    assert profile_point(result.schedule, small=True) == {"n": 66, "B": 32}
+    assert profile_point(result.schedule) == {"n": 1026, "B": 32}
+    t = traffic(result.tree.cases[0].kernel, {"n": 1026, "B": 32})
+    assert 1.0 < t.global_bytes / t.minimum_bytes < 1.5

@@ -616,13 +616,18 @@ class _At:
         return found.pop() if len(found) == 1 else None
 
     def _executions(self, access) -> float:
-        """Executions of an access by one block, every guard on the thread taken as holding."""
-        trips = 1
+        """Executions of an access by one block, every guard on the thread taken as holding; a
+        loop whose bounds read the thread's indices (`for (i = 1 + j % 2; ...)`) at the average
+        thread's trips, as its requests are counted."""
+        trips = 1.0
         for var in access.loops:
             values = self._loop_values(var)
-            if values is None:
+            if values is not None:
+                trips *= len(values)
+            elif sym(var) in self.vars and self.vars[sym(var)].values is None and self.vars[sym(var)].count:
+                trips *= self.vars[sym(var)].count
+            else:
                 return math.inf
-            trips *= len(values)
         return float(trips * math.prod(self.block))
 
     def _distinct(self, accesses) -> "int | None":

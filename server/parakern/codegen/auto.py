@@ -135,6 +135,18 @@ def _facts(schedule) -> list[str]:
     return out
 
 
+def _quantity(name: str, value) -> str:
+    """`const long long name = ...;` in C's integer arithmetic, or, for a mean that is no integer
+    (a loop from i % 2 in steps of 2 runs n/2 - i%2/2 times on average), in double arithmetic,
+    which is sympy's own: the Python model evaluates the same real number."""
+    try:
+        return f"const long long {name} = {sym_c(value)};"
+    except (ValueError, TypeError, CodegenError):
+        value = sympy.sympify(value)   # every parameter a double: n/B is then a real division, as in sympy
+        real = value.xreplace({x: sympy.Symbol(f"((double){x.name})") for x in value.free_symbols})
+        return f"const double {name} = {sympy.ccode(real, standard='c99')};"
+
+
 def _time_case(tree, k: int, q: model.Quantities, names: Names) -> list[str]:
     """The model's time of case k at the parameters (-1 when no block can be resident)."""
     s = tree.schedule
@@ -142,7 +154,7 @@ def _time_case(tree, k: int, q: model.Quantities, names: Names) -> list[str]:
     args = [f"const {MODEL_DEVICE} *{v['dev']}"] + [f"{_host_type(p.ctype)} {p.name}" for p in s.params]
     sizes = q.expressions()
     local = {n: names.fresh(n) for n in sizes}
-    body = [f"const long long {local[n]} = {sym_c(e)};" for n, e in sizes.items()]
+    body = [_quantity(local[n], e) for n, e in sizes.items()]
     body += [f"int {v['resident']};",
              f"if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&{v['resident']}, {kernel_name(s, k)}, "
              f"(int){local['threads']}, (size_t){local['shared_bytes']}) != cudaSuccess || {v['resident']} < 1)",

@@ -18,7 +18,7 @@ from parakern.codegen.cprint import CodegenError
 from parakern.codegen.dispatcher import dispatcher_source, prototype
 from parakern.codegen.kernel import kernel_source
 from parakern.codegen import tuned as tuned_dispatcher
-from parakern.diagnostics import Diagnostic, Span, error
+from parakern.diagnostics import Diagnostic, Span, error, warning
 from parakern.ir.types import LoweringError
 from parakern.model import Schedule
 from parakern.pipeline import Analysis, ScheduleResult
@@ -51,6 +51,7 @@ class ScheduleCode:
     tuned_prototype: str = ""      # dispatch_tuned's declaration
     tuned: str = ""                # dispatch_tuned: the case measured fastest (codegen/tuned.py)
     instances: tuple = ()          # per case, the points (analysis/fixed.py) of its compile-time instances
+    no_auto: str = ""              # why dispatch_auto was left out ('' where it is there)
 
 
 @dataclass(frozen=True)
@@ -72,17 +73,25 @@ def schedule_code(result: ScheduleResult, fixed: tuple = ()) -> ScheduleCode:
     instances = tuple(case_points(case, points) for case in tree.cases)
     kernels = tuple("\n\n".join([kernel_source(case, k, n)] + [kernel_source(case, k, n, fixed=p) for p in mine])
                     for (k, case), mine in zip(enumerate(tree.cases, 1), instances))
-    auto_prototype, auto = ("", "") if not tree.cases else auto_code(tree)
+    no_auto = ""
+    try:
+        auto_prototype, auto = ("", "") if not tree.cases else auto_code(tree)
+    except CodegenError as exc:   # the kernels and the other dispatchers do not need it
+        auto_prototype, auto, no_auto = "", "", exc.message
     return ScheduleCode(tree.schedule, prototype(tree), kernels, dispatcher_source(tree, instances),
                         auto_prototype, auto, tuned_dispatcher.prototype(tree), tuned_dispatcher.tuned_source(tree),
-                        instances)
+                        instances, no_auto)
 
 
 def _generate(result: ScheduleResult, fixed: tuple = ()) -> "tuple[ScheduleCode | None, Diagnostic | None]":
     if result.tree is None:
         return None, None  # the analysis already reported why
     try:
-        return schedule_code(result, fixed), None
+        code = schedule_code(result, fixed)
+        if code.no_auto:
+            return code, warning("PK030", f"no dispatch_auto for this meta_schedule ({code.no_auto}); its kernels "
+                                          "and the other dispatchers are written", result.schedule.keyword_span)
+        return code, None
     except (CodegenError, LoweringError) as exc:
         where = exc.span if isinstance(exc.span, Span) else result.schedule.keyword_span
         return None, error("PK030", f"no CUDA can be generated for this meta_schedule: {exc.message}", where)
