@@ -469,3 +469,22 @@ void f(int n, int B, int s, float x[n])
                      "--top", "20"]) == 0
     offered = {c["parameters"]["B"] for c in json.loads(capsys.readouterr().out)["schedules"][0]["configurations"]}
     assert offered and all(96 % (2 * b) == 0 for b in offered) and 16 in offered
+
+
+@pytest.mark.parametrize("ctype", ["unsigned long", "unsigned long long", "long", "unsigned"])
+def test_a_block_size_of_any_integer_type_is_tuned(ctype):
+    """unsigned long block sizes were not tuned: tune asked for --data B=... (bug hunt)."""
+    from parakern.pipeline import analyze
+    text = f"""void scale({ctype} n, {ctype} B, float a[n], float b[n])
+{{
+    meta_schedule {{
+        meta_for ({ctype} i = 0; i < n / B; i++)
+            meta_for ({ctype} j = 0; j < B; j++)
+                b[i * B + j] = 2.0f * a[i * B + j];
+    }}
+}}
+"""
+    result = analyze(text, "s.c").results[0]
+    assert search.tuned_parameters(result.schedule) == ("B",)
+    tuning = search.tune(result, {"n": 1 << 20}, model.model_device(PROFILES["h100"], "h100"))
+    assert tuning.pick is not None and dict(tuning.pick.values)["B"] >= 32

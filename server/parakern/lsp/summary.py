@@ -260,6 +260,7 @@ def profile_info(tree, key: str, timeout_ms: int = 2000) -> ProfileInfo:
 def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     """The best configuration by the time model on a GPU profile, at `data` (default: every
     parameter that is not tuned at the bench's default size)."""
+    from parakern import syntax
     from parakern.devices import get_profile
     from parakern.lsp.benchjob import DEFAULT_DATA
     from parakern.tuning import model, search
@@ -268,7 +269,7 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     tuned = search.tuned_parameters(schedule)
     values = dict(data or {})
     for p in schedule.params:
-        if p.name not in tuned and p.name not in values and p.ctype in ("int", "unsigned", "long", "long long"):
+        if p.name not in tuned and p.name not in values and p.ctype in syntax.INTEGER_TYPES:
             values[p.name] = 0 if p.name in schedule.host_loops else DEFAULT_DATA
     shown = " ".join(f"{n}={v}" for n, v in values.items() if n not in schedule.host_loops)
     try:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from parakern import dispatch
+from parakern import dispatch, syntax
 from parakern.bench.plan import block_parameters, needed_parameters, substitutions
 from parakern.facts import check_facts
 from parakern.codegen.launch import in_parameters
@@ -48,7 +48,7 @@ def tuned_parameters(schedule) -> tuple:
             _, den = sympy.fraction(sympy.together(f.args[0]))
             divisors |= {x.name for x in den.free_symbols}
     return tuple(p.name for p in schedule.program_params
-                 if p.ctype in ("int", "unsigned", "long", "long long") and (p.name in blocks or p.name in divisors))
+                 if p.ctype in syntax.INTEGER_TYPES and (p.name in blocks or p.name in divisors))
 
 
 def candidate_values(schedule, name: str) -> tuple:
