@@ -166,3 +166,30 @@ def test_an_integer_division_by_a_parameter_in_the_body_is_a_fact():
     divisors = {f.relation: (f.span.line, f.span.col) for f in s.facts if f.origin == "divisor"}
     d = sym("d")
     assert divisors == {sympy.Ne(sym("B"), 0): (5, 9), sympy.Ne(d, 0): (7, 32), sympy.Ne(d + 1, 0): (7, 51)}
+
+
+BITAND = """#include <assert.h>
+void f(int n, int B, float a[n], float b[n])
+{
+    assert((B & (B - 1)) == 0 && B > 16 && a != 0);
+    meta_schedule {
+        meta_for (int g = 0; g < n / B; g++)
+            meta_for (int t = 0; t < B; t++)
+                b[g * B + t] = 2.0f * a[g * B + t];
+    }
+}
+"""
+
+
+def test_an_assertion_keeps_the_conditions_it_can_read_and_says_which_it_cannot():
+    """`(B & (B - 1)) == 0 && B > 16`: the bitwise condition made the whole assertion vanish
+    (tune then offered B = 8); now B > 16 is a fact and a PK023 warning marks the condition
+    the analysis cannot use. `a != 0` reads no parameter: no warning."""
+    import sympy
+    from parakern.symbols import sym
+    result = analyze_source(BITAND, "f.c")
+    (s,) = result.schedules
+    assert sympy.Gt(sym("B"), 16) in [f.relation for f in s.facts if f.origin == "assert"]
+    (d,) = result.diagnostics
+    assert d.code == "PK023" and d.severity.value == "warning" and (d.span.line, d.span.col) == (4, 12)
+    assert "reads B but the analysis cannot use it" in d.message

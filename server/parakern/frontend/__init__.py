@@ -11,7 +11,7 @@ from pycparser import c_ast, c_generator, c_parser
 
 from parakern import model
 from parakern.diagnostics import Diagnostic, Span, error, warning
-from parakern.frontend.context import FileContext, FunctionContext, collect_writes, nesting_too_deep
+from parakern.frontend.context import FileContext, FunctionContext, collect_writes, identifiers, nesting_too_deep
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol, scalar_type_name, symbol_from_decl
 from parakern.frontend.generated import Region, generated_regions, mask_regions
@@ -183,7 +183,7 @@ def _size_before_declaration(ctx: FileContext, function: str, param: c_ast.Decl,
     node = param.type
     while isinstance(node, (c_ast.ArrayDecl, c_ast.PtrDecl)):
         if isinstance(node, c_ast.ArrayDecl) and node.dim is not None:
-            for sub in _ids(node.dim):
+            for sub in identifiers(node.dim):
                 if sub.name in declared and sub.name not in before and sub.name != param.name:
                     order = [n for n in declared if n != sub.name]
                     order.insert(order.index(param.name), sub.name)
@@ -193,13 +193,6 @@ def _size_before_declaration(ctx: FileContext, function: str, param: c_ast.Decl,
                                           f"{function}({written})", ctx.index.node_span(sub))
         node = node.type
     return None
-
-
-def _ids(node):
-    if isinstance(node, c_ast.ID):
-        yield node
-    for _, child in node.children():
-        yield from _ids(child)
 
 
 class _Walker:

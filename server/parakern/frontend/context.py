@@ -94,3 +94,11 @@ def nesting_too_deep(node, limit: int):
             return outermost or current
         pending.extend((child, depth + 1, outermost) for _, child in current.children())
     return None
+
+
+def identifiers(node):
+    """Every c_ast.ID under a pycparser node, in order."""
+    if isinstance(node, c_ast.ID):
+        yield node
+    for _, child in node.children():
+        yield from identifiers(child)

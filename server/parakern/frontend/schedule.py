@@ -8,7 +8,7 @@ from pycparser import c_ast
 
 from parakern import model, syntax
 from parakern.diagnostics import Diagnostic, Related, Span, error, warning
-from parakern.frontend.context import FileContext, FunctionContext
+from parakern.frontend.context import FileContext, FunctionContext, identifiers
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol
 from parakern.frontend.nest import (MAX_LEVELS, axis, body_divisors, divisors, grid_count, mark_use, scan_body,
@@ -130,6 +130,13 @@ def _find_nest(ctx: FileContext, stmt, keyword: Span, diagnostics) -> "c_ast.For
 
 # ------------------------------------------------------------------- scalars
 
+def _conjuncts(cond):
+    """The operands of a chain of && (the condition itself when it is none)."""
+    if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
+        return _conjuncts(cond.left) + _conjuncts(cond.right)
+    return [cond]
+
+
 class _Scalars:
     """Parameters, derived scalars and facts of one schedule (paper, Definition 1)."""
 
@@ -226,13 +233,23 @@ class _Scalars:
                 facts.append(model.Fact(sympy.Ne(divisor, 0), "divisor", span))
         facts += body_divisors(nest, param_names)
         for cond, span in site.asserts:
-            checker = Converter(conv.index, Scope(outer=dict(site.env)), conv.defines, conv.meta_for,
-                                conv.typedefs)
-            relation = syntax.to_sympy_condition(checker.expr(cond))
-            if relation is None or checker.diagnostics:
-                continue
-            parts = relation.args if isinstance(relation, sympy.And) else (relation,)
-            facts.extend(model.Fact(part, "assert", span) for part in parts)
+            # each conjunct alone: one the analysis cannot read (B & (B - 1)) used to take the
+            # others (B > 16) with it, without a word
+            for part in _conjuncts(cond):
+                checker = Converter(conv.index, Scope(outer=dict(site.env)), conv.defines, conv.meta_for,
+                                    conv.typedefs)
+                relation = syntax.to_sympy_condition(checker.expr(part))
+                if relation is None or checker.diagnostics:
+                    read = {n.name for n in identifiers(part)} & param_names
+                    if read:
+                        self.diagnostics.append(warning(
+                            "PK023", f"this condition of the assertion reads {', '.join(sorted(read))} but the "
+                            "analysis cannot use it (only +, -, *, /, % and comparisons of integers): tune, "
+                            "bench and emit --fix do not check it; assert it in that form if it can be",
+                            conv.index.node_span(part)))
+                    continue
+                pieces = relation.args if isinstance(relation, sympy.And) else (relation,)
+                facts.extend(model.Fact(piece, "assert", span) for piece in pieces)
         unique, seen = [], set()
         for fact in facts:
             if fact.relation in (sympy.true,) or fact.relation in seen:
