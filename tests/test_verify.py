@@ -362,3 +362,22 @@ def test_a_block_asserted_a_warp_wide_with_sizes_it_divides_is_verified(tmp_path
     assert [len(c.points) for c in cases] == [3, 3] and all(c.chosen == 3 for c in cases), report
     assert "no parameter point within the bounds" not in report
     assert "N=34 Bx=32 By=4 (128 threads per block, uneven)" in report
+
+
+def test_typedef_types_of_the_parameters_are_verified(tmp_path):
+    """`typedef float real;` on the arrays and a scalar: verify refused the function ("a type
+    the verifier cannot pass") that optimize, emit and tune accepted (bug hunt)."""
+    source = _program(tmp_path, "td.c", """#include "metafork.h"
+typedef float real;
+typedef int count;
+void scale(count n, int B, real alpha, real a[n], real b[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                b[i * B + j] = alpha * a[i * B + j];
+    }
+}
+""")
+    result = verify_file(source, points=2)
+    assert result.ok, text(result)

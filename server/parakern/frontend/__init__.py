@@ -13,7 +13,7 @@ from parakern import model
 from parakern.diagnostics import Diagnostic, Span, error, warning
 from parakern.frontend.context import FileContext, FunctionContext, collect_writes, identifiers, nesting_too_deep
 from parakern.frontend.convert import Converter, Scope
-from parakern.frontend.ctypes import Symbol, scalar_type_name, symbol_from_decl
+from parakern.frontend.ctypes import Symbol, file_typedefs, symbol_from_decl
 from parakern.frontend.generated import Region, generated_regions, mask_regions
 from parakern.frontend.parse import parse
 from parakern.frontend.preprocess import LABEL_PREFIX, line_file, prepare
@@ -57,7 +57,7 @@ def _analyze(text: str, file: str) -> model.FrontendResult:
     if ast is None:
         return model.FrontendResult(file, (), _sorted(diagnostics))
     index = TokenIndex(prepared.tokens, file)
-    typedefs = _typedefs(ast)
+    typedefs = file_typedefs(ast)
     ctx = FileContext(prepared, index, text, {}, typedefs, {})
     ctx.defines = _defines(prepared, typedefs)
     schedules: list[model.Schedule] = []
@@ -109,16 +109,6 @@ def _guarded_function(ctx: FileContext, func: c_ast.FuncDef):
 def _sorted(diagnostics) -> tuple[Diagnostic, ...]:
     unique = list(dict.fromkeys(diagnostics))
     return tuple(sorted(unique, key=lambda d: (d.span.line, d.span.col, d.code)))
-
-
-def _typedefs(ast: c_ast.FileAST) -> dict[str, str]:
-    result = {}
-    for ext in ast.ext:
-        if isinstance(ext, c_ast.Typedef):
-            name = scalar_type_name(ext.type, result)
-            if name:
-                result[ext.name] = name
-    return result
 
 
 def _defines(prepared, typedefs) -> dict:

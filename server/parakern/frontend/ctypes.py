@@ -105,3 +105,16 @@ def symbol_from_decl(decl: c_ast.Decl, span: Span, typedefs: "dict[str, str] | N
     if isinstance(node, c_ast.TypeDecl):
         return Symbol(decl.name, scalar_type_name(node, typedefs), span, init=decl.init, node=decl)
     return None
+
+
+def file_typedefs(ast) -> dict[str, str]:
+    """`typedef float real;` of a file (pycparser's FileAST) -> {"real": "float"}: the scalar
+    types its typedefs name, each read with the ones before it."""
+    from pycparser import c_ast
+    result: dict[str, str] = {}
+    for ext in ast.ext:
+        if isinstance(ext, c_ast.Typedef):
+            name = scalar_type_name(ext.type, result)
+            if name:
+                result[ext.name] = name
+    return result

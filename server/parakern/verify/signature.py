@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast, c_parser
 
-from parakern.frontend.ctypes import symbol_from_decl
+from parakern.frontend.ctypes import file_typedefs, symbol_from_decl
 from parakern.frontend.parse import parse
 from parakern.frontend.preprocess import prepare
 from parakern.frontend.spans import TokenIndex
@@ -56,13 +56,14 @@ def signature(text: str, file: str, function: str) -> Signature:
     if ast is None:
         raise SignatureError(f"cannot parse {file}")
     index = TokenIndex(prepared.tokens, file)
+    typedefs = file_typedefs(ast)
     for ext in ast.ext:
         if isinstance(ext, c_ast.FuncDef) and ext.decl.name == function:
-            return _signature(ext, index, prepared)
+            return _signature(ext, index, prepared, typedefs)
     raise SignatureError(f"function '{function}' not found in {file}")
 
 
-def _signature(func: c_ast.FuncDef, index: TokenIndex, prepared) -> Signature:
+def _signature(func: c_ast.FuncDef, index: TokenIndex, prepared, typedefs: dict) -> Signature:
     ftype = func.decl.type
     returns = " ".join(getattr(getattr(ftype.type, "type", None), "names", None) or ["?"])
     arguments = []
@@ -72,7 +73,7 @@ def _signature(func: c_ast.FuncDef, index: TokenIndex, prepared) -> Signature:
             continue  # f(void)
         if not isinstance(param, c_ast.Decl) or not param.name:
             raise SignatureError(f"{func.decl.name}: an unnamed or unsupported parameter")
-        symbol = symbol_from_decl(param, index.node_span(param), {})
+        symbol = symbol_from_decl(param, index.node_span(param), typedefs)
         if symbol is None or symbol.ctype not in SCALARS:
             raise SignatureError(f"{func.decl.name}: parameter '{param.name}' has a type the verifier "
                                  "cannot pass (only scalars, arrays and pointers of scalars)")
