@@ -1,5 +1,6 @@
 """Array and type forms the front-end accepts, and constructs it rejects."""
 from conftest import same
+from parakern import syntax
 from parakern.frontend import analyze_source
 
 FIXED = """
@@ -193,3 +194,32 @@ def test_an_assertion_keeps_the_conditions_it_can_read_and_says_which_it_cannot(
     (d,) = result.diagnostics
     assert d.code == "PK023" and d.severity.value == "warning" and (d.span.line, d.span.col) == (4, 12)
     assert "reads B but the analysis cannot use it" in d.message
+
+
+ENUM_AND_REFUSED_LOCALS = """enum { K3 = 3, K4, KS = K4 << 1 };
+void f(int n, int B, float a[n], float b[n])
+{
+    meta_schedule {
+        meta_for (int g = 0; g < n / B; g++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = g * B + t;
+                LOCAL
+                b[i] = a[i] * K3 * KS + USE;
+            }
+    }
+}
+"""
+
+
+def test_enum_constants_are_constants_and_a_refused_local_is_one_error():
+    """`enum { K3 = 3, K4, KS = K4 << 1 }` read as constants (were PK010 "not declared"); a
+    local of a refused type, or a local array, is one error where its uses added PK010 or
+    PK012 on names that are declared."""
+    s = analyze_source(ENUM_AND_REFUSED_LOCALS.replace("LOCAL", "").replace(" + USE", ""), "e.c")
+    assert s.diagnostics == ()
+    (sched,) = s.schedules
+    consts = {n.value for n in syntax.walk(sched.body) if isinstance(n, syntax.Const)}
+    assert {3, 8} <= consts            # K3, and KS = K4 << 1 with K4 = 4
+    for local, use, code in [("char c = 1;", "c", "PK011"), ("float w[4];", "w[t % 4]", "PK013")]:
+        result = analyze_source(ENUM_AND_REFUSED_LOCALS.replace("LOCAL", local).replace("USE", use), "e.c")
+        assert [d.code for d in result.diagnostics] == [code], [d.format() for d in result.diagnostics]

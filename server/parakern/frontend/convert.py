@@ -45,6 +45,8 @@ class Converter:
         self.diagnostics: list[Diagnostic] = []
         self.used_outer: dict[str, Span] = {}   # outer scalars read, first use
         self.assigned_locals: set[str] = set()
+        # locals whose declaration was refused (already an error): their uses say nothing more
+        self.refused: set[str] = set()
 
     # ------------------------------------------------------------ utilities
 
@@ -97,6 +99,8 @@ class Converter:
         local = self.scope.local(name)
         if local is not None:
             return syntax.Var(name, local.ctype, span)
+        if name in self.refused:
+            return syntax.Const(0, "int", span, "0")
         symbol = self.scope.outer.get(name)
         if symbol is not None:
             if symbol.is_array:
@@ -127,6 +131,8 @@ class Converter:
             return self.fail("PK013", "only named arrays can be indexed inside meta_schedule", span)
         name = base.name
         symbol = self.scope.outer.get(name)
+        if name in self.refused and self.scope.local(name) is None:
+            return syntax.Const(0, "int", span, "0")
         if self.scope.local(name) is not None or name in self.scope.loop_vars:
             return self.fail("PK012", f"'{name}' is a scalar and cannot be indexed", span)
         if symbol is None:
@@ -287,11 +293,13 @@ class Converter:
         if not isinstance(node.type, c_ast.TypeDecl):
             self.fail("PK013", f"local arrays and pointers ('{node.name}') are not supported inside "
                       "meta_schedule; declare scalars only", span)
+            self.refused.add(node.name)
             return []
         ctype = scalar_type_name(node.type, self.typedefs)
         if ctype not in syntax.SCALAR_TYPES:
             self.fail("PK011", f"local '{node.name}' has type {ctype or 'unknown'}; use one of "
                       f"{', '.join(syntax.SCALAR_TYPES)}", span)
+            self.refused.add(node.name)
             return []
         init = None
         if node.init is not None:
