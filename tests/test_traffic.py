@@ -507,3 +507,34 @@ def test_a_loop_starting_at_the_threads_parity_has_a_point_and_a_minimum_below_w
     assert profile_point(result.schedule) == {"n": 1026, "B": 32}
     t = traffic(result.tree.cases[0].kernel, {"n": 1026, "B": 32})
     assert 1.0 < t.global_bytes / t.minimum_bytes < 1.5
+
+
+EDGE = """void edge(int n, int B, float u[n], float v[n])
+{
+    meta_schedule {
+        meta_for (int b = 0; b < n / B; b++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = b * B + t;
+                if (i >= 1)
+                    v[i] = 2.0f * u[i];
+                else
+                    v[i] = u[i];
+            }
+    }
+}
+"""
+
+
+def test_the_else_of_a_guard_on_the_thread_counts_in_the_warps_that_take_it():
+    """`if (i >= 1) ... else ...`: the else's accesses were not counted at all (profile --emulate:
+    "counted on the emulation only", exit 1). Its requests are those of the warps where a lane
+    fails the guard: the first warp of 2 blocks at n = 64, B = 32, half a request per block, as
+    the emulation counts."""
+    from parakern.verify.traffic import measure
+    result = _result(EDGE, "edge.c")
+    point = {"n": 64, "B": 32}
+    t = traffic(result.tree.cases[0].kernel, point)
+    per_line = sorted((r.text, r.kind, r.requests) for r in t.requests)
+    assert per_line == [("u[i]", "read", 0.5), ("u[i]", "read", 1.0), ("v[i]", "write", 0.5), ("v[i]", "write", 1.0)]
+    emulated = measure(result, point)[1]
+    assert sorted(c.requests for c in emulated.requests.values()) == [0.5, 0.5, 1.0, 1.0]

@@ -15,7 +15,8 @@ its values, the others over every offset their coefficient allows.
 
 Assumptions, the same as the emulation's measurement is taken under (verify/traffic.py):
 arrays start on a sector boundary (cudaMalloc aligns to 256 bytes); every guard that
-depends on the thread holds (bounds checks; the `else` of such a guard is not counted), a
+depends on the thread holds (bounds checks), its `else` counted in the share of warps where a
+lane fails it (16 blocks spread over the grid tell), a
 guard on parameters only is evaluated at the point, and one on the variables of the serial
 loops between grid and block levels counts in the share of their iterations where it holds
 (`t % 2 == 0`: each branch in half); a loop bound that depends on another
@@ -56,6 +57,7 @@ from parakern.symbols import sym
 
 MAX_COUNTED = 1 << 18    # elements of a box enumerated to count what its accesses reach
 MAX_STARTS = 1 << 12     # values of variables that move a term together, enumerated to place a request
+SAMPLED_BLOCKS = 16       # blocks whose warps say how often the else of a guard on the thread runs
 MAX_COPY_WARPS = 1 << 12  # warp requests of a copy loop walked one by one; beyond, evenly spaced ones stand for all
 
 
@@ -610,6 +612,38 @@ class _At:
                    for values in itertools.product(*ranges))
         return held / math.prod(len(r) for r in ranges)
 
+    def warps_failing(self, condition) -> "float | None":
+        """The share of warps, over up to SAMPLED_BLOCKS blocks evenly spread over the grid, in
+        which some lane fails a condition on the thread and grid indices (serial loops at their
+        first value); None where it reads anything else."""
+        condition = sympy.sympify(condition).xreplace(
+            {v: sympy.Integer(x.low) for v, x in self.vars.items() if v not in self.threads
+             and v not in {sym(lp.var) for lp in self.s.grid}})
+        grid = [(sym(lp.var), self._int(lp.lo), self._int(lp.extent)) for lp in self.s.grid]
+        names = list(self.threads) + [g for g, _, _ in grid]
+        if condition.free_symbols - set(names):
+            return None
+        test = sympy.lambdify(names, condition, modules="math")
+        total = math.prod(extent for _, _, extent in grid)
+        blocks = sorted({k * total // min(total, SAMPLED_BLOCKS) for k in range(min(total, SAMPLED_BLOCKS))})
+        bx, by, bz = self.block
+        lanes = [(x, y, z) for z in range(bz) for y in range(by) for x in range(bx)]
+        failing = warps = 0
+        for b in blocks:
+            coords, rest = [], b
+            for _, lo, extent in reversed(grid):
+                coords.append(lo + rest % extent)
+                rest //= extent
+            coords.reverse()
+            for start in range(0, len(lanes), 32):
+                warps += 1
+                for lane in lanes[start:start + 32]:
+                    thread = [lo + lane[axis] for axis, lo in self.threads.values()]
+                    if not test(*thread, *coords):
+                        failing += 1
+                        break
+        return failing / warps if warps else None
+
     def _loop_values(self, var: str) -> "range | None":
         """The values of the serial loop `var` (None where its bounds are not numbers here)."""
         found = {self._range(lp.lo, lp.hi, lp.step) for lp in self.s.between + self.s.serial if lp.var == var}
@@ -706,8 +740,10 @@ class _Walk:
                 then, other = 0.0, 1.0
             elif taken is sympy.true or stmt.other is None:
                 then, other = 1.0, 0.0
-            else:  # a guard on the thread: counted for a thread where it holds
-                then, other = 1.0, 0.0
+            else:  # a guard on the thread: counted for a thread where it holds; its else in the
+                # warps where a lane fails it (i >= 1: the first warp of the first block)
+                then = 1.0
+                other = (self.at.warps_failing(taken) or 0.0) if stmt.other is not None else 0.0
             if then:
                 self.block(stmt.then, env, weight * then)
             if stmt.other is not None and other:
