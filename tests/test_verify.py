@@ -381,3 +381,36 @@ void scale(count n, int B, real alpha, real a[n], real b[n])
 """)
     result = verify_file(source, points=2)
     assert result.ok, text(result)
+
+
+def test_a_schedule_behind_a_test_of_the_other_arguments_is_reached(tmp_path):
+    """The schedule in the else of `if (flag)`, and one run only at the fourth step of a step
+    loop: the function's other integer arguments were always 3, so neither schedule ever ran
+    ("0 of 3 points: ... never reached the schedule"). Where a point does not reach it, the
+    next points try 0, 1, 2, 4, 8 for those arguments."""
+    source = _program(tmp_path, "reach.c", """#include "metafork.h"
+void pick(int n, int B, int flag, int steps, float a[n])
+{
+    if (flag) {
+        for (int i = 0; i < n; i++)
+            a[i] = 0.0f;
+    } else {
+        meta_schedule {
+            meta_for (int g = 0; g < n / B; g++)
+                meta_for (int t = 0; t < B; t++)
+                    a[g * B + t] = 2.0f * a[g * B + t];
+        }
+    }
+    for (int s = 0; s < steps; s++)
+        if (s % 4 == 3) {
+            meta_schedule {
+                meta_for (int g = 0; g < n / B; g++)
+                    meta_for (int t = 0; t < B; t++)
+                        a[g * B + t] = a[g * B + t] + 1.0f;
+            }
+        }
+}
+""")
+    result = verify_file(source, points=2)
+    assert result.ok, text(result)
+    assert all(len(c.points) == 2 for s in result.schedules for c in s.cases), text(result)

@@ -153,10 +153,10 @@ class Session:
         point = Point(case or expected or 0, dict(values), device, expected, False, "given")
         return self.run_points(schedule_id, [point], seed)[0]
 
-    def run_points(self, schedule_id: str, points: list, seed: int = 0) -> list:
+    def run_points(self, schedule_id: str, points: list, seed: int = 0, host: int = 0) -> list:
         target = self.targets[schedule_id]
         return run_points(target.signature, target.result.schedule, target.model, self.serial, target.gpu,
-                          points, seed)
+                          points, seed, host)
 
     def verify(self, points: int = 3, seed: int = 0) -> FileResult:
         keep = "" if self._scratch is not None else str(self.build_dir)
@@ -181,6 +181,7 @@ class Session:
         candidates = {k: find_points(model, k, count * CANDIDATES, seed) for k in range(len(tree.cases))}
         done: dict[int, list[PointResult]] = {k: [] for k in candidates}
         unreached = {k: 0 for k in candidates}
+        host = 0   # which of inputs.OTHER_INTS the function's other integer arguments take
         for _ in range(ROUNDS):
             batch = []
             for k, pool in candidates.items():
@@ -190,11 +191,17 @@ class Session:
                     need -= 1
             if not batch:
                 break
-            for point, outcome in zip(batch, self.run_points(schedule_id, batch, seed)):
+            missed = []
+            for point, outcome in zip(batch, self.run_points(schedule_id, batch, seed, host)):
                 if outcome is None:
                     unreached[point.case - 1] += 1
+                    missed.append(point)
                 else:
                     done[point.case - 1].append(outcome)
+            if missed and host + 1 < len(inputs.OTHER_INTS):
+                host += 1   # the schedule may be behind a test of those arguments: try the next values
+                for point in reversed(missed):
+                    candidates[point.case - 1].insert(0, point)
         cases = []
         for k, case in enumerate(tree.cases):
             note = ""
@@ -208,12 +215,12 @@ class Session:
         return cases
 
 
-def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int = 0) -> list:
+def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int = 0, host: int = 0) -> list:
     """Runs the points in a child process; per point a PointResult, or None when the function
-    never reached the schedule (no dispatcher call)."""
+    never reached the schedule (no dispatcher call). host: inputs.scalars'."""
     jobs, prepared = [], []
     for i, point in enumerate(batch):
-        values = inputs.scalars(sig, schedule, point.values, f"{schedule.id}:{point.case}:{i}:{seed}")
+        values = inputs.scalars(sig, schedule, point.values, f"{schedule.id}:{point.case}:{i}:{seed}", host)
         try:
             count, dims = inputs.sizes(sig, schedule, model, values)
         except inputs.InputError as exc:

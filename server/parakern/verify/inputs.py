@@ -18,6 +18,9 @@ from parakern.symbols import sym
 from parakern.verify.signature import FLOATING, Signature, evaluate
 
 OTHER_INT = 3            # scalar arguments that are not schedule parameters
+# ... and, where the function did not reach the schedule with them (its `if (flag)` took the
+# other branch, its step loop ran too few steps), the values tried after it, in turn
+OTHER_INTS = (OTHER_INT, 0, 1, 2, 4, 8)
 OTHER_FLOAT = 0.5
 UNKNOWN_SIZE = 1 << 16   # elements of a pointer whose extent cannot be worked out
 _MAX_CORNERS = 1 << 12
@@ -27,7 +30,9 @@ class InputError(ValueError):
     """An argument whose size cannot be worked out at this point."""
 
 
-def scalars(signature: Signature, schedule, values: dict, seed: str) -> dict:
+def scalars(signature: Signature, schedule, values: dict, seed: str, host: int = 0) -> dict:
+    """The scalar arguments of a call: the point's values, random floats for floating
+    parameters, and OTHER_INTS[host] for the integers that are no parameter of the schedule."""
     rng = random.Random(seed)
     params = {p.name for p in schedule.params}
     result = {}
@@ -39,7 +44,7 @@ def scalars(signature: Signature, schedule, values: dict, seed: str) -> dict:
         elif a.ctype in FLOATING:
             result[a.name] = round(rng.uniform(0.5, 2.0), 3) if a.name in params else OTHER_FLOAT
         else:
-            result[a.name] = OTHER_INT
+            result[a.name] = OTHER_INTS[host % len(OTHER_INTS)]
     return result
 
 
