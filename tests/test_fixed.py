@@ -71,6 +71,13 @@ def test_each_case_gets_an_instance_with_the_values_as_constants():
     assert "_B0_16" not in emit_file(analyze(MATMUL, "samples/matmul.c"))
 
 
+@pytest.mark.parametrize("condition", ["B == 128", "128 == B", "2 * B == 256", "B - 128 == 0"])
+def test_an_assertion_fixes_a_parameter_however_it_is_written(condition):
+    """`2 * B == 256` and `B - 128 == 0` fixed nothing: only `B == 128` was read (bug hunt)."""
+    s = analyze(SAXPY_ASSERTED.replace("B == 128", condition), "a.c").results[0].schedule
+    assert asserted(s) == {"B": 128}
+
+
 def test_an_asserted_block_size_gets_its_instance_without_being_asked():
     text = emit_file(analyze(SAXPY_ASSERTED, "a.c"))
     kernels = _kernels(text)

@@ -36,9 +36,14 @@ def asserted(schedule: Schedule) -> dict[str, int]:
         relation = sympy.sympify(fact.relation)
         if fact.origin != "assert" or not isinstance(relation, sympy.Eq):
             continue
-        for a, b in ((relation.lhs, relation.rhs), (relation.rhs, relation.lhs)):
-            if isinstance(a, sympy.Symbol) and a.name in program and b.is_Integer:
-                out[a.name] = int(b)
+        free = relation.free_symbols
+        if len(free) != 1 or next(iter(free)).name not in program:
+            continue
+        # B == 64, and the same said otherwise: 2*B == 128, B - 64 == 0 (one integer solution)
+        (x,) = free
+        solutions = [v for v in sympy.solve(relation.lhs - relation.rhs, x) if v.is_Integer]
+        if len(solutions) == 1:
+            out[x.name] = int(solutions[0])
     return out
 
 
