@@ -488,3 +488,15 @@ def test_a_block_size_of_any_integer_type_is_tuned(ctype):
     assert search.tuned_parameters(result.schedule) == ("B",)
     tuning = search.tune(result, {"n": 1 << 20}, model.model_device(PROFILES["h100"], "h100"))
     assert tuning.pick is not None and dict(tuning.pick.values)["B"] >= 32
+
+
+def test_a_warp_issues_its_32_lanes_however_few_threads_a_block_has():
+    """Compute-bound blocks of 4 threads were predicted as fast as blocks of 128 (the term
+    counted threads, not the warps' lanes): at one block per SM the same arithmetic costs
+    32 lanes for 4 threads as for 32."""
+    inputs = {"blocks": 132, "threads": 4, "resident": 1, "global_bytes": 0, "unique_bytes": 0, "read_bytes": 0,
+              "synchronised": 0, "ops32": 1000, "ops64": 0, "l1_traffic": 0}
+    device = model.model_device(PROFILES["h100"], "h100")
+    four = model.evaluate({**inputs, **device.values()})["t_compute"]
+    warp = model.evaluate({**inputs, "threads": 32, **device.values()})["t_compute"]
+    assert four == warp == 32 * 1000 / device.lanes32 / device.clock

@@ -293,7 +293,7 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double requested = waves * active * global_bytes;
     const double dram_bytes = requested - (read_bytes <= l2_bytes) * fmax(0.0, requested - unique_bytes);
     const double t_global = dram_bytes / (bandwidth * efficiency);
-    const double t_compute = waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock;
+    const double t_compute = waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock;
     const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
     const double t_blocks = ceil(blocks / sms) * block_time;
     const double time = launch_overhead + fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks));

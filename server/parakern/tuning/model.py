@@ -25,7 +25,8 @@ cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks resident per
     dram_bytes  = requested, or min(requested, unique_bytes) where read_bytes fits in L2:
                   what blocks read again (matmul's panels) comes from L2, not DRAM
     t_global    = dram_bytes / (bandwidth · efficiency)
-    t_compute   = waves · per_sm · threads · (ops32 / lanes32 + ops64 / lanes64) / clock
+    t_compute   = waves · per_sm · ⌈threads / 32⌉ · 32 · (ops32 / lanes32 + ops64 / lanes64) / clock
+                  a warp issues its 32 lanes however few threads it has (4-thread blocks: 8x)
     t_l1        = waves · per_sm · l1_traffic / (bytes_per_clock · clock)
                   L1 and shared memory are one memory of bytes_per_clock per SM
     t_blocks    = ⌈blocks / SMs⌉ · block_time             an SM starts one block at a time
@@ -113,7 +114,7 @@ FORMULA = (
     ("requested", "waves * active * global_bytes"),
     ("dram_bytes", "requested - (read_bytes <= l2_bytes) * max(0.0, requested - unique_bytes)"),
     ("t_global", "dram_bytes / (bandwidth * efficiency)"),
-    ("t_compute", "waves * per_sm * threads * (ops32 / lanes32 + ops64 / lanes64) / clock"),
+    ("t_compute", "waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock"),
     ("t_l1", "waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock)"),
     ("t_blocks", "ceil(blocks / sms) * block_time"),
     ("time", "launch_overhead + max(max(t_global, t_compute), max(t_l1, t_blocks))"),
