@@ -154,7 +154,7 @@ def _differences(t, m) -> list[str]:
         elif abs(c.requests - r.requests) > 1e-6:
             continue
         elif c.full and abs(c.full_cost - r.cost_of_full) > 1e-6 and r.exact:
-            out.append(f"{r.text} ({r.space} {r.kind}): {r.cost_of_full:.3f} static, {c.full_cost:.3f} emulated")
+            out.append(f"{r.text} ({r.space} {r.kind}): {r.cost_of_full:.6g} static, {c.full_cost:.6g} emulated")
     known = {(r.key, r.kind) for r in t.requests}
     for key, kind in m.requests:
         if (key, kind) not in known:
