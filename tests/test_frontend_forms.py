@@ -223,3 +223,22 @@ def test_enum_constants_are_constants_and_a_refused_local_is_one_error():
     for local, use, code in [("char c = 1;", "c", "PK011"), ("float w[4];", "w[t % 4]", "PK013")]:
         result = analyze_source(ENUM_AND_REFUSED_LOCALS.replace("LOCAL", local).replace("USE", use), "e.c")
         assert [d.code for d in result.diagnostics] == [code], [d.format() for d in result.diagnostics]
+
+
+def test_a_shift_by_a_parameter_keeps_it_within_the_type():
+    """`a >> k` with k a parameter: 0 <= k < 32 for an int (nvcc warned of `--fix k=40`, whose
+    shift C leaves undefined); `long` operands get 64."""
+    import sympy
+    from parakern.symbols import sym
+    (s,) = analyze_source("""void f(int n, int B, int k, int a[n], long b[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                b[i * B + j] = (a[i * B + j] >> k) + (b[i * B + j] << (k + 1));
+    }
+}
+""", "s.c").schedules
+    shifts = {f.relation for f in s.facts if f.origin == "shift"}
+    k = sym("k")
+    assert shifts == {sympy.Ge(k, 0), sympy.Lt(k, 32), sympy.Ge(k + 1, 0), sympy.Lt(k + 1, 64)}

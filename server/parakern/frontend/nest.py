@@ -104,18 +104,27 @@ def divisors(expr: sympy.Expr):
             yield node.args[1]
 
 
-def body_divisors(nest, param_names: set) -> list:
-    """`x / d`, `i % B` on integers in the schedule, d a parameter expression: d != 0, as a loop
-    bound's divisor is (a witness, a verify or profile point, a tuned value must not divide by
-    zero where the C would trap). Floating-point division gives no fact (it does not trap)."""
+def body_operand_facts(nest, param_names: set) -> list:
+    """What the C of the schedule needs of a parameter expression as an operand: `x / d`,
+    `i % B` on integers, d != 0 (as a loop bound's divisor: C traps); `x << k`, `x >> k`,
+    0 <= k < the bits of x's type (C leaves a wider shift undefined; nvcc warns of it). Then a
+    witness, a verify or profile point, a tuned or fixed value keeps to them. Floating-point
+    division gives no fact (it does not trap)."""
     facts = []
     for node in syntax.walk(nest):
-        if not (isinstance(node, syntax.Binary) and node.op in ("/", "%")) or node.ctype in ("float", "double"):
+        if not isinstance(node, syntax.Binary) or node.ctype in ("float", "double"):
             continue
-        divisor = syntax.to_sympy(node.right)
-        if divisor is None or divisor.is_number or {s.name for s in divisor.free_symbols} - param_names:
+        if node.op not in ("/", "%", "<<", ">>"):
             continue
-        facts.append(model.Fact(sympy.Ne(divisor, 0), "divisor", node.span))
+        operand = syntax.to_sympy(node.right)
+        if operand is None or operand.is_number or {s.name for s in operand.free_symbols} - param_names:
+            continue
+        if node.op in ("/", "%"):
+            facts.append(model.Fact(sympy.Ne(operand, 0), "divisor", node.span))
+        else:
+            bits = 64 if "long" in node.ctype else 32
+            facts += [model.Fact(sympy.Ge(operand, 0), "shift", node.span),
+                      model.Fact(sympy.Lt(operand, bits), "shift", node.span)]
     return facts
 
 

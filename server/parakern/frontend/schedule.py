@@ -11,7 +11,7 @@ from parakern.diagnostics import Diagnostic, Related, Span, error, warning
 from parakern.frontend.context import FileContext, FunctionContext, identifiers
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol
-from parakern.frontend.nest import (MAX_LEVELS, axis, body_divisors, divisors, grid_count, mark_use, scan_body,
+from parakern.frontend.nest import (MAX_LEVELS, axis, body_operand_facts, divisors, grid_count, mark_use, scan_body,
                                     serial_loop, split_nest, symbolic)
 from parakern.symbols import sym
 
@@ -231,7 +231,7 @@ class _Scalars:
         for expr, span in [(d.value, d.span) for d in self.derived] + [(lp.hi, lp.span) for lp in loops]:
             for divisor in divisors(expr):
                 facts.append(model.Fact(sympy.Ne(divisor, 0), "divisor", span))
-        facts += body_divisors(nest, param_names)
+        facts += body_operand_facts(nest, param_names)
         for cond, span in site.asserts:
             # each conjunct alone: one the analysis cannot read (B & (B - 1)) used to take the
             # others (B > 16) with it, without a word

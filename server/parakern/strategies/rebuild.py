@@ -24,7 +24,7 @@ import sympy
 
 from parakern import model, syntax
 from parakern.diagnostics import Span
-from parakern.frontend.nest import (MAX_LEVELS, axis, body_divisors, divisors, mark_use, only_statement, scan_body,
+from parakern.frontend.nest import (MAX_LEVELS, axis, body_operand_facts, divisors, mark_use, only_statement, scan_body,
                                     serial_loop, split_nest, symbolic)
 
 
@@ -78,8 +78,8 @@ def _facts(old: model.Schedule, parallel, nest) -> tuple[model.Fact, ...]:
     facts += [f for f in old.facts if f.origin == "definition"]
     for expr, span in [(d.value, d.span) for d in old.derived] + [(lp.hi, lp.span) for lp in parallel]:
         facts.extend(model.Fact(sympy.Ne(divisor, 0), "divisor", span) for divisor in divisors(expr))
-    facts += body_divisors(nest, {p.name for p in old.params} | {d.name for d in old.derived})
-    facts += [f for f in old.facts if f.origin not in ("loop bound", "definition", "divisor")]
+    facts += body_operand_facts(nest, {p.name for p in old.params} | {d.name for d in old.derived})
+    facts += [f for f in old.facts if f.origin not in ("loop bound", "definition", "divisor", "shift")]
     unique, seen = [], set()
     for fact in facts:
         if fact.relation is sympy.true or fact.relation in seen:
