@@ -242,3 +242,68 @@ def test_a_chosen_instance_is_tried_before_the_asserted_values_alone():
     assert fixed_points(s, ({"B": 32},)) == ((("B", 32), ("s", 2)), (("s", 2),))
     text = emit_file(analyze(ASSERTED_S, "g.c"), ({"B": 32},))
     assert "const int instance = B == 32 && s == 2 ? 1 : s == 2 ? 2 : 0;" in text
+
+
+KEPT = """void m(int n, int B0, int ub1, int s, float a[n][n], float b[n][n], ELEM c[n][n], float d[n][n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B0; i++)
+            meta_for (int j = 0; j < n / (ub1 * s); j++)
+                for (int k = 0; k < n / B0; k++)
+                    meta_for (int v = 0; v < B0; v++)
+                        meta_for (int u = 0; u < ub1; u++) {
+                            int p = i * B0 + v;
+                            int q = j * ub1 * s + u;
+                            LOCAL
+                            for (int w = START; w < BOUND; w++) {
+                                float acc = c[p][COLUMN];
+                                for (int z = 0; z < B0; z++) {
+                                    INNER
+                                    acc += a[p][B0 * k + z] * b[B0 * k + z][q];
+                                }
+                                c[p][COLUMN] = acc;
+                            }
+                        }
+    }
+}
+"""
+PLAIN = {"ELEM": "float", "LOCAL": "", "START": "0", "BOUND": "s", "COLUMN": "q + w * ub1", "INNER": ""}
+
+
+@pytest.mark.parametrize("change", [
+    {},                                                               # the plain program: unrolled
+    {"ELEM": "int"},                          # a float sum of an int array: C truncates at each store
+    {"COLUMN": "q + 1 + (2 * w - 1) / 2"},    # C's / of a negative operand: not the analysis' floor
+    {"START": "(1 - s) / s"},                 # a trip count through C's /: 0 at s = 3, floor says -1
+    {"INNER": "float acc = 2.0f; d[p][q] = acc;"},   # a declaration the renaming must not reach
+    {"LOCAL": "int s = 4;", "BOUND": "s"},    # a local named like the fixed parameter decides the trips
+], ids=["plain", "int-element", "c-division", "c-division-bound", "shadowed-accumulator", "shadowed-parameter"])
+def test_an_instance_unrolls_only_where_the_copies_do_what_the_loop_did(change):
+    """Found by a bug hunt on the instances (each gave WRONG results on the emulated GPU, or
+    NOT verified): the accumulators of an unrolled loop stay in registers across k only where
+    the C of every copy is the loop's."""
+    text = KEPT
+    for key, value in {**PLAIN, **change}.items():
+        text = text.replace(key, value)
+    if "LOCAL" in change:   # a local s shadows the parameter inside the thread's body only
+        text = text.replace("n / (ub1 * s)", "n / (ub1 * 2)")
+    analysis = analyze(text, "m.c")
+    kernels = _kernels(emit_file(analysis, ({"B0": 4, "ub1": 2, "s": 3},)))
+    unrolled = "c_acc" in "".join(body for name, (_, body) in kernels.items() if "_B0_4" in name) or \
+        "acc_w0" in "".join(body for name, (_, body) in kernels.items() if "_B0_4" in name)
+    assert unrolled == (not change), text
+    if change.get("ELEM") == "int":   # nor across k in the parametric kernels
+        from parakern.analysis.lifted import lifted
+        assert all(lifted(case.kernel).arrays == () for case in analysis.results[0].tree.cases)
+
+
+def test_a_local_declared_again_in_its_serial_loop_is_an_error():
+    """`for (int w ...) { int w = 0; ... }`: valid C99, refused by C++ (the emitted CUDA failed
+    to compile, and verify said so); one PK013 at the declaration."""
+    text = KEPT
+    for key, value in {**PLAIN, "INNER": "int z = 0; d[p][q] = z;"}.items():
+        text = text.replace(key, value)
+    result = analyze(text, "m.c")
+    (d,) = result.diagnostics
+    assert d.code == "PK013" and "'z' is declared again in the body of its loop" in d.message
+    assert (d.span.line, d.span.col) == (15, 37)

@@ -24,7 +24,7 @@ In a compile-time instance (analysis/fixed.py), an accumulator inside a serial l
 body whose trip count the fixed values make a constant (matmul's `for (w = 0; w < s; w++)`
 at s = 4, one accumulator per coefficient of the thread) moves out too (where no register-pressure
 strategy keeps loops rolled: IR level 0): the loop is unrolled,
-each copy in its own block with `const int w = <value>;` and its own accumulator
+each copy in its own block with `int w = <value>;` and its own accumulator
 (`c_acc_w0`, ...), loaded before the between loops and stored after them. The copies run in
 the loop's order and each keeps its element in the same register as before, so every
 element sees the same operations in the same order; the elements of two copies must differ
@@ -142,6 +142,11 @@ def _unrollable(s: Schedule, loop: syntax.Loop, cached, known: set, values: dict
     bounds = [syntax.to_sympy(e) for e in (loop.lo, loop.hi, loop.step)]
     if any(b is None for b in bounds):
         return None
+    read = {x.name for b in bounds for x in sympy.sympify(b).free_symbols}
+    if read - known or read & _declared(s.body):
+        return None   # a local (perhaps named like a parameter it shadows) decides the trips
+    if any(_divides(e) for e in (loop.lo, loop.hi, loop.step)):
+        return None   # C's / and % truncate where floor does not: (1 - s) / s is 0 at s = 3, not -1
     lo, hi, step = (sympy.sympify(b).xreplace(values) for b in bounds)
     if not (lo.is_Integer and hi.is_Integer and step.is_Integer and step > 0):
         return None
@@ -154,6 +159,9 @@ def _unrollable(s: Schedule, loop: syntax.Loop, cached, known: set, values: dict
         if found is None:
             continue
         load, store, _ = found
+        inner = _declared(replace(loop.body, stmts=tuple(st for st in stmts if st is not load)))
+        if load.name in inner or loop.var in inner:
+            return None   # renaming would reach a shadowing declaration (or redeclare the variable)
         index = _index(s, load.init)
         w = sym(loop.var)
         elements = [tuple(sympy.expand(e.xreplace(values).xreplace({w: sympy.Integer(t)})) for e in index)
@@ -180,6 +188,18 @@ def _unrollable(s: Schedule, loop: syntax.Loop, cached, known: set, values: dict
             copies.append(syntax.Block((value,) + kept, loop.body.span))
         return copies, loads, stores[::-1], load.init.array
     return None
+
+
+def _divides(node) -> bool:
+    """Whether C's / or % is written in it: the analysis reads them as floor and mod, the same
+    only where the operands are not negative (hypothesis H1), which an expression such as
+    2 * w - 1 need not be."""
+    return any(isinstance(n, syntax.Binary) and n.op in ("/", "%") for n in syntax.walk(node))
+
+
+def _declared(block) -> set:
+    """Names of the locals declared anywhere in a block."""
+    return {n.name for n in syntax.walk(block) if isinstance(n, syntax.Decl)}
 
 
 def _distinct(elements: list) -> bool:
@@ -232,8 +252,8 @@ def _accumulator(s: Schedule, stmts, n: int, load, cached, fixed):
         return None
     element = load.init
     name, array = load.name, element.array
-    if array in cached:
-        return None
+    if array in cached or load.ctype != s.array(array).ctype:
+        return None   # a float sum of an int array: C converts it at every store, once per k
     store = next((st for st in stmts[n + 1:] if isinstance(st, syntax.Assign) and st.op == "="
                   and isinstance(st.target, syntax.Index) and st.target.array == array
                   and isinstance(st.value, syntax.Var) and st.value.name == name), None)
@@ -248,6 +268,8 @@ def _accumulator(s: Schedule, stmts, n: int, load, cached, fixed):
     index = _index(s, element)
     if index is None or _index(s, store.target) != index:
         return None
+    if _divides(element) or _divides(store.target):
+        return None   # printed again from the analysis' floor, C's / would round (2*w - 1)/2 otherwise
     if {v.name for e in index for v in e.free_symbols} - fixed:
         return None   # it moves with a serial loop (or reads a local with no single value)
     from parakern.strategies.rebuild import to_syntax, var_ctypes

@@ -363,6 +363,11 @@ class Converter:
             del self.scope.loop_vars[var]
         else:
             self.scope.loop_vars[var] = shadowed
+        again = next((st for st in body.stmts if isinstance(st, syntax.Decl) and st.name == var), None)
+        if again is not None and not parallel:
+            # valid C99 (the body is a scope of its own), refused by C++, which CUDA is
+            self.fail("PK013", f"'{var}' is declared again in the body of its loop, which CUDA (C++) refuses; "
+                      "rename this local", again.span, Related(keyword, "the loop is here"))
         return syntax.Loop(var, ctype, lo, hi, step, body, parallel, self.index.stmt_span(node), keyword)
 
 
