@@ -52,11 +52,11 @@ def host_scalars(text: str, file: str, results) -> set:
     return names
 
 
-def unknown_name(given, results, text: str, file: str) -> str:
+def unknown_name(given, results, file: str, host: set) -> str:
     """'' when every name given is a parameter of one of the schedules or a scalar argument of
-    their function, else the first that is not, with what the names may be."""
+    their function (`host`, host_scalars'), else the first that is not, with what the names may be."""
     names = {p.name for r in results for p in r.schedule.params}
-    host = host_scalars(text, file, results) - names
+    host = host - names
     for name in given:
         if name not in names | host:
             return (f"{name}: no schedule of {file} has that parameter (parameters: {', '.join(sorted(names))}"

@@ -7,6 +7,7 @@ back-end never has to guess between integer and floating division.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Union
 
@@ -216,6 +217,30 @@ def walk(node):
     yield node
     for child in children(node):
         yield from walk(child)
+
+
+def replaced(node, replacement):
+    """The tree with each node for which `replacement(node)` is not None replaced by it (and not
+    descended into); the nodes above a replacement rebuilt, the others kept as they are."""
+    new = replacement(node)
+    if new is not None:
+        return new
+    if isinstance(node, tuple):
+        items = tuple(replaced(x, replacement) for x in node)
+        return items if any(a is not b for a, b in zip(items, node)) else node
+    if not isinstance(node, _COMPOUND):
+        return node
+    changes = {}
+    for field in dataclasses.fields(node):
+        value = getattr(node, field.name)
+        if isinstance(value, (tuple, *_COMPOUND)):
+            new = replaced(value, replacement)
+            if new is not value:
+                changes[field.name] = new
+    return dataclasses.replace(node, **changes) if changes else node
+
+
+_COMPOUND = (Index, Unary, Binary, Ternary, Call, Cast, Decl, Assign, If, Loop, Block)   # nodes holding nodes
 
 
 def variables(expr) -> frozenset[str]:

@@ -19,6 +19,8 @@ do not become false with the values substituted (the others would never launch i
 """
 from __future__ import annotations
 
+import functools
+
 import sympy
 
 from parakern.analysis.point import definitions
@@ -98,6 +100,7 @@ def fixable(schedule: Schedule) -> tuple:
                  and p.name not in schedule.host_loops)
 
 
+@functools.lru_cache(maxsize=1)
 def most_generous_machine() -> dict:
     """symbol -> the largest R_B, Z, T of the known GPU profiles (devices.py)."""
     from parakern.devices import PROFILES, machine_values

@@ -107,7 +107,8 @@ def _unrolled(s: Schedule, cached: tuple, plan: Lifted, fixed: tuple) -> Lifted:
     s = replace(s, body=plan.body)
     values = {sym(n): sympy.Integer(v) for n, v in fixed}
     known = ({p.name for p in s.params} | {d.name for d in s.derived} | {lp.var for lp in s.loops})
-    taken = _names(s)
+    from parakern.strategies.rebuild import used_names
+    taken = set(used_names(s))
     before, after, arrays = list(plan.before), [], list(plan.arrays)
 
     def block(b: syntax.Block) -> syntax.Block:
@@ -173,8 +174,7 @@ def _unrollable(s: Schedule, loop: syntax.Loop, cached, known: set, values: dict
         ctypes = var_ctypes(s)
         copies, loads, stores = [], [], []
         for t, element in zip(trips, elements):
-            name = next(names)
-            taken.add(name)
+            name = next(names)   # fresh_names adds it to taken
             try:
                 subscripts = tuple(to_syntax(e, "int", ctypes, load.init.span) for e in element)
             except ValueError:
@@ -212,21 +212,8 @@ def _distinct(elements: list) -> bool:
 
 def _renamed(node, old: str, new: str):
     """The statement with every reference to local `old` reading `new`."""
-    if isinstance(node, syntax.Var):
-        return replace(node, name=new) if node.name == old else node
-    if isinstance(node, tuple):
-        return tuple(_renamed(x, old, new) for x in node)
-    if hasattr(node, "__dataclass_fields__") and not isinstance(node, syntax.Const):
-        changes = {f: _renamed(getattr(node, f), old, new) for f in node.__dataclass_fields__
-                   if isinstance(getattr(node, f), tuple) or hasattr(getattr(node, f), "__dataclass_fields__")}
-        changes = {f: v for f, v in changes.items() if v is not getattr(node, f)}
-        return replace(node, **changes) if changes else node
-    return node
-
-
-def _names(s: Schedule) -> set:
-    from parakern.strategies.rebuild import used_names
-    return set(used_names(s))
+    return syntax.replaced(node, lambda n: replace(n, name=new) if isinstance(n, syntax.Var) and n.name == old
+                           else None)
 
 
 def _loops_run(s: Schedule) -> bool:

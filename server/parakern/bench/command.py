@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from parakern.command_input import read_source, schedules_with_tree, unknown_name
+from parakern.command_input import host_scalars, read_source, schedules_with_tree, unknown_name
 from parakern.devices import PROFILES
 
 EXIT_MISSING = 3
@@ -86,7 +86,7 @@ def run(args) -> int:
     if not results:
         return 2
     result = results[0]
-    unknown = unknown_name(list(data) + list(sweeps), [result], text, args.file)
+    unknown = unknown_name(list(data) + list(sweeps), [result], args.file, host_scalars(text, args.file, [result]))
     if unknown:
         return _fail(f"parakern bench: --data/--sweep {unknown}")
     try:

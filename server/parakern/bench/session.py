@@ -248,7 +248,7 @@ def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat,
     if not cases:
         return None   # the schedule never ran here (NEVER_RUN: the cases' rows say so)
     correct, mismatch = compare(base.schedule, expected, out)
-    return report.Dispatch(point.values, point.case, cases[0] if cases else None, dispatch_s=total[0],
+    return report.Dispatch(point.values, point.case, cases[0], dispatch_s=total[0],
                            serial_s=serial_s, correct=correct, mismatch=mismatch, calls=len(cases),
                            cases=sorted(set(cases)), kind=kind)
 

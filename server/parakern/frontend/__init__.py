@@ -5,13 +5,13 @@ never raise on user input: every problem is a diagnostic with a position.
 """
 from __future__ import annotations
 
-import operator
 from pathlib import Path
 
 from pycparser import c_ast, c_generator, c_parser
 
 from parakern import model, syntax
 from parakern.diagnostics import Diagnostic, Span, error, warning
+from parakern.frontend.constexpr import evaluate
 from parakern.frontend.context import FileContext, FunctionContext, collect_writes, identifiers, nesting_too_deep
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol, file_typedefs, symbol_from_decl
@@ -120,8 +120,9 @@ def _enumerators(ast: c_ast.FileAST, index) -> dict:
     for node in _enum_nodes(ast):
         following = 0
         for item in node.values.enumerators if node.values is not None else ():
-            value = following if item.value is None else _integer(item.value, out)
-            if value is None:
+            try:
+                value = following if item.value is None else evaluate(item.value, {n: c.value for n, c in out.items()})
+            except ValueError:
                 break
             out[item.name] = syntax.Const(value, "int", index.node_span(item), str(value))
             following = value + 1
@@ -135,27 +136,6 @@ def _enum_nodes(node):
         return   # a function's own enums are its scope's, not the file's
     for _, child in node.children():
         yield from _enum_nodes(child)
-
-
-def _integer(node, known: dict) -> "int | None":
-    """An integer constant expression of literals and enumerators, or None."""
-    if isinstance(node, c_ast.Constant) and node.type == "int":
-        try:
-            return int(node.value.rstrip("uUlL"), 0)
-        except ValueError:
-            return None
-    if isinstance(node, c_ast.ID) and isinstance(known.get(node.name), syntax.Const):
-        return known[node.name].value
-    if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
-        v = _integer(node.expr, known)
-        return None if v is None else (-v if node.op == "-" else v)
-    operations = {"+": operator.add, "-": operator.sub, "*": operator.mul, "<<": operator.lshift}
-    if isinstance(node, c_ast.BinaryOp) and node.op in operations:
-        a, b = _integer(node.left, known), _integer(node.right, known)
-        if a is None or b is None or (node.op == "<<" and not 0 <= b < 63):
-            return None
-        return operations[node.op](a, b)
-    return None
 
 
 def _defines(prepared, typedefs) -> dict:

@@ -263,14 +263,4 @@ def _hoist(loop: syntax.Loop, scope: set[str]) -> tuple[list, list]:
 
 def _substitute(node, replaced: dict):
     """The tree with every access to an accumulated array replaced by its register."""
-    if isinstance(node, syntax.Index) and node.array in replaced:
-        return replaced[node.array]
-    if isinstance(node, tuple):
-        return tuple(_substitute(x, replaced) for x in node)
-    if hasattr(node, "__dataclass_fields__") and not isinstance(node, (syntax.Const, syntax.Var)):
-        changes = {f: _substitute(getattr(node, f), replaced) for f in node.__dataclass_fields__
-                   if isinstance(getattr(node, f), (tuple, syntax.Block, syntax.Index, syntax.Unary,
-                                                    syntax.Binary, syntax.Ternary, syntax.Call, syntax.Cast,
-                                                    syntax.Decl, syntax.Assign, syntax.If, syntax.Loop))}
-        return replace(node, **changes) if changes else node
-    return node
+    return syntax.replaced(node, lambda n: replaced.get(n.array) if isinstance(n, syntax.Index) else None)

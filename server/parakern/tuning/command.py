@@ -5,9 +5,9 @@ import json
 import math
 import sys
 
-from parakern.limits import c_integer
 from parakern.command_input import host_scalars, read_source, schedules_with_tree, unknown_name
 from parakern.devices import PROFILES
+from parakern.limits import c_integer
 
 EXIT_MISSING = 3
 
@@ -77,7 +77,7 @@ def run(args) -> int:
         return 2
     names = {p.name for r in with_tree for p in r.schedule.params}
     host = host_scalars(text, args.file, with_tree) - names
-    unknown = unknown_name(fixed, with_tree, text, args.file)
+    unknown = unknown_name(fixed, with_tree, args.file, host)
     if unknown:
         return _fail(f"parakern tune: --data {unknown}")
     tunings, problems, status = [], [], 0

@@ -15,7 +15,8 @@ import random
 import sympy
 
 from parakern.symbols import sym
-from parakern.verify.signature import FLOATING, Signature, evaluate
+from parakern.frontend.constexpr import evaluate
+from parakern.verify.signature import FLOATING, Signature
 
 OTHER_INT = 3            # scalar arguments that are not schedule parameters
 # ... and, where the function did not reach the schedule with them (its `if (flag)` took the
