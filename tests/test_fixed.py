@@ -212,6 +212,7 @@ def test_an_instance_keeps_the_accumulators_of_a_loop_it_unrolls_across_the_betw
         f"c[(long long)(16 * i + v) * n + (64 * j + u{f' + {16 * w}' if w else ''})] = c_acc_w{w};"
         for w in (3, 2, 1, 0)]
     assert "c[" not in loop and [f"int w = {w};" in loop for w in range(4)] == [True] * 4
+    assert [loop.count(f"c_acc_w{w} += ") for w in range(4)] == [1] * 4 and "c_acc " not in loop
     assert "c_acc_w" not in kernels["matmul_0_case1"][1]
     _, only_s = _kernels(emit_file(analysis, ({"s": 4},)))["matmul_0_case1_s_4"]
     assert "c_acc_w" not in only_s and "for (int w = 0; w < s; w++)" in only_s

@@ -233,7 +233,7 @@ def replaced(node, replacement):
     changes = {}
     for field in dataclasses.fields(node):
         value = getattr(node, field.name)
-        if isinstance(value, (tuple, *_COMPOUND)):
+        if isinstance(value, (tuple, Const, Var, *_COMPOUND)):
             new = replaced(value, replacement)
             if new is not value:
                 changes[field.name] = new
