@@ -53,7 +53,7 @@ def test_matmul_accumulates_c_after_interchanging_z_and_w():
 
 def test_matmul_cases_name_the_decision():
     (result,) = analyze((ROOT / "samples" / "matmul.c").read_text(), "matmul.c").results
-    assert all(case.decisions[-1] == "(5)" for case in result.tree.cases)
+    assert all("(5)" in case.decisions for case in result.tree.cases)
     (off,) = analyze((ROOT / "samples" / "matmul.c").read_text(), "matmul.c",
                      Options(strategies=("(1')", "(2)", "(3b)", "(4b)"))).results
     assert all("(5)" not in case.decisions for case in off.tree.cases)

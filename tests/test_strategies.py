@@ -475,7 +475,7 @@ def test_default_strategies_order_and_codes():
     strategies = default_strategies()
     assert all(isinstance(s, Strategy) for s in strategies)
     source = [s.code for s in strategies if s.applies_to == "source"]
-    assert source == ["(3b)", "(2)", "(2)", "(4b)"]
+    assert source == ["(3b)", "(2)", "(2)", "(4b)", "(6)"]
     assert all(s.applies_to in ("source", "ir") for s in strategies)
     assert all(s.improves and s.improves <= COUNTER_NAMES for s in strategies)
     # Two CSE entries are two objects: the algorithm uses each once per path.
@@ -491,8 +491,8 @@ def test_default_strategies_order_and_codes():
 
 def test_decisions_are_described_once_by_the_strategy_classes():
     """The trail, the codes a user may enable and the editor's words come from the classes."""
-    assert strategy_codes() == ("(1')", "(2)", "(3b)", "(4b)", "(5)")
-    assert set(editor_words()) == {"(1)", "(1')", "(2)", "(3a)", "(3b)", "(4a)", "(4b)", "(5)"}
+    assert strategy_codes() == ("(1')", "(2)", "(3b)", "(4b)", "(5)", "(6)")
+    assert set(editor_words()) == {"(1)", "(1')", "(2)", "(3a)", "(3b)", "(4a)", "(4b)", "(5)", "(6)"}
     assert plain_codes() == {"(1)", "(3a)"}
     assert [type(s) for s in before_tree()] == [RegisterAccumulators]
     assert trail(kernel("matadd")) == ("(1)", "(4b)", "(3a)")   # no cache(...): nothing to keep

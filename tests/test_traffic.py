@@ -298,7 +298,8 @@ def test_no_accumulator_moves_where_the_loops_may_not_run_or_the_array_is_staged
 
 def test_a_tile_the_threads_write_before_reading_is_not_loaded():
     result = _result(CORPUS / "mm_tile.c")
-    staged = [c for c in result.tree.cases if c.kernel.cached]
+    # (6)'s rows past B0 are guarded, so its tile is not provably written first (test_coarsen)
+    staged = [c for c in result.tree.cases if c.kernel.cached and "(6)" not in c.decisions]
     assert staged
     for case in staged:
         (st,) = plan(case.kernel)
@@ -349,7 +350,8 @@ def test_profile_prints_a_table_per_case(capsys):
     assert main(["profile", str(SAMPLES / "matmul.c"), "--at", "B0=16,ub1=16"]) == 0
     out = capsys.readouterr().out
     assert "matmul:0 at n=1024 B0=16 ub1=16 s=2" in out
-    assert out.count("sectors|wavefronts") == 3 and "c[p][q + x]" in out
+    cases = len(_result(SAMPLES / "matmul.c").tree.cases)
+    assert out.count("sectors|wavefronts") == cases and "c[p][q + x]" in out
     assert main(["profile", str(SAMPLES / "matmul.c"), "--at", "B0=x"]) == 2
 
 

@@ -12,7 +12,7 @@ from parakern.pipeline import analyze
 from parakern.tuning import model, search
 
 THREE_MM = "samples/polybench/three_mm.c"
-DATA = {"ni": 600, "nj": 700, "nk": 500, "nl": 400, "nm": 300}
+DATA = {"ni": 1000, "nj": 300, "nk": 800, "nl": 2000, "nm": 100}   # sizes where the three picks differ
 
 
 def _tunings():

@@ -394,8 +394,9 @@ def test_loops_that_are_not_unrolled_pay_for_each_iteration():
     costs 6 operations more than case 1's, at every k (n / B0 of them). On the H100's tune run
     they measured 1.7x slower than case 1 at the same launch."""
     result = _results("samples/matmul.c")[0]
-    assert [c.kernel.ir_level for c in result.tree.cases] == [0, 1, 2]
-    one, two, three = model.tree_quantities(result.tree)
+    written = [k for k, c in enumerate(result.tree.cases) if "(6)" not in c.decisions]   # (6): test_coarsen
+    assert [result.tree.cases[k].kernel.ir_level for k in written] == [0, 1, 2]
+    one, two, three = (model.tree_quantities(result.tree)[k] for k in written)
     names = {x.name: x for x in one.ops32.free_symbols}
     n, B0, s = names["n"], names["B0"], names["s"]
     k = sympy.floor(n / B0)

@@ -17,6 +17,9 @@ class Span:
     col: int
     end_line: int
     end_col: int
+    # Which copy of this source text (thread coarsening's rows, strategies/coarsen.py): the
+    # copies of one array reference are distinct accesses, found by (array, span) like any other.
+    copy: int = 0
 
     @staticmethod
     def point(file: str, line: int, col: int, length: int = 1) -> "Span":

@@ -36,6 +36,11 @@ class Clusters:
             if all(d.terms == col[0].terms for d in col):
                 run, repeats = self._radix(col[0].terms)
                 extent = sympy.expand(run + offsets[-1] - offsets[0])
+                # Runs as long as their stride, the offsets having filled the gaps (a thread's
+                # rows 4*v + c, c < 4: thread coarsening), are one run.
+                while repeats and sympy.expand(repeats[0][0] - extent) == 0:
+                    extent = sympy.expand(extent * repeats[0][1])
+                    repeats = repeats[1:]
                 if not all(self.prover.le(b - a, run) for a, b in zip(offsets, offsets[1:])):
                     exact = False  # gaps between the runs of different offsets
                 exact = self._no_overlap(extent, repeats) and exact

@@ -13,8 +13,9 @@ loaded and stored once per k:
     }                                             c[i * B0 + v][...] = c_acc;
 
 An accumulator moves out when its element's index reads only grid and block indices and
-parameters (the same element on every iteration), its load and its store are the only
-references to the array in the body and run unconditionally (through plain blocks only),
+parameters (the same element on every iteration), the other references to the array in the
+body are provably other elements (a subscript differs by a nonzero constant: the rows of
+thread coarsening, (6)), its load and its store run unconditionally (through plain blocks only),
 the array is not staged in shared memory in this variant (its copy would then be the one
 the body sees), and the facts prove that the loops run at least once (the load must not
 read an element the loops would never touch). No other thread touches the element:
@@ -48,6 +49,7 @@ import sympy
 
 from parakern import constraints as cs
 from parakern import syntax
+from parakern.analysis.settled import settled
 from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.symbols import sym
@@ -68,11 +70,12 @@ def lifted(kernel: Kernel, fixed: tuple = ()) -> Lifted:
     """The kernel's per-thread code around its between loops (nothing moved where nothing can);
     fixed: the values of a compile-time instance ((name, value), ...), which may unroll loops
     where no register-pressure strategy was applied (those keep their loops rolled: IR level 0
-    only)."""
-    plan = _lifted(kernel.schedule, tuple(kernel.cached))
+    only). An instance's guards that its values prove are gone first (analysis/settled.py)."""
+    schedule = settled(kernel.schedule, tuple(fixed))
+    plan = _lifted(schedule, tuple(kernel.cached))
     if not fixed or kernel.ir_level != 0:
         return plan
-    return _unrolled(kernel.schedule, tuple(kernel.cached), plan, tuple(fixed))
+    return _unrolled(schedule, tuple(kernel.cached), plan, tuple(fixed))
 
 
 @functools.lru_cache(maxsize=256)
@@ -121,11 +124,11 @@ def _unrolled(s: Schedule, cached: tuple, plan: Lifted, fixed: tuple) -> Lifted:
             if found is None:
                 stmts.append(stmt)
                 continue
-            copies, loads, stores, array = found
+            copies, loads, stores, moved = found
             stmts.extend(copies)
             before.extend(loads)
             after[:0] = stores
-            arrays.append(array)
+            arrays.extend(moved)
         return replace(b, stmts=tuple(stmts))
 
     body = block(plan.body)
@@ -135,9 +138,9 @@ def _unrolled(s: Schedule, cached: tuple, plan: Lifted, fixed: tuple) -> Lifted:
 
 
 def _unrollable(s: Schedule, loop: syntax.Loop, cached, known: set, values: dict, taken: set):
-    """(the loop's copies, their accumulators' loads, stores, the array) where `loop` is serial,
-    runs a constant number of times at the fixed values and its body holds an accumulator of an
-    element that moves with the loop's variable only; else None."""
+    """(the loop's copies, their accumulators' loads, stores, the arrays) where `loop` is serial,
+    runs a constant number of times at the fixed values and its body holds accumulators of
+    elements that move with the loop's variable only (all distinct); else None."""
     if loop.parallel:
         return None
     bounds = [syntax.to_sympy(e) for e in (loop.lo, loop.hi, loop.step)]
@@ -155,39 +158,39 @@ def _unrollable(s: Schedule, loop: syntax.Loop, cached, known: set, values: dict
     if not 1 <= len(trips) <= MAX_UNROLLED:
         return None
     stmts = loop.body.stmts
-    for n, stmt in enumerate(stmts):
-        found = _accumulator(s, stmts, n, stmt, cached, known | {loop.var})
-        if found is None:
-            continue
-        load, store, _ = found
-        inner = _declared(replace(loop.body, stmts=tuple(st for st in stmts if st is not load)))
-        if load.name in inner or loop.var in inner:
-            return None   # renaming would reach a shadowing declaration (or redeclare the variable)
-        index = _index(s, load.init)
-        w = sym(loop.var)
-        elements = [tuple(sympy.expand(e.xreplace(values).xreplace({w: sympy.Integer(t)})) for e in index)
-                    for t in trips]
-        if not _distinct(elements):
-            return None   # two copies would accumulate into one element
-        from parakern.strategies.rebuild import fresh_names, to_syntax, var_ctypes
-        names = iter(fresh_names(taken, f"{load.name}_w", numbered_only=True))
-        ctypes = var_ctypes(s)
-        copies, loads, stores = [], [], []
-        for t, element in zip(trips, elements):
-            name = next(names)   # fresh_names adds it to taken
+    found = [f for n, stmt in enumerate(stmts)
+             if (f := _accumulator(s, stmts, n, stmt, cached, known | {loop.var})) is not None]
+    if not found:
+        return None
+    moved = {id(x) for load, store, _ in found for x in (load, store)}
+    inner = _declared(replace(loop.body, stmts=tuple(st for st in stmts if id(st) not in moved)))
+    if loop.var in inner or any(load.name in inner for load, _, _ in found):
+        return None   # renaming would reach a shadowing declaration (or redeclare the variable)
+    w = sym(loop.var)
+    elements = [[tuple(sympy.expand(e.xreplace(values).xreplace({w: sympy.Integer(t)})) for e in _index(s, load.init))
+                 for t in trips] for load, _, _ in found]
+    if not _distinct([e for per_load in elements for e in per_load]):
+        return None   # two copies would accumulate into one element
+    from parakern.strategies.rebuild import fresh_names, to_syntax, var_ctypes
+    ctypes = var_ctypes(s)
+    names = [iter(fresh_names(taken, f"{load.name}_w", numbered_only=True)) for load, _, _ in found]
+    copies, loads, stores = [], [], []
+    for k, t in enumerate(trips):
+        kept = tuple(st for st in stmts if id(st) not in moved)
+        for (load, store, _), per_load, fresh in zip(found, elements, names):
+            name = next(fresh)   # fresh_names adds it to taken
             try:
-                subscripts = tuple(to_syntax(e, "int", ctypes, load.init.span) for e in element)
+                subscripts = tuple(to_syntax(e, "int", ctypes, load.init.span) for e in per_load[k])
             except ValueError:
                 return None
             at = replace(load.init, indices=subscripts)
             loads.append(replace(load, name=name, init=at))
             stores.append(replace(store, target=at, value=syntax.Var(name, load.ctype, store.value.span)))
-            value = syntax.Decl(loop.var, loop.ctype, syntax.Const(t, loop.ctype, loop.keyword_span, str(t)),
-                                loop.keyword_span)
-            kept = tuple(_renamed(st, load.name, name) for st in stmts if st is not load and st is not store)
-            copies.append(syntax.Block((value,) + kept, loop.body.span))
-        return copies, loads, stores[::-1], load.init.array
-    return None
+            kept = tuple(_renamed(st, load.name, name) for st in kept)
+        value = syntax.Decl(loop.var, loop.ctype, syntax.Const(t, loop.ctype, loop.keyword_span, str(t)),
+                            loop.keyword_span)
+        copies.append(syntax.Block((value,) + kept, loop.body.span))
+    return copies, loads, stores[::-1], [load.init.array for load, _, _ in found]
 
 
 def _divides(node) -> bool:
@@ -246,15 +249,16 @@ def _accumulator(s: Schedule, stmts, n: int, load, cached, fixed):
                   and isinstance(st.value, syntax.Var) and st.value.name == name), None)
     if store is None:
         return None
-    uses = [x for x in syntax.walk(s.body) if isinstance(x, syntax.Index) and x.array == array]
-    if len(uses) != 2 or not all(u is element or u is store.target for u in uses):
-        return None   # another reference to the array: it may be this element
     after = stmts[next(k for k, st in enumerate(stmts) if st is store) + 1:]
     if any(isinstance(x, syntax.Var) and x.name == name for st in after for x in syntax.walk(st)):
         return None
     index = _index(s, element)
     if index is None or _index(s, store.target) != index:
         return None
+    others = [x for x in syntax.walk(s.body) if isinstance(x, syntax.Index) and x.array == array
+              and x is not element and x is not store.target]
+    if any((other := _index(s, x)) is None or not _distinct([index, other]) for x in others):
+        return None   # another reference to the array may be this element (the rows of (6) are not)
     if _divides(element) or _divides(store.target):
         return None   # printed again from the analysis' floor, C's / would round (2*w - 1)/2 otherwise
     if {v.name for e in index for v in e.free_symbols} - fixed:

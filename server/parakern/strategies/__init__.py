@@ -10,6 +10,7 @@ from __future__ import annotations
 from parakern.strategies.accumulate import RegisterAccumulators
 from parakern.strategies.base import Strategy
 from parakern.strategies.cache import DropCache
+from parakern.strategies.coarsen import CoarsenThreads
 from parakern.strategies.cse import CommonSubexpressions
 from parakern.strategies.granularity import ReduceGranularity
 from parakern.strategies.register_pressure import RegisterPressure
@@ -17,14 +18,14 @@ from parakern.strategies.register_pressure import RegisterPressure
 __all__ = ["Strategy", "KINDS", "default_strategies", "before_tree", "by_code"]
 
 # Every strategy, in the order a trail names its decisions: the paper's (1) (4) (3) (2),
-# then (5) from beyond the paper.
+# then (5) and (6) from beyond the paper.
 KINDS: tuple[type[Strategy], ...] = (RegisterPressure, DropCache, ReduceGranularity, CommonSubexpressions,
-                                     RegisterAccumulators)
+                                     RegisterAccumulators, CoarsenThreads)
 # The order the algorithm tries them in, the paper's (section 6): (i) register pressure on
 # the IR, (ii) thread granularity, (iii) CSE, (iv) shared-memory caching. A strategy not
 # here lowers no counter, so the algorithm would never choose it: the pipeline applies it
 # once before the tree, and every case has it.
-_TREE_ORDER = (RegisterPressure, ReduceGranularity, CommonSubexpressions, DropCache)
+_TREE_ORDER = (RegisterPressure, ReduceGranularity, CommonSubexpressions, DropCache, CoarsenThreads)
 
 
 def default_strategies() -> list[Strategy]:

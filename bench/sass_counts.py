@@ -1,0 +1,73 @@
+"""Static SASS instruction counts of a file's kernels, without a GPU.
+
+    python bench/sass_counts.py samples/matmul.c --cache a,b --fix B0=16,ub1=16,s=4 [--arch sm_90]
+
+Emits the file (`parakern emit`, with `--fix` instances), compiles it with nvcc to a cubin
+and disassembles it with cuobjdump (on PATH, or PARAKERN_CUOBJDUMP; the PyPI wheel
+`nvidia-cuda-cuobjdump` has one), then prints per kernel: instructions, FFMA/DFMA (one
+multiply-add each), shared loads (LDS), global loads and stores (LDG, STG). The counts are
+of the whole kernel (a loop body counts once), which is what tells how many loads feed the
+multiply-adds of one unrolled iteration. `--cache a,b` adds `cache(a, b)` to every
+meta_schedule that has no cache clause. Needs nvcc; says so and exits 2 where a tool is missing.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+OPS = ("FFMA", "DFMA", "LDS", "LDG", "STG")
+
+
+def counts(sass: str) -> list[tuple[str, int, dict]]:
+    """(kernel, instructions, {op: count}) for each function of cuobjdump's output."""
+    out = []
+    for part in re.split(r"\n\s*Function : ", sass)[1:]:
+        name = part.split("\n", 1)[0].strip()
+        ops = re.findall(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", part)
+        out.append((name, len(ops), {op: sum(1 for o in ops if o.split(".")[0] == op) for op in OPS}))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("file")
+    ap.add_argument("--fix", action="append", default=[], help="compile-time values, as for `parakern emit`")
+    ap.add_argument("--cache", default="", help="arrays to add as cache(...) where a schedule has none")
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--only", default="", help="print only kernels whose name contains this")
+    args = ap.parse_args(argv)
+    nvcc = shutil.which("nvcc")
+    cuobjdump = os.environ.get("PARAKERN_CUOBJDUMP") or shutil.which("cuobjdump")
+    if nvcc is None or cuobjdump is None:
+        print("sass_counts: needs nvcc and cuobjdump (pip install nvidia-cuda-cuobjdump, then "
+              "PARAKERN_CUOBJDUMP=<its bin/cuobjdump>)", file=sys.stderr)
+        return 2
+    text = Path(args.file).read_text()
+    if args.cache:
+        text = text.replace("meta_schedule {", f"meta_schedule cache({', '.join(args.cache.split(','))}) {{")
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / Path(args.file).name
+        source.write_text(text)
+        for header in Path(args.file).parent.glob("*.h"):
+            shutil.copy(header, tmp)
+        cu, cubin = Path(tmp) / "k.cu", Path(tmp) / "k.cubin"
+        fixes = [a for f in args.fix for a in ("--fix", f)]
+        subprocess.run([sys.executable, "-m", "parakern", "emit", str(source), "-o", str(cu), *fixes], check=True)
+        subprocess.run([nvcc, "-cubin", f"-arch={args.arch}", "-O3", "-o", str(cubin), str(cu)], check=True,
+                       stderr=subprocess.DEVNULL)
+        sass = subprocess.run([cuobjdump, "-sass", str(cubin)], check=True, capture_output=True, text=True).stdout
+    print(f"{'kernel':<48} {'instr':>6} " + " ".join(f"{op:>5}" for op in OPS))
+    for name, total, ops in sorted(counts(sass), key=lambda x: x[0]):
+        if args.only in name:
+            print(f"{name[:48]:<48} {total:>6} " + " ".join(f"{ops[op]:>5}" for op in OPS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
