@@ -137,10 +137,11 @@ def evaluate_tune(run: str, doc: dict, device: model.ModelDevice, scratch: Path)
         quantities = model.tree_quantities(result.tree)
         rows = []
         for m in measured:
-            if not m.get("measured_s") or not 1 <= m["case"] <= len(quantities):
+            if not m.get("measured_s"):
                 continue
             subs = dispatch.substitutions(result.schedule, {**entry["fixed"], **m["parameters"]})
-            p = model.predict(quantities[m["case"] - 1], subs, device)
+            k = _same_kernel(result.tree, m)
+            p = None if k is None else model.predict(quantities[k - 1], subs, device)
             if p is not None:
                 rows.append((p.time, m["measured_s"]))
         if len(rows) < 3:
@@ -150,6 +151,21 @@ def evaluate_tune(run: str, doc: dict, device: model.ModelDevice, scratch: Path)
                     "spearman": spearman([p for p, _ in rows], [t for _, t in rows]), "pick": best / pick[1],
                     "recorded": (entry["measure"].get("spearman"), entry["measure"].get("pick_fraction_of_best"))})
     return out
+
+
+# Decision codes added to the trees after a record was made: a record without "decisions"
+# numbers the cases of a tree that had none of these (thread coarsening, 2026-11-26).
+LATER_CODES = ("(6)",)
+
+
+def _same_kernel(tree, measured: dict) -> "int | None":
+    """The case of today's tree that is the measured configuration's kernel: the one with its
+    decisions (recorded since 2026-11-26); for an older record, its case number counted among
+    today's cases without the codes added since."""
+    if measured.get("decisions"):
+        return next((k for k, c in enumerate(tree.cases, 1) if list(c.decisions) == measured["decisions"]), None)
+    then = [k for k, c in enumerate(tree.cases, 1) if not set(c.decisions) & set(LATER_CODES)]
+    return then[measured["case"] - 1] if 1 <= measured["case"] <= len(then) else None
 
 
 def _point(values: dict, data: set) -> str:

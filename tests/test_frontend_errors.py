@@ -33,6 +33,8 @@ EXPECTED = {
     "knr_parameters.c": ("PK022", (2, 6, 2, 11), "scale", "declare them in the parentheses: scale(int n"),
     "size_before_parameter.c": ("PK010", (3, 27, 3, 28), "n",
                                 "declare it first: scale(int B, int n, float a[n])"),
+    "write_const_array.c": ("PK004", (7, 17, 7, 29), "a[i * B + j]", "'a' is declared const"),
+    "float_bound.c": ("PK003", (4, 34, 4, 40), "blocks", "the bound of meta_for is a double expression"),
 }
 
 

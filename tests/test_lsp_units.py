@@ -2,6 +2,8 @@
 generated regions, cache keys, settings, texts, and position conversion."""
 from __future__ import annotations
 
+import pytest
+
 import sympy
 from lsprotocol import types
 from pygls.workspace import TextDocument
@@ -78,6 +80,40 @@ def test_cache_key_ignores_lines_above_but_not_declarations():
     assert cache_key(text.split("\n"), _schedule(text), other) != base
 
 
+TILED = """enum { TILE = 32 };
+  #define SCALE \\
+      2
+void f(int n, float a[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / TILE; i++)
+            meta_for (int t = 0; t < TILE; t++)
+                a[i * TILE + t] *= SCALE;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("old, new", [("TILE = 32", "TILE = 4096"),      # an enumerator
+                                      ("      2", "      3"),            # a #define's continuation line
+                                      ("  #define", "  #define SCALE2 1\n  #define")])   # an indented directive
+def test_cache_key_follows_what_the_function_reads_from_file_scope(old, new):
+    """A stale key kept the tree of TILE = 32 after the edit to 4096, and the dispatcher
+    inserted then launched 32 threads: every line of file scope is in the key, not the lines
+    a pattern recognised."""
+    part = Settings().analysis_part("f")
+    edited = TILED.replace(old, new)
+    assert edited != TILED
+    assert cache_key(edited.split("\n"), _schedule(edited), part) != cache_key(TILED.split("\n"), _schedule(TILED), part)
+
+
+def test_cache_key_names_the_file_its_generated_code_cites():
+    part = Settings().analysis_part("f")
+    first = analyze_source(TILED, "first.c").schedules[0]
+    second = analyze_source(TILED, "second.c").schedules[0]
+    assert cache_key(TILED.split("\n"), first, part) != cache_key(TILED.split("\n"), second, part)
+
+
 def test_settings_validation():
     settings, warnings = update(Settings(), {"target": "sm_90", "gpuProfiles": ["H100", "nope"],
                                               "strategies": ["3b", "(4b)", "x"], "occupancy": "a100",
@@ -93,7 +129,8 @@ def test_settings_validation():
     same, warnings = update(settings, {"target": "sm_99", "timeLimitSeconds": -1, "caseTrees": "yes"})
     assert same == settings and len(warnings) == 3
     for bad, why in [({"sizes": [1, 2]}, "unknown key 'sizes'"), ({"sweep": {"B": [64, -1]}}, "sweep.B must be"),
-                     ({"repeat": 0}, "repeat must be a positive integer"), ({"data": [4096]}, "data must be an object")]:
+                     ({"repeat": 0}, "repeat must be a positive integer"), ({"data": [4096]}, "data must be an object"),
+                     ({"device": -1}, "device must be a GPU index, an integer >= 0")]:
         kept, warnings = update(settings, {"bench": bad})
         assert kept.bench == settings.bench and len(warnings) == 1 and why in warnings[0], warnings
     assert section_of({"parakern": {"target": "sm_80"}}) == {"target": "sm_80"}
@@ -262,3 +299,67 @@ def test_a_request_waits_for_the_rounds_front_end_run_instead_of_running_its_own
 
     views = asyncio.run(scenario())
     assert [v.id for v in views] == ["saxpy:0"] and calls == [1]
+
+
+def test_a_lens_that_moves_is_refreshed():
+    """A line added above a schedule moves its lens: a client that asked for lenses before the
+    round's front end ran got the old line, and only a refresh makes it ask again (the titles
+    alone were compared)."""
+    import asyncio
+
+    from parakern.lsp import engine as engine_module
+
+    class Counting(_QuietClient):
+        refreshed = 0
+
+        def refresh_lenses(self):
+            Counting.refreshed += 1
+
+    async def scenario():
+        engine = engine_module.Engine(Counting(), Settings(case_trees=False))
+        try:
+            text = (SAMPLES / "saxpy.c").read_text()
+            engine.open("file:///s.c", "s.c", 1, text)
+            await engine.current_views("file:///s.c")
+            for _ in range(100):       # the first round's refresh
+                if Counting.refreshed:
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
+            before = Counting.refreshed
+            engine.change("file:///s.c", 2, "\n" + text)
+            (view,) = await engine.current_views("file:///s.c")
+            for _ in range(100):       # the round's own refresh follows its front end
+                if Counting.refreshed > before:
+                    break
+                await asyncio.sleep(0.05)
+            return before, view
+        finally:
+            engine.close()
+
+    before, view = asyncio.run(scenario())
+    assert Counting.refreshed > before and view.keyword[0] == next(
+        k for k, line in enumerate(("\n" + (SAMPLES / "saxpy.c").read_text()).split("\n")) if "meta_schedule" in line)
+
+
+def test_the_bench_commands_argument_is_checked_like_the_setting():
+    from parakern.lsp.benchjob import BenchSettingsError, bench_values
+    with pytest.raises(BenchSettingsError, match="unknown key 'foo'"):
+        bench_values({}, {"foo": 1})
+    with pytest.raises(BenchSettingsError, match="device must be a GPU index"):
+        bench_values({}, {"device": -1})
+    assert bench_values({"device": 1}, {"repeat": 3})["device"] == 1
+
+
+def test_a_target_the_installed_ptxas_cannot_build_is_refused_with_the_ones_it_can(monkeypatch, capsys):
+    """sm_70 with CUDA 13's ptxas: every schedule was an internal error (PK099) "to report"."""
+    from parakern import cli, targets
+    monkeypatch.setattr(targets.shutil, "which", lambda name: "/opt/cuda/bin/ptxas")
+    monkeypatch.setattr(targets, "_ptxas_targets", lambda ptxas: frozenset({"sm_75", "sm_80", "sm_90"}))
+    kept, warnings = update(Settings(), {"target": "sm_70"})
+    assert kept.target == Settings().target and warnings == [
+        "parakern.target: the installed ptxas (/opt/cuda/bin/ptxas) cannot build for sm_70; "
+        "choose one it can: sm_75, sm_80, sm_90"]
+    assert update(Settings(), {"target": "sm_90"})[0].target == "sm_90"
+    assert cli.main(["optimize", str(SAMPLES / "saxpy.c"), "--target", "sm_70"]) == 2
+    assert "--target sm_70: the installed ptxas" in capsys.readouterr().err

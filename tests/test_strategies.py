@@ -26,6 +26,7 @@ from parakern.counters.threads import ThreadsCounter
 from parakern.analysis.dependence import iterations_independent
 from parakern.frontend import analyze_file, analyze_source
 from parakern.kernel import Kernel
+from parakern.pipeline import analyze
 from parakern.strategies import Strategy, before_tree, by_code, default_strategies
 from parakern.strategies.accumulate import RegisterAccumulators
 from parakern.strategies.cache import DropCache
@@ -514,3 +515,32 @@ def test_compositions_keep_the_trail_and_the_iteration_space():
         assert current.cached == () and current.cse_level == 2
         assert SharedMemoryCounter().evaluate(current) == 0
         assert_same_executions(k.schedule, current.schedule, VALUES["jacobi1d"][:2])
+
+
+CONTIGUOUS_HALO = """
+void cg(int n, int B, int s, float a[n], float b[n])
+{
+    int g = (n - 2 + B * s - 1) / (B * s);
+    meta_schedule cache(a) {
+        meta_for (int bx = 0; bx < g; bx++)
+            meta_for (int tx = 0; tx < B; tx++)
+                for (int w = 0; w < s; w++) {
+                    int j = (bx * B + tx) * s + w + 1;
+                    if (j < n - 1)
+                        b[j] = a[j - 1] + a[j] + a[j + 1];
+                }
+    }
+}
+"""
+
+
+def test_a_rewrite_that_leaves_a_cached_array_unstageable_is_not_a_variant():
+    """(3b) makes w a grid level: each block then reads runs of 3 elements every s, which overlap
+    for s < 3, so a cannot be staged there. That variant used to fail the whole schedule (PK030,
+    no tree); it is now refused, and the tree keeps the staged kernel as written and (4b)."""
+    (result,) = analyze(CONTIGUOUS_HALO, "t.c").results
+    assert result.tree is not None and not [d for d in result.diagnostics if d.severity.value == "error"]
+    assert any(c.kernel.cached == ("a",) for c in result.tree.cases)
+    kernel = Kernel.initial(result.schedule)
+    assert ReduceGranularity().changes(kernel) is not None and ReduceGranularity().apply(kernel) is None
+    assert "could not be staged" in ReduceGranularity().explain(kernel)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from parakern.command_input import read_source
 from parakern.devices import DEFAULT_PROFILES, PROFILES
-from parakern.targets import add_target_argument
+from parakern.targets import add_target_argument, unsupported
 
 
 
@@ -83,6 +83,10 @@ def main(argv: "list[str] | None" = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed a one-line usage error
         return 2 if exc.code else 0
+    why = unsupported(args.target) if getattr(args, "target", None) else ""
+    if why:
+        print(f"parakern {args.command}: --target {args.target}: {why}", file=sys.stderr)
+        return 2
     if args.command != "serve":       # the server has its own (parakern.lsp.server)
         for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
             if signum is not None:

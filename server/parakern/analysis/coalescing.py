@@ -95,10 +95,22 @@ def _advice(schedule: Schedule, array: str, where, per_case) -> str:
                   if any(r.key[0] == "copy" and r.array == array for r in t.requests)]
         if staged:
             tips.append(f"the cases that keep cache({array}) ({', '.join(staged)}) move it with coalesced copies")
-    else:
+    elif _stageable(schedule, array):
         tips.append(f"or cache({array}) to stage it through shared memory with coalesced copies"
                     if tips else f"cache({array}) stages it through shared memory with coalesced copies")
     return "; ".join(tips) if tips else "make threadIdx.x run along the array's last subscript"
+
+
+def _stageable(schedule: Schedule, array: str) -> bool:
+    """Whether cache(array) would be staged (advice the pipeline would then refuse with PK031
+    is no advice)."""
+    from parakern.analysis.staging import StagingError, plan
+    from parakern.kernel import Kernel
+    try:
+        plan(Kernel(schedule, (array,)))
+    except StagingError:
+        return False
+    return True
 
 
 def _swap_helps(schedule: Schedule, array: str, where, x, y, per_case):

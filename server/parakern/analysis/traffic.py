@@ -132,7 +132,10 @@ class Traffic:
 
 
 def access_key(array: str, span: Span, space: str) -> tuple:
-    return ("access", array, (span.line, span.col, span.end_line, span.end_col), space)
+    """The reference at its source range; each row of thread coarsening (6) is a reference of
+    its own (its own warps and sectors), at the same range."""
+    where = (span.line, span.col, span.end_line, span.end_col)
+    return ("access", array, where, space) + ((span.copy,) if span.copy else ())
 
 
 def copy_key(array: str, choice: int, region: int, space: str) -> tuple:

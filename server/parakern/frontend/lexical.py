@@ -66,3 +66,45 @@ def matching_brace(text: str, open_at: int) -> "int | None":
                     return i
         i, state = _step(text, i, state)
     return None
+
+
+def file_scope_code(text: str) -> str:
+    """The code of the text outside functions: declarations, enumerations, `#define`s with
+    their continuation lines, whatever their column, with comments left out and each line
+    stripped (blank ones dropped). A function is a `{` whose last code character before it
+    is `)`, with the declarator before it (back to the last `;`, `}` or directive line); the
+    braces of an enum, a struct or an initialiser are file scope."""
+    out: list[str] = []
+    i, state, n = 0, CODE, len(text)
+    depth = 0            # inside a function body: its brace depth
+    last = ""            # the last code character (not a blank, not in a comment)
+    since = 0            # where in `out` the current declaration began
+    line_start = 0       # where in `out` the current line began
+    while i < n:
+        c = text[i]
+        j, after = _step(text, i, state)
+        if state == CODE and after in (LINE_COMMENT, BLOCK_COMMENT):
+            out.append(" ")                      # a comment separates what it sits between
+        elif state in (CODE, STRING, CHAR):
+            if state == CODE and depth:
+                depth += (c == "{") - (c == "}")
+                if not depth:
+                    since = line_start = len(out)
+            elif state == CODE and c == "{" and last == ")" and \
+                    not "".join(out[line_start:]).lstrip().startswith("#"):   # not a macro's braces
+                depth = 1
+                del out[since:]                  # a function's declarator and body: not file scope
+                out.append("\n")
+                since = line_start = len(out)
+            elif not depth:
+                out.append(text[i:j])
+                if state == CODE and c in ";}":
+                    since = len(out)
+                elif state == CODE and c in "\r\n":
+                    if "".join(out[line_start:]).lstrip().startswith("#"):
+                        since = len(out)         # a directive ends with its line
+                    line_start = len(out)
+            if state == CODE and not c.isspace():
+                last = c
+        i, state = j, after
+    return "\n".join(line.strip() for line in "".join(out).splitlines() if line.strip())

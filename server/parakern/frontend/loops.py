@@ -58,6 +58,11 @@ def canonical_header(conv, node: c_ast.For, parallel: bool):
             "increment its variable ('++' or '+= step')"
         conv.fail(code, f"{kind} must {what}: {form}", where)
         return lo, hi, one, var, ctype
+    for what, expr in (("start", lo), ("bound", hi), ("step", step)):
+        if expr.ctype not in syntax.INTEGER_TYPES:   # a float bound: CUDA's grid and trip counts are integers
+            conv.fail(code, f"the {what} of {kind} is a {expr.ctype} expression; it must be an integer: "
+                      f"convert it, (int)(...), or declare what it reads as int", expr.span)
+            return zero, zero, one, var, ctype
     return lo, hi, step, var, ctype
 
 

@@ -85,6 +85,15 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
     param_names = {p.name for p in params} | {d.name for d in scalars.derived}
     accesses, locals_, serial_inside = scan_body(body, levels, between[0], param_names, conv.assigned_locals)
     arrays = tuple(mark_use(a, accesses) for a in arrays)
+    for array in arrays:
+        if array.written and site.env[array.name].is_const:
+            write = next(a for a in accesses if a.array == array.name and a.is_write)
+            diagnostics.append(error(
+                "PK004", f"'{array.name}' is declared const, and the schedule writes it: remove const from "
+                "its declaration or write another array", write.span,
+                Related(array.span, f"'{array.name}' is declared here")))
+    if any(d.severity.value == "error" for d in diagnostics):
+        return None, diagnostics
     parallel = tuple(
         model.ParallelLoop(loop.var, symbolic(loop.lo), symbolic(loop.hi), "grid" if k < n_grid else "block",
                            axis(k, n_grid, len(levels)),

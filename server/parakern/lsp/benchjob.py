@@ -45,6 +45,9 @@ def _values(name: str, value, where: str) -> list:
     return list(dict.fromkeys(items))
 
 
+KEYS = ("data", "sweep", "repeat", "device")
+
+
 def bench_values(settings: dict, override=None) -> dict:
     """{data, sweep, repeat, device} from parakern.bench settings and the command's optional third
     argument (the same keys, which win); BenchSettingsError says what is wrong."""
@@ -53,6 +56,10 @@ def bench_values(settings: dict, override=None) -> dict:
         if not isinstance(override, dict):
             raise BenchSettingsError("the third argument of parakern.bench must be an object "
                                      "like {\"data\": {\"N\": 4096}, \"sweep\": {\"B\": [64, 128]}}")
+        unknown = sorted(set(override) - set(KEYS))
+        if unknown:
+            raise BenchSettingsError(f"the third argument of parakern.bench: unknown key {unknown[0]!r} "
+                                     f"(use {', '.join(KEYS)})")
         merged.update(override)
     out = {}
     for key in ("data", "sweep"):
@@ -63,8 +70,9 @@ def bench_values(settings: dict, override=None) -> dict:
     for key, default in (("repeat", DEFAULT_REPEAT), ("device", 0)):
         value = merged.get(key, default)
         if not isinstance(value, int) or isinstance(value, bool) or value < (1 if key == "repeat" else 0):
-            raise BenchSettingsError(f"parakern.bench.{key} must be {'a positive' if key == 'repeat' else 'a'} "
-                                     f"integer, got {value!r}")
+            what = "a positive integer (launches timed per case)" if key == "repeat" else \
+                "a GPU index, an integer >= 0 (0 is the first GPU)"
+            raise BenchSettingsError(f"parakern.bench.{key} must be {what}, got {value!r}")
         out[key] = value
     return out
 
@@ -76,9 +84,9 @@ def request_from(settings: dict, override, base: dict) -> BenchRequest:
 
 def settings_problem(value: dict) -> str:
     """'' when parakern.bench can be used, else what is wrong with it."""
-    unknown = sorted(set(value) - {"data", "sweep", "repeat", "device"})
+    unknown = sorted(set(value) - set(KEYS))
     if unknown:
-        return f"parakern.bench: unknown key {unknown[0]!r} (use data, sweep, repeat, device)"
+        return f"parakern.bench: unknown key {unknown[0]!r} (use {', '.join(KEYS)})"
     try:
         bench_values(value)
     except BenchSettingsError as exc:

@@ -403,10 +403,12 @@ class Engine:
         self._lenses_changed(shown)
 
     def _lenses_changed(self, docs) -> None:
-        """Asks the client to fetch the lenses again when a title of these documents changed."""
+        """Asks the client to fetch the lenses again when a title of these documents changed,
+        or a lens moved (a line added above a schedule: a lens asked for before the new round's
+        front end had the old line)."""
         changed = False
         for doc in docs:
-            state = tuple((view.id, title) for view, title in self.lenses(doc.uri))
+            state = tuple((view.id, view.keyword, title) for view, title in self.lenses(doc.uri))
             if state != doc.lens_state:
                 doc.lens_state = state
                 changed = True

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from parakern.devices import DEFAULT_PROFILES, PROFILES
 from parakern.strategies.decisions import strategy_codes
-from parakern.targets import DEFAULT_TARGET, TARGETS
+from parakern.targets import DEFAULT_TARGET, TARGETS, unsupported
 
 STRATEGY_CODES = strategy_codes()
 TEST_HOOKS_ENV = "PARAKERN_LSP_TEST_HOOKS"
@@ -82,7 +82,9 @@ def update(settings: Settings, raw) -> tuple[Settings, list[str]]:
 
     if "target" in raw:
         value = raw["target"]
-        if isinstance(value, str) and value.strip() in TARGETS:
+        if isinstance(value, str) and value.strip() in TARGETS and unsupported(value.strip()):
+            warnings.append(f"parakern.target: {unsupported(value.strip())}")
+        elif isinstance(value, str) and value.strip() in TARGETS:
             changes["target"] = value.strip()
         else:
             warnings.append(f"parakern.target: {value!r} is not one of {', '.join(TARGETS)}")

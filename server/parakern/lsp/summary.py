@@ -8,12 +8,13 @@ a summary are relative to the first line of the enclosing function (ranges.py).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from parakern.frontend.lexical import file_scope_code
 from parakern.lsp.ranges import Range, shifted, span_range
 
 SOURCE = "parakern"
@@ -110,16 +111,17 @@ class ScheduleSummary:
 # ------------------------------------------------------------------ keys
 
 
-_CONTEXT_LINE = re.compile(r"^(#\s*(define|include|undef|if|ifdef|ifndef|else|elif|endif|pragma)\b"
-                           r"|typedef\b|(static\s+|const\s+|extern\s+|unsigned\s+|signed\s+)*"
-                           r"(int|long|short|char|float|double|size_t|unsigned|struct\s+\w+)\b[^(]*;)")
+@functools.lru_cache(maxsize=8)
+def _context(text: str) -> str:
+    return file_scope_code(text)
 
 
 def cache_key(text_lines: list[str], schedule, settings_part: str, siblings: tuple = ()) -> str:
     """A key that changes when anything the schedule's analysis reads changes, and not
     when lines above (or below) the enclosing function are edited: the function's text,
-    the schedule's index in it, the file-scope declarations and preprocessor lines (a
-    heuristic: lines at column 0 that declare or define), and the analysis settings.
+    the schedule's index in it, the code outside function bodies (declarations, enums,
+    `#define`s and their continuation lines: lexical.file_scope_code), the file's name (the
+    generated code and every range cite it) and the analysis settings.
     The other schedules of the function (`siblings`) are left out of its text: an edit
     inside one of them re-analyses that one only (a schedule reads nothing another one
     declares: what a meta_schedule declares is local to it); where this schedule starts
@@ -130,11 +132,10 @@ def cache_key(text_lines: list[str], schedule, settings_part: str, siblings: tup
     else:
         start, end = fs.line - 1, fs.end_line
     function_text = _without_siblings(text_lines, start, end, schedule, siblings)
-    context = [line.rstrip() for k, line in enumerate(text_lines)
-               if not (start <= k < end) and _CONTEXT_LINE.match(line)]
+    context = _context("\n".join(text_lines[:start] + text_lines[end:]))
     payload = json.dumps([function_text, fs.col if fs else 0, schedule.index, schedule.id,
                           schedule.span.line - 1 - start, schedule.span.col,
-                          context, settings_part], ensure_ascii=False)
+                          context, schedule.span.file, settings_part], ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 

@@ -38,11 +38,21 @@ class Strategy(ABC):
         return [cls()]
 
     def apply(self, kernel: Kernel) -> "Kernel | None":
-        """The transformed variant with `code` appended to its decisions, or None where it does not apply."""
+        """The transformed variant with `code` appended to its decisions, or None where it does not
+        apply, or where a source rewrite leaves a cached array that cannot be staged (the runs a
+        block reads may overlap once a serial loop is a grid level: a variant no GPU kernel can
+        be built for would cost the whole schedule its tree)."""
         changes = self.changes(kernel)
         if changes is None:
             return None
-        return kernel.with_decision(self.code, **changes)
+        new = kernel.with_decision(self.code, **changes)
+        if new.cached and "schedule" in changes:
+            from parakern.analysis.staging import StagingError, plan
+            try:
+                plan(new)
+            except StagingError:
+                return None
+        return new
 
     @abstractmethod
     def changes(self, kernel: Kernel) -> "dict | None":
@@ -51,7 +61,12 @@ class Strategy(ABC):
     def explain(self, kernel: Kernel) -> str:
         """Why the strategy does not apply to `kernel`, for the user ('' where it applies):
         what in the schedule stops it, so the user knows what to change."""
-        return "" if self.changes(kernel) is not None else self.why_not(kernel)
+        if self.apply(kernel) is not None:
+            return ""
+        if self.changes(kernel) is not None:
+            return (f"{self.name}: the rewritten schedule's cached arrays could not be staged (their "
+                    "blocks' runs would overlap)")
+        return self.why_not(kernel)
 
     def why_not(self, kernel: Kernel) -> str:
         """The reason `changes` found nothing to do; strategies say more where they can."""

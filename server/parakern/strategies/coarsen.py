@@ -29,7 +29,6 @@ import dataclasses
 from dataclasses import replace
 
 from parakern import syntax
-from parakern.analysis.staging import StagingError, plan
 from parakern.diagnostics import Span
 from parakern.kernel import Kernel
 from parakern.model import Schedule
@@ -49,18 +48,10 @@ class CoarsenThreads(Strategy):
     def changes(self, kernel: Kernel) -> "dict | None":
         if _refusal(kernel.schedule):
             return None
-        schedule = coarsened(kernel.schedule)
-        try:
-            plan(replace(kernel, schedule=schedule))
-        except StagingError:
-            return None   # the rows' tiles of a cached array overlap: conv2d's halo at stride ROWS
-        return {"schedule": schedule}
+        return {"schedule": coarsened(kernel.schedule)}
 
     def why_not(self, kernel: Kernel) -> str:
-        why = _refusal(kernel.schedule)
-        if not why and kernel.cached:
-            why = "the staged tiles of the coarsened rows would overlap"
-        return "thread coarsening: " + why
+        return "thread coarsening: " + _refusal(kernel.schedule)
 
 
 def _level(schedule: Schedule) -> "syntax.Loop | None":

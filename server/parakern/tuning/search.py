@@ -66,6 +66,7 @@ class Configuration:
     by: str                          # the dispatcher's pass that would choose the case, MODEL where
                                      # only the model does (the dispatcher launches another there)
     order: tuple                     # (index among the candidates, case): ties go to the first
+    decisions: tuple = ()            # the case's trail: which kernel it is, whatever today's numbering
 
     @property
     def time(self) -> float:
@@ -76,7 +77,7 @@ class Configuration:
         return {"case": self.case, "parameters": dict(self.values), "predicted_s": p.time,
                 "occupancy": p.occupancy, "resident_blocks": p.resident, "bytes_moved": p.bytes_moved,
                 "limited_by": p.limiting, "grid": list(self.grid), "block": list(self.block),
-                "shared_bytes": self.shared_bytes, "pass": self.by,
+                "shared_bytes": self.shared_bytes, "pass": self.by, "decisions": list(self.decisions),
                 "model": {k: v for k, v in p.steps}}
 
 
@@ -193,7 +194,8 @@ def _judge(result, quantities, values, machine, device, names, order, host: dict
         sizes = choice.launches[k - 1]
         out.append(Configuration(k, tuple((n, values[n]) for n in names), prediction, tuple(sizes.grid),
                                  tuple(sizes.block), int(sizes.shared_bytes or 0),
-                                 choice.by if k == choice.case else MODEL, (order, k)))
+                                 choice.by if k == choice.case else MODEL, (order, k),
+                                 tree.cases[k - 1].decisions))
     out.sort(key=lambda c: c.order)
     return tuple(out), "" if out else "no block can be resident"
 
