@@ -29,20 +29,17 @@
 /* ------------------------------------------------------------ dispatchers */
 
 /*
- * matmul:0 (samples/matmul.c:12:5): 8 cases, tried in order, then by the real fit of nvcc's kernels alone
+ * matmul:0 (samples/matmul.c:12:5): 5 cases, tried in order, then by the real fit of nvcc's kernels alone
  *   1: B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B   (1) (4b) (3a) (5)
  *   2: T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && 8192*((ub1*((B0 + 3)/4) + 127)/128) <= R_B   (1) (4b) (3a) (5) (6)
  *   3: T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)   (1') (4b) (3a) (5) (6)
  *   4: B0*ub1 <= T && 4096*((B0*ub1 + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)   (1') (4b) (3a) (5)
- *   5: T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 4096*((B0*ub1 + 127)/128) <= R_B && 8192*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)   (1') (4b) (3a) (5) (6)
- *   6: T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 4096*((B0*ub1 + 127)/128) <= R_B && 6144*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128) && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)   (1') (4b) (3a) (5) (6)
- *   7: B0*ub1 <= T && 3072*((B0*ub1 + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)   (1') (4b) (3a) (5)
- *   8: T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 3072*((B0*ub1 + 127)/128) <= R_B && 6144*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)   (1') (4b) (3a) (5) (6)
+ *   5: B0*ub1 <= T && 3072*((B0*ub1 + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)   (1') (4b) (3a) (5)
  *   no case fits where T < ub1*((B0 + 3)/4)
  *   no case fits where T < B0*ub1 && R_B < 6144*((ub1*((B0 + 3)/4) + 127)/128)
  *   no case fits where R_B < 3072*((B0*ub1 + 127)/128) && R_B < 6144*((ub1*((B0 + 3)/4) + 127)/128)
  *   no case fits where 65536 <= dim0
- * Returns the case launched (1 to 8), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * Returns the case launched (1 to 5), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
 int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b);
 
@@ -65,7 +62,7 @@ matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const floa
 /* ------------------------------------------------------------ kernels */
 
 /*
- * matmul:0, case 1 of 8 (samples/matmul.c:12:5)
+ * matmul:0, case 1 of 5 (samples/matmul.c:12:5)
  * runs where  B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B
  * decisions   (1) (4b) (3a) (5): no register-pressure reduction, no shared memory, granularity as written, c accumulated in registers
  * registers   48 per thread (ptxas -arch=sm_80 on the IR's PTX)
@@ -94,7 +91,7 @@ __global__ void matmul_0_case1(float *__restrict__ c, const float *__restrict__ 
 }
 
 /*
- * matmul:0, case 2 of 8 (samples/matmul.c:12:5)
+ * matmul:0, case 2 of 5 (samples/matmul.c:12:5)
  * runs where  T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && 8192*((ub1*((B0 + 3)/4) + 127)/128) <= R_B
  * decisions   (1) (4b) (3a) (5) (6): no register-pressure reduction, no shared memory, granularity as written, c accumulated in registers, 4 rows per thread
  * registers   64 per thread (ptxas -arch=sm_80 on the IR's PTX)
@@ -153,7 +150,7 @@ __global__ void matmul_0_case2(float *__restrict__ c, const float *__restrict__ 
 }
 
 /*
- * matmul:0, case 3 of 8 (samples/matmul.c:12:5)
+ * matmul:0, case 3 of 5 (samples/matmul.c:12:5)
  * runs where  T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)
  * decisions   (1') (4b) (3a) (5) (6): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity as written, c accumulated in registers, 4 rows per thread
  * registers   48 per thread (ptxas -arch=sm_80 on the IR's PTX)
@@ -215,7 +212,7 @@ __global__ void matmul_0_case3(float *__restrict__ c, const float *__restrict__ 
 }
 
 /*
- * matmul:0, case 4 of 8 (samples/matmul.c:12:5)
+ * matmul:0, case 4 of 5 (samples/matmul.c:12:5)
  * runs where  B0*ub1 <= T && 4096*((B0*ub1 + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)
  * decisions   (1') (4b) (3a) (5): IR level 1 (loops not unrolled), no shared memory, granularity as written, c accumulated in registers
  * registers   32 per thread (ptxas -arch=sm_80 on the IR's PTX)
@@ -247,138 +244,14 @@ __global__ void matmul_0_case4(float *__restrict__ c, const float *__restrict__ 
 }
 
 /*
- * matmul:0, case 5 of 8 (samples/matmul.c:12:5)
- * runs where  T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 4096*((B0*ub1 + 127)/128) <= R_B && 8192*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)
- * decisions   (1') (4b) (3a) (5) (6): IR level 1 (loops not unrolled), no shared memory, granularity as written, c accumulated in registers, 4 rows per thread
- * registers   64 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      none
- * threads     ub1*((B0 + 3)/4) per block
- */
-__global__ void matmul_0_case5(float *__restrict__ c, const float *__restrict__ a,
-                               const float *__restrict__ b, int n, int B0, int ub1, int s)
-{
-    const int i = blockIdx.y;  /* meta_for i in [0, dim0): grid level */
-    const int j = blockIdx.x;  /* meta_for j in [0, dim1): grid level */
-    const int v = threadIdx.y;  /* meta_for v in [0, (B0 + 3)/4): block level */
-    const int u = threadIdx.x;  /* meta_for u in [0, ub1): block level */
-    #pragma unroll 1
-    for (int k = 0; k < n / B0; k++) {
-        int v_0 = 4 * v;
-        int v_1 = 4 * v + 1;
-        int v_2 = 4 * v + 2;
-        int v_3 = 4 * v + 3;
-        {
-            int p = i * B0 + v_0;
-            int p_1 = i * B0 + v_1;
-            int p_2 = i * B0 + v_2;
-            int p_3 = i * B0 + v_3;
-            int q = j * ub1 * s + u;
-            #pragma unroll 1
-            for (int w = 0; w < s; w++) {
-                int x = w * ub1;
-                float c_acc = c[(long long)p * n + (q + x)];
-                float c_acc_1 = v_1 < B0 ? c[(long long)p_1 * n + (q + x)] : (float)0;
-                float c_acc_2 = v_2 < B0 ? c[(long long)p_2 * n + (q + x)] : (float)0;
-                float c_acc_3 = v_3 < B0 ? c[(long long)p_3 * n + (q + x)] : (float)0;
-                #pragma unroll 1
-                for (int z = 0; z < B0; z++) {
-                    c_acc += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    if (v_1 < B0) {
-                        c_acc_1 += a[(long long)p_1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    }
-                    if (v_2 < B0) {
-                        c_acc_2 += a[(long long)p_2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    }
-                    if (v_3 < B0) {
-                        c_acc_3 += a[(long long)p_3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    }
-                }
-                c[(long long)p * n + (q + x)] = c_acc;
-                if (v_1 < B0) {
-                    c[(long long)p_1 * n + (q + x)] = c_acc_1;
-                }
-                if (v_2 < B0) {
-                    c[(long long)p_2 * n + (q + x)] = c_acc_2;
-                }
-                if (v_3 < B0) {
-                    c[(long long)p_3 * n + (q + x)] = c_acc_3;
-                }
-            }
-        }
-    }
-}
-
-/*
- * matmul:0, case 6 of 8 (samples/matmul.c:12:5)
- * runs where  T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 4096*((B0*ub1 + 127)/128) <= R_B && 6144*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128) && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)
- * decisions   (1') (4b) (3a) (5) (6): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity as written, c accumulated in registers, 4 rows per thread
- * registers   48 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      none
- * threads     ub1*((B0 + 3)/4) per block
- */
-__global__ void matmul_0_case6(float *__restrict__ c, const float *__restrict__ a,
-                               const float *__restrict__ b, int n, int B0, int ub1, int s)
-{
-    const int i = blockIdx.y;  /* meta_for i in [0, dim0): grid level */
-    const int j = blockIdx.x;  /* meta_for j in [0, dim1): grid level */
-    const int v = threadIdx.y;  /* meta_for v in [0, (B0 + 3)/4): block level */
-    const int u = threadIdx.x;  /* meta_for u in [0, ub1): block level */
-    #pragma unroll 1
-    for (int k = 0; k < n / B0; k++) {
-        int v_0 = 4 * v;
-        int v_1 = 4 * v + 1;
-        int v_2 = 4 * v + 2;
-        int v_3 = 4 * v + 3;
-        {
-            int p = i * B0 + v_0;
-            int p_1 = i * B0 + v_1;
-            int p_2 = i * B0 + v_2;
-            int p_3 = i * B0 + v_3;
-            int q = j * ub1 * s + u;
-            #pragma unroll 1
-            for (int w = 0; w < s; w++) {
-                int x = w * ub1;
-                float c_acc = c[(long long)p * n + (q + x)];
-                float c_acc_1 = v_1 < B0 ? c[(long long)p_1 * n + (q + x)] : (float)0;
-                float c_acc_2 = v_2 < B0 ? c[(long long)p_2 * n + (q + x)] : (float)0;
-                float c_acc_3 = v_3 < B0 ? c[(long long)p_3 * n + (q + x)] : (float)0;
-                #pragma unroll 1
-                for (int z = 0; z < B0; z++) {
-                    c_acc += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    if (v_1 < B0) {
-                        c_acc_1 += a[(long long)p_1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    }
-                    if (v_2 < B0) {
-                        c_acc_2 += a[(long long)p_2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    }
-                    if (v_3 < B0) {
-                        c_acc_3 += a[(long long)p_3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    }
-                }
-                c[(long long)p * n + (q + x)] = c_acc;
-                if (v_1 < B0) {
-                    c[(long long)p_1 * n + (q + x)] = c_acc_1;
-                }
-                if (v_2 < B0) {
-                    c[(long long)p_2 * n + (q + x)] = c_acc_2;
-                }
-                if (v_3 < B0) {
-                    c[(long long)p_3 * n + (q + x)] = c_acc_3;
-                }
-            }
-        }
-    }
-}
-
-/*
- * matmul:0, case 7 of 8 (samples/matmul.c:12:5)
+ * matmul:0, case 5 of 5 (samples/matmul.c:12:5)
  * runs where  B0*ub1 <= T && 3072*((B0*ub1 + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)
  * decisions   (1') (4b) (3a) (5): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity as written, c accumulated in registers
  * registers   24 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
  * threads     B0*ub1 per block
  */
-__global__ void matmul_0_case7(float *__restrict__ c, const float *__restrict__ a,
+__global__ void matmul_0_case5(float *__restrict__ c, const float *__restrict__ a,
                                const float *__restrict__ b, int n, int B0, int ub1, int s)
 {
     const int i = blockIdx.y;  /* meta_for i in [0, dim0): grid level */
@@ -398,68 +271,6 @@ __global__ void matmul_0_case7(float *__restrict__ c, const float *__restrict__ 
                 c_acc += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
             }
             c[(long long)p * n + (q + x)] = c_acc;
-        }
-    }
-}
-
-/*
- * matmul:0, case 8 of 8 (samples/matmul.c:12:5)
- * runs where  T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 3072*((B0*ub1 + 127)/128) <= R_B && 6144*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)
- * decisions   (1') (4b) (3a) (5) (6): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity as written, c accumulated in registers, 4 rows per thread
- * registers   48 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      none
- * threads     ub1*((B0 + 3)/4) per block
- */
-__global__ void matmul_0_case8(float *__restrict__ c, const float *__restrict__ a,
-                               const float *__restrict__ b, int n, int B0, int ub1, int s)
-{
-    const int i = blockIdx.y;  /* meta_for i in [0, dim0): grid level */
-    const int j = blockIdx.x;  /* meta_for j in [0, dim1): grid level */
-    const int v = threadIdx.y;  /* meta_for v in [0, (B0 + 3)/4): block level */
-    const int u = threadIdx.x;  /* meta_for u in [0, ub1): block level */
-    #pragma unroll 1
-    for (int k = 0; k < n / B0; k++) {
-        int v_0 = 4 * v;
-        int v_1 = 4 * v + 1;
-        int v_2 = 4 * v + 2;
-        int v_3 = 4 * v + 3;
-        {
-            int p = i * B0 + v_0;
-            int p_1 = i * B0 + v_1;
-            int p_2 = i * B0 + v_2;
-            int p_3 = i * B0 + v_3;
-            int q = j * ub1 * s + u;
-            #pragma unroll 1
-            for (int w = 0; w < s; w++) {
-                int x = w * ub1;
-                float c_acc = c[(long long)p * n + (q + x)];
-                float c_acc_1 = v_1 < B0 ? c[(long long)p_1 * n + (q + x)] : (float)0;
-                float c_acc_2 = v_2 < B0 ? c[(long long)p_2 * n + (q + x)] : (float)0;
-                float c_acc_3 = v_3 < B0 ? c[(long long)p_3 * n + (q + x)] : (float)0;
-                #pragma unroll 1
-                for (int z = 0; z < B0; z++) {
-                    c_acc += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    if (v_1 < B0) {
-                        c_acc_1 += a[(long long)p_1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    }
-                    if (v_2 < B0) {
-                        c_acc_2 += a[(long long)p_2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    }
-                    if (v_3 < B0) {
-                        c_acc_3 += a[(long long)p_3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                    }
-                }
-                c[(long long)p * n + (q + x)] = c_acc;
-                if (v_1 < B0) {
-                    c[(long long)p_1 * n + (q + x)] = c_acc_1;
-                }
-                if (v_2 < B0) {
-                    c[(long long)p_2 * n + (q + x)] = c_acc_2;
-                }
-                if (v_3 < B0) {
-                    c[(long long)p_3 * n + (q + x)] = c_acc_3;
-                }
-            }
         }
     }
 }
@@ -620,76 +431,6 @@ static int matmul_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long grid_x = n/(s*ub1);
     const long long grid_y = n/B0;
     const long long block_x = ub1;
-    const long long block_y = (B0 + 3)/4;
-    const long long threads = block_x * block_y;
-    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long R_B = prop.regsPerBlock;
-    /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 4096*((B0*ub1 + 127)/128) <= R_B && 8192*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)))
-        return 0;
-    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (probe)
-        return 5;  /* asked which case, not to launch it */
-    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(matmul_0_case5, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 5 : PARAKERN_CUDA_ERROR;
-}
-
-/* matmul:0, case 6: launches matmul_0_case6 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
- * probe: only says that it would, launching nothing); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 6 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matmul_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                              bool &raised, bool by_fit, bool probe, long long n, long long B0,
-                              long long ub1, long long s, float *c, const float *a, const float *b)
-{
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = n/(s*ub1);
-    const long long grid_y = n/B0;
-    const long long block_x = ub1;
-    const long long block_y = (B0 + 3)/4;
-    const long long threads = block_x * block_y;
-    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long R_B = prop.regsPerBlock;
-    /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 4096*((B0*ub1 + 127)/128) <= R_B && 6144*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128) && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)))
-        return 0;
-    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (probe)
-        return 6;  /* asked which case, not to launch it */
-    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(matmul_0_case6, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 6 : PARAKERN_CUDA_ERROR;
-}
-
-/* matmul:0, case 7: launches matmul_0_case7 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
- * probe: only says that it would, launching nothing); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 7 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matmul_0_try_case7(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                              bool &raised, bool by_fit, bool probe, long long n, long long B0,
-                              long long ub1, long long s, float *c, const float *a, const float *b)
-{
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = n/(s*ub1);
-    const long long grid_y = n/B0;
-    const long long block_x = ub1;
     const long long block_y = B0;
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
@@ -703,47 +444,12 @@ static int matmul_0_try_case7(const cudaDeviceProp &prop, const cudaFuncAttribut
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (probe)
-        return 7;  /* asked which case, not to launch it */
+        return 5;  /* asked which case, not to launch it */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(matmul_0_case7, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
+    PARAKERN_LAUNCH(matmul_0_case5, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
     /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 7 : PARAKERN_CUDA_ERROR;
-}
-
-/* matmul:0, case 8: launches matmul_0_case8 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
- * probe: only says that it would, launching nothing); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 8 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matmul_0_try_case8(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                              bool &raised, bool by_fit, bool probe, long long n, long long B0,
-                              long long ub1, long long s, float *c, const float *a, const float *b)
-{
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = n/(s*ub1);
-    const long long grid_y = n/B0;
-    const long long block_x = ub1;
-    const long long block_y = (B0 + 3)/4;
-    const long long threads = block_x * block_y;
-    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long R_B = prop.regsPerBlock;
-    /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 3072*((B0*ub1 + 127)/128) <= R_B && 6144*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)))
-        return 0;
-    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (probe)
-        return 8;  /* asked which case, not to launch it */
-    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(matmul_0_case8, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 8 : PARAKERN_CUDA_ERROR;
+    return cudaPeekAtLastError() == cudaSuccess ? 5 : PARAKERN_CUDA_ERROR;
 }
 
 /* matmul:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
@@ -753,8 +459,8 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
-    static cudaFuncAttributes attrs[8];
-    static bool raised[8];
+    static cudaFuncAttributes attrs[5];
+    static bool raised[5];
     static int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -777,15 +483,6 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
         if (cudaFuncGetAttributes(&attrs[4], matmul_0_case5) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
         raised[4] = false;
-        if (cudaFuncGetAttributes(&attrs[5], matmul_0_case6) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[5] = false;
-        if (cudaFuncGetAttributes(&attrs[6], matmul_0_case7) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[6] = false;
-        if (cudaFuncGetAttributes(&attrs[7], matmul_0_case8) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[7] = false;
         prop_device = device;
     }
     int launched;
@@ -802,12 +499,6 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
         return matmul_0_try_case4(prop, attrs[3], raised[3], true, probe, n, B0, ub1, s, c, a, b);
     case 5:
         return matmul_0_try_case5(prop, attrs[4], raised[4], true, probe, n, B0, ub1, s, c, a, b);
-    case 6:
-        return matmul_0_try_case6(prop, attrs[5], raised[5], true, probe, n, B0, ub1, s, c, a, b);
-    case 7:
-        return matmul_0_try_case7(prop, attrs[6], raised[6], true, probe, n, B0, ub1, s, c, a, b);
-    case 8:
-        return matmul_0_try_case8(prop, attrs[7], raised[7], true, probe, n, B0, ub1, s, c, a, b);
     default:
         return 0;
     }
@@ -821,12 +512,6 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
         return launched;
     if ((launched = matmul_0_try_case5(prop, attrs[4], raised[4], false, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case6(prop, attrs[5], raised[5], false, probe, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
-    if ((launched = matmul_0_try_case7(prop, attrs[6], raised[6], false, probe, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
-    if ((launched = matmul_0_try_case8(prop, attrs[7], raised[7], false, probe, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
     /* no case both holds and fits: the first case whose kernel really fits (nvcc's
      * kernels need not use the registers counted; a hole of the tree may fit one) */
     if ((launched = matmul_0_try_case1(prop, attrs[0], raised[0], true, probe, n, B0, ub1, s, c, a, b)) != 0)
@@ -838,12 +523,6 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
     if ((launched = matmul_0_try_case4(prop, attrs[3], raised[3], true, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
     if ((launched = matmul_0_try_case5(prop, attrs[4], raised[4], true, probe, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
-    if ((launched = matmul_0_try_case6(prop, attrs[5], raised[5], true, probe, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
-    if ((launched = matmul_0_try_case7(prop, attrs[6], raised[6], true, probe, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
-    if ((launched = matmul_0_try_case8(prop, attrs[7], raised[7], true, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   T < ub1*((B0 + 3)/4)   (threads)
@@ -902,7 +581,7 @@ int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float
     int best = 0;
     float best_ms = 0.0f;
     int status = 0;
-    for (int k0 = 1; k0 <= 8 && status >= 0; k0++) {
+    for (int k0 = 1; k0 <= 5 && status >= 0; k0++) {
         const int fits = matmul_0_select(true, k0, n, B0, ub1, s, c, a, b);
         if (fits <= 0) {   /* its kernel does not fit this device, or an error */
             status = fits;
@@ -1094,46 +773,6 @@ static double matmul_0_time_case5(const parakern_model_device *dev, long long n,
                                   long long ub1, long long s)
 {
     const long long blocks = (n/B0)*(n/(s*ub1));
-    const long long threads = ub1*((B0 + 3)/4);
-    const long long shared_bytes = 0;
-    const long long global_bytes = 16*B0*(n/B0)*((B0 + 3)/4) + 64*((4*s*ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long unique_bytes = 16*n*n;
-    const long long read_bytes = 12*n*n;
-    const long long synchronised = 0;
-    const long long ops32 = 14*B0*s*(n/B0) + 7*s*(n/B0) + 18*(n/B0);
-    const long long ops64 = 0;
-    const long long l1_traffic = 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case5, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
-}
-
-/* matmul:0, case 6: the time model (tuning/model.py) */
-static double matmul_0_time_case6(const parakern_model_device *dev, long long n, long long B0,
-                                  long long ub1, long long s)
-{
-    const long long blocks = (n/B0)*(n/(s*ub1));
-    const long long threads = ub1*((B0 + 3)/4);
-    const long long shared_bytes = 0;
-    const long long global_bytes = 16*B0*(n/B0)*((B0 + 3)/4) + 64*((4*s*ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long unique_bytes = 16*n*n;
-    const long long read_bytes = 12*n*n;
-    const long long synchronised = 0;
-    const long long ops32 = 14*B0*s*(n/B0) + 7*s*(n/B0) + 18*(n/B0);
-    const long long ops64 = 0;
-    const long long l1_traffic = 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case6, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
-}
-
-/* matmul:0, case 7: the time model (tuning/model.py) */
-static double matmul_0_time_case7(const parakern_model_device *dev, long long n, long long B0,
-                                  long long ub1, long long s)
-{
-    const long long blocks = (n/B0)*(n/(s*ub1));
     const long long threads = B0*ub1;
     const long long shared_bytes = 0;
     const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
@@ -1144,27 +783,7 @@ static double matmul_0_time_case7(const parakern_model_device *dev, long long n,
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case7, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
-}
-
-/* matmul:0, case 8: the time model (tuning/model.py) */
-static double matmul_0_time_case8(const parakern_model_device *dev, long long n, long long B0,
-                                  long long ub1, long long s)
-{
-    const long long blocks = (n/B0)*(n/(s*ub1));
-    const long long threads = ub1*((B0 + 3)/4);
-    const long long shared_bytes = 0;
-    const long long global_bytes = 16*B0*(n/B0)*((B0 + 3)/4) + 64*((4*s*ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long unique_bytes = 16*n*n;
-    const long long read_bytes = 12*n*n;
-    const long long synchronised = 0;
-    const long long ops32 = 14*B0*s*(n/B0) + 7*s*(n/B0) + 18*(n/B0);
-    const long long ops64 = 0;
-    const long long l1_traffic = 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case8, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case5, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
 }
@@ -1208,7 +827,7 @@ matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const floa
                 const long long s = s_values[i_s];
                 if (!(n/B0 >= 1 && n/(s*ub1) >= 1 && B0 >= 1 && ub1 >= 1 && B0 != 0 && s*ub1 != 0 && B0 <= s*ub1 && n % B0 == 0 && n % (s*ub1) == 0))
                     continue;  /* an assert, a loop bound, a divisor */
-                for (int k0 = 1; k0 <= 8; ++k0) {  /* every case whose kernel fits */
+                for (int k0 = 1; k0 <= 5; ++k0) {  /* every case whose kernel fits */
                     const int got = matmul_0_select(true, k0, n, (int)B0, (int)ub1, (int)s, c, a, b);
                     if (got == PARAKERN_CUDA_ERROR) {
                         chosen.status = PARAKERN_CUDA_ERROR;
@@ -1223,9 +842,6 @@ matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const floa
                     case 3: t = matmul_0_time_case3(&dev, n, B0, ub1, s); break;
                     case 4: t = matmul_0_time_case4(&dev, n, B0, ub1, s); break;
                     case 5: t = matmul_0_time_case5(&dev, n, B0, ub1, s); break;
-                    case 6: t = matmul_0_time_case6(&dev, n, B0, ub1, s); break;
-                    case 7: t = matmul_0_time_case7(&dev, n, B0, ub1, s); break;
-                    case 8: t = matmul_0_time_case8(&dev, n, B0, ub1, s); break;
                     }
                     if (t < 0.0)
                         continue;

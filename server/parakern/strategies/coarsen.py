@@ -46,12 +46,21 @@ class CoarsenThreads(Strategy):
     applied_words = f"{ROWS} rows per thread"
 
     def changes(self, kernel: Kernel) -> "dict | None":
-        if _refusal(kernel.schedule):
+        if not _as_written(kernel) or _refusal(kernel.schedule):
             return None
         return {"schedule": coarsened(kernel.schedule)}
 
     def why_not(self, kernel: Kernel) -> str:
         return "thread coarsening: " + _refusal(kernel.schedule)
+
+
+def _as_written(kernel: Kernel) -> bool:
+    """Whether no strategy of the tree has changed the kernel yet. (6) is offered there only:
+    the other strategies then apply to its rows in its own subtree (registers, shared memory),
+    instead of a coarsened twin of every case the tree already has (matmul with cache(a, b)
+    had 20 cases and took ten times as long to analyse)."""
+    from parakern.strategies import before_tree
+    return not set(kernel.decisions) - {s.code for s in before_tree()}
 
 
 def _level(schedule: Schedule) -> "syntax.Loop | None":
