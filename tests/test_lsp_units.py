@@ -363,3 +363,13 @@ def test_a_target_the_installed_ptxas_cannot_build_is_refused_with_the_ones_it_c
     assert update(Settings(), {"target": "sm_90"})[0].target == "sm_90"
     assert cli.main(["optimize", str(SAMPLES / "saxpy.c"), "--target", "sm_70"]) == 2
     assert "--target sm_70: the installed ptxas" in capsys.readouterr().err
+
+
+def test_a_schedule_without_a_tree_says_why_in_the_words_of_its_error():
+    """The disabled code action said "(no-tree)", a status word nobody can act on."""
+    from parakern.lsp.summary import DiagInfo
+    error = DiagInfo("error", "PK020", "two iterations of meta_for j may write b[i]", ((3, 4), (3, 8)))
+    hint = DiagInfo("information", "PK100", "case 1", ((3, 4), (3, 8)))
+    assert ScheduleSummary("k", "f:0", "f", "no-tree", diagnostics=(hint, error)).why_no_tree == error.message
+    assert ScheduleSummary("k", "f:0", "f", "timeout", "analysis ran past 60 s").why_no_tree == "analysis ran past 60 s"
+    assert "fix the errors" in ScheduleSummary("k", "f:0", "f", "no-tree").why_no_tree

@@ -51,8 +51,7 @@ class EmitCache:
             doc, snap, view = await self.engine.fresh_view(uri, schedule_id)
             summary = self.engine.cached(view)
             if summary is not None and not summary.has_tree:
-                raise AnalysisError(f"meta_schedule {view.id} has no case tree "
-                                    f"({summary.message or 'fix the errors shown on it first'})")
+                raise AnalysisError(f"meta_schedule {view.id} has no case tree ({summary.why_no_tree})")
             ok, code = await self._code(view, snap, doc)
             if not ok:
                 raise AnalysisError(code)

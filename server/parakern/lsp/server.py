@@ -381,7 +381,7 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
         if summary is not None and not summary.has_tree:
             if not ls.cap("text_document.code_action.disabled_support", False):
                 continue
-            disabled = types.CodeActionDisabled(reason=f"{view.id} has no case tree ({summary.status})")
+            disabled = types.CodeActionDisabled(reason=f"{view.id} has no case tree: {summary.why_no_tree}")
         kinds = [types.CodeActionKind.Refactor]
         if ours:
             kinds.append(types.CodeActionKind.QuickFix)

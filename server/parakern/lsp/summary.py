@@ -104,6 +104,13 @@ class ScheduleSummary:
     def has_tree(self) -> bool:
         return self.status == "ok"
 
+    @property
+    def why_no_tree(self) -> str:
+        """What stopped the tree, in the words the user acts on: the failure's message, else the
+        first error on the schedule."""
+        errors = [d.message for d in self.diagnostics if d.severity == "error"]
+        return self.message or (errors[0] if errors else "fix the errors shown on it first")
+
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
 
