@@ -248,6 +248,26 @@ def variables(expr) -> frozenset[str]:
     return frozenset(n.name for n in walk(expr) if isinstance(n, Var))
 
 
+def assigned_names(node) -> frozenset[str]:
+    """Names of the scalars assigned in a tree (`x = ...`, `x += ...`; declarations excluded)."""
+    return frozenset(n.target.name for n in walk(node) if isinstance(n, Assign) and isinstance(n.target, Var))
+
+
+def renamed(node, names: dict):
+    """The tree with each scalar named in `names` read, and declared, under its new name."""
+    if not names:
+        return node
+
+    def swap(n):
+        if isinstance(n, Var) and n.name in names:
+            return dataclasses.replace(n, name=names[n.name])
+        if isinstance(n, Decl) and n.name in names:
+            return dataclasses.replace(n, name=names[n.name], init=None if n.init is None else renamed(n.init, names))
+        return None
+
+    return replaced(node, swap)
+
+
 def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None) -> "sympy.Expr | None":
     """The value of an integer expression as a sympy expression, or None.
 

@@ -28,8 +28,8 @@ def _ptxas_targets(ptxas: str) -> "frozenset[str] | None":
     allowed = text.find("Allowed values", start)
     if start < 0 or allowed < 0:
         return None
-    block = text[allowed:text.find("\n\n", allowed) if "\n\n" in text[allowed:] else len(text)]
-    names = frozenset(re.findall(r"'(sm_\d+)'", block))
+    end = text.find("\n\n", allowed)   # the option's paragraph
+    names = frozenset(re.findall(r"'(sm_\d+)'", text[allowed:end if end >= 0 else None]))
     return names or None
 
 

@@ -15,8 +15,10 @@ import sympy
 
 from parakern.analysis import warps as W
 from parakern.analysis.point import describe, profile_point
+from parakern.analysis.staging import stageable
 from parakern.analysis.traffic import traffic
 from parakern.diagnostics import Diagnostic, Span, warning
+from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.printing import to_text
 from parakern.symbols import sym
@@ -95,22 +97,10 @@ def _advice(schedule: Schedule, array: str, where, per_case) -> str:
                   if any(r.key[0] == "copy" and r.array == array for r in t.requests)]
         if staged:
             tips.append(f"the cases that keep cache({array}) ({', '.join(staged)}) move it with coalesced copies")
-    elif _stageable(schedule, array):
+    elif stageable(Kernel(schedule, (array,))):   # advice PK031 would then refuse is no advice
         tips.append(f"or cache({array}) to stage it through shared memory with coalesced copies"
                     if tips else f"cache({array}) stages it through shared memory with coalesced copies")
     return "; ".join(tips) if tips else "make threadIdx.x run along the array's last subscript"
-
-
-def _stageable(schedule: Schedule, array: str) -> bool:
-    """Whether cache(array) would be staged (advice the pipeline would then refuse with PK031
-    is no advice)."""
-    from parakern.analysis.staging import StagingError, plan
-    from parakern.kernel import Kernel
-    try:
-        plan(Kernel(schedule, (array,)))
-    except StagingError:
-        return False
-    return True
 
 
 def _swap_helps(schedule: Schedule, array: str, where, x, y, per_case):

@@ -93,7 +93,7 @@ def iterations_independent(schedule: Schedule, loop_var: str,
     same_thread = [v.var for v in schedule.loops]
     verdict = "proved"
     for loop, visible in instances:
-        if _assigned_names(loop.body) & visible:
+        if syntax.assigned_names(loop.body) & visible:
             return "refuted"
         inside = {n.span for n in syntax.walk(loop.body) if isinstance(n, syntax.Index)}
         accesses = [a for a in schedule.accesses if a.span in inside and loop_var in a.loops]
@@ -120,7 +120,7 @@ def interchange_legal(schedule: Schedule, outer: str, inner: str,
     if len(instances) != 1:
         return "unknown"
     loop, visible = instances[0]
-    if _assigned_names(loop.body) & visible:
+    if syntax.assigned_names(loop.body) & visible:
         return "refuted"
     prover = _prover(schedule, timeout_ms)
     same_thread = [v.var for v in schedule.loops] + [lp.var for lp in schedule.between]
@@ -516,6 +516,3 @@ def _serial_instances(node, var: str, visible: frozenset = frozenset()) -> list:
     return found
 
 
-def _assigned_names(node) -> frozenset[str]:
-    return frozenset(n.target.name for n in syntax.walk(node)
-                     if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Var))

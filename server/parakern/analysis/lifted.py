@@ -186,7 +186,7 @@ def _unrollable(s: Schedule, loop: syntax.Loop, cached, known: set, values: dict
             at = replace(load.init, indices=subscripts)
             loads.append(replace(load, name=name, init=at))
             stores.append(replace(store, target=at, value=syntax.Var(name, load.ctype, store.value.span)))
-            kept = tuple(_renamed(st, load.name, name) for st in kept)
+            kept = tuple(syntax.renamed(st, {load.name: name}) for st in kept)
         value = syntax.Decl(loop.var, loop.ctype, syntax.Const(t, loop.ctype, loop.keyword_span, str(t)),
                             loop.keyword_span)
         copies.append(syntax.Block((value,) + kept, loop.body.span))
@@ -211,12 +211,6 @@ def _distinct(elements: list) -> bool:
         if not any((x - y).is_Integer and x != y for x, y in zip(a, b)):
             return False
     return True
-
-
-def _renamed(node, old: str, new: str):
-    """The statement with every reference to local `old` reading `new`."""
-    return syntax.replaced(node, lambda n: replace(n, name=new) if isinstance(n, syntax.Var) and n.name == old
-                           else None)
 
 
 def _loops_run(s: Schedule) -> bool:

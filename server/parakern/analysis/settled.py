@@ -30,7 +30,8 @@ def settled(s: Schedule, fixed: tuple) -> Schedule:
     declared = {n.name for n in syntax.walk(s.body) if isinstance(n, syntax.Decl)}
     outside = {p.name for p in s.params} | {d.name for d in s.derived} | {lp.var for lp in s.loops}
     outside |= {lp.var for lp in s.between}
-    env = local_values(s.body, outside - declared)
+    known = outside - declared   # a local named like a parameter shadows it
+    env = _local_values(s.body, known)
     premises = [f.relation for f in s.facts]
     premises += [sympy.Eq(sym(n), v) for n, v in fixed]
     for loop in tuple(s.loops) + tuple(s.between):
@@ -38,7 +39,7 @@ def settled(s: Schedule, fixed: tuple) -> Schedule:
     system = cs.System((), tuple(premises))
 
     def holds(cond) -> bool:
-        if not syntax.variables(cond) <= set(env) | (outside - declared):
+        if not syntax.variables(cond) <= set(env) | known:
             return False   # it reads a loop of the body or a local that changes
         relation = syntax.to_sympy_condition(cond, env)
         return relation is not None and cs.implies(system, relation) == "proved"
@@ -57,13 +58,12 @@ def settled(s: Schedule, fixed: tuple) -> Schedule:
     return s if body is s.body else replace(s, body=body)
 
 
-def local_values(body: syntax.Block, known: set) -> dict:
+def _local_values(body: syntax.Block, known: set) -> dict:
     """name -> the value of each integer local declared once, never assigned and computed
     from `known` names (parameters, meta_for and between-loop variables) and such locals."""
     decls = [n for n in syntax.walk(body) if isinstance(n, syntax.Decl)]
     once = {name for name in (d.name for d in decls) if sum(d.name == name for d in decls) == 1}
-    assigned = {n.target.name for n in syntax.walk(body)
-                if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Var)}
+    assigned = syntax.assigned_names(body)
     env: dict = {}
     for d in decls:   # in source order: a value reads the locals before it
         if d.name in once and d.name not in assigned and d.init is not None and syntax.is_integer(d.ctype) \

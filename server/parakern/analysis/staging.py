@@ -97,6 +97,15 @@ def plan(kernel: Kernel) -> tuple[Staged, ...]:
     return _plan(Shape(s, (s.cache, s.keyword_span, loop_types, written_first(s))), kernel.cached)
 
 
+def stageable(kernel: Kernel) -> bool:
+    """Whether every cached array of the kernel can be staged (`plan` raises nothing)."""
+    try:
+        plan(kernel)
+    except StagingError:
+        return False
+    return True
+
+
 def shared_bytes(kernel: Kernel) -> sympy.Expr:
     """Dynamic shared memory of the staged kernel, bytes per block."""
     return sympy.expand(sum((st.elements * st.array.element_size for st in plan(kernel)), sympy.S.Zero))

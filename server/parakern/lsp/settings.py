@@ -82,9 +82,10 @@ def update(settings: Settings, raw) -> tuple[Settings, list[str]]:
 
     if "target" in raw:
         value = raw["target"]
-        if isinstance(value, str) and value.strip() in TARGETS and unsupported(value.strip()):
-            warnings.append(f"parakern.target: {unsupported(value.strip())}")
-        elif isinstance(value, str) and value.strip() in TARGETS:
+        why = unsupported(value.strip()) if isinstance(value, str) and value.strip() in TARGETS else None
+        if why:
+            warnings.append(f"parakern.target: {why}")
+        elif why == "":
             changes["target"] = value.strip()
         else:
             warnings.append(f"parakern.target: {value!r} is not one of {', '.join(TARGETS)}")

@@ -120,6 +120,7 @@ class ScheduleSummary:
 
 @functools.lru_cache(maxsize=8)
 def _context(text: str) -> str:
+    """The file's code outside functions (this schedule's function is left out with the others)."""
     return file_scope_code(text)
 
 
@@ -139,7 +140,7 @@ def cache_key(text_lines: list[str], schedule, settings_part: str, siblings: tup
     else:
         start, end = fs.line - 1, fs.end_line
     function_text = _without_siblings(text_lines, start, end, schedule, siblings)
-    context = _context("\n".join(text_lines[:start] + text_lines[end:]))
+    context = _context("\n".join(text_lines))   # the same for every schedule of the text: computed once
     payload = json.dumps([function_text, fs.col if fs else 0, schedule.index, schedule.id,
                           schedule.span.line - 1 - start, schedule.span.col,
                           context, schedule.span.file, settings_part], ensure_ascii=False)

@@ -245,8 +245,7 @@ def _hoist(loop: syntax.Loop, scope: set[str]) -> tuple[list, list]:
     """(declarations at the top of the loop body whose value is the same on every iteration,
     the other statements). A declaration moves when its value reads no array and only names
     visible before the loop or declared by a moved declaration, and it is never assigned."""
-    assigned = {n.target.name for n in syntax.walk(loop.body)
-                if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Var)}
+    assigned = syntax.assigned_names(loop.body)
     hoisted, kept, visible = [], [], set(scope)
     for stmt in loop.body.stmts:
         movable = (isinstance(stmt, syntax.Decl) and not kept and stmt.init is not None

@@ -47,10 +47,8 @@ class Strategy(ABC):
             return None
         new = kernel.with_decision(self.code, **changes)
         if new.cached and "schedule" in changes:
-            from parakern.analysis.staging import StagingError, plan
-            try:
-                plan(new)
-            except StagingError:
+            from parakern.analysis.staging import stageable
+            if not stageable(new):
                 return None
         return new
 

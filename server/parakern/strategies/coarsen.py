@@ -26,6 +26,7 @@ row, and that nothing assigns, is shared by the copies.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import replace
 
 from parakern import syntax
@@ -95,8 +96,10 @@ def coarsened(schedule: Schedule) -> Schedule:
     return _jammed(schedule)[0]
 
 
+@functools.lru_cache(maxsize=64)
 def _jammed(schedule: Schedule) -> "tuple[Schedule, bool]":
-    """The coarsened schedule, and whether its rows share a load."""
+    """The coarsened schedule, and whether its rows share a load (`_refusal` asks, then
+    `coarsened` builds: one rewrite for both)."""
     level = _level(schedule)
     span = level.keyword_span
     lo_zero = syntax.to_sympy(level.lo) == 0
@@ -107,12 +110,11 @@ def _jammed(schedule: Schedule) -> "tuple[Schedule, bool]":
     taken = used_names(schedule)
     per_copy = _varying(schedule.body, level.var) - {level.var}
     var = syntax.Var(level.var, level.ctype, span)
+    first = binary("*", const(ROWS, span), var if lo_zero else binary("-", var, level.lo, span), span)
+    first = first if lo_zero else binary("+", level.lo, first, span)   # lo + ROWS*(v - lo)
     copies, guards, heads = [], [], []
     for c in range(ROWS):   # ROWS neighbouring rows: the copies' accesses form one tile
-        offset = var if lo_zero else binary("-", var, level.lo, span)
-        value = binary("*", const(ROWS, span), offset, span)
-        value = value if lo_zero else binary("+", level.lo, value, span)
-        value = value if c == 0 else binary("+", value, const(c, span), span)
+        value = first if c == 0 else binary("+", first, const(c, span), span)
         names = {level.var: next(fresh_names(taken, f"{level.var}_{c}", numbered_only=False))}
         if c:
             names.update({name: next(fresh_names(taken, f"{name}_{c}", numbered_only=False))
@@ -153,8 +155,7 @@ def _only_member(block: syntax.Block, members):
 def _varying(body: syntax.Block, var: str) -> set[str]:
     """`var` and the locals each copy needs its own of: those assigned after their declaration
     or initialised from a varying value (the others are shared by the copies)."""
-    assigned = {n.target.name for n in syntax.walk(body)
-                if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Var)}
+    assigned = syntax.assigned_names(body)
     decls = [n for n in syntax.walk(body) if isinstance(n, syntax.Decl)]
     varying = {var} | assigned
     changed = True
@@ -190,7 +191,7 @@ def _jam(block: syntax.Block, copies, guards, varying: set[str]):
                 new, more = _jam(stmt.then, copies, guards, varying)
                 out.append(replace(stmt, then=new))
             else:
-                under = [g + (_renamed(stmt.cond, names),) for g, names in zip(guards, copies)]
+                under = [g + (syntax.renamed(stmt.cond, names),) for g, names in zip(guards, copies)]
                 new, more = _jam(stmt.then, copies, under, varying)
                 out.append(new)
         else:
@@ -212,8 +213,7 @@ def _distributable(stmt: syntax.If, varying: set[str]) -> bool:
     must not compute (a load, a division): its condition can guard each statement instead."""
     if stmt.other is not None or any(isinstance(n, (syntax.Call, syntax.Index)) for n in syntax.walk(stmt.cond)):
         return False
-    assigned = {n.target.name for n in syntax.walk(stmt.then)
-                if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Var)}
+    assigned = syntax.assigned_names(stmt.then)
     if syntax.variables(stmt.cond) & assigned:
         return False
     return not any(isinstance(d, syntax.Decl) and d.name not in varying and d.init is not None and any(
@@ -224,7 +224,7 @@ def _distributable(stmt: syntax.If, varying: set[str]) -> bool:
 def _copy(stmt, names: dict, guards: tuple, copy: int):
     """One copy of a statement: its locals renamed, its spans marked as copy `copy`, run only
     where its guards hold."""
-    new = _tagged(_renamed(stmt, names), copy)
+    new = _tagged(syntax.renamed(stmt, names), copy)
     if not guards:
         return new
     guard = guards[0]
@@ -253,17 +253,3 @@ def _tagged(node, copy: int):
     return replace(node, **{f.name: _tagged(getattr(node, f.name), copy) for f in dataclasses.fields(node)
                             if isinstance(getattr(node, f.name), (tuple, Span)) or
                             dataclasses.is_dataclass(getattr(node, f.name))})
-
-
-def _renamed(node, names: dict):
-    if not names:
-        return node
-
-    def swap(n):
-        if isinstance(n, syntax.Var) and n.name in names:
-            return replace(n, name=names[n.name])
-        if isinstance(n, syntax.Decl) and n.name in names:
-            return replace(n, name=names[n.name], init=None if n.init is None else _renamed(n.init, names))
-        return None
-
-    return syntax.replaced(node, swap)

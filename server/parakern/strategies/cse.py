@@ -167,8 +167,7 @@ class _Context:
     def __post_init__(self):
         self.names = var_ctypes(self.schedule)
         self._fresh = fresh_names(used_names(self.schedule), "t")
-        self.assigned = {n.target.name for n in syntax.walk(self.schedule.nest)
-                         if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Var)}
+        self.assigned = syntax.assigned_names(self.schedule.nest)
 
     def symbols(self):
         while True:

@@ -124,8 +124,7 @@ def _top_loop(schedule: Schedule):
     if not stmts or not isinstance(stmts[-1], syntax.Loop) or stmts[-1].parallel:
         return None
     loop, prefix = stmts[-1], stmts[:-1]
-    assigned = {n.target.name for n in syntax.walk(schedule.nest)
-                if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Var)}
+    assigned = syntax.assigned_names(schedule.nest)
     outside = {p.name for p in schedule.params} | {d.name for d in schedule.derived}
     outside |= {n.name for lp in chain(schedule.nest) for b in (lp.lo, lp.hi, lp.step)
                 for n in syntax.walk(b) if isinstance(n, syntax.Var)}

@@ -60,8 +60,7 @@ def rebuild(old: model.Schedule, nest: syntax.Loop, n_grid: int) -> model.Schedu
 
     param_names = {p.name for p in old.params} | {d.name for d in old.derived}
     # The front-end's converter records which locals are assigned after their declaration.
-    assigned = {n.target.name for n in syntax.walk(nest)
-                if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Var)}
+    assigned = syntax.assigned_names(nest)
     accesses, locals_, serial = scan_body(body, levels, between_loops, param_names, assigned)
     arrays = tuple(mark_use(a, accesses) for a in old.arrays)
     return replace(
