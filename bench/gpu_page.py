@@ -51,9 +51,10 @@ def load(folder: Path) -> dict:
 
 
 def sample_of(run: str) -> str:
-    """matmul_cache_n2048 -> matmul+cache; jacobi1d_N32770_T4 -> jacobi1d."""
+    """matmul_cache_n2048 -> matmul+cache; matmul_tiles_n2048 -> matmul+tiles; jacobi1d_N32770_T4
+    -> jacobi1d (paper_gpu's SUITE names: a variant of a sample after its '+')."""
     stem = re.sub(r"_(n|N|M|m)\d+.*$", "", run)
-    return stem.replace("_cache", "+cache")
+    return re.sub(r"_(cache|tiles)\b", r"+\1", stem)
 
 
 def base_sample(run: str) -> str:

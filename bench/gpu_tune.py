@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from paper_gpu import QUICK, SUITE, messages, run_command, sizes_in_time, variant_file  # noqa: E402
+from paper_gpu import QUICK, SUITE, messages, run_command, sizes_in_time, unknown_name, variant_file  # noqa: E402
 
 from parakern.devices import profile_key  # noqa: E402
 
@@ -71,9 +71,9 @@ def main(argv=None) -> int:
     parser.add_argument("--deadline", type=float, default=0, help="seconds after which no new run starts (0: none)")
     args = parser.parse_args(argv)
     suite = QUICK if args.quick else SUITE
-    unknown = [s for s in args.samples if s not in suite]
+    unknown = unknown_name(suite, args.samples)
     if unknown:
-        parser.error(f"unknown sample {unknown[0]!r}: choose from {', '.join(suite)}")
+        parser.error(unknown)
     profile = args.profile or detected_profile()
     if profile is None:
         print("gpu_tune: no devices.py profile matches this GPU's name; give one with --profile", file=sys.stderr)

@@ -47,6 +47,11 @@ SUITE = {
                     small=("n=128", "ub1=16", "B0=8", "s=2"), serial_jobs=8, instances=True),
     "matmul+cache": Entry("matmul", (("n1024", ("n=1024",)), ("n2048", ("n=2048",))), tuple(PAIRS_MM), 1,
                           cache="cache(a, b)", small=("n=128", "ub1=16", "B0=8", "s=2"), serial_jobs=8, instances=True),
+    # the larger tiles that thread coarsening (decision 6) makes fit, where `tune` ranks its
+    # best matmul configurations: the cuBLAS target is taken over these points too
+    "matmul+tiles": Entry("matmul", (("n2048", ("n=2048",)),), ("B0=32,64,128", "ub1=16,32", "s=4"), 1,
+                                cache="cache(a, b)", small=("n=256", "ub1=16", "B0=32", "s=4"), serial_jobs=8,
+                                instances=True),
     "jacobi1d": Entry("jacobi1d", (("N32770_T4", ("N=32770", "T=4")),), ("B=16,32,64,128,256", "s=2,4,8"), 3,
                       small=("N=4098", "T=2", "B=64", "s=2")),
     "transpose": Entry("transpose", (("N8192", ("N=8192",)),), ("B0=4,8,16,32", "B1=32", "s=2,4,8,16"), 1,
@@ -67,6 +72,8 @@ QUICK = {
     "matmul": Entry("matmul", (("n16", ("n=16",)),), ("ub1=4,8", "B0=4", "s=2"), 1, instances=True),
     "matmul+cache": Entry("matmul", (("n16", ("n=16",)),), ("ub1=4,8", "B0=4", "s=2"), 1, cache="cache(a, b)",
                           instances=True),
+    "matmul+tiles": Entry("matmul", (("n64", ("n=64",)),), ("B0=16,32", "ub1=8", "s=4"), 1,
+                                cache="cache(a, b)", instances=True),
     "jacobi1d": Entry("jacobi1d", (("N130_T2", ("N=130", "T=2")),), ("B=16,32", "s=2"), 1),
     "transpose": Entry("transpose", (("N32", ("N=32",)),), ("B0=4", "B1=8", "s=2"), 1),
     "matadd": Entry("matadd", (("N32", ("N=32",)),), ("B0=4,8", "B1=8"), 1),
@@ -133,13 +140,30 @@ def messages(stderr: str) -> str:
     return "\n".join(line for line in stderr.splitlines() if not line.startswith("["))
 
 
-def sizes_in_time(suite: dict, names: list, deadline: float):
-    """(name, entry, tag, data, seconds left) for every size of the named samples, in order;
-    seconds left is None once fewer than 10 remain before `deadline` (0: none): not started."""
-    start = time.monotonic()
+def unknown_name(suite: dict, names: list) -> str:
+    """The first of names that is neither a sample of suite nor SAMPLE@SIZE with one of its
+    sizes' tags ('' if none): the message a parser error gives."""
     for name in names:
+        sample, _, tag = name.partition("@")
+        if sample not in suite:
+            return f"unknown sample {sample!r}: choose from {', '.join(suite)}"
+        tags = [t for t, _ in suite[sample].sizes]
+        if tag and tag not in tags:
+            return f"{sample} has no size {tag!r}: choose from {', '.join(tags)}"
+    return ""
+
+
+def sizes_in_time(suite: dict, names: list, deadline: float):
+    """(name, entry, tag, data, seconds left) for every size of the named samples, in order
+    (SAMPLE@TAG: that size alone); seconds left is None once fewer than 10 remain before
+    `deadline` (0: none): not started."""
+    start = time.monotonic()
+    for named in names:
+        name, _, only = named.partition("@")
         entry = suite[name]
         for tag, data in entry.sizes:
+            if only and tag != only:
+                continue
             left = deadline - (time.monotonic() - start) if deadline else 24 * 3600
             if left < 10:
                 print(f"{name} {tag}: not started, the deadline is reached", file=sys.stderr)
@@ -163,16 +187,17 @@ def run(name: str, entry: Entry, tag: str, data, out: Path, repeat: int, timeout
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("samples", nargs="*", default=[], help=f"some of {', '.join(SUITE)} (default: all)")
+    parser.add_argument("samples", nargs="*", default=[],
+                        help=f"some of {', '.join(SUITE)}; SAMPLE@SIZE for one size, e.g. matmul@n2048 (default: all)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "bench" / "raw")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the path, gives no figures")
     parser.add_argument("--deadline", type=float, default=0, help="seconds after which no new run starts (0: none)")
     args = parser.parse_args(argv)
     suite = QUICK if args.quick else SUITE
-    unknown = [s for s in args.samples if s not in suite]
+    unknown = unknown_name(suite, args.samples)
     if unknown:
-        parser.error(f"unknown sample {unknown[0]!r}: choose from {', '.join(suite)}")
+        parser.error(unknown)
     args.out.mkdir(parents=True, exist_ok=True)
     runs = []
     for name, entry, tag, data, left in sizes_in_time(suite, args.samples or list(suite), args.deadline):
