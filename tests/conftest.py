@@ -13,6 +13,9 @@ os.environ["PARAKERN_CACHE_DIR"] = tempfile.mkdtemp(prefix="parakern-test-cache-
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
+# the head of a generated kernel up to its name: its register cap (IR level 3) or, for an
+# instance whose point fixes the block's size, its launch bounds (codegen/kernel.py)
+KERNEL_HEAD = r"__global__ void (?:__maxnreg__\(\d+\) )?(?:__launch_bounds__\(\d+\) )?"
 WRONG = SAMPLES / "wrong"
 
 

@@ -8,7 +8,7 @@ import re
 import pytest
 import sympy
 
-from conftest import SAMPLES
+from conftest import KERNEL_HEAD, SAMPLES
 from parakern import constraints as cs
 from parakern.codegen import emit_file
 from parakern.kernel import Kernel
@@ -84,7 +84,7 @@ def test_the_rows_of_a_thread_are_one_staged_tile():
 
 
 def _kernel(source: str, name: str) -> str:
-    match = re.search(r"__global__ void (?:__maxnreg__\(\d+\) )?" + name + r"\(.*?\)\s*\{(.*?)\n\}", source, re.S)
+    match = re.search(KERNEL_HEAD + name + r"\(.*?\)\s*\{(.*?)\n\}", source, re.S)
     assert match, name
     return match.group(1)
 

@@ -18,7 +18,7 @@ import pytest
 import sympy
 from pycparser import c_ast, c_parser
 
-from conftest import ROOT, SAMPLES, WRONG, sample_files
+from conftest import KERNEL_HEAD, ROOT, SAMPLES, WRONG, sample_files
 from parakern import syntax
 from parakern.cli import main
 from parakern.codegen import (case_ptx, dispatcher_name, emit_file, emit_schedule, kernel_name,
@@ -120,7 +120,7 @@ def test_one_kernel_per_case_with_its_constraints(name):
     assert f"int {dispatcher_name(s)}(" in text
     for k, case in enumerate(t.cases, 1):
         kname = kernel_name(s, k)
-        assert re.search(rf"__global__ void (__maxnreg__\(\d+\) )?{kname}\(", text)
+        assert re.search(KERNEL_HEAD + rf"{kname}\(", text)
         constraints = relation_c(case.constraints.relations)
         assert f"runs where  {constraints}" in text
         assert " ".join(case.decisions) in text

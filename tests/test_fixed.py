@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 import sympy
 
-from conftest import SAMPLES
+from conftest import KERNEL_HEAD, SAMPLES
 from parakern.analysis.fixed import asserted, case_points, fixed_points
 from parakern.cli import main
 from parakern.codegen import emit_file
@@ -41,7 +41,7 @@ FIX = ({"B0": 16, "ub1": 32},)
 def _kernels(text: str) -> dict:
     """name -> (parameters, body) of each __global__ function."""
     out = {}
-    for m in re.finditer(r"__global__ void (?:__maxnreg__\(\d+\) )?(\w+)\(([^)]*)\)\s*\{(.*?)\n\}", text, re.S):
+    for m in re.finditer(KERNEL_HEAD + r"(\w+)\(([^)]*)\)\s*\{(.*?)\n\}", text, re.S):
         out[m.group(1)] = (" ".join(m.group(2).split()), m.group(3))
     return out
 
@@ -156,6 +156,27 @@ def test_the_instances_compile_with_nvcc_and_ptxas_without_warnings(tmp_path, na
                            "-o", str(tmp_path / "out.o")], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "_B" in done.stderr and "Used" in done.stderr      # ptxas reported the instances' registers
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not on PATH")
+def test_an_instance_keeps_its_registers_within_what_its_own_block_can_hold(tmp_path):
+    """Where the point fixes the block's size, the instance carries it as __launch_bounds__:
+    matmul with cache(a, b) at B0 = 128, ub1 = 32 ((6): 1024 threads) took 76 registers without,
+    more than a block of 1024 threads can have, and no dispatcher could launch it on an H200."""
+    text = MATMUL.replace("meta_schedule {", "meta_schedule cache(a, b) {")
+    source = tmp_path / "matmul.cu"
+    source.write_text(emit_file(analyze(text, "matmul.c"), ({"B0": 128, "ub1": 32, "s": 4},)))
+    cu = source.read_text()
+    bounded = re.findall(r"__launch_bounds__\((\d+)\) (\w+)\(", cu)
+    assert bounded and all(b == "1024" and n.endswith("_B0_128_ub1_32_s_4") for b, n in bounded), bounded
+    assert not re.search(r"__launch_bounds__\(\d+\) \w+_case\d+\(", cu)    # parametric kernels: no bound
+    done = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-Xptxas", "-v", str(source), "-o", str(tmp_path / "m.cubin")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    used = dict(re.findall(r"Compiling entry function '_Z\d+(\w+?_s_4)\w*' for 'sm_90'\n.*?Used (\d+) registers",
+                           done.stderr, re.S))
+    assert len(used) == len(bounded), (used, bounded)
+    assert all(int(r) * 1024 <= 65536 for r in used.values()), used
 
 
 # ------------------------------------------------------------------ on the CPU emulation

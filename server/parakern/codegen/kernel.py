@@ -14,6 +14,8 @@ under).
 """
 from __future__ import annotations
 
+import sympy
+
 from parakern import syntax
 from parakern.analysis.dependence import threads_communicate
 from parakern.analysis.fixed import Point, condition, suffix
@@ -21,6 +23,7 @@ from parakern.analysis.lifted import lifted
 from parakern.analysis.traffic import access_key
 from parakern.codegen.trace import Sites
 from parakern.codegen.cprint import INDENT, CPrinter, Names, identifiers, relation_c, sym_c
+from parakern.codegen.launch import launch_of
 from parakern.codegen.memory import Staging, global_element
 from parakern.comprehensive import Case
 from parakern.counters.registers import RegisterCounter
@@ -29,6 +32,7 @@ from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.strategies.decisions import comment_words
 from parakern.strategies.rebuild import chain, used_names
+from parakern.symbols import sym
 from parakern.ctext import in_comment
 
 _WIDTH = 100
@@ -81,7 +85,9 @@ def kernel_source(case: Case, k: int, cases: int = 0, trace: "Sites | None" = No
     prelude = _prelude(s, staging, body, dict(fixed))
     cap = register_cap(kernel)
     name = instance_name(s, k, fixed) if fixed else kernel_name(s, k)
-    head = "__global__ void " + (f"__maxnreg__({cap}) " if cap else "") + name
+    bound = None if cap else fixed_threads(case, fixed)
+    head = "__global__ void " + (f"__maxnreg__({cap}) " if cap else "") \
+        + (f"__launch_bounds__({bound}) " if bound else "") + name
     values = dict(fixed)
     args = array_parameters(s, restrict=True) + [f"{p.ctype} {p.name}" for p in s.params if p.name not in values]
     comment = _comment(case, k, cases, cap, staging)
@@ -90,6 +96,19 @@ def kernel_source(case: Case, k: int, cases: int = 0, trace: "Sites | None" = No
                         "at compile time: launched when the run-time values are these", " */"]
     lines = comment + [signature(head, args), "{"] + prelude + body + ["}"]
     return "\n".join(lines)
+
+
+def fixed_threads(case: Case, fixed: Point) -> "int | None":
+    """The threads per block of case's instance at `fixed`, where the point fixes them: its
+    `__launch_bounds__`, so that ptxas keeps the registers within what a block of that size
+    can have (65536 / threads): else an instance may take more than a block of its own size
+    can hold (matmul's (6) case at B0 = 128, ub1 = 32 on an H200: 76 registers x 1024
+    threads), and the dispatcher can only launch the slower parametric kernel or another case.
+    None for the parametric kernel, or where data parameters size the block."""
+    if not fixed:
+        return None
+    threads = sympy.sympify(launch_of(case).threads).xreplace({sym(n): sympy.Integer(v) for n, v in fixed})
+    return int(threads) if threads.is_Integer and 0 < int(threads) <= 1024 else None
 
 
 def signature(head: str, args: list[str]) -> str:

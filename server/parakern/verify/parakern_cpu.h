@@ -344,6 +344,7 @@ struct parakern_cpu_event { std::chrono::steady_clock::time_point at; bool recor
 namespace parakern_cpu {
 inline long mallocs = 0, bytes_copied = 0;
 inline size_t malloc_limit = (size_t)-1;     /* a device with little memory: cudaMalloc fails above it */
+inline float (*elapsed_hook)(float ms) = nullptr;   /* tests: scripted event times instead of the clock's */
 }
 inline cudaError_t cudaMalloc(void **p, size_t bytes) {
     if (bytes > parakern_cpu::malloc_limit) return parakern_cpu::fail(cudaErrorMemoryAllocation, "out of memory");
@@ -380,6 +381,8 @@ inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_
     if (!start->recorded || !stop->recorded)
         return parakern_cpu::fail(cudaErrorInvalidResourceHandle, "event not recorded");
     *ms = std::chrono::duration<float, std::milli>(stop->at - start->at).count();
+    if (parakern_cpu::elapsed_hook)
+        *ms = parakern_cpu::elapsed_hook(*ms);
     return cudaSuccess;
 }
 inline const char *cudaGetErrorString(cudaError_t e) {
