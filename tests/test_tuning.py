@@ -501,3 +501,24 @@ def test_a_warp_issues_its_32_lanes_however_few_threads_a_block_has():
     four = model.evaluate({**inputs, **device.values()})["t_compute"]
     warp = model.evaluate({**inputs, "threads": 32, **device.values()})["t_compute"]
     assert four == warp == 32 * 1000 / device.lanes32 / device.clock
+
+
+def test_the_rows_of_a_coarsened_thread_issue_their_shared_load_once():
+    """Decision (6) gives a thread 4 rows of matmul; their reads of b are the same element
+    (rows 2 to 4 under their row guard), which the compiler loads once: the model counts one
+    load of b, 4 of a (4 rows), and its L1 bytes are 3 loads of b fewer per k and z."""
+    text = (SAMPLES / "matmul.c").read_text().replace("meta_schedule {", "meta_schedule cache(a, b) {")
+    tree = analyze(text, "matmul.c").results[0].tree
+    (case,) = [c for c in tree.cases if "(6)" in c.decisions and c.kernel.cached]
+    s = case.kernel.schedule
+    issued = model.issued(s.accesses, s)
+    assert [a.array for a in s.accesses if a.is_read].count("b") == 4
+    assert [a.array for a in issued if a.is_read].count("b") == 1
+    assert [a.array for a in issued if a.is_read].count("a") == 4
+    (b,) = [a for a in issued if a.array == "b"]
+    threads = model.launch_of(case).threads
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(model, "issued", lambda accesses, schedule: tuple(accesses))
+        counted_four_times = model.l1_traffic(case, model._staging_copies(case))
+    once = model.l1_traffic(case, model._staging_copies(case))
+    assert sympy.expand(counted_four_times - once - in_parameters(3 * model._executions(b, s) * threads * 4, s)) == 0

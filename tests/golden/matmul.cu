@@ -727,7 +727,7 @@ static double matmul_0_time_case2(const parakern_model_device *dev, long long n,
     const long long synchronised = 0;
     const long long ops32 = 8*B0*s*(n/B0) + s*(n/B0) + 18*(n/B0);
     const long long ops64 = 0;
-    const long long l1_traffic = 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const long long l1_traffic = 32*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
@@ -747,7 +747,7 @@ static double matmul_0_time_case3(const parakern_model_device *dev, long long n,
     const long long synchronised = 0;
     const long long ops32 = 14*B0*s*(n/B0) + 7*s*(n/B0) + 18*(n/B0);
     const long long ops64 = 0;
-    const long long l1_traffic = 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const long long l1_traffic = 32*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
