@@ -110,7 +110,7 @@ def test_jacobi_quantities_by_hand():
 def test_few_blocks_use_the_bandwidth_less():
     """One block of 128 threads on 132 SMs: efficiency 128 / (132 · 1024), the time that much longer."""
     inputs = {"blocks": 1, "threads": 128, "resident": 16, "global_bytes": 1e6, "unique_bytes": 1e6,
-              "read_bytes": 1e6, "synchronised": 0, "ops32": 0, "ops64": 0, "l1_traffic": 0, **H100.values()}
+              "read_bytes": 1e6, "synchronised": 0, "ops32": 0, "ops64": 0, "l1_traffic": 0, "l2_lines": 0, **H100.values()}
     env = model.evaluate(inputs)
     assert env["waves"] == 1 and env["per_sm"] == 1
     assert math.isclose(env["efficiency"], 128 / (132 * 1024))
@@ -119,8 +119,8 @@ def test_few_blocks_use_the_bandwidth_less():
 
 def test_formula_is_the_same_text_in_c():
     lines = model.formula_c()
-    assert lines[-1] == ("const double time = launch_overhead + fmax(fmax(t_global, t_compute), "
-                         "fmax(t_l1, t_blocks));")
+    assert lines[-1] == ("const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), "
+                         "fmax(t_l1, t_blocks)), t_l2);")
     assert len(lines) == len(model.FORMULA)
 
 
@@ -379,7 +379,7 @@ def test_blocks_that_wait_at_barriers_need_others_resident():
     r / (r + 1) of it (2 blocks of 1024 threads: 2/3 of the bandwidth). An unstaged one has no
     barrier: the same launch keeps all of it."""
     base = {"blocks": 1e6, "threads": 1024, "resident": 2, "global_bytes": 1e4, "unique_bytes": 1e10,
-            "read_bytes": 1e10, "ops32": 0, "ops64": 0, "l1_traffic": 0, **H100.values()}
+            "read_bytes": 1e10, "ops32": 0, "ops64": 0, "l1_traffic": 0, "l2_lines": 0, **H100.values()}
     staged, unstaged = model.evaluate({**base, "synchronised": 1}), model.evaluate({**base, "synchronised": 0})
     assert math.isclose(staged["overlap"], 2 / 3) and unstaged["overlap"] == 1
     assert math.isclose(staged["t_global"], unstaged["t_global"] * 1.5)
@@ -496,7 +496,7 @@ def test_a_warp_issues_its_32_lanes_however_few_threads_a_block_has():
     counted threads, not the warps' lanes): at one block per SM the same arithmetic costs
     32 lanes for 4 threads as for 32."""
     inputs = {"blocks": 132, "threads": 4, "resident": 1, "global_bytes": 0, "unique_bytes": 0, "read_bytes": 0,
-              "synchronised": 0, "ops32": 1000, "ops64": 0, "l1_traffic": 0}
+              "synchronised": 0, "ops32": 1000, "ops64": 0, "l1_traffic": 0, "l2_lines": 0}
     device = model.model_device(PROFILES["h100"], "h100")
     four = model.evaluate({**inputs, **device.values()})["t_compute"]
     warp = model.evaluate({**inputs, "threads": 32, **device.values()})["t_compute"]
@@ -522,3 +522,26 @@ def test_the_rows_of_a_coarsened_thread_issue_their_shared_load_once():
         counted_four_times = model.l1_traffic(case, model._staging_copies(case))
     once = model.l1_traffic(case, model._staging_copies(case))
     assert sympy.expand(counted_four_times - once - in_parameters(3 * model._executions(b, s) * threads * 4, s)) == 0
+
+
+def test_l2_serves_a_warps_request_a_line_at_a_time():
+    """matadd: a block of B0 rows of B1 ints reads a and b and writes c, twice (columns j and
+    j + N/2). A warp's request touches one 128-byte line per row it covers (32 / B1 rows where
+    B1 < 32): 6 * B0 lines per block where B1 <= 32, 6 * B0 * B1 / 32 where B1 > 32. At N = 8192 on an H200 the 8-column blocks are limited by L2 (Nsight Compute:
+    96 % busy, 259 us), the 16-column ones by DRAM (206 us)."""
+    result = _results("samples/matadd.c")[0]
+    q = model.tree_quantities(result.tree)[0]
+    names = {x.name: x for x in q.l2_lines.free_symbols}
+    B0, B1 = names["B0"], names["B1"]
+    assert sympy.simplify(q.l2_lines.subs(B1, 8) - 6 * B0) == 0
+    assert sympy.simplify(q.l2_lines.subs(B1, 16) - 6 * B0) == 0            # 2 rows a warp, 2 sectors a line
+    assert sympy.simplify(q.l2_lines.subs(B1, 64) - 6 * B0 * 2) == 0        # 2 warps a row, a line each
+    h200 = model.model_device(get_profile("h200"), "h200")
+    eight = model.predict(q, substitutions(result.schedule, {"N": 8192, "B0": 16, "B1": 8}), h200)
+    sixteen = model.predict(q, substitutions(result.schedule, {"N": 8192, "B0": 16, "B1": 16}), h200)
+    # 3 arrays of N^2 ints, a line per row of 8 of them: in whole waves of 132 x 16 blocks
+    assert eight.step("blocks") * 6 * 16 == 3 * 8192 * 8192 / 8
+    lines = eight.step("waves") * eight.step("active") * 6 * 16
+    assert math.isclose(eight.step("t_l2"), lines / (model.L2_LINES_PER_CLOCK * 1980e6), rel_tol=1e-9)
+    assert eight.limiting == "l2" and sixteen.limiting == "global"
+    assert eight.time > 1.4 * sixteen.time

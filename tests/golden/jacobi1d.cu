@@ -496,7 +496,7 @@ int jacobi1d_0_dispatch_tuned(int N, int s, int B, int t, int *a)
 #define PARAKERN_MODEL_SUPPORT
 /* What parakern's time model reads of a device (tuning/model.py). */
 struct parakern_model_device {
-    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time;
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
 
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
@@ -516,6 +516,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
     m->shared_bytes_per_clock = 128;
     m->launch_overhead = 3e-06;
     m->block_time = 8e-08;
+    m->l2_lines_per_clock = 48.0;
     m->lanes32 = 64; m->lanes64 = 32;
     if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
     else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
@@ -527,7 +528,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
 }
 
 /* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic)
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines)
 {
     const double sms = d->sms;
     const double bandwidth = d->bandwidth;
@@ -539,6 +540,7 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double l2_bytes = d->l2_bytes;
     const double launch_overhead = d->launch_overhead;
     const double block_time = d->block_time;
+    const double l2_lines_per_clock = d->l2_lines_per_clock;
     const double concurrent = sms * resident;
     const double waves = ceil(blocks / concurrent);
     const double active = fmin(blocks, concurrent);
@@ -551,7 +553,8 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double t_compute = waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock;
     const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
     const double t_blocks = ceil(blocks / sms) * block_time;
-    const double time = launch_overhead + fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks));
+    const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
+    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), t_l2);
     return time;
 }
 #endif
@@ -570,10 +573,11 @@ static double jacobi1d_0_time_case1(const parakern_model_device *dev, long long 
     const long long ops32 = 48*s + (B + 31)/B + 100;
     const long long ops64 = 0;
     const long long l1_traffic = 48*B*s + 16;
+    const long long l2_lines = (B*s + 31)/32 + (B*s + 33)/32;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, jacobi1d_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 /* jacobi1d:0, case 2: the time model (tuning/model.py) */
@@ -590,10 +594,11 @@ static double jacobi1d_0_time_case2(const parakern_model_device *dev, long long 
     const long long ops32 = (B + 31)/B + 148;
     const long long ops64 = 0;
     const long long l1_traffic = 48*B + 16;
+    const long long l2_lines = (B + 31)/32 + (B + 33)/32;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, jacobi1d_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 /* jacobi1d:0, case 3: the time model (tuning/model.py) */
@@ -610,10 +615,11 @@ static double jacobi1d_0_time_case3(const parakern_model_device *dev, long long 
     const long long ops32 = 16;
     const long long ops64 = 0;
     const long long l1_traffic = 256*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8));
+    const long long l2_lines = ((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 31)/32) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 31)/32)) + ((B + ((32) <= (B) ? (32) : (B)) + 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 31)/32) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 31)/32));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, jacobi1d_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int t, int *a)

@@ -634,7 +634,7 @@ int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float
 #define PARAKERN_MODEL_SUPPORT
 /* What parakern's time model reads of a device (tuning/model.py). */
 struct parakern_model_device {
-    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time;
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
 
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
@@ -654,6 +654,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
     m->shared_bytes_per_clock = 128;
     m->launch_overhead = 3e-06;
     m->block_time = 8e-08;
+    m->l2_lines_per_clock = 48.0;
     m->lanes32 = 64; m->lanes64 = 32;
     if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
     else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
@@ -665,7 +666,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
 }
 
 /* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic)
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines)
 {
     const double sms = d->sms;
     const double bandwidth = d->bandwidth;
@@ -677,6 +678,7 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double l2_bytes = d->l2_bytes;
     const double launch_overhead = d->launch_overhead;
     const double block_time = d->block_time;
+    const double l2_lines_per_clock = d->l2_lines_per_clock;
     const double concurrent = sms * resident;
     const double waves = ceil(blocks / concurrent);
     const double active = fmin(blocks, concurrent);
@@ -689,7 +691,8 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double t_compute = waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock;
     const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
     const double t_blocks = ceil(blocks / sms) * block_time;
-    const double time = launch_overhead + fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks));
+    const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
+    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), t_l2);
     return time;
 }
 #endif
@@ -708,10 +711,11 @@ static double matmul_0_time_case1(const parakern_model_device *dev, long long n,
     const long long ops32 = 2*B0*s*(n/B0) + s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const double l2_lines = (1.0/32.0)*pow(((double)B0), 2)*floor(((double)n)/((double)B0)) + 2*ceil(((double)B0)*((double)s)*((double)ub1)/fmin(32, ((double)ub1)))*fmin(32, fmin(((double)ub1), ceil((1.0/32.0)*fmin(32, ((double)ub1))))) + ceil(((double)B0)*((double)s)*((double)ub1)*floor(((double)n)/((double)B0))/fmin(32, ((double)ub1)))*fmin(32, fmin(((double)ub1), ceil((1.0/32.0)*fmin(32, ((double)ub1)))));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 /* matmul:0, case 2: the time model (tuning/model.py) */
@@ -728,10 +732,11 @@ static double matmul_0_time_case2(const parakern_model_device *dev, long long n,
     const long long ops32 = 8*B0*s*(n/B0) + s*(n/B0) + 18*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const double l2_lines = (1.0/8.0)*((double)B0)*floor(((double)n)/((double)B0))*floor((1.0/4.0)*((double)B0) + 3.0/4.0) + 2*ceil(4*((double)s)*((double)ub1)*floor((1.0/4.0)*((double)B0) + 3.0/4.0)/fmin(32, ((double)ub1)))*fmin(32, fmin(((double)ub1), ceil((1.0/32.0)*fmin(32, ((double)ub1))))) + ceil(((double)B0)*((double)s)*((double)ub1)*floor(((double)n)/((double)B0))/fmin(32, ((double)ub1)))*fmin(32, fmin(((double)ub1), ceil((1.0/32.0)*fmin(32, ((double)ub1)))));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 /* matmul:0, case 3: the time model (tuning/model.py) */
@@ -748,10 +753,11 @@ static double matmul_0_time_case3(const parakern_model_device *dev, long long n,
     const long long ops32 = 14*B0*s*(n/B0) + 7*s*(n/B0) + 18*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const double l2_lines = (1.0/8.0)*((double)B0)*floor(((double)n)/((double)B0))*floor((1.0/4.0)*((double)B0) + 3.0/4.0) + 2*ceil(4*((double)s)*((double)ub1)*floor((1.0/4.0)*((double)B0) + 3.0/4.0)/fmin(32, ((double)ub1)))*fmin(32, fmin(((double)ub1), ceil((1.0/32.0)*fmin(32, ((double)ub1))))) + ceil(((double)B0)*((double)s)*((double)ub1)*floor(((double)n)/((double)B0))/fmin(32, ((double)ub1)))*fmin(32, fmin(((double)ub1), ceil((1.0/32.0)*fmin(32, ((double)ub1)))));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 /* matmul:0, case 4: the time model (tuning/model.py) */
@@ -768,10 +774,11 @@ static double matmul_0_time_case4(const parakern_model_device *dev, long long n,
     const long long ops32 = 8*B0*s*(n/B0) + 7*s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const double l2_lines = (1.0/32.0)*pow(((double)B0), 2)*floor(((double)n)/((double)B0)) + 2*ceil(((double)B0)*((double)s)*((double)ub1)/fmin(32, ((double)ub1)))*fmin(32, fmin(((double)ub1), ceil((1.0/32.0)*fmin(32, ((double)ub1))))) + ceil(((double)B0)*((double)s)*((double)ub1)*floor(((double)n)/((double)B0))/fmin(32, ((double)ub1)))*fmin(32, fmin(((double)ub1), ceil((1.0/32.0)*fmin(32, ((double)ub1)))));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case4, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 /* matmul:0, case 5: the time model (tuning/model.py) */
@@ -788,10 +795,11 @@ static double matmul_0_time_case5(const parakern_model_device *dev, long long n,
     const long long ops32 = 8*B0*s*(n/B0) + 7*s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const double l2_lines = (1.0/32.0)*pow(((double)B0), 2)*floor(((double)n)/((double)B0)) + 2*ceil(((double)B0)*((double)s)*((double)ub1)/fmin(32, ((double)ub1)))*fmin(32, fmin(((double)ub1), ceil((1.0/32.0)*fmin(32, ((double)ub1))))) + ceil(((double)B0)*((double)s)*((double)ub1)*floor(((double)n)/((double)B0))/fmin(32, ((double)ub1)))*fmin(32, fmin(((double)ub1), ceil((1.0/32.0)*fmin(32, ((double)ub1)))));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case5, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const float *b)

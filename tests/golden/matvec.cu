@@ -241,7 +241,7 @@ int matvec_0_dispatch_tuned(int m, int n, int B, const double *A, const double *
 #define PARAKERN_MODEL_SUPPORT
 /* What parakern's time model reads of a device (tuning/model.py). */
 struct parakern_model_device {
-    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time;
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
 
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
@@ -261,6 +261,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
     m->shared_bytes_per_clock = 128;
     m->launch_overhead = 3e-06;
     m->block_time = 8e-08;
+    m->l2_lines_per_clock = 48.0;
     m->lanes32 = 64; m->lanes64 = 32;
     if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
     else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
@@ -272,7 +273,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
 }
 
 /* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic)
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines)
 {
     const double sms = d->sms;
     const double bandwidth = d->bandwidth;
@@ -284,6 +285,7 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double l2_bytes = d->l2_bytes;
     const double launch_overhead = d->launch_overhead;
     const double block_time = d->block_time;
+    const double l2_lines_per_clock = d->l2_lines_per_clock;
     const double concurrent = sms * resident;
     const double waves = ceil(blocks / concurrent);
     const double active = fmin(blocks, concurrent);
@@ -296,7 +298,8 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double t_compute = waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock;
     const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
     const double t_blocks = ceil(blocks / sms) * block_time;
-    const double time = launch_overhead + fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks));
+    const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
+    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), t_l2);
     return time;
 }
 #endif
@@ -315,10 +318,11 @@ static double matvec_0_time_case1(const parakern_model_device *dev, long long m,
     const long long ops32 = 2;
     const long long ops64 = 2*n;
     const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
+    const double l2_lines = (1.0/16.0)*((double)B)*((double)n) + (1.0/16.0)*((double)n) + ceil(((double)B)/fmin(32, ((double)B)))*fmin(32, fmin(((double)B), ceil((1.0/16.0)*fmin(32, ((double)B)))));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 /* matvec:0, case 2: the time model (tuning/model.py) */
@@ -335,10 +339,11 @@ static double matvec_0_time_case2(const parakern_model_device *dev, long long m,
     const long long ops32 = 6*n + 2;
     const long long ops64 = 2*n;
     const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
+    const double l2_lines = (1.0/16.0)*((double)B)*((double)n) + (1.0/16.0)*((double)n) + ceil(((double)B)/fmin(32, ((double)B)))*fmin(32, fmin(((double)B), ceil((1.0/16.0)*fmin(32, ((double)B)))));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double *x, double *y)

@@ -350,7 +350,7 @@ int stencil2d_0_dispatch_tuned(int N, int Bx, int By, float *out, const float *i
 #define PARAKERN_MODEL_SUPPORT
 /* What parakern's time model reads of a device (tuning/model.py). */
 struct parakern_model_device {
-    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time;
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
 
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
@@ -370,6 +370,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
     m->shared_bytes_per_clock = 128;
     m->launch_overhead = 3e-06;
     m->block_time = 8e-08;
+    m->l2_lines_per_clock = 48.0;
     m->lanes32 = 64; m->lanes64 = 32;
     if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
     else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
@@ -381,7 +382,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
 }
 
 /* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic)
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines)
 {
     const double sms = d->sms;
     const double bandwidth = d->bandwidth;
@@ -393,6 +394,7 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double l2_bytes = d->l2_bytes;
     const double launch_overhead = d->launch_overhead;
     const double block_time = d->block_time;
+    const double l2_lines_per_clock = d->l2_lines_per_clock;
     const double concurrent = sms * resident;
     const double waves = ceil(blocks / concurrent);
     const double active = fmin(blocks, concurrent);
@@ -405,7 +407,8 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double t_compute = waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock;
     const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
     const double t_blocks = ceil(blocks / sms) * block_time;
-    const double time = launch_overhead + fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks));
+    const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
+    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), t_l2);
     return time;
 }
 #endif
@@ -424,10 +427,11 @@ static double stencil2d_0_time_case1(const parakern_model_device *dev, long long
     const long long ops32 = (Bx*By + 200*Bx + 200*By + 399)/(Bx*By) + 163;
     const long long ops64 = 0;
     const long long l1_traffic = 28*Bx*By + 16*Bx + 16*By + 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 32;
+    const long long l2_lines = Bx*By*((Bx + 33)/32)/(Bx + 2) + 2*Bx*((Bx + 33)/32)/(Bx + 2) + 2*By*((Bx + 33)/32)/(Bx + 2) + ((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32)) + 4*((Bx + 33)/32)/(Bx + 2);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil2d_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 /* stencil2d:0, case 2: the time model (tuning/model.py) */
@@ -444,10 +448,11 @@ static double stencil2d_0_time_case2(const parakern_model_device *dev, long long
     const long long ops32 = 13;
     const long long ops64 = 0;
     const long long l1_traffic = 192*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8));
+    const long long l2_lines = ((((32) <= (Bx) ? (32) : (Bx)) + ((5*Bx*By) <= (Bx*By + 2*Bx + 2*By + 4) ? (5*Bx*By) : (Bx*By + 2*Bx + 2*By + 4)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32)) + ((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32));
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil2d_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
 stencil2d_0_auto stencil2d_0_dispatch_auto(int N, float *out, const float *in)

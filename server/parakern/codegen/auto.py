@@ -106,6 +106,7 @@ def model_support() -> str:
         f"    m->shared_bytes_per_clock = {first.shared_memory_bytes_per_clock};",
         f"    m->launch_overhead = {model.LAUNCH_OVERHEAD_S!r};",
         f"    m->block_time = {model.BLOCK_TIME_S!r};",
+        f"    m->l2_lines_per_clock = {model.L2_LINES_PER_CLOCK!r};",
         f"    m->lanes32 = {first.fp32_lanes_per_sm}; m->lanes64 = {first.fp64_lanes_per_sm};",
         *lanes,
         "    return 1;",

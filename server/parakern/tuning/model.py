@@ -30,7 +30,10 @@ cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks resident per
     t_l1        = waves · per_sm · l1_traffic / (bytes_per_clock · clock)
                   L1 and shared memory are one memory of bytes_per_clock per SM
     t_blocks    = ⌈blocks / SMs⌉ · block_time             an SM starts one block at a time
-    time        = launch_overhead + max(t_global, t_compute, t_l1, t_blocks)
+    t_l2        = waves · active · l2_lines / (l2_lines_per_clock · clock)
+                  L2 serves a warp's request a 128-byte line at a time, whatever sectors of it are
+                  asked: rows of 8 floats per block ask 4 lines per warp where rows of 32 ask 1
+    time        = launch_overhead + max(t_global, t_compute, t_l1, t_blocks, t_l2)
 
 Everything is per launch; a schedule inside a host loop launches once per iteration.
 """
@@ -61,6 +64,13 @@ LAUNCH_OVERHEAD_S = 3e-6
 # copy of those bytes takes under 200 us). It makes very small blocks slow, which the other
 # terms do not see; the same value is used on every device.
 BLOCK_TIME_S = 80e-9
+# 128-byte lines L2 serves per SM clock (the whole GPU), whatever sectors of them a request asks:
+# fitted on Nsight Compute's figures of matadd at N = 8192 on an H200 (docs/bench/h200): with
+# 8-column blocks (4 lines of one sector each per warp request) L2 was 96 % busy and the
+# kernel took 259 us, DRAM 64 % busy; with 16-column blocks (2 lines of 2 sectors) L2 70 %, 206
+# us, DRAM 80 %. 24M line requests in 248 us of busy L2 at the 1.98 GHz boost clock: about 48
+# per clock. The same value is used on every device (a lead where none was measured).
+L2_LINES_PER_CLOCK = 48.0
 
 
 class ModelError(ValueError):
@@ -82,6 +92,7 @@ class ModelDevice:
     l2_bytes: int                    # L2 cache
     launch_overhead: float = LAUNCH_OVERHEAD_S
     block_time: float = BLOCK_TIME_S
+    l2_lines_per_clock: float = L2_LINES_PER_CLOCK
 
     def values(self) -> dict:
         """The device's names in FORMULA, as floats."""
@@ -89,7 +100,8 @@ class ModelDevice:
                 "lanes32": float(self.lanes32), "lanes64": float(self.lanes64),
                 "threads_per_sm": float(self.threads_per_sm),
                 "shared_bytes_per_clock": float(self.shared_bytes_per_clock), "l2_bytes": float(self.l2_bytes),
-                "launch_overhead": float(self.launch_overhead), "block_time": float(self.block_time)}
+                "launch_overhead": float(self.launch_overhead), "block_time": float(self.block_time),
+                "l2_lines_per_clock": float(self.l2_lines_per_clock)}
 
 
 def model_device(profile: DeviceProfile, key: str = "") -> ModelDevice:
@@ -117,13 +129,14 @@ FORMULA = (
     ("t_compute", "waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock"),
     ("t_l1", "waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock)"),
     ("t_blocks", "ceil(blocks / sms) * block_time"),
-    ("time", "launch_overhead + max(max(t_global, t_compute), max(t_l1, t_blocks))"),
+    ("t_l2", "waves * active * l2_lines / (l2_lines_per_clock * clock)"),
+    ("time", "launch_overhead + max(max(max(t_global, t_compute), max(t_l1, t_blocks)), t_l2)"),
 )
 QUANTITY_NAMES = ("blocks", "threads", "resident", "global_bytes", "unique_bytes", "read_bytes", "synchronised",
-                  "ops32", "ops64", "l1_traffic")
+                  "ops32", "ops64", "l1_traffic", "l2_lines")
 DEVICE_NAMES = ("sms", "bandwidth", "clock", "lanes32", "lanes64", "threads_per_sm", "shared_bytes_per_clock",
-                "l2_bytes", "launch_overhead", "block_time")
-TERMS = ("t_global", "t_compute", "t_l1", "t_blocks")
+                "l2_bytes", "launch_overhead", "block_time", "l2_lines_per_clock")
+TERMS = ("t_global", "t_compute", "t_l1", "t_blocks", "t_l2")
 _COMPILED = tuple((name, compile(text, name, "eval")) for name, text in FORMULA)
 _BUILTINS = {"__builtins__": {}, "min": min, "max": max, "ceil": math.ceil}
 
@@ -161,12 +174,13 @@ class Quantities:
     unique_bytes: sympy.Expr         # the launch's arrays, each read and each write once
     read_bytes: sympy.Expr           # the arrays the launch reads, each once
     synchronised: int                # 1 where the block waits at barriers (staging, threads that communicate), else 0
+    l2_lines: sympy.Expr = sympy.S.Zero   # per block, 128-byte lines its warps' global requests touch
 
     def expressions(self) -> dict:
         return {"blocks": self.blocks, "threads": self.threads, "shared_bytes": self.shared_bytes,
                 "global_bytes": self.global_bytes, "unique_bytes": self.unique_bytes, "read_bytes": self.read_bytes,
                 "synchronised": sympy.Integer(self.synchronised), "ops32": self.ops32, "ops64": self.ops64,
-                "l1_traffic": self.l1_traffic}
+                "l1_traffic": self.l1_traffic, "l2_lines": self.l2_lines}
 
 
 def quantities(case) -> Quantities:
@@ -174,12 +188,12 @@ def quantities(case) -> Quantities:
     launch = launch_of(case)
     copies = _staging_copies(case)   # read by the arithmetic, the L1 bytes and the barriers
     ops32, ops64 = arithmetic(case, copies)
-    blocks, per_block = sympy.Mul(*launch.grid), global_bytes_per_block(case)
+    blocks, (per_block, lines) = sympy.Mul(*launch.grid), global_traffic_per_block(case)
     whole = array_bytes(s)
     unique, read = whole if whole is not None else (blocks * per_block,) * 2
     return Quantities(blocks, launch.threads, launch.shared_bytes, int(case.counter("registers")), per_block,
                       in_parameters(ops32, s), in_parameters(ops64, s), l1_traffic(case, copies), unique, read,
-                      int(bool(copies) or threads_communicate(s)))
+                      int(bool(copies) or threads_communicate(s)), lines)
 
 
 def array_bytes(s) -> "tuple | None":
@@ -239,7 +253,13 @@ def _loop_means(s) -> dict:
 
 
 def global_bytes_per_block(case) -> sympy.Expr:
-    """Bytes of global memory one block of the case reads and writes.
+    """Bytes of global memory one block of the case reads and writes (global_traffic_per_block)."""
+    return global_traffic_per_block(case)[0]
+
+
+def global_traffic_per_block(case) -> tuple:
+    """(bytes of global memory one block of the case reads and writes, the 128-byte lines its
+    warps' requests touch: `_lines` beside each `_sector_bytes`).
 
     THE one home of this figure in the model. For now from the footprint analysis
     (analysis/footprint.py): each element a block reads loaded once and each element it
@@ -261,7 +281,7 @@ def global_bytes_per_block(case) -> sympy.Expr:
     between = {lp.var for lp in s.between}
     moving = _between_trips(s)
     prover = functools.cache(lambda: Prover(s))   # made where a question needs it (z3: slow to start)
-    total = sympy.S.Zero
+    total = lines = sympy.S.Zero
     for kind in ("is_read", "is_write"):
         accesses = tuple(a for a in issued(s.accesses, s) if getattr(a, kind))
         names = tuple(dict.fromkeys(a.array for a in accesses))
@@ -273,13 +293,17 @@ def global_bytes_per_block(case) -> sympy.Expr:
             mine = [a for a in accesses if a.array == fp.array]
             moves = any(set(map(str, sympy.Tuple(*a.indices).free_symbols)) & between for a in mine)
             if fp.array in case.kernel.cached and fp.bounded:   # copy loops: consecutive threads, consecutive elements
-                total += in_parameters(_tile_sector_bytes(fp, array.element_size) * (moving if moves else 1), s)
+                times = moving if moves else 1
+                total += in_parameters(_tile_sector_bytes(fp, array.element_size) * times, s)
+                lines += in_parameters(_tile_sector_bytes(fp, array.element_size, 128) / 128 * times, s)
                 continue
             elements = in_parameters(_requested(mine, case), s)
             if not fp.elements.has(sympy.oo):
                 elements = _at_most(in_parameters(fp.elements * (moving if moves else 1), s), elements, prover)
-            total += _sector_bytes(elements, array.element_size, _worst_stride(mine, array, s), _lanes(case))
-    return sympy.expand(total)
+            stride = _worst_stride(mine, array, s)
+            total += _sector_bytes(elements, array.element_size, stride, _lanes(case))
+            lines += _lines(elements, array.element_size, stride, _lanes(case))
+    return sympy.expand(total), sympy.expand(lines)
 
 
 def _requested(accesses, case) -> sympy.Expr:
@@ -298,7 +322,7 @@ def _at_most(footprint: sympy.Expr, requested: sympy.Expr, prover) -> sympy.Expr
     return sympy.Min(footprint, requested)
 
 
-def _tile_sector_bytes(fp, size: int) -> sympy.Expr:
+def _tile_sector_bytes(fp, size: int, sector: int = 32) -> sympy.Expr:
     """Bytes of the 32-byte sectors that hold a block's footprint (a staged tile, copied
     element after element): each contiguous run along the array's last dimension rounded up to
     whole sectors (transpose's c tile has rows of B0 floats: at B0 = 4, half of each sector).
@@ -311,7 +335,7 @@ def _tile_sector_bytes(fp, size: int) -> sympy.Expr:
                 total += cluster.elements * size
                 continue
             last = cluster.dims[-1]
-            total += cluster.elements / last.extent * sympy.ceiling(last.extent * size / sympy.Integer(32)) * 32
+            total += cluster.elements / last.extent * sympy.ceiling(last.extent * size / sympy.Integer(sector)) * sector
         out.append(total)
     return sympy.Max(*out) if len(out) > 1 else (out[0] if out else sympy.S.Zero)
 
@@ -386,6 +410,18 @@ def _sector_bytes(elements, size: int, stride, lanes) -> sympy.Expr:
         return elements * max(size, 32)
     requests = sympy.ceiling(elements / lanes)
     return requests * 32 * sympy.Min(lanes, sympy.ceiling(lanes * stride * size / sympy.Integer(32)))
+
+
+def _lines(elements, size: int, stride, lanes) -> sympy.Expr:
+    """The 128-byte lines that warps' requests for `elements` elements touch, `lanes` lanes at a
+    time, `stride` elements apart (as `_sector_bytes`): a run of consecutive lanes touches the
+    lines it spans, a row per lane one line per element, a broadcast (or a walk that L1 serves)
+    the lines of its bytes."""
+    if stride == 0:
+        return elements * size / sympy.Integer(128)
+    if stride is None:
+        return elements
+    return sympy.ceiling(elements / lanes) * sympy.Min(lanes, sympy.ceiling(lanes * stride * size / sympy.Integer(128)))
 
 
 def _threads(case):
