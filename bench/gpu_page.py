@@ -276,7 +276,8 @@ def sample_section(run: str, doc: dict, folder: Path, link: str) -> list:
     paper = PAPER.get(run)
     if paper:
         ours = max((r["speedup"] for r in best.values() if r.get("speedup")), default=math.nan)
-        lines += ["", f"Paper (Tesla M2050, its serial C): best speedup {paper[0]}. Here ({doc.get('device', 'this GPU')} "
+        gpu = doc.get("device", "this GPU")
+        lines += ["", f"Paper (Tesla M2050, its serial C): best speedup {paper[0]}. Here ({gpu} "
                       f"against gcc -O2 on this machine's CPU): best {ours:.1f}x."]
     return lines + [""]
 
