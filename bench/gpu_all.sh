@@ -22,7 +22,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$here"
 py="${PYTHON:-python3}"
 results="${RESULTS:-docs/bench/raw}"
-mkdir -p "$results"
+mkdir -p "$results" 2>/dev/null && [ -w "$results" ] || { echo "gpu_all: RESULTS=$results is not a folder it can write"; exit 2; }
+case "${DEADLINE:-}" in ''|*[!0-9]*) [ -z "${DEADLINE:-}" ] || { echo "gpu_all: DEADLINE=$DEADLINE must be whole seconds"; exit 2; } ;; esac
 start=$(date +%s)
 export PYTHONUNBUFFERED=1
 
@@ -66,7 +67,11 @@ fi
 export PYTHONPATH="$here/server${PYTHONPATH:+:$PYTHONPATH}"
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(env refs sanitize matadd transpose jacobi1d polydiv saxpy stencil2d matvec matmul matmul+cache tune)
+if [ ${#parts[@]} -eq 0 ]; then   # all of them (QUICK=1: the samples its tiny sizes have)
+  if [ -n "${QUICK:-}" ]; then parts=(matadd transpose jacobi1d polydiv matmul matmul+cache matmul+tiles)
+  else parts=(env refs sanitize matadd transpose jacobi1d polydiv saxpy stencil2d matvec matmul matmul+cache matmul+tiles tune)
+  fi
+fi
 left() { if [ -n "${DEADLINE:-}" ]; then echo $(( DEADLINE - ($(date +%s) - start) )); else echo 86400; fi; }
 status=0
 for part in "${parts[@]}"; do   # in the order given
@@ -77,7 +82,7 @@ for part in "${parts[@]}"; do   # in the order given
         nvcc --version | tail -2; "$py" --version; gcc --version | head -1
         lscpu | grep -E "Model name|^CPU\(s\)"; "$py" -c "import importlib.metadata as m, llvmlite, z3, numpy, sympy; print('pycuda', m.version('pycuda'), 'llvmlite', llvmlite.__version__, 'z3', z3.get_version_string(), 'numpy', numpy.__version__, 'sympy', sympy.__version__)"
         "$py" -c "import cupy; print('cupy', cupy.__version__)"; compute-sanitizer --version | head -2; ncu --version | tail -1
-      } > "$results/environment.txt" 2>&1
+      } > "$results/environment.txt" 2>&1 || status=1
       cat "$results/environment.txt" ;;
     refs) "$py" bench/gpu_references.py --out "$results/references.json" || status=1 ;;
     sanitize) "$py" bench/gpu_sanitize.py --out "$results" --timeout "$(left)" || status=1 ;;
@@ -88,6 +93,7 @@ for part in "${parts[@]}"; do   # in the order given
       "$py" bench/gpu_tune.py --out "$results" --deadline "$(left)" ${QUICK:+--quick} "${some[@]}" || status=1 ;;
     profile:*:*) IFS=: read -r _ sample point <<< "$part"
       "$py" bench/gpu_profile.py "$sample" --point "$point" --out "$results" --timeout "$(left)" || status=1 ;;
+    profile*) echo "gpu_all: $part: profile needs a sample and a point, e.g. profile:matadd:N=8192,B0=16,B1=8"; status=1 ;;
     *) "$py" bench/paper_gpu.py --out "$results" --deadline "$(left)" ${QUICK:+--quick} "$part" || status=1 ;;
   esac
 done

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -39,15 +40,49 @@ PAPER = {
 FLOPS = {"matmul": lambda v: 2 * v["n"] ** 3}   # arithmetic of a sample, for GFLOP/s
 
 
-def load(folder: Path) -> dict:
+def read_json(path: Path, unreadable: "list | None" = None):
+    """The JSON of path, or None (its name then added to unreadable) where it is cut short or
+    not JSON: a run stopped while writing it."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        if unreadable is not None:
+            unreadable.append(path.name)
+        return None
+
+
+def load(folder: Path, unreadable: "list | None" = None) -> dict:
     runs = {}
     for path in sorted(folder.glob("*.json")):
         if path.name in ("RESULTS.json", "references.json", "sanitizer.json"):
             continue
-        doc = json.loads(path.read_text())
-        if "results" in doc:
+        doc = read_json(path, unreadable)
+        if isinstance(doc, dict) and "results" in doc:
             runs[path.stem] = doc
     return runs
+
+
+def unfinished(folder: Path, runs: dict) -> list:
+    """(run, why) of each run that gpu_all.sh started (RESULTS.json) and that has no figures on
+    the page: stopped at the deadline (exit 124), failed, or without its JSON."""
+    index = read_json(folder / "RESULTS.json") or {}
+    out = []
+    for name, r in (index.items() if isinstance(index, dict) else ()):
+        stem = name.replace("+", "_")
+        if stem in runs and r.get("exit") == 0:
+            continue
+        code = r.get("exit")
+        why = ("not started: the deadline was reached" if code is None else
+               f"stopped at the deadline after {r.get('seconds', 0):.0f} s" if code == 124 else
+               f"exit {code}" + ("" if stem in runs else ", no results"))
+        out.append((name, why))
+    return out
+
+
+def median(values) -> float:
+    """The median of the numbers that are not NaN (NaN where none is)."""
+    kept = [v for v in values if not math.isnan(v)]
+    return statistics.median(kept) if kept else math.nan
 
 
 def sample_of(run: str) -> str:
@@ -97,6 +132,12 @@ def dispatcher_ratios(doc: dict, key: str = "dispatcher") -> list:
     return out
 
 
+def fastest_label(doc: dict, values: dict) -> str:
+    """`case 2` or `case 2 at compile time`: the fastest correct kernel measured at values."""
+    here = [r for r in doc["results"] if r["values"] == values and r.get("gpu_s") and r.get("correct")]
+    return kernel_label(kernel_of(min(here, key=lambda r: r["gpu_s"])))
+
+
 def fmt_point(values: dict, skip=()) -> str:
     return " ".join(f"{k}={v}" for k, v in values.items() if k not in skip)
 
@@ -120,8 +161,8 @@ def data_names(doc: dict, run: str) -> set:
 
 
 def references(folder: Path) -> dict:
-    path = folder / "references.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    doc = read_json(folder / "references.json") if (folder / "references.json").exists() else {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def sanitizer(folder: Path) -> list:
@@ -129,6 +170,8 @@ def sanitizer(folder: Path) -> list:
     rows = []
     for log in sorted(folder.glob("sanitize_*_*.log")):
         m = re.match(r"sanitize_(.+)_(memcheck|racecheck)\.log$", log.name)
+        if m is None:   # not a log gpu_sanitize.py writes
+            continue
         text = log.read_text(errors="replace")
         found = re.findall(r"(?:ERROR SUMMARY: |SUMMARY: \d+ hazards? displayed \()(\d+) error", text)
         launched = sorted({int(k) for k in re.findall(r"case (\d+)\n", text + "\n")})
@@ -163,7 +206,9 @@ def tunings(folder: Path) -> list:
     """(run, schedule, profile, Spearman, pick fraction, configurations measured) of gpu_tune's files."""
     rows = []
     for path in sorted(folder.glob("tune_*.json")):
-        doc = json.loads(path.read_text())
+        doc = read_json(path)
+        if not isinstance(doc, dict):
+            continue
         for entry in doc.get("schedules", []):
             m = entry.get("measure")
             if m:
@@ -175,6 +220,13 @@ def tunings(folder: Path) -> list:
 
 def tune_targets(folder: Path) -> list:
     rows = []
+    for path in sorted(folder.glob("tune_*.json")):   # a tune that measured nothing still says why
+        doc = read_json(path)
+        if isinstance(doc, dict) and doc.get("exit") not in (0, None) and not any(
+                e.get("measure") for e in doc.get("schedules", [])):
+            why = "stopped at the deadline" if doc["exit"] == 124 else f"exit {doc['exit']}"
+            rows.append((f"{doc.get('run', path.stem)}: the model against measured times", f"not measured ({why})",
+                         False))
     for run, _schedule, profile, rho, pick, measured in tunings(folder):
         rows.append((f"{run}: the model's pick >= {pct(PICK_TARGET)} of the best measured ({profile} model)",
                      f"{pct(pick)} over {measured} configurations", pick >= PICK_TARGET))
@@ -206,7 +258,7 @@ def targets(runs: dict, refs: dict) -> list:
             below = sum(1 for x in ratios if x[3] < DISPATCH_TARGET)
             rows.append((f"{run}: {what} >= {pct(DISPATCH_TARGET)} of the best case, every point",
                          f"lowest {pct(worst[3])} at {fmt_point(worst[0], data_names(doc, run))} (launched case "
-                         f"{worst[1]}, case {worst[2]} fastest); {below} of {len(ratios)} points below",
+                         f"{worst[1]}, {fastest_label(doc, worst[0])} fastest); {below} of {len(ratios)} points below",
                          below == 0))
     sgemm = refs.get("sgemm", {}).get("n2048")
     mm = [(run, k, r) for run, doc in runs.items() if base_sample(run) == "matmul" and run.endswith("n2048")
@@ -221,13 +273,20 @@ def targets(runs: dict, refs: dict) -> list:
     return rows
 
 
+def _heat_maps(folder: Path, run: str) -> list:
+    """The run's heat maps: one per case (`<run>_case2.png`), or `<run>.png` where a sample has
+    one case."""
+    maps = sorted(folder.glob(f"{run}_case*.png"))
+    return maps or sorted(folder.glob(f"{run}.png"))
+
+
 def sample_section(run: str, doc: dict, folder: Path, link: str) -> list:
     fixed = data_names(doc, run)
     first = {k: v for k, v in doc["results"][0]["values"].items() if k in fixed}
     lines = [f"### {sample_of(run)} ({fmt_point(first)})",
              "", f"Tables of every point: [{run}.md]({link}/{run}.md); heat maps: "
-             + ", ".join(f"[case {p.stem.rsplit('case', 1)[-1]}]({link}/{p.name})"
-                         for p in sorted(folder.glob(f"{run}_case*.png"))) + ".", ""]
+             + ", ".join(f"[case {p.stem.rsplit('_case', 1)[-1] if '_case' in p.stem else 1}]({link}/{p.name})"
+                         for p in _heat_maps(folder, run)) + ".", ""]
     flops = FLOPS.get(base_sample(run))
     head = "| case | constraints | registers | best point | time | speedup | " + \
            ("GFLOP/s |" if flops else "GB/s | of a copy |")
@@ -262,7 +321,7 @@ def sample_section(run: str, doc: dict, folder: Path, link: str) -> list:
         lines += ["", f"Dispatcher: launched the fastest case at {fastest} of {len(ratios)} points; its speed "
                       f"against the fastest case's: {pct(min(x[3] for x in ratios))} to "
                       f"{pct(max(x[3] for x in ratios))} "
-                      f"(median {pct(sorted(x[3] for x in ratios)[len(ratios) // 2])})."]
+                      f"(median {pct(median(x[3] for x in ratios))})."]
         launched = sorted({c for _, c, _, _ in ratios if c is not None})
         winners = sorted({f for _, _, f, _ in ratios})
         lines.append(f"It launched case {', '.join(map(str, launched))}; the fastest were case "
@@ -315,7 +374,8 @@ def before_after(before: dict, after: dict) -> list:
 
 
 def page(folder: Path, out: Path, before: "Path | None", change: str) -> str:
-    runs, refs = load(folder), references(folder)
+    unreadable = []
+    runs, refs = load(folder, unreadable), references(folder)
     env = (folder / "environment.txt").read_text() if (folder / "environment.txt").exists() else ""
     device = next(iter(runs.values()))["device"] if runs else "?"
     link = os.path.relpath(folder.resolve(), out.parent.resolve())
@@ -325,6 +385,11 @@ def page(folder: Path, out: Path, before: "Path | None", change: str) -> str:
              f"--out {out}` from those files.", "", "```", env.strip(), "```", "", "## Targets", "",
              "| target | measured | met |", "|---|---|---|"]
     lines += [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok in targets(runs, refs) + tune_targets(folder)]
+    missing = unfinished(folder, runs)
+    if missing or unreadable:
+        lines += ["", "Runs without figures here: " + "; ".join(
+            [f"{name} ({why})" for name, why in missing] + [f"{name} (cut short or not JSON)" for name in unreadable])
+            + "."]
     if refs:
         lines += ["", "## References", "", "CuPy on the same kind of machine, in the run of the matmul figures "
                   "(`bench/gpu_references.py`); each sample's own JSON also holds a device-to-device copy of its "
@@ -384,7 +449,19 @@ def main(argv=None) -> int:
     if not args.folder.is_dir():
         print(f"gpu_page: {args.folder} is not a folder", file=sys.stderr)
         return 2
-    args.out.write_text(page(args.folder, args.out, args.before, args.change))
+    if args.before is not None and not args.before.is_dir():
+        print(f"gpu_page: --before {args.before} is not a folder", file=sys.stderr)
+        return 2
+    if not args.out.parent.is_dir():
+        print(f"gpu_page: --out {args.out}: its folder {args.out.parent} does not exist", file=sys.stderr)
+        return 2
+    text = page(args.folder, args.out, args.before, args.change)
+    written = ("*.json", "*.log", "ncu_*.txt", "environment.txt")
+    if not any(next(args.folder.glob(pattern), None) for pattern in written):
+        print(f"gpu_page: {args.folder} holds nothing bench/gpu_all.sh writes (JSON, logs, environment.txt)",
+              file=sys.stderr)
+        return 2
+    args.out.write_text(text)
     return 0
 
 

@@ -27,7 +27,6 @@ today's on a GPU).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 import sys
@@ -37,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from gpu_page import dispatcher_ratios, sample_of  # noqa: E402
+from gpu_page import dispatcher_ratios, median, read_json, sample_of  # noqa: E402
 from paper_gpu import SUITE, variant_file  # noqa: E402
 
 from parakern import dispatch  # noqa: E402
@@ -181,8 +180,15 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     runs, origin, tunes = {}, {}, {}
     for folder in args.folders:
+        if not folder.is_dir():
+            print(f"model_vs_measured: {folder} is not a folder", file=sys.stderr)
+            return 2
         for path in sorted(folder.glob("*.json")):
-            doc = json.loads(path.read_text())
+            doc = read_json(path)
+            if doc is None:
+                print(f"model_vs_measured: {path} is not JSON (cut short?): left out", file=sys.stderr)
+            if not isinstance(doc, dict):
+                continue
             if path.stem.startswith("tune_") and doc.get("schedules") and \
                     sample_of(path.stem.removeprefix("tune_")) in SUITE:
                 tunes[path.stem] = doc
@@ -194,7 +200,9 @@ def main(argv=None) -> int:
         return 2
     key = args.profile or profile_key(next(iter(runs.values()))["device"])
     if key not in PROFILES:
-        print(f"model_vs_measured: give --profile (one of {', '.join(sorted(PROFILES))})", file=sys.stderr)
+        why = (f"--profile {args.profile} is not a profile" if args.profile else
+               f"no profile is named after {next(iter(runs.values()))['device']}: give --profile")
+        print(f"model_vs_measured: {why} (one of {', '.join(sorted(PROFILES))})", file=sys.stderr)
         return 2
     device = model.model_device(get_profile(key), key)
     args.scratch.mkdir(parents=True, exist_ok=True)
@@ -205,7 +213,8 @@ def main(argv=None) -> int:
     rhos, picks, paper = [], [], []
     for r, doc in zip(results, runs.values()):
         if "spearman" not in r:
-            lines.append(f"{r['run']}: {r['kernels']} kernels matched, {r['unmatched']} unmatched: too few")
+            few = f"{r['kernels']} kernels matched, {r['unmatched']} unmatched: too few"
+            lines.append(f"| {r['run']} | {few} | | | | |" if args.markdown else f"{r['run']}: {few}")
             continue
         data = {n for n in doc["results"][0]["values"] if re.fullmatch(r"[A-Z]|[nmMN]", n) and
                 all(x["values"][n] == doc["results"][0]["values"][n] for x in doc["results"])}
@@ -228,7 +237,7 @@ def main(argv=None) -> int:
     print("\n".join(lines))
     if rhos:
         print(f"Spearman >= 0.7 in {sum(1 for x in rhos if x >= 0.7)} of {len(rhos)} runs (median "
-              f"{sorted(rhos)[len(rhos) // 2]:.2f}); the model's pick >= 80 % of the best in "
+              f"{median(rhos):.2f}); the model's pick >= 80 % of the best in "
               f"{sum(1 for x in picks if x >= 0.8)} of {len(picks)} runs (lowest {min(picks):.0%})")
     for run, doc in tunes.items():
         for t in evaluate_tune(run, doc, device, args.scratch):

@@ -204,7 +204,11 @@ def main(argv=None) -> int:
         runs.append({"sample": name, "tag": tag, "exit": None, "seconds": 0, "report": None} if left is None
                     else run(name, entry, tag, data, args.out, args.repeat, left))
     index = args.out / "RESULTS.json"
-    previous = json.loads(index.read_text()) if index.exists() else {}
+    try:
+        previous = json.loads(index.read_text()) if index.exists() else {}
+    except (OSError, json.JSONDecodeError):   # cut short by a stopped run: this run's entries start it again
+        print(f"{index}: not JSON (cut short?); written again with this run's entries", file=sys.stderr)
+        previous = {}
     previous.update({f"{r['sample']}_{r['tag']}": r for r in runs})
     index.write_text(json.dumps(previous, indent=2) + "\n")
     return 0 if all(r["exit"] == 0 for r in runs) else 1

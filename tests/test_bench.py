@@ -429,3 +429,29 @@ def test_a_swept_name_that_is_no_parameter_is_usage(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().endswith("--data/--sweep Q: no schedule of "
                                         f"{SAMPLES / 'matadd.c'} has that parameter (parameters: B0, B1, N)")
+
+
+def test_gpu_page_names_the_runs_it_has_no_figures_of(tmp_path):
+    """A run stopped at the deadline (RESULTS.json: exit 124, no JSON), a JSON cut short and a
+    sample of one case: before, the first two vanished from the page (the second with a
+    traceback) and the third's heat map was not linked."""
+    source = ROOT / "docs" / "bench" / "h200"
+    for name in ("matadd_N8192.json", "matadd_N8192.png", "environment.txt"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    (tmp_path / "saxpy_n67108864.json").write_text((source / "saxpy_n67108864.json").read_text()[:300])
+    (tmp_path / "RESULTS.json").write_text(json.dumps({
+        "matadd_N8192": {"sample": "matadd", "tag": "N8192", "exit": 0, "seconds": 93.0},
+        "transpose_N8192": {"sample": "transpose", "tag": "N8192", "exit": 124, "seconds": 87.1}}))
+    out = tmp_path / "page.md"
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_page.py"), str(tmp_path), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    page = out.read_text()
+    assert ("Runs without figures here: transpose_N8192 (stopped at the deadline after 87 s); "
+            "saxpy_n67108864.json (cut short or not JSON).") in page
+    assert "heat maps: [case 1](./matadd_N8192.png)." in page      # the page beside the run's files
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_page.py"), str(empty), "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "holds nothing bench/gpu_all.sh writes" in done.stderr

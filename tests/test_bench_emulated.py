@@ -113,6 +113,15 @@ def test_skipped_points_say_why():
     assert "skip" in done.stdout
 
 
+def test_a_sweep_where_no_point_can_run_is_not_a_success():
+    """N = 63 violates matadd's assert(N % 2 == 0) at every point: before, exit 0 with nothing
+    measured (a script then recorded the run as a success)."""
+    done = _bench(SAMPLES / "matadd.c", "--data", "N=63", "--sweep", "B0=4,8", "--sweep", "B1=8", "--repeat", 1)
+    assert done.returncode == 1, done.stderr
+    assert "violates N % 2 == 0" in done.stderr
+    assert "no point of the sweep can run" in done.stderr and "nothing was measured" in done.stderr
+
+
 def test_a_wrong_kernel_is_caught(fake_gpu):
     """A kernel that subtracts instead of adding: every case and the dispatcher are WRONG."""
     from parakern.bench import session
