@@ -381,3 +381,64 @@ def test_register_table_cached_vs_uncached():
             assert a > 0 and b > 0
             rows.append(f"{ids((name, cached)):22} {level:5}  {a:8}  {b:6}")
     print("\nregisters per thread (ptxas -arch=sm_80)\n" + "\n".join(rows))
+
+
+EMPTY_LOOP_1D = """void win(int n, int m, int B, float x[n + m], float y[n])
+{
+    int g = (n + B - 1) / B;
+    meta_schedule cache(x) {
+        meta_for (int b = 0; b < g; b++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = b * B + t;
+                if (i < n) {
+                    float s = x[i];
+                    for (int k = 1; k < m; k += 2)
+                        s += x[i + k];
+                    y[i] = s;
+                }
+            }
+    }
+}
+"""
+EMPTY_LOOP_2D = """void boxr(int h, int w, int r, int Bx, int By, float img[h][w + r], float out[h][w])
+{
+    int gy = (h + By - 1) / By, gx = (w + Bx - 1) / Bx;
+    meta_schedule cache(img) {
+        meta_for (int by = 0; by < gy; by++)
+            meta_for (int bx = 0; bx < gx; bx++)
+                meta_for (int ty = 0; ty < By; ty++)
+                    meta_for (int tx = 0; tx < Bx; tx++) {
+                        int i = by * By + ty;
+                        int j = bx * Bx + tx;
+                        if (i < h && j < w) {
+                            float acc = img[i][j];
+                            for (int d = 2; d < r; d++)
+                                acc += img[i][j + d];
+                            out[i][j] = acc;
+                        }
+                    }
+    }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not on PATH")
+@pytest.mark.parametrize("text, sid, values", [
+    (EMPTY_LOOP_1D, "win:0", dict(n=61, m=1, B=48)),
+    (EMPTY_LOOP_1D, "win:0", dict(n=61, m=0, B=48)),
+    (EMPTY_LOOP_1D, "win:0", dict(n=61, m=6, B=48)),
+    (EMPTY_LOOP_2D, "boxr:0", dict(h=33, w=199, r=1, Bx=3, By=48)),
+    (EMPTY_LOOP_2D, "boxr:0", dict(h=33, w=199, r=5, Bx=3, By=48))])
+def test_a_serial_loop_that_runs_no_iteration_leaves_the_other_reads_staged(text, sid, values):
+    """A thread's serial loop may run no iteration (m = 1, r = 1) while a read outside it still
+    reads: the tile was sized as if the loop ran (B - 1 elements for B threads' x[i]), and the
+    2-D load copied what the reads of the loop's first iteration would need (2 columns short):
+    the staged case computed garbage there. Every case that holds runs against the serial C."""
+    from parakern.verify import Session
+    from parakern.verify.points import device
+    with Session(text, "t.c") as session:
+        tree = session.analysis.results[0].tree
+        assert any(c.kernel.cached for c in tree.cases)
+        point = session.run(sid, values, device(65536, 1 << 16, 1024))
+        assert point.ok and not point.mismatches, (point.error, point.mismatches)
+        assert tree.cases[point.expected - 1].kernel.cached     # the staged case ran

@@ -56,10 +56,14 @@ class Prover:
             add(fact.relation)
         for name in self._params:
             add(sympy.Ge(syntax.sym(name), 0))
-        # Loops run at least once (else they touch nothing); only bounds that are the
-        # same for every thread, so that no hypothesis mentions a varying variable.
+        # The meta_for levels and the loops between them run at least once (else no thread
+        # touches anything); only bounds that are the same for every thread, so that no
+        # hypothesis mentions a varying variable. Not a thread's own serial loops: one may run
+        # no iteration (`for (k = 1; k < m; k += 2)` at m = 1) while an access outside it still
+        # reads, and a region spanning both must not be sized as if the loop ran (a tile of
+        # B - 1 elements for B threads' reads of x[i]).
         varying = {lp.var for lp in schedule.block + schedule.serial}
-        for loop in schedule.grid + schedule.block + schedule.between + schedule.serial:
+        for loop in schedule.grid + schedule.block + schedule.between:
             bounds = [loop.lo, loop.hi, getattr(loop, "step", sympy.S.One)]
             if not any(s.name in varying for b in bounds for s in b.free_symbols):
                 add(sympy.Ge(loop.hi - loop.lo, 1))

@@ -29,6 +29,12 @@ def read_boxes(s: Schedule, cluster, reads) -> tuple:
     """((lower, size) per dimension, ...) per box, or () for the whole region."""
     if len(cluster.dims) < 2 or not reads or any(d.repeats for d in cluster.dims):
         return ()
+    # An access that a serial loop moves runs as far as that loop's trips, not as the others:
+    # the boxes' shared run would be wrong (at r = 1, `img[i][j + d]` for d in [2, r) reads
+    # nothing, and img[i][j]'s box came out 2 columns short). The whole region is loaded.
+    serial = {sym(lp.var) for lp in s.serial}
+    if any(sympy.sympify(index).free_symbols & serial for i in cluster.accesses for index in s.accesses[i].indices):
+        return ()
     offsets = {i: _offsets(s, s.accesses[i], cluster) for i in cluster.accesses}
     if any(o is None for o in offsets.values()):
         return ()

@@ -237,8 +237,10 @@ def _trip_count(loop, s) -> sympy.Expr:
         count = count.xreplace(means)
         if not count.free_symbols & set(means):
             break
-    # whole trips (the operation counts are integers in Python and in dispatch_auto's C)
-    return sympy.ceiling(count)
+    # whole trips (the operation counts are integers in Python and in dispatch_auto's C), and
+    # none where the average thread's bound is below its start (`for (k = i; k < m; k++)` with
+    # n > 2m threads: m - mean(i) < 0 made tune print negative bytes and rank by them)
+    return sympy.Max(sympy.S.Zero, sympy.ceiling(count))
 
 
 def _loop_means(s) -> dict:
