@@ -329,3 +329,23 @@ def test_a_local_declared_again_in_its_serial_loop_is_an_error():
     (d,) = result.diagnostics
     assert d.code == "PK013" and "'z' is declared again in the body of its loop" in d.message
     assert (d.span.line, d.span.col) == (15, 37)
+
+
+def test_an_assertion_under_a_condition_fixes_nothing():
+    """`if (flag) assert(B == 32);` says nothing of B where flag is 0: before, it fixed B (emit
+    --fix B=256 was refused, tune offered B = 32 alone). An assertion in the branch that holds
+    the schedule still counts."""
+    body = """    int g = (n + B - 1) / B;
+    meta_schedule {
+        meta_for (int b = 0; b < g; b++)
+            meta_for (int t = 0; t < B; t++)
+                if (b * B + t < n)
+                    y[b * B + t] = 2.0f * x[b * B + t];
+    }
+"""
+    head = "#include <assert.h>\nvoid f(int n, int B, int flag, float x[n], float y[n])\n{\n"
+    conditional = head + "    if (flag)\n        assert(B == 32);\n    while (flag--)\n        assert(B == 64);\n" + body + "}\n"
+    s = analyze(conditional, "c.c").results[0].schedule
+    assert asserted(s) == {} and fixed_points(s, ({"B": 256},)) == ((("B", 256),),)
+    inside = head + "    if (flag) {\n        assert(B == 32);\n" + body + "    }\n}\n"
+    assert asserted(analyze(inside, "i.c").results[0].schedule) == {"B": 32}

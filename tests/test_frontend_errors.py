@@ -35,6 +35,7 @@ EXPECTED = {
                                 "declare it first: scale(int B, int n, float a[n])"),
     "write_const_array.c": ("PK004", (7, 17, 7, 29), "a[i * B + j]", "'a' is declared const"),
     "float_bound.c": ("PK003", (4, 34, 4, 40), "blocks", "the bound of meta_for is a double expression"),
+    "cxx_keyword.c": ("PK018", (5, 23, 5, 26), "new", "'new' is a C++ keyword"),
 }
 
 
@@ -107,3 +108,23 @@ def test_non_ascii_text_keeps_columns_in_code_points():
     s = analyze_source(source.replace("= x;", "= 1.0f;"), "u.c").schedules[0]
     first = source.split("\n")[0]
     assert first[s.keyword_span.col - 1:s.keyword_span.end_col - 1] == "meta_schedule"
+
+
+@pytest.mark.parametrize("statement, words", [
+    ("if (t == 0) continue;", "put the rest of the loop's body under an if instead"),
+    ("y[b * B + t] = sizeof(float);", "compute it before the schedule (int bytes = sizeof(float);)"),
+    ("y[b * B + t] = *x;", "index the array instead"),
+    ("switch (t) { default: y[b * B + t] = 0; }", "use if / else if")])
+def test_an_unsupported_construct_says_what_to_write_instead(statement, words):
+    text = f"""void f(int n, int B, float x[n], float y[n])
+{{
+    meta_schedule {{
+        meta_for (int b = 0; b < n / B; b++)
+            meta_for (int t = 0; t < B; t++) {{
+                {statement}
+            }}
+    }}
+}}
+"""
+    (d,) = [d for d in analyze_source(text, "u.c").diagnostics if d.severity.value == "error"]
+    assert d.code == "PK013" and words in d.message and d.span.line == 6, d.format()

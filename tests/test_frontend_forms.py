@@ -242,3 +242,47 @@ def test_a_shift_by_a_parameter_keeps_it_within_the_type():
     shifts = {f.relation for f in s.facts if f.origin == "shift"}
     k = sym("k")
     assert shifts == {sympy.Ge(k, 0), sympy.Lt(k, 32), sympy.Ge(k + 1, 0), sympy.Lt(k + 1, 64)}
+
+
+def test_designated_initializers_in_host_code_are_read():
+    """`{ [1] = 3 }` and `{ .a = 1 }` outside the schedule: pycparser gives their designators no
+    position, and the whole function's schedule was lost to PK099 ('NoneType' ... 'line')."""
+    text = """struct P { int a, b; };
+void f(int n, int B, float x[n], float y[n])
+{
+    struct P p = { .a = 1, .b = 2 };
+    int w[2] = { [1] = 3 };
+    meta_schedule {
+        meta_for (int b = 0; b < n / B; b++)
+            meta_for (int t = 0; t < B; t++)
+                y[b * B + t] = 2.0f * x[b * B + t];
+    }
+}
+"""
+    result = analyze_source(text, "d.c")
+    assert result.diagnostics == () and len(result.schedules) == 1
+
+
+def test_a_line_of_code_continued_with_a_backslash_is_one_line():
+    """C joins a line that ends with a backslash to the next; pycparser refused it ("Illegal
+    character '\\\\'", no schedule analysed). A #define's continuation still continues it, and
+    the positions after the splice stay where they are."""
+    text = """#define TILE \\
+    32
+void f(int n, int B, float x[n], float y[n])
+{
+    int g = (n + B - 1) \\
+            / B;
+    int h = TILE;
+    meta_schedule {
+        meta_for (int b = 0; b < g; b++)
+            meta_for (int t = 0; t < B; t++)
+                if (b * B + t < n && h > 0)
+                    y[b * B + t] = 2.0f * x[b * B + t];
+    }
+}
+"""
+    result = analyze_source(text, "c.c")
+    assert result.diagnostics == () and len(result.schedules) == 1
+    (s,) = result.schedules
+    assert s.span.line == 8 and s.span.col == 5

@@ -279,16 +279,23 @@ class _Walker:
             self.pop()
         elif isinstance(node, (c_ast.While, c_ast.DoWhile)):
             self.host_loops.append(("", node))
-            self.visit(node.stmt)
+            self.visit_branch(node.stmt)
             self.host_loops.pop()
         elif isinstance(node, c_ast.If):
-            self.visit(node.iftrue)
-            self.visit(node.iffalse)
+            self.visit_branch(node.iftrue)
+            self.visit_branch(node.iffalse)
         elif isinstance(node, (c_ast.Switch, c_ast.Case, c_ast.Default)):
             for child in node.stmts if hasattr(node, "stmts") and node.stmts else ():
-                self.visit(child)
+                self.visit_branch(child)
             if isinstance(node, c_ast.Switch):
-                self.visit(node.stmt)
+                self.visit_branch(node.stmt)
+
+    def visit_branch(self, node) -> None:
+        """A statement that may not run (an if's branch, a loop's body, a case): what it asserts
+        holds only where it runs (`if (flag) assert(B == 32);` says nothing of B otherwise)."""
+        self.push()
+        self.visit(node)
+        self.pop()
 
     def schedule(self, label: c_ast.Label) -> None:
         asserts = tuple(a for frame in self.asserts for a in frame)

@@ -65,7 +65,12 @@ class Converter:
     def expr(self, node) -> syntax.Expr:
         method = getattr(self, "_expr_" + type(node).__name__, None)
         if method is None:
-            return self.fail("PK013", f"{_describe(node)} is not supported inside meta_schedule",
+            hint = {"StructRef": ": pass the member to the function as a scalar or an array of its own",
+                    "ExprList": ": write each expression as a statement of its own",
+                    "CompoundLiteral": ": declare the value before the schedule",
+                    "InitList": ": declare the array before the schedule",
+                    "Typename": ": use the type in a declaration before the schedule"}.get(type(node).__name__, "")
+            return self.fail("PK013", f"{_describe(node)} is not supported inside meta_schedule{hint}",
                              self.span(node))
         return method(node)
 
@@ -180,8 +185,11 @@ class Converter:
                              "write the increment as a statement of its own", span)
         if node.op not in ("-", "+", "!", "~"):
             what = {"*": "pointer dereference", "&": "taking an address", "sizeof": "sizeof"}
+            hint = {"*": ": index the array instead (p[i], not *(p + i))",
+                    "&": ": pass the array and index it inside the schedule",
+                    "sizeof": ": compute it before the schedule (int bytes = sizeof(float);) and use that"}
             return self.fail("PK013", f"{what.get(node.op, repr(node.op))} is not supported inside "
-                             "meta_schedule", span)
+                             f"meta_schedule{hint.get(node.op, '')}", span)
         operand = self.expr(node.expr)
         ctype = "int" if node.op == "!" else operand.ctype
         if node.op == "~" and not syntax.is_integer(ctype):
@@ -281,9 +289,12 @@ class Converter:
         names = {"While": "while loops", "DoWhile": "do-while loops", "Switch": "switch statements",
                  "Continue": "continue", "Label": "labels", "Typedef": "typedefs"}
         what = names.get(type(node).__name__, _describe(node))
-        hint = " (use a for loop in canonical form)" if "while" in what else ""
+        hints = {"Continue": " (put the rest of the loop's body under an if instead)",
+                 "Switch": " (use if / else if)", "Label": " (write the control flow with if and for)",
+                 "Typedef": " (declare the typedef outside the function)"}
+        hint = " (use a for loop in canonical form)" if "while" in what else hints.get(type(node).__name__, "")
         self.fail("PK013", f"{what} are not supported inside meta_schedule{hint}"
-                  if what.endswith("s") else f"{what} is not supported inside meta_schedule",
+                  if what.endswith("s") else f"{what} is not supported inside meta_schedule{hint}",
                   self.index.stmt_span(node))
         return []
 

@@ -317,7 +317,7 @@ class _Scanner:
 def prepare(text: str, file: str) -> Prepared:
     if text.startswith("\ufeff"):   # a UTF-8 byte order mark, which gcc skips: a space keeps the columns
         text = " " + text[1:]
-    scanner = _Scanner(text, file)
+    scanner = _Scanner(_code_lines_spliced(text), file)
     scanner.run()
     typedefs = [f"typedef int {t};" for t in _PRELUDE_TYPES] + scanner.typedefs
     prelude = "\n".join(typedefs) + f'\n#line 1 "{line_file(file)}"\n'
@@ -331,6 +331,24 @@ def prepare(text: str, file: str) -> Prepared:
         defines=tuple(scanner.defines),
         diagnostics=tuple(scanner.diagnostics),
     )
+
+
+def _code_lines_spliced(text: str) -> str:
+    """A backslash that ends a line of code (not of a directive, whose continuations the scanner
+    reads) becomes a space: C joins the two lines (`int g = (n + B - 1) \\` then `/ B;`), which
+    pycparser refused as an illegal character. Lines and columns stay where they are; a token
+    split across the two lines is not joined."""
+    lines = text.split("\n")
+    directive = False   # the logical line under way is a directive
+    for k, line in enumerate(lines):
+        if not directive:
+            directive = line.lstrip().startswith("#")
+        continued = line.endswith("\\")
+        if continued and not directive and "//" not in line:   # a // comment's splice continues the comment
+            lines[k] = line[:-1] + " "
+        if not continued:
+            directive = False
+    return "\n".join(lines)
 
 
 def line_file(file: str) -> str:

@@ -16,6 +16,14 @@ from parakern.frontend.nest import (MAX_LEVELS, axis, body_operand_facts, diviso
 from parakern.symbols import sym
 
 # Names the constraints reserve for the machine (paper section 3.2).
+# C++ keywords that C allows as names: the generated CUDA is C++, where nvcc rejects them
+# ("expected an identifier"), and the kernels keep the user's names
+CXX_KEYWORDS = frozenset(
+    "alignas alignof and and_eq asm bitand bitor catch char8_t char16_t char32_t class co_await co_return "
+    "co_yield compl concept const_cast consteval constexpr constinit decltype delete dynamic_cast explicit "
+    "export friend mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected "
+    "public reinterpret_cast requires static_assert static_cast template this thread_local throw try typeid "
+    "typename using virtual wchar_t xor xor_eq".split())
 MACHINE_NAMES = {"R_B": "registers per block", "Z": "shared memory per block",
                  "T": "threads per block", "P_occ": "occupancy"}
 
@@ -84,6 +92,16 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
         return None, diagnostics
     param_names = {p.name for p in params} | {d.name for d in scalars.derived}
     accesses, locals_, serial_inside = scan_body(body, levels, between[0], param_names, conv.assigned_locals)
+    named = [(p.name, p.span) for p in params] + [(a.name, a.span) for a in arrays] + \
+        [(d.name, d.span) for d in scalars.derived] + \
+        [(d.name, _name_span(ctx, d)) for d in _declarations(site.label.stmt)]   # meta_for, loops, locals
+    for name, span in dict.fromkeys(named):
+        if name in CXX_KEYWORDS:
+            diagnostics.append(error(
+                "PK018", f"'{name}' is a C++ keyword: the generated CUDA is C++, where it cannot be a name; "
+                "rename it", span))
+    if any(d.severity.value == "error" for d in diagnostics):
+        return None, diagnostics
     arrays = tuple(mark_use(a, accesses) for a in arrays)
     for array in arrays:
         if array.written and site.env[array.name].is_const:
@@ -318,3 +336,23 @@ def _cache(mark, site: Site, arrays, diagnostics) -> tuple[model.CachedArray, ..
             result.append(model.CachedArray(item.name, item.span))
     return tuple(result)
 
+
+def _declarations(node) -> list:
+    """Every named declaration inside a statement (loop variables, locals), in source order."""
+    out = []
+
+    class Visitor(c_ast.NodeVisitor):
+        def visit_Decl(self, decl):
+            if decl.name:
+                out.append(decl)
+            self.generic_visit(decl)
+
+    Visitor().visit(node)
+    return out
+
+
+def _name_span(ctx, decl) -> Span:
+    """The declared name's token (the declaration's own span where it cannot be found)."""
+    whole = ctx.index.node_span(decl)
+    i = ctx.index.next_text(whole.line, whole.col, decl.name)
+    return whole if i is None else ctx.index.span(i, i)

@@ -97,6 +97,10 @@ class TokenIndex:
                 coord = min(coords, key=lambda c: (c.line, c.column))
                 return self.at(coord.line, coord.column)
         coord = node.coord
+        if coord is None:   # pycparser gives some nodes none (a designated initializer's `[1] = 3`)
+            coord = _first_coord(node)
+            if coord is None:
+                raise ValueError(f"no source position in {type(node).__name__}")
         return self.at(coord.line, coord.column)
 
     def last(self, node) -> int:
@@ -183,3 +187,13 @@ class TokenIndex:
         kw = self.first(node)
         close = self.matching(kw + 1) if kw + 1 < len(self.tokens) else None
         return self.span(kw, close if close is not None else kw)
+
+
+def _first_coord(node):
+    """The earliest position among a node's descendants (the node has none of its own)."""
+    coords = []
+    for _, child in node.children():
+        coord = getattr(child, "coord", None) or _first_coord(child)
+        if coord is not None:
+            coords.append(coord)
+    return min(coords, key=lambda c: (c.line, c.column)) if coords else None
