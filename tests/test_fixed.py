@@ -349,3 +349,28 @@ def test_an_assertion_under_a_condition_fixes_nothing():
     assert asserted(s) == {} and fixed_points(s, ({"B": 256},)) == ((("B", 256),),)
     inside = head + "    if (flag) {\n        assert(B == 32);\n" + body + "    }\n}\n"
     assert asserted(analyze(inside, "i.c").results[0].schedule) == {"B": 32}
+
+
+def test_an_assertion_on_a_scalar_the_schedule_does_not_read_is_on_its_definition():
+    """`int h = n / B; assert(h >= 2048);` before a schedule that never reads h: the fact is on
+    n / B (h stood as a free unknown: tune refused every B, verify found no point)."""
+    text = """#include <assert.h>
+void f(int n, int B, float x[n], float y[n])
+{
+    int h = n / B;
+    assert(h >= 2048);
+    int g = (n + B - 1) / B;
+    meta_schedule {
+        meta_for (int b = 0; b < g; b++)
+            meta_for (int t = 0; t < B; t++)
+                if (b * B + t < n)
+                    y[b * B + t] = 2.0f * x[b * B + t];
+    }
+}
+"""
+    s = analyze(text, "h.c").results[0].schedule
+    (fact,) = [f for f in s.facts if f.origin == "assert"]
+    assert {x.name for x in fact.relation.free_symbols} == {"n", "B"}
+    n, B = sym("n"), sym("B")
+    assert fact.relation.subs({n: 1 << 20, B: 256}) is sympy.true
+    assert fact.relation.subs({n: 1 << 20, B: 1024}) is sympy.false

@@ -249,6 +249,25 @@ class _Scalars:
             result.append(model.Param(name, symbol.ctype, kind, symbol.span))
         return tuple(sorted(result, key=lambda p: p.kind != "data"))
 
+    def _in_parameters(self, relation, param_names: set):
+        """relation with the local scalars the schedule does not read replaced by their
+        initializers: `int h = n / B; assert(h >= 2048);` is a fact on n and B, where h stood as
+        a free unknown (tune refused every B)."""
+        for _ in range(8):   # a definition may read another: one level each time round
+            free = {s for s in relation.free_symbols if s.name not in param_names}
+            if not free:
+                return relation
+            swap = {}
+            for s in free:
+                symbol = self.site.env.get(s.name)
+                value = self._derived_value(symbol) if symbol is not None else None
+                if value is not None:
+                    swap[s] = value[0]
+            if not swap:
+                break
+            relation = relation.xreplace(swap)
+        return relation
+
     def facts(self, loops, site: Site, conv: Converter, nest, param_names: set) -> tuple[model.Fact, ...]:
         facts: list[model.Fact] = []
         for loop in loops:
@@ -275,6 +294,8 @@ class _Scalars:
                             "bench and emit --fix do not check it; assert it in that form if it can be",
                             conv.index.node_span(part)))
                     continue
+                # a function argument the schedule does not read stays: bench judges it with its value
+                relation = self._in_parameters(relation, param_names)
                 pieces = relation.args if isinstance(relation, sympy.And) else (relation,)
                 facts.extend(model.Fact(piece, "assert", span) for piece in pieces)
         unique, seen = [], set()
