@@ -11,8 +11,8 @@ to TIMED_RUNS times, until the timed runs add up to ENOUGH_MS, keeping the faste
 run of a kernel of a few microseconds is mostly the launch's noise: on an H200 it picked a
 Jacobi step 11 % slower than the fastest), each on the arrays as the call received them: the
 arrays the schedule writes are copied in device memory first, and copied back before every
-run and after the last. The fastest is remembered (TUNED_SLOTS parameter values per dispatcher, the oldest replaced)
-and launched; later calls with those values launch it at once.
+run and after the last. The fastest is remembered (TUNED_SLOTS parameter values per
+dispatcher, the oldest replaced) and launched; later calls with those values launch it at once.
 
 What cuDNN's benchmark mode does for its algorithms, for kernels called many times with
 the same sizes: the tree's order (the paper's rule, `dispatch`) and the time model

@@ -98,7 +98,16 @@ def nesting_too_deep(node, limit: int):
 
 def identifiers(node):
     """Every c_ast.ID under a pycparser node, in order."""
-    if isinstance(node, c_ast.ID):
+    return _under(node, c_ast.ID)
+
+
+def declarations(node):
+    """Every named c_ast.Decl under a pycparser node (loop variables, locals), in order."""
+    return (d for d in _under(node, c_ast.Decl) if d.name)
+
+
+def _under(node, kind):
+    if isinstance(node, kind):
         yield node
     for _, child in node.children():
-        yield from identifiers(child)
+        yield from _under(child, kind)

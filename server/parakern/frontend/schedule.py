@@ -8,14 +8,13 @@ from pycparser import c_ast
 
 from parakern import model, syntax
 from parakern.diagnostics import Diagnostic, Related, Span, error, warning
-from parakern.frontend.context import FileContext, FunctionContext, identifiers
+from parakern.frontend.context import FileContext, FunctionContext, declarations, identifiers
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol
 from parakern.frontend.nest import (MAX_LEVELS, axis, body_operand_facts, divisors, grid_count, mark_use, scan_body,
                                     serial_loop, split_nest, symbolic)
 from parakern.symbols import sym
 
-# Names the constraints reserve for the machine (paper section 3.2).
 # C++ keywords that C allows as names: the generated CUDA is C++, where nvcc rejects them
 # ("expected an identifier"), and the kernels keep the user's names
 CXX_KEYWORDS = frozenset(
@@ -24,6 +23,7 @@ CXX_KEYWORDS = frozenset(
     "export friend mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected "
     "public reinterpret_cast requires static_assert static_cast template this thread_local throw try typeid "
     "typename using virtual wchar_t xor xor_eq".split())
+# Names the constraints reserve for the machine (paper section 3.2).
 MACHINE_NAMES = {"R_B": "registers per block", "Z": "shared memory per block",
                  "T": "threads per block", "P_occ": "occupancy"}
 
@@ -94,7 +94,7 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
     accesses, locals_, serial_inside = scan_body(body, levels, between[0], param_names, conv.assigned_locals)
     named = [(p.name, p.span) for p in params] + [(a.name, a.span) for a in arrays] + \
         [(d.name, d.span) for d in scalars.derived] + \
-        [(d.name, _name_span(ctx, d)) for d in _declarations(site.label.stmt)]   # meta_for, loops, locals
+        [(d.name, _name_span(ctx, d)) for d in declarations(site.label.stmt)]   # meta_for, loops, locals
     for name, span in dict.fromkeys(named):
         if name in CXX_KEYWORDS:
             diagnostics.append(error(
@@ -356,20 +356,6 @@ def _cache(mark, site: Site, arrays, diagnostics) -> tuple[model.CachedArray, ..
         else:
             result.append(model.CachedArray(item.name, item.span))
     return tuple(result)
-
-
-def _declarations(node) -> list:
-    """Every named declaration inside a statement (loop variables, locals), in source order."""
-    out = []
-
-    class Visitor(c_ast.NodeVisitor):
-        def visit_Decl(self, decl):
-            if decl.name:
-                out.append(decl)
-            self.generic_visit(decl)
-
-    Visitor().visit(node)
-    return out
 
 
 def _name_span(ctx, decl) -> Span:

@@ -82,13 +82,13 @@ def update(settings: Settings, raw) -> tuple[Settings, list[str]]:
 
     if "target" in raw:
         value = raw["target"]
-        why = unsupported(value.strip()) if isinstance(value, str) and value.strip() in TARGETS else None
-        if why:
-            warnings.append(f"parakern.target: {why}")
-        elif why == "":
-            changes["target"] = value.strip()
-        else:
+        target = value.strip() if isinstance(value, str) else None
+        if target not in TARGETS:
             warnings.append(f"parakern.target: {value!r} is not one of {', '.join(TARGETS)}")
+        elif why := unsupported(target):
+            warnings.append(f"parakern.target: {why}")
+        else:
+            changes["target"] = target
     if "gpuProfiles" in raw:
         value = raw["gpuProfiles"]
         if value is None:

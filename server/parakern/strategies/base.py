@@ -43,8 +43,10 @@ class Strategy(ABC):
         block reads may overlap once a serial loop is a grid level: a variant no GPU kernel can
         be built for would cost the whole schedule its tree)."""
         changes = self.changes(kernel)
-        if changes is None:
-            return None
+        return None if changes is None else self._variant(kernel, changes)
+
+    def _variant(self, kernel: Kernel, changes: dict) -> "Kernel | None":
+        """The variant these changes make, or None where its cached arrays cannot be staged."""
         new = kernel.with_decision(self.code, **changes)
         if new.cached and "schedule" in changes:
             from parakern.analysis.staging import stageable
@@ -59,12 +61,13 @@ class Strategy(ABC):
     def explain(self, kernel: Kernel) -> str:
         """Why the strategy does not apply to `kernel`, for the user ('' where it applies):
         what in the schedule stops it, so the user knows what to change."""
-        if self.apply(kernel) is not None:
+        changes = self.changes(kernel)   # once: the rewrite is the costly part
+        if changes is None:
+            return self.why_not(kernel)
+        if self._variant(kernel, changes) is not None:
             return ""
-        if self.changes(kernel) is not None:
-            return (f"{self.name}: the rewritten schedule's cached arrays could not be staged (their "
-                    "blocks' runs would overlap)")
-        return self.why_not(kernel)
+        return (f"{self.name}: the rewritten schedule's cached arrays could not be staged (their "
+                "blocks' runs would overlap)")
 
     def why_not(self, kernel: Kernel) -> str:
         """The reason `changes` found nothing to do; strategies say more where they can."""

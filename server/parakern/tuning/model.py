@@ -4,7 +4,7 @@ parameters on a device.
 Per case, a few quantities in the parameters (sympy, derived scalars replaced by their
 definitions): the launch (blocks, threads, dynamic shared bytes, from codegen.launch), the
 registers per thread (the tree's counter, or nvcc's in the C), the global bytes one block
-moves (`global_bytes_per_block`), the bytes of the arrays the launch touches and reads, each
+moves (`global_traffic_per_block`), the bytes of the arrays the launch touches and reads, each
 once (`array_bytes`), whether a block waits at barriers (`synchronised`: it stages), the
 arithmetic of one thread (`arithmetic`: 32-bit and 64-bit operations) and the bytes one
 block's threads read and write through the SM's L1/shared memory (`l1_traffic`). The device
@@ -252,11 +252,6 @@ def _loop_means(s) -> dict:
     for lp in (*s.between, *s.serial):
         out[sym(lp.var)] = in_parameters(lp.lo + lp.step * (lp.trip_count - 1) / 2, s)
     return out
-
-
-def global_bytes_per_block(case) -> sympy.Expr:
-    """Bytes of global memory one block of the case reads and writes (global_traffic_per_block)."""
-    return global_traffic_per_block(case)[0]
 
 
 def global_traffic_per_block(case) -> tuple:
