@@ -128,3 +128,63 @@ def test_an_unsupported_construct_says_what_to_write_instead(statement, words):
 """
     (d,) = [d for d in analyze_source(text, "u.c").diagnostics if d.severity.value == "error"]
     assert d.code == "PK013" and words in d.message and d.span.line == 6, d.format()
+
+
+MATMUL_LINES = (WRONG.parent / "matmul.c").read_text().split("\n")
+
+
+@pytest.mark.parametrize("statement, before, after", [
+    ("int p = i * B0 + v;", "v", "int q"),             # a declaration, then the next one
+    ("assert(B0 <= ub1 * s);", ")", "assert(n %"),    # a call, then the next statement
+    ("int q = j * ub1 * s + u;", "u", "for (int z"),  # the last declaration before a loop
+])
+def test_a_missing_semicolon_is_reported_after_the_token_it_follows(statement, before, after):
+    (number,) = [k for k, text in enumerate(MATMUL_LINES) if statement in text]
+    lines = list(MATMUL_LINES)
+    lines[number] = lines[number].replace(statement, statement[:-1])
+    assert after in "\n".join(lines[number + 1:number + 3])
+    (d,) = analyze_source("\n".join(lines), "m.c").diagnostics
+    assert d.message == f"expected ';' after '{before}'"
+    column = lines[number].index(statement[:-1]) + len(statement[:-1]) + 1
+    assert (d.span.line, d.span.col, d.span.end_col) == (number + 1, column, column + 1)
+
+
+@pytest.mark.parametrize("body", ["for (int i = 0; i < n; i++)\n        int x = 1;",
+                                  "if (n > 2)\n        int x = 1;",
+                                  "int\n        = 3;"])
+def test_a_line_that_cannot_follow_a_loop_head_or_a_keyword_is_not_a_missing_semicolon(body):
+    (d,) = analyze_source(f"void f(int n)\n{{\n    {body}\n}}\n", "x.c").diagnostics
+    assert d.code == "PK001" and "expected ';'" not in d.message, d.format()
+
+
+ROWS_UNKNOWN = """void blur(int n, int B, {declared}, float out[n][n])
+{{
+    meta_schedule {{
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                out[i][j] = in[i][j] + in[i][j + 1];
+    }}
+}}
+"""
+
+
+@pytest.mark.parametrize("declared", ["const float in[][n + 1]", "const float (*in)[n + 1]"])
+def test_an_array_without_its_number_of_rows_is_told_to_declare_it_once(declared):
+    """`float in[][n]` was an internal error (PK099), and `float (*in)[n]` 'element type pointer to
+    pointer', at every access."""
+    text = ROWS_UNKNOWN.format(declared=declared)
+    (d,) = analyze_source(text, "r.c").diagnostics
+    assert d.code == "PK012" and "declare it with every extent (float in[ROWS][n + 1])" in d.message
+    line = text.split("\n")[5]
+    assert (d.span.line, d.span.col) == (6, line.index("in[i]") + 1)
+    assert d.related and d.related[0].span.line == 1
+
+
+def test_an_array_parameter_without_its_size_is_a_pointer():
+    """`float in[]` is a pointer in C: it was an internal error (PK099)."""
+    text = ROWS_UNKNOWN.format(declared="const float in[]").replace("in[i][j] + in[i][j + 1]",
+                                                                   "in[i * n + j] + in[i * n + j + 1]")
+    result = analyze_source(text, "r.c")
+    assert result.diagnostics == () and len(result.schedules) == 1
+    (array,) = [a for a in result.schedules[0].arrays if a.name == "in"]
+    assert array.is_pointer and array.rank == 1

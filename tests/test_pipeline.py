@@ -33,6 +33,35 @@ def test_unstageable_array_is_read_from_global_memory_with_a_warning():
     assert {c.kernel.cached for c in result.tree.cases} == {("out",), ()}
 
 
+FLAT_BLUR = """void blur(int n, int Bx, int By, const float in[n * n], float *out)
+{
+    meta_schedule cache(in) {
+        meta_for (int bi = 0; bi < n / By; bi++)
+            meta_for (int bj = 0; bj < n / Bx; bj++)
+                meta_for (int ti = 0; ti < By; ti++)
+                    meta_for (int tj = 0; tj < Bx; tj++) {
+                        int i = bi * By + ti, j = bj * Bx + tj;
+                        if (i > 0 && j > 0 && i < n - 1 && j < n - 1)
+                            out[i * n + j] = in[(i - 1) * n + j] + in[(i + 1) * n + j] + in[i * n + j - 1]
+                                             + in[i * n + j + 1];
+                    }
+    }
+}
+"""
+
+
+def test_a_flattened_stencil_is_advised_to_declare_its_rows_and_then_stages():
+    (d,) = analyze(FLAT_BLUR, "b.c").diagnostics
+    assert d.code == "PK031" and d.message.endswith(
+        "declare 'in' with its rows, float in[n][n], and index it in[row][column]: its tile is then one box")
+    rows = (FLAT_BLUR.replace("in[n * n]", "in[n][n]").replace("in[(i - 1) * n + j]", "in[i - 1][j]")
+            .replace("in[(i + 1) * n + j]", "in[i + 1][j]").replace("in[i * n + j - 1]", "in[i][j - 1]")
+            .replace("in[i * n + j + 1]", "in[i][j + 1]"))
+    analysis = analyze(rows, "b.c")
+    assert analysis.diagnostics == ()
+    assert ("in",) in {c.kernel.cached for c in analysis.results[0].tree.cases}
+
+
 def test_dependence_error_stops_the_schedule_but_not_the_file():
     analysis = analyze(SHIFT + GATHER.replace("gather", "other"), "s.c")
     codes = [d.code for d in analysis.diagnostics]

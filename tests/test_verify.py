@@ -250,6 +250,19 @@ def test_cli_build_dir_that_cannot_be_made_is_usage(tmp_path):
     assert done.stderr.strip() == f"parakern verify: cannot create --build-dir {taken}: File exists"
 
 
+def test_assert_without_its_header_is_named_at_its_line(tmp_path):
+    """An assert without <assert.h> compiled under -w, and the serial library then failed to
+    load on the undefined symbol 'assert', at every point; gcc now says where and what to add."""
+    text = (ROOT / "samples" / "matmul.c").read_text()
+    assert "#include <assert.h>" in text
+    source = _program(tmp_path, "no_header.c", text.replace("#include <assert.h>", ""))
+    done = _cli(str(source))
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    assert "the serial C file failed to compile" in done.stdout
+    line = next(k for k, t in enumerate(source.read_text().split("\n"), 1) if "assert(" in t)
+    assert f"no_header.c:{line}:" in done.stdout and "#include <assert.h>" in done.stdout
+
+
 # ------------------------------------------------------------------ user names
 
 HARNESS_NAMES = """

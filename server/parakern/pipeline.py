@@ -73,7 +73,8 @@ def _stageable(kernel: Kernel) -> tuple[Kernel, tuple[Diagnostic, ...]]:
             keep.append(name)
         except StagingError as exc:
             where = next((c.span for c in kernel.schedule.cache if c.name == name), kernel.schedule.keyword_span)
-            warnings.append(warning("PK031", f"{exc.message}; the cases read '{name}' from global memory",
+            advice = f"; {exc.advice}" if exc.advice else ""
+            warnings.append(warning("PK031", f"{exc.message}; the cases read '{name}' from global memory{advice}",
                                     where))
     return dataclasses.replace(kernel, cached=tuple(keep)), tuple(warnings)
 

@@ -43,6 +43,7 @@ from parakern.analysis.regions import DimRegion
 from parakern.analysis.written_first import written_first
 from parakern.kernel import Kernel
 from parakern.model import Array, Schedule
+from parakern.printing import to_c
 
 BUFFER = "parakern_shared"   # the dynamic shared buffer, named alike in the IR and the CUDA
 
@@ -50,10 +51,11 @@ BUFFER = "parakern_shared"   # the dynamic shared buffer, named alike in the IR 
 class StagingError(Exception):
     """A cached array that cannot be staged; `span` is its item of cache(...)."""
 
-    def __init__(self, message: str, span=None):
+    def __init__(self, message: str, span=None, advice: str = ""):
         super().__init__(message if span is None else f"{span.file}:{span.line}:{span.col}: {message}")
         self.message = message
         self.span = span
+        self.advice = advice   # what the user can change so that it can be staged, or ""
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,18 @@ def _check(s: Schedule, array: Array, cluster) -> None:
             raise StagingError(f"cannot stage '{array.name}': a region bound depends on the thread", span)
         if d.repeats and not cluster.exact:
             raise StagingError(f"cannot stage '{array.name}': its strided runs may overlap, so an "
-                               "element would have two places in shared memory", span)
+                               "element would have two places in shared memory", span, _as_rows(array, d))
+
+
+def _as_rows(array: Array, dim) -> str:
+    """Advice for a flattened array (`in[i * n + j]`): declared with its rows, its tile is a box."""
+    if array.rank != 1:
+        return ""
+    row = dim.repeats[-1][0]
+    rows = sympy.cancel(array.dims[0] / row) if array.dims else None
+    rows = to_c(rows) if rows is not None and rows.is_polynomial() else "rows"
+    return (f"declare '{array.name}' with its rows, {array.ctype} {array.name}[{rows}][{to_c(row)}], "
+            f"and index it {array.name}[row][column]: its tile is then one box")
 
 
 def _index_type(s: Schedule, array: Array, choices) -> str:

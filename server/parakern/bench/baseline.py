@@ -30,7 +30,7 @@ from parakern.verify.signature import FLOATING, signature
 from parakern.text import normalize_newlines
 from parakern.lifeline import ScratchDirectory
 
-CFLAGS = ["-O2", "-fPIC", "-w"]
+CFLAGS = ["-O2", "-fPIC", building.UNDECLARED_CALLS]
 
 
 def _gcc() -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pycparser import c_ast
+from pycparser import c_ast, c_generator
 
 from parakern import syntax
 from parakern.diagnostics import Diagnostic, Related, Span, error
@@ -148,6 +148,13 @@ class Converter:
         if symbol.ctype not in syntax.SCALAR_TYPES:
             return self.fail("PK011", f"array '{name}' has element type {symbol.ctype}; kernels here "
                              f"support {', '.join(syntax.SCALAR_TYPES)}", self.span(base))
+        if symbol.dims and symbol.dims[0] is None and symbol.rank >= 2:
+            rows = "".join(f"[{c_generator.CGenerator().visit(d)}]" for d in symbol.dims[1:])
+            self.refused.add(name)   # said once, at its first access
+            return self.fail("PK012", f"the number of rows of '{name}' is not declared: declare it with "
+                             f"every extent ({symbol.ctype} {name}[ROWS]{rows}): the kernels flatten it and "
+                             "check its tiles against its rows", self.span(base),
+                             Related(symbol.span, f"'{name}' is declared here"))
         if len(subscripts) != symbol.rank:
             if symbol.is_pointer:
                 message = (f"'{name}' is a pointer: index it with one linear subscript "

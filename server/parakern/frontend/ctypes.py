@@ -94,6 +94,9 @@ def symbol_from_decl(decl: c_ast.Decl, span: Span, typedefs: "dict[str, str] | N
     if dims:
         if isinstance(node, c_ast.PtrDecl):
             return Symbol(decl.name, "pointer", span, is_array=True, dims=tuple(dims), node=decl)
+        if dims == [None]:   # `float a[]`: as a parameter, a pointer
+            return Symbol(decl.name, scalar_type_name(node, typedefs), span, is_array=True, is_pointer=True,
+                          node=decl)
         return Symbol(decl.name, scalar_type_name(node, typedefs), span, is_array=True, dims=tuple(dims),
                       node=decl)
     if isinstance(node, c_ast.PtrDecl):
@@ -101,6 +104,13 @@ def symbol_from_decl(decl: c_ast.Decl, span: Span, typedefs: "dict[str, str] | N
         if isinstance(inner, c_ast.TypeDecl):
             return Symbol(decl.name, scalar_type_name(inner, typedefs), span, is_array=True, is_pointer=True,
                           node=decl)
+        rows = []
+        while isinstance(inner, c_ast.ArrayDecl):
+            rows.append(inner.dim)
+            inner = inner.type
+        if rows and isinstance(inner, c_ast.TypeDecl):   # `float (*a)[n]`, a pointer to rows: `float a[][n]`
+            return Symbol(decl.name, scalar_type_name(inner, typedefs), span, is_array=True,
+                          dims=(None, *rows), node=decl)
         return Symbol(decl.name, "pointer to pointer", span, is_array=True, is_pointer=True, node=decl)
     if isinstance(node, c_ast.TypeDecl):
         return Symbol(decl.name, scalar_type_name(node, typedefs), span, init=decl.init, node=decl)

@@ -139,8 +139,8 @@ def _syntax_diagnostic(exc: _PositionedError, prepared: Prepared, text: str) -> 
     if source_line[col - 1:].startswith(LABEL_PREFIX) or (":" == source_line[col - 1:col] and
                                                          LABEL_PREFIX in source_line[:col]):
         message = "meta_schedule must be followed by a statement (usually a { block }) inside a function"
-    elif message == "before: }" and _missing_semicolon(prepared, line, col):
-        prev = _missing_semicolon(prepared, line, col)
+    elif message.startswith("before: ") and _missing_semicolon(prepared, line, col, message == "before: }"):
+        prev = _missing_semicolon(prepared, line, col, message == "before: }")
         return error("PK001", f"expected ';' after '{prev.text}'",
                      Span.point(prepared.file, prev.line, prev.end_col, 1))
     elif message.startswith("before: "):
@@ -156,16 +156,45 @@ def _syntax_diagnostic(exc: _PositionedError, prepared: Prepared, text: str) -> 
     return error("PK001", message, Span.point(prepared.file, line, col, length))
 
 
-def _missing_semicolon(prepared: Prepared, line: int, col: int):
-    """The token a `;` is missing after, when a `}` arrives where a statement ends."""
-    previous = None
-    for tok in prepared.tokens:
-        if (tok.line, tok.col) >= (line, col):
-            break
-        previous = tok
+def _ends_statement(token: str) -> bool:
+    """Whether a statement can end with this token: a name, a number, a literal, `)`, `]`,
+    `++` or `--` (not a keyword: `else` or `int` at the end of a line are not missing a `;`)."""
+    if token in ("++", "--") or token[-1:] in (")", "]"):
+        return True
+    return bool(re.match(r"""[\w.'"]""", token)) and token not in _C_KEYWORDS
+
+
+_C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if inline "
+    "int long register restrict return short signed sizeof static struct switch typedef union "
+    "unsigned void volatile while".split())
+
+
+def _missing_semicolon(prepared: Prepared, line: int, col: int, closing: bool):
+    """The token a `;` is missing after: a `}` arrives where a statement ends (`closing`), or
+    the unexpected token begins a line and the line above ends as a statement can
+    (`int p = i * B + v` and then `int q = ...`)."""
+    before = [tok for tok in prepared.tokens if (tok.line, tok.col) < (line, col)]
+    previous = before[-1] if before else None
     if previous is None or previous.text in (";", "{", "}", ":"):
         return None
+    if not closing and (previous.line >= line or not _ends_statement(previous.text)
+                        or _closes_condition(before)):
+        return None
     return previous
+
+
+def _closes_condition(tokens: list) -> bool:
+    """Whether the last token closes the head of an if, for, while or switch (`if (c)` then a
+    declaration on the next line is not a missing `;`)."""
+    if tokens[-1].text != ")":
+        return False
+    depth = 0
+    for k in range(len(tokens) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(tokens[k].text, 0)
+        if depth == 0:
+            return k > 0 and tokens[k - 1].text in ("if", "for", "while", "switch")
+    return False
 
 
 def _blank_definition(text: str, line: int) -> str:

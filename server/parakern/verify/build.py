@@ -30,7 +30,10 @@ METAFORK_H = """/* metafork.h: MetaFork constructs as serial C */
 #define cache(...)
 #endif
 """
-CFLAGS = ["-O1", "-fPIC", "-w"]
+# A call of an undeclared function (assert without <assert.h>) is an error, as in gcc 14: under
+# -w it built, and the library failed to load on the undefined symbol.
+UNDECLARED_CALLS = "-Werror=implicit-function-declaration"
+CFLAGS = ["-O1", "-fPIC", UNDECLARED_CALLS]
 CXXFLAGS = ["-std=c++17", "-O1", "-fPIC", "-pthread", "-w"]
 FMA_FLAGS = fma_flags()
 
