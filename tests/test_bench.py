@@ -455,3 +455,16 @@ def test_gpu_page_names_the_runs_it_has_no_figures_of(tmp_path):
     done = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_page.py"), str(empty), "--out", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "holds nothing bench/gpu_all.sh writes" in done.stderr
+
+
+def test_a_skipped_point_shows_the_derived_value_its_fact_reads():
+    """n = -64 gave 'violates dim0 >= 1 (loop bound, line 13)': dim0, a value the user never set,
+    is shown as the schedule derived it."""
+    result = analyze((ROOT / "samples" / "matmul.c").read_text(), "matmul.c").results[0]
+    plan = planning.make_plan(result, {"n": [-64, 64]}, {"B0": [8, 128], "ub1": [16], "s": [2]}, H100)
+    line = next(k for k, t in enumerate((ROOT / "samples" / "matmul.c").read_text().split("\n"), 1)
+                if "meta_for (int i = 0; i < dim0" in t)
+    fact = f"violates dim0 >= 1 (loop bound, line {line}): dim0 = n/B0"
+    # C's -64/128 is 0, the floor -1: the value is shown where the two agree only
+    assert [(p.values["n"], p.values["B0"], p.reason) for p in plan.points] == [
+        (-64, 8, fact), (-64, 128, fact), (64, 8, ""), (64, 128, fact + " = 0")]

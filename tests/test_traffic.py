@@ -434,7 +434,7 @@ def test_profile_and_optimize_find_the_point_of_a_radius(tmp_path, capsys):
     ("B=0", "parakern profile: box:0: --at B=0: violates B >= 1 (loop bound, line 10)"),
     ("n=1024,B=-5", "parakern profile: box:0: --at n=1024 B=-5: violates B >= 1 (loop bound, line 10)"),
     ("R=5", "parakern profile: box:0: --at R=5: violates R <= 4 (assert, line 6)"),
-    ("n=0", "parakern profile: box:0: --at n=0: violates g >= 1 (loop bound, line 9) at n=0 R=2 B=32"),
+    ("n=0", "parakern profile: box:0: --at n=0: violates g >= 1 (loop bound, line 9): g = (-2*R + n)/B at n=0 R=2 B=32"),
     ("B=2048", "parakern profile: box:0: --at B=2048: a block of 2048 threads is more than 1024"),
 ])
 def test_profile_at_values_that_name_no_parameter_or_violate_the_facts_are_bad_usage(tmp_path, capsys, at,

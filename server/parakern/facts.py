@@ -29,5 +29,35 @@ def check_facts(schedule, subs: dict) -> str:
             undecided = undecided or f"{to_c(fact.relation)} cannot be evaluated (division by zero?)"
         elif not truth:   # in C, as the user wrote it: B == 32, n % B == 0; and where it is written
             where = f", line {fact.span.line}" if getattr(fact, "span", None) is not None else ""
-            return f"violates {to_c(fact.relation)} ({fact.origin}{where})"
+            derived = _derived_values(schedule, fact, subs, given)
+            return f"violates {to_c(fact.relation)} ({fact.origin}{where}){derived}"
     return undecided
+
+
+def _derived_values(schedule, fact, subs: dict, given: dict) -> str:
+    """`: dim0 = n/B0 = 8` where the fact reads values the schedule derives (`dim0 >= 1` alone
+    blamed a bound the user never set). The value only where every division and remainder in
+    the definition has operands that are not negative: there C's / and % are the floor and Mod
+    it is computed with (C's (0 - 4)/32 is 0, the floor -1)."""
+    reads = {v.name for v in fact.relation.free_symbols}
+    values = {getattr(k, "name", None): v for k, v in given.items()}
+    shown = []
+    for d in schedule.derived:
+        if d.name not in reads:
+            continue
+        text = f"{d.name} = {to_c(d.value)}"
+        value = values.get(d.name)
+        if value is not None and _as_in_c(sympy.sympify(d.value), subs, given) and text != f"{d.name} = {value}":
+            text += f" = {value}"
+        shown.append(text)
+    return f": {', '.join(shown)}" if shown else ""
+
+
+def _as_in_c(expr, subs: dict, given: dict) -> bool:
+    """Whether the operands of every floor division and Mod of expr are numbers >= 0 here."""
+    for atom in expr.atoms(sympy.floor, sympy.Mod):
+        for arg in atom.args:
+            value = exact.substituted(arg, subs, given)
+            if not value.is_number or value < 0:
+                return False
+    return True
