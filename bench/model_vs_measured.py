@@ -46,6 +46,7 @@ from parakern.tuning import model  # noqa: E402
 from parakern.tuning.measure import spearman  # noqa: E402
 
 DISPATCH_TARGET = 0.90
+MIN_RANKED = 5   # a rank correlation over fewer kernels says nothing (3 kernels: 6 orders in all)
 # The samples of the paper's section 6 (bench/paper_gpu.py's SUITE has ours beside them).
 PAPER_SAMPLES = ("matmul", "matmul+cache", "jacobi1d", "transpose", "matadd", "polydiv")
 
@@ -100,7 +101,8 @@ def evaluate_run(run: str, doc: dict, device: model.ModelDevice, scratch: Path) 
     out = {"run": run, "kernels": len(rows), "unmatched": unmatched}
     if len(rows) < 2:
         return out
-    out["spearman"] = spearman([x["predicted_s"] for x in rows], [x["measured_s"] for x in rows])
+    out["spearman"] = spearman([x["predicted_s"] for x in rows], [x["measured_s"] for x in rows]) \
+        if len(rows) >= MIN_RANKED else None
     best = min(x["measured_s"] for x in rows)
     pick = min(rows, key=lambda x: x["predicted_s"])
     out["pick"] = {**pick, "fraction": best / pick["measured_s"]}
@@ -224,12 +226,15 @@ def main(argv=None) -> int:
         per_point = f"{pp['lowest']:.0%}, {pp['below']} of {pp['points']}"
         disp = r.get("dispatcher")
         disp_text = f"{disp['lowest']:.0%}, {disp['below']} of {disp['points']}" if disp else "-"
-        cells = (r["run"], f"{r['kernels']} ({r['unmatched']})", f"{r['spearman']:.2f}", pick_text, per_point,
+        rho = r["spearman"]
+        cells = (r["run"], f"{r['kernels']} ({r['unmatched']})",
+                 f"{rho:.2f}" if rho is not None else f"- (fewer than {MIN_RANKED} kernels)", pick_text, per_point,
                  disp_text)
-        rhos.append(r["spearman"])
         picks.append(pick["fraction"])
+        if rho is not None:
+            rhos.append(rho)
         if sample_of(r["run"]) in PAPER_SAMPLES:
-            paper.append((r["spearman"], pick["fraction"]))
+            paper.append((rho, pick["fraction"]))
         lines.append("| " + " | ".join(cells) + " |" if args.markdown else "  ".join(cells))
     later = {run: str(folder) for run, folder in origin.items() if folder != args.folders[0]}
     print(f"model: {key}; measured: {next(iter(runs.values()))['device']} ({args.folders[0]}"
@@ -247,8 +252,9 @@ def main(argv=None) -> int:
             print(f"{t['run']} (tune --measure, {t['schedule']}): {t['configurations']} configurations, Spearman "
                   f"{t['spearman']:.2f}, the model's pick among them {t['pick']:.0%} of the best{recorded}")
     if paper:
-        print(f"the paper's samples: Spearman >= 0.7 in {sum(1 for x, _ in paper if x >= 0.7)} of {len(paper)} "
-              f"runs (lowest {min(x for x, _ in paper):.2f}); the model's pick >= 80 % of the best in "
+        ranked = [x for x, _ in paper if x is not None]
+        print(f"the paper's samples: Spearman >= 0.7 in {sum(1 for x in ranked if x >= 0.7)} of {len(ranked)} "
+              f"runs (lowest {min(ranked, default=float('nan')):.2f}); the model's pick >= 80 % of the best in "
               f"{sum(1 for _, x in paper if x >= 0.8)} of {len(paper)} runs (lowest {min(x for _, x in paper):.0%})")
     return 0 if not any(math.isnan(x) for x in rhos) else 1
 

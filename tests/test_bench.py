@@ -322,6 +322,20 @@ def test_model_ranks_a_tune_run_of_a_cache_variant_on_that_variant(tmp_path):
     assert f"{len(measured)} configurations" in line
 
 
+def test_a_run_of_too_few_kernels_gets_no_rank_correlation(tmp_path):
+    """matvec's 3 kernels on the H200 printed a Spearman of -1.00 and counted as a run below 0.7:
+    over 3 kernels there are 6 orders in all. Its pick still counts; saxpy's 5 kernels rank."""
+    for name in ("matvec_m8192.json", "saxpy_n67108864.json"):
+        shutil.copy(ROOT / "docs" / "bench" / "h200" / name, tmp_path / name)
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "model_vs_measured.py"), str(tmp_path),
+                           "--scratch", str(tmp_path / "scratch")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line for line in done.stdout.splitlines()[1:3]}
+    assert "  - (fewer than 5 kernels)  " in rows["matvec_m8192"]
+    assert re.search(r"saxpy_n67108864  5 \(0\)  0\.\d\d  ", rows["saxpy_n67108864"])
+    assert "Spearman >= 0.7 in 1 of 1 runs" in done.stdout and "best in 1 of 2 runs" in done.stdout
+
+
 def test_gpu_page_shows_dispatch_tuned_beside_the_tree_dispatcher(tmp_path):
     """A run with dispatch_tuned's calls (bench JSON "dispatcher_tuned") gets its own target row:
     the tree's dispatcher of the committed stencil run misses it, a dispatch_tuned that launched
