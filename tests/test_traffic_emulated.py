@@ -202,3 +202,33 @@ def test_the_reference_sgemm_moves_what_a_tiled_sgemm_must():
 def test_profile_point_of_the_matmul_comparison_is_one_the_facts_allow():
     s = _analysed(MATMUL_CACHED, "matmul_cached.c").results[0].schedule
     assert profile_point(s, {"n": 64, "B0": 16, "ub1": 16, "s": 1}) == {"n": 64, "B0": 16, "ub1": 16, "s": 1}
+
+
+ON_VALUES = """void pick(int n, int B, float x[n], float y[n], float z[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++) {
+                int p = i * B + j;
+                if (x[p] > 0.0f)
+                    y[p] = x[p] * 2.0f;
+                else
+                    z[p] = x[p] + 1.0f;
+            }
+    }
+}
+"""
+
+
+def test_both_branches_of_an_if_on_array_values_are_counted_and_the_emulation_agrees():
+    """The else of `if (x[p] > 0)` was left out of the static table (z was never stored): a warp
+    whose lanes disagree runs both. The emulation's inputs take only one branch; what it does not
+    see there is no difference."""
+    result = _analysed(ON_VALUES, "v.c").results[0]
+    point = {"n": 64, "B": 32}
+    t = traffic(result.tree.cases[0].kernel, point)
+    stores = {r.array: r for r in t.requests if r.kind == "write"}
+    assert set(stores) == {"y", "z"} and stores["y"].on_values and stores["z"].on_values
+    assert stores["z"].requests == stores["y"].requests == 1
+    assert sum(1 for r in t.requests if r.array == "x") == 3 and "line 7 reads array values" in t.note
+    assert _differences(t, measure(result, point)[1]) == []

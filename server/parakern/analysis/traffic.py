@@ -78,6 +78,7 @@ class Request:
     size: int               # bytes per element
     exact: bool
     full_cost: "float | None" = None   # mean over the requests of every lane of their warp (None: all are)
+    on_values: bool = False  # under an if on array values: counted in every warp, run where the data says
 
     @property
     def cost_of_full(self) -> float:
@@ -248,7 +249,7 @@ class _At:
         walk.block(syntax.Block(self.plan.after, self.s.body.span), {}, outside)
         return list(found.values())
 
-    def use(self, found: dict, node: syntax.Index, kind: str, weight: float) -> None:
+    def use(self, found: dict, node: syntax.Index, kind: str, weight: float, on_values: bool = False) -> None:
         """One execution pattern of an element reference: its requests, added to `found`."""
         access = self._access(node)
         if access is None:
@@ -266,14 +267,15 @@ class _At:
             if (key, kind) in found:
                 old = found[key, kind]
                 found[key, kind] = dataclasses.replace(old, per_warp=old.per_warp + per_thread,
-                                                       requests=old.requests + per_thread * len(self.warps))
+                                                       requests=old.requests + per_thread * len(self.warps),
+                                                       on_values=old.on_values and on_values)
                 continue
             cost, ideal, exact = (self._global(access) if space == "global"
                                   else self._shared(access, route))
             found[key, kind] = Request(
                 key, kind, node.array, space, source_text(self.s, node.span) or node.array, node.span,
                 self._stride(access), per_thread, per_thread * len(self.warps), cost, ideal,
-                self.s.array(node.array).element_size, exact)
+                self.s.array(node.array).element_size, exact, on_values=on_values)
 
     def _access(self, node: syntax.Index):
         same = [a for a in self.s.accesses if a.array == node.array and a.span == node.span]
@@ -708,6 +710,7 @@ class _Walk:
     def __init__(self, at: _At, found: dict):
         self.at = at
         self.found = found
+        self.on_values = 0   # depth of ifs on array values around the statement walked
 
     def block(self, block: syntax.Block, env: dict, weight: float) -> None:
         env = dict(env)
@@ -728,8 +731,8 @@ class _Walk:
                 for index in stmt.target.indices:
                     self.expr(index, weight)
                 if stmt.op != "=":
-                    self.at.use(self.found, stmt.target, "read", weight)
-                self.at.use(self.found, stmt.target, "write", weight)
+                    self.at.use(self.found, stmt.target, "read", weight, self.on_values > 0)
+                self.at.use(self.found, stmt.target, "write", weight, self.on_values > 0)
             else:
                 env[stmt.target.name] = sym(stmt.target.name)
         elif isinstance(stmt, syntax.If):
@@ -741,16 +744,23 @@ class _Walk:
                 then, other = share, 1.0 - share
             elif taken is sympy.false:
                 then, other = 0.0, 1.0
+            elif condition is None and stmt.other is not None:   # it reads the arrays' values:
+                # a warp whose lanes disagree runs both branches, and nothing here says how often
+                then, other = 1.0, 1.0
+                self.at.notes.append(f"the condition at line {stmt.cond.span.line} reads array values: "
+                                     "both of its branches are counted in every warp")
             elif taken is sympy.true or stmt.other is None:
                 then, other = 1.0, 0.0
             else:  # a guard on the thread: counted for a thread where it holds; its else in the
                 # warps where a lane fails it (i >= 1: the first warp of the first block)
                 then = 1.0
                 other = (self.at.warps_failing(taken) or 0.0) if stmt.other is not None else 0.0
+            self.on_values += condition is None
             if then:
                 self.block(stmt.then, env, weight * then)
             if stmt.other is not None and other:
                 self.block(stmt.other, env, weight * other)
+            self.on_values -= condition is None
         elif isinstance(stmt, syntax.Loop):
             for bound in (stmt.lo, stmt.hi, stmt.step):
                 self.expr(bound, weight)
@@ -767,7 +777,7 @@ class _Walk:
     def expr(self, e, weight: float) -> None:
         for node in syntax.walk(e):
             if isinstance(node, syntax.Index):
-                self.at.use(self.found, node, "read", weight)
+                self.at.use(self.found, node, "read", weight, self.on_values > 0)
 
 
 def _unstride(relative: int, d, value) -> int:
