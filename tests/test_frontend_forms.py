@@ -286,3 +286,39 @@ void f(int n, int B, float x[n], float y[n])
     assert result.diagnostics == () and len(result.schedules) == 1
     (s,) = result.schedules
     assert s.span.line == 8 and s.span.col == 5
+
+
+STDINT = """#include <stdint.h>
+#include <stdbool.h>
+void f(size_t n, int B, bool twice, {element} a[n], int b[n])
+{{
+    meta_schedule {{
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                a[i * B + j] = twice ? b[i * B + j] * 2 : b[i * B + j];
+    }}
+}}
+"""
+
+
+def test_standard_integer_types_are_what_their_headers_say():
+    """Every <stdint.h> name was read as int: an int64_t array was flattened in 4-byte elements
+    and a uint32_t one compared as signed (verify mismatched, the CUDA was silently wrong)."""
+    for element, ctype in [("int64_t", "long"), ("uint32_t", "unsigned"), ("uint64_t", "unsigned long"),
+                           ("int32_t", "int"), ("ptrdiff_t", "long")]:
+        result = analyze_source(STDINT.format(element=element), "s.c")
+        assert result.diagnostics == (), (element, [d.format() for d in result.diagnostics])
+        s = result.schedules[0]
+        assert s.array("a").ctype == ctype, element
+        assert {p.name: p.ctype for p in s.params}["n"] == "unsigned long"
+        assert {p.name: p.ctype for p in s.params}["twice"] == "int"   # a flag's value passes as an int
+
+
+def test_arrays_of_one_or_two_byte_elements_are_refused_at_their_use():
+    """int8_t and bool arrays were read as int arrays."""
+    for element, words in [("int8_t", "element type char"), ("uint16_t", "element type unsigned short"),
+                           ("bool", "element type _Bool")]:
+        text = STDINT.format(element=element)
+        (d,) = analyze_source(text, "s.c").diagnostics
+        assert d.code == "PK011" and words in d.message, (element, d.format())
+        assert (d.span.line, d.span.col) == (8, text.split("\n")[7].index("a[") + 1)

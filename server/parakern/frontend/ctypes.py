@@ -8,7 +8,7 @@ from pycparser import c_ast
 from parakern.diagnostics import Span
 
 # Typedef names from standard headers, by the scalar type they stand for (LP64).
-_STANDARD_TYPEDEFS = {
+STANDARD_TYPEDEFS = {
     "size_t": "unsigned long", "ssize_t": "long", "ptrdiff_t": "long", "intptr_t": "long",
     "uintptr_t": "unsigned long", "int8_t": "char", "int16_t": "short", "int32_t": "int",
     "int64_t": "long", "uint8_t": "unsigned char", "uint16_t": "unsigned short",
@@ -22,8 +22,8 @@ def normalize(names: list[str], typedefs: "dict[str, str] | None" = None) -> str
     """
     if len(names) == 1 and typedefs and names[0] in typedefs:
         return typedefs[names[0]]
-    if len(names) == 1 and names[0] in _STANDARD_TYPEDEFS:
-        return _STANDARD_TYPEDEFS[names[0]]
+    if len(names) == 1 and names[0] in STANDARD_TYPEDEFS:
+        return STANDARD_TYPEDEFS[names[0]]
     words = [w for w in names if w != "signed"] or ["int"]
     unsigned = "unsigned" in words
     words = [w for w in words if w != "unsigned"]
@@ -84,6 +84,15 @@ class Symbol:
         return 1 if self.is_pointer else len(self.dims)
 
 
+def element_type_name(type_node, typedefs: "dict[str, str] | None" = None) -> str:
+    """The scalar type of an array's elements: a bool is one byte there (as a scalar, its
+    value passes as an int)."""
+    names = getattr(getattr(type_node, "type", None), "names", None)
+    if names in (["bool"], ["_Bool"]):
+        return "_Bool"
+    return scalar_type_name(type_node, typedefs)
+
+
 def symbol_from_decl(decl: c_ast.Decl, span: Span, typedefs: "dict[str, str] | None" = None) -> "Symbol | None":
     """Describes a declaration; None for functions, structs and the like."""
     node = decl.type
@@ -95,21 +104,21 @@ def symbol_from_decl(decl: c_ast.Decl, span: Span, typedefs: "dict[str, str] | N
         if isinstance(node, c_ast.PtrDecl):
             return Symbol(decl.name, "pointer", span, is_array=True, dims=tuple(dims), node=decl)
         if dims == [None]:   # `float a[]`: as a parameter, a pointer
-            return Symbol(decl.name, scalar_type_name(node, typedefs), span, is_array=True, is_pointer=True,
+            return Symbol(decl.name, element_type_name(node, typedefs), span, is_array=True, is_pointer=True,
                           node=decl)
-        return Symbol(decl.name, scalar_type_name(node, typedefs), span, is_array=True, dims=tuple(dims),
+        return Symbol(decl.name, element_type_name(node, typedefs), span, is_array=True, dims=tuple(dims),
                       node=decl)
     if isinstance(node, c_ast.PtrDecl):
         inner = node.type
         if isinstance(inner, c_ast.TypeDecl):
-            return Symbol(decl.name, scalar_type_name(inner, typedefs), span, is_array=True, is_pointer=True,
+            return Symbol(decl.name, element_type_name(inner, typedefs), span, is_array=True, is_pointer=True,
                           node=decl)
         rows = []
         while isinstance(inner, c_ast.ArrayDecl):
             rows.append(inner.dim)
             inner = inner.type
         if rows and isinstance(inner, c_ast.TypeDecl):   # `float (*a)[n]`, a pointer to rows: `float a[][n]`
-            return Symbol(decl.name, scalar_type_name(inner, typedefs), span, is_array=True,
+            return Symbol(decl.name, element_type_name(inner, typedefs), span, is_array=True,
                           dims=(None, *rows), node=decl)
         return Symbol(decl.name, "pointer to pointer", span, is_array=True, is_pointer=True, node=decl)
     if isinstance(node, c_ast.TypeDecl):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from parakern.diagnostics import Diagnostic, Span, error
 from parakern.ctext import in_string
+from parakern.frontend.ctypes import STANDARD_TYPEDEFS
 
 LABEL_PREFIX = "__pkms"
 _LABEL_WIDTH = len("meta_schedule")  # 13 == len("__pkms000000:")
@@ -319,7 +320,8 @@ def prepare(text: str, file: str) -> Prepared:
         text = " " + text[1:]
     scanner = _Scanner(_code_lines_spliced(text), file)
     scanner.run()
-    typedefs = [f"typedef int {t};" for t in _PRELUDE_TYPES] + scanner.typedefs
+    # the standard headers' types as they are (an int64_t array read as int was silently wrong)
+    typedefs = [f"typedef {STANDARD_TYPEDEFS.get(t, 'int')} {t};" for t in _PRELUDE_TYPES] + scanner.typedefs
     prelude = "\n".join(typedefs) + f'\n#line 1 "{line_file(file)}"\n'
     return Prepared(
         file=file,
