@@ -188,3 +188,19 @@ def test_an_array_parameter_without_its_size_is_a_pointer():
     assert result.diagnostics == () and len(result.schedules) == 1
     (array,) = [a for a in result.schedules[0].arrays if a.name == "in"]
     assert array.is_pointer and array.rank == 1
+
+
+@pytest.mark.parametrize("levels, var, outer, guard", [
+    ("meta_for (int i = 0; i < n; i++)\n        meta_for (int j = 0; j < i + 1; j++)", "j", "i", "if (j < i + 1)"),
+    ("meta_for (int i = 0; i < n; i++)\n        meta_for (int j = i; j < n; j++)", "j", "i", "if (j >= i)"),
+    ("meta_for (int i = 0; i < n; i++)\n        for (int k = 0; k < 4; k++)\n"
+     "        meta_for (int j = 0; j < k + 1; j++)", "j", "k", "if (j < k + 1)"),
+])
+def test_a_meta_for_range_that_reads_an_enclosing_loop_is_refused_at_it(levels, var, outer, guard):
+    """`meta_for (j = 0; j < i + 1; j++)` was taken with i as a parameter: the dispatcher's
+    `block_x = i + 1` named a variable the host does not have, and nvcc refused it."""
+    text = f"void f(int n, float a[n][n])\n{{\n    meta_schedule {{\n    {levels}\n        a[i][j] = 0.0f;\n    }}\n}}\n"
+    (d,) = analyze_source(text, "t.c").diagnostics
+    assert d.code == "PK003" and f"meta_for '{var}' reads '{outer}'" in d.message and d.message.endswith(guard)
+    assert d.span.line == text.count("\n", 0, text.rindex(f"meta_for (int {var}")) + 1
+    assert d.related[0].span.line == text.count("\n", 0, text.index(f"(int {outer} = 0")) + 1

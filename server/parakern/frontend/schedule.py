@@ -59,6 +59,7 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
         return None, diagnostics
     n_grid = grid_count(levels, between)
     grid_loops, block_loops = levels[:n_grid], levels[n_grid:]
+    _rectangular(levels, between[0], n_grid, ctx.text_of, diagnostics)
     for kind, loops in (("grid", grid_loops), ("block", block_loops)):
         if len(loops) > MAX_LEVELS:
             extra = loops[MAX_LEVELS]
@@ -131,6 +132,25 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
 
 
 # ----------------------------------------------------------------- structure
+
+def _rectangular(levels, between, n_grid: int, text_of, diagnostics) -> None:
+    """A meta_for's start and bound may not read an enclosing meta_for's variable, or a serial
+    loop's between the grid and the block levels: CUDA's grid and blocks are rectangular,
+    sized once at the launch."""
+    for k, level in enumerate(levels):
+        outer = list(levels[:k]) + (list(between) if k >= n_grid else [])
+        for what, expr in (("start", level.lo), ("bound", level.hi)):
+            read = [lp for lp in outer if lp.var in syntax.variables(expr)]
+            if read:
+                lp = read[0]
+                kind = "meta_for" if lp.parallel else "serial loop"
+                diagnostics.append(error(
+                    "PK003", f"the {what} of meta_for '{level.var}' reads '{lp.var}', the variable of an enclosing "
+                    f"{kind}: CUDA's grid and blocks are rectangular; give '{level.var}' the largest range it takes "
+                    f"and put the body under if ({level.var} {'>=' if what == 'start' else '<'} {text_of(expr.span)})",
+                    expr.span,
+                    Related(lp.keyword_span, f"'{lp.var}' is this loop's variable")))
+
 
 def _find_nest(ctx: FileContext, stmt, keyword: Span, diagnostics) -> "c_ast.For | None":
     """The single meta_for nest that a schedule must consist of."""
