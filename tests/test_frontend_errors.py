@@ -137,6 +137,7 @@ MATMUL_LINES = (WRONG.parent / "matmul.c").read_text().split("\n")
     ("int p = i * B0 + v;", "v", "int q"),             # a declaration, then the next one
     ("assert(B0 <= ub1 * s);", ")", "assert(n %"),    # a call, then the next statement
     ("int q = j * ub1 * s + u;", "u", "for (int z"),  # the last declaration before a loop
+    ("int dim0 = n / B0, dim1 = n / (ub1 * s);", ")", "meta_schedule"),   # was 'meta_schedule must be followed...'
 ])
 def test_a_missing_semicolon_is_reported_after_the_token_it_follows(statement, before, after):
     (number,) = [k for k, text in enumerate(MATMUL_LINES) if statement in text]
@@ -204,3 +205,14 @@ def test_a_meta_for_range_that_reads_an_enclosing_loop_is_refused_at_it(levels, 
     assert d.code == "PK003" and f"meta_for '{var}' reads '{outer}'" in d.message and d.message.endswith(guard)
     assert d.span.line == text.count("\n", 0, text.rindex(f"meta_for (int {var}")) + 1
     assert d.related[0].span.line == text.count("\n", 0, text.index(f"(int {outer} = 0")) + 1
+
+
+@pytest.mark.parametrize("name", ["blockIdx", "threadIdx", "blockDim", "gridDim", "warpSize"])
+def test_a_cuda_built_in_name_is_refused_at_its_declaration(name):
+    """`meta_for (int blockIdx = 0; ...)` gave `const int blockIdx = blockIdx.x;`, which nvcc refused."""
+    text = (f"void f(int n, int B, float a[n])\n{{\n    meta_schedule {{\n"
+            f"        meta_for (int {name} = 0; {name} < n / B; {name}++)\n"
+            f"            meta_for (int j = 0; j < B; j++)\n                a[{name} * B + j] = 1.0f;\n    }}\n}}\n")
+    (d,) = analyze_source(text, "c.c").diagnostics
+    assert d.code == "PK018" and d.message.startswith(f"'{name}' is a CUDA built-in variable")
+    assert (d.span.line, d.span.col, d.span.end_col) == (4, 23, 23 + len(name))

@@ -232,3 +232,16 @@ def test_both_branches_of_an_if_on_array_values_are_counted_and_the_emulation_ag
     assert stores["z"].requests == stores["y"].requests == 1
     assert sum(1 for r in t.requests if r.array == "x") == 3 and "line 7 reads array values" in t.note
     assert _differences(t, measure(result, point)[1]) == []
+
+
+def test_a_request_seen_on_the_emulation_only_is_named_in_words():
+    """It printed the key: ('access', 'b', (15, 21, 15, 25), 'global') (write)."""
+    from types import SimpleNamespace
+    result = _analysed(ON_VALUES, "v.c").results[0]
+    t = traffic(result.tree.cases[0].kernel, {"n": 64, "B": 32})
+    stray = {(("access", "w", (15, 21, 15, 25), "global"), "write"): None,
+             (("copy", "x", 0, 1, "shared"), "read"): None}
+    known = {(r.key, r.kind): SimpleNamespace(requests=-1.0) for r in t.requests}
+    assert _differences(t, SimpleNamespace(requests={**known, **stray})) == [
+        "the access to 'w' at line 15, column 21 (global write): counted on the emulation only",
+        "the copy of 'x' (shared read): counted on the emulation only"]

@@ -159,5 +159,14 @@ def _differences(t, m) -> list[str]:
     known = {(r.key, r.kind) for r in t.requests}
     for key, kind in m.requests:
         if (key, kind) not in known:
-            out.append(f"{key} ({kind}): counted on the emulation only")
+            where, space = _key_text(key)
+            out.append(f"{where} ({space} {kind}): counted on the emulation only")
     return out
+
+
+def _key_text(key: tuple) -> tuple[str, str]:
+    """An emulated request's key (analysis/traffic.py access_key, copy_key) in words, and its space."""
+    if key[0] == "access":
+        (line, col, *_), space = key[2], key[3]
+        return f"the access to '{key[1]}' at line {line}, column {col}", space
+    return f"the copy of '{key[1]}'", key[4]

@@ -136,13 +136,13 @@ def _syntax_diagnostic(exc: _PositionedError, prepared: Prepared, text: str) -> 
     message = exc.message
     word = re.match(r"[\w]+|\S", source_line[col - 1:]) if col <= len(source_line) else None
     length = len(word.group()) if word else 1
+    missing = message.startswith("before: ") and _missing_semicolon(prepared, line, col, message == "before: }")
+    if missing:   # also where the next line is a meta_schedule (`assert(n % B == 0)` above it)
+        return error("PK001", f"expected ';' after '{missing.text}'",
+                     Span.point(prepared.file, missing.line, missing.end_col, 1))
     if source_line[col - 1:].startswith(LABEL_PREFIX) or (":" == source_line[col - 1:col] and
                                                          LABEL_PREFIX in source_line[:col]):
         message = "meta_schedule must be followed by a statement (usually a { block }) inside a function"
-    elif message.startswith("before: ") and _missing_semicolon(prepared, line, col, message == "before: }"):
-        prev = _missing_semicolon(prepared, line, col, message == "before: }")
-        return error("PK001", f"expected ';' after '{prev.text}'",
-                     Span.point(prepared.file, prev.line, prev.end_col, 1))
     elif message.startswith("before: "):
         message = f"syntax error before '{message[len('before: '):]}'"
     elif message == "Invalid expression":

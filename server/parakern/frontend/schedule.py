@@ -23,6 +23,9 @@ CXX_KEYWORDS = frozenset(
     "export friend mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected "
     "public reinterpret_cast requires static_assert static_cast template this thread_local throw try typeid "
     "typename using virtual wchar_t xor xor_eq".split())
+# CUDA's built-in variables: the kernels read them (blockIdx.x), so a name of the user's cannot
+# hide them (`const int blockIdx = blockIdx.x;` does not compile).
+CUDA_BUILTINS = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"})
 # Names the constraints reserve for the machine (paper section 3.2).
 MACHINE_NAMES = {"R_B": "registers per block", "Z": "shared memory per block",
                  "T": "threads per block", "P_occ": "occupancy"}
@@ -101,6 +104,10 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
             diagnostics.append(error(
                 "PK018", f"'{name}' is a C++ keyword: the generated CUDA is C++, where it cannot be a name; "
                 "rename it", span))
+        elif name in CUDA_BUILTINS:
+            diagnostics.append(error(
+                "PK018", f"'{name}' is a CUDA built-in variable, which the generated kernels read; rename it",
+                span))
     if any(d.severity.value == "error" for d in diagnostics):
         return None, diagnostics
     arrays = tuple(mark_use(a, accesses) for a in arrays)
