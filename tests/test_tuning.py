@@ -4,6 +4,7 @@ limits on their own), its messages for bad input, and --measure without a GPU.""
 import functools
 import json
 import math
+import re
 
 import pytest
 import sympy
@@ -575,3 +576,40 @@ def test_the_average_thread_runs_no_fewer_than_zero_trips():
     for n, m in ((1 << 20, 1024), (4096, 4096), (100, 0)):
         p = model.predict(q, substitutions(result.schedule, {"n": n, "m": m, "B": 256}), H100)
         assert p.bytes_moved >= 0 and p.step("ops32") >= 0 and p.time > 0, (n, m)
+
+
+CSR = """void spmv(int m, int nnz, int B, int rowptr[m + 1], int col[nnz], float val[nnz], float x[m], float y[m])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < (m + B - 1) / B; i++)
+            meta_for (int j = 0; j < B; j++) {
+                int r = i * B + j;
+                if (r < m) {
+                    float acc = 0.0f;
+                    BOUNDS
+                        acc += val[k] * x[col[k]];
+                    y[r] = acc;
+                }
+            }
+    }
+}
+"""
+CSR_DIRECT = CSR.replace("BOUNDS", "for (int k = rowptr[r]; k < rowptr[r + 1]; k++)")
+CSR_LOCALS = CSR.replace("BOUNDS", "int lo = rowptr[r], hi = rowptr[r + 1];\n"
+                                   "                    for (int k = lo; k < hi; k++)")
+
+
+@pytest.mark.parametrize("text", [CSR_DIRECT, CSR_LOCALS], ids=["direct", "locals"])
+def test_a_loop_bound_read_from_an_array_is_counted_once_and_named(tmp_path, capsys, text):
+    """CSR's k < rowptr[r + 1]: tune rejected every B ('no block can be resident': the model had
+    no number for the trip count), and with the bounds in locals dispatch_auto's C named `hi`."""
+    source = tmp_path / "spmv.c"
+    source.write_text(text)
+    schedule = analyze(text, "spmv.c").results[0].schedule
+    (loop,) = schedule.serial
+    assert all("?" in v.name for v in sympy.sympify(loop.hi).free_symbols)
+    assert model.counted_once(schedule) == (loop,)
+    assert cli.main(["tune", str(source), "--profile", "h100", "--data", "m=10000", "--data", "nnz=100000"]) == 0
+    out = capsys.readouterr().out
+    assert f"note: loop k (line {loop.span.line}) ends at a value read from an array: the model counts one" in out
+    assert re.search(r"^  1 +[12]\*? +\d+ ", out, re.M)

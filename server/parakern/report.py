@@ -5,10 +5,18 @@ import sympy
 
 from parakern.model import Schedule
 from parakern.pipeline import Analysis, ScheduleResult
+from parakern.symbols import opaque
 
 
 def _s(expr) -> str:
     return "?" if expr is None else str(expr)
+
+
+def _serial_bound(loop) -> str:
+    """`k < n / B`, or where the bound is read from an array, where it is."""
+    if opaque(loop.hi) or opaque(loop.lo):
+        return f"{loop.var} (line {loop.span.line}) to a bound read from an array"
+    return f"{loop.var} < {_s(loop.hi)}"
 
 
 def schedule_json(result: ScheduleResult) -> dict:
@@ -98,9 +106,9 @@ def text(analysis: Analysis) -> str:
             lines.append(f"  {loop.level:<6} {loop.var} in [{_s(loop.lo)}, {_s(loop.hi)}) -> "
                          f"{index}.{loop.axis}{where}")
         for loop in s.between:
-            lines.append(f"  serial {loop.var} < {_s(loop.hi)} between grid and block levels")
+            lines.append(f"  serial {_serial_bound(loop)} between grid and block levels")
         for loop in s.serial:
-            lines.append(f"  serial {loop.var} < {_s(loop.hi)} inside each thread")
+            lines.append(f"  serial {_serial_bound(loop)} inside each thread")
         lines.append(f"  data parameters     {', '.join(p.name for p in s.data_params) or '-'}")
         lines.append(f"  program parameters  {', '.join(p.name for p in s.program_params) or '-'}")
         cached = {c.name for c in s.cache}

@@ -18,3 +18,9 @@ R = sympy.Symbol("R", integer=True)
 def sym(name: str) -> sympy.Symbol:
     """The symbol of a C integer scalar (loop variable or parameter)."""
     return sympy.Symbol(name, integer=True)
+
+
+def opaque(expr) -> bool:
+    """Whether expr reads a value the front end could not write in parameters (a loop bound or
+    subscript read from an array, frontend/nest.py's `?line_col` symbols)."""
+    return any("?" in s.name for s in sympy.sympify(expr).free_symbols)

@@ -24,11 +24,22 @@ TYPE_SIZES = {"int": 4, "unsigned": 4, "long": 8, "unsigned long": 8, "long long
               "unsigned long long": 8, "float": 4, "double": 8}
 
 # Math functions callable in a schedule (same name in C and CUDA device code).
-MATH_FUNCTIONS = frozenset({
-    "sqrt", "sqrtf", "fabs", "fabsf", "abs", "exp", "expf", "log", "logf", "sin", "sinf",
-    "cos", "cosf", "tan", "tanf", "pow", "powf", "floor", "floorf", "ceil", "ceilf",
-    "fmin", "fminf", "fmax", "fmaxf", "min", "max", "tanh", "tanhf", "fma", "fmaf",
-})
+# C's <math.h> functions a kernel may call, by their double names with their arity; each has
+# its float twin (sqrtf, fmodf): CUDA has both, and libdevice (ir/libdevice.py) both as __nv_.
+MATH_ARITY = {
+    "sqrt": 1, "cbrt": 1, "fabs": 1, "floor": 1, "ceil": 1, "round": 1, "trunc": 1, "rint": 1,
+    "exp": 1, "exp2": 1, "expm1": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 1,
+    "sin": 1, "cos": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "tanh": 1,
+    "asinh": 1, "acosh": 1, "atanh": 1, "erf": 1, "erfc": 1, "tgamma": 1, "lgamma": 1,
+    "pow": 2, "fmod": 2, "remainder": 2, "atan2": 2, "hypot": 2, "fmin": 2, "fmax": 2, "fdim": 2,
+    "copysign": 2, "fma": 3,
+}
+MATH_FUNCTIONS = frozenset(MATH_ARITY) | {f + "f" for f in MATH_ARITY} | {"abs", "min", "max"}
+
+
+def math_double_name(name: str) -> str:
+    """sqrtf -> sqrt, erf -> erf (a double function whose name ends in f), abs -> abs."""
+    return name[:-1] if name not in MATH_ARITY and name.endswith("f") and name[:-1] in MATH_ARITY else name
 
 
 def is_integer(ctype: str) -> bool:

@@ -663,8 +663,8 @@ class _At:
             values = self._loop_values(var)
             if values is not None:
                 trips *= len(values)
-            elif sym(var) in self.vars and self.vars[sym(var)].values is None and self.vars[sym(var)].count:
-                trips *= self.vars[sym(var)].count
+            elif sym(var) in self.vars and self.vars[sym(var)].count:   # as the requests count it (a bound
+                trips *= self.vars[sym(var)].count                       # read from an array: once)
             else:
                 return math.inf
         return float(trips * math.prod(self.block))

@@ -25,7 +25,7 @@ from parakern.bench.plan import ARGUMENT_DEFAULT
 from parakern.verify import build as building
 from parakern.verify import inputs
 from parakern.verify.points import build_model
-from parakern.verify.runner import CTYPES, setup
+from parakern.verify.runner import CTYPES, INTEGERS_BELOW, setup
 from parakern.verify.signature import FLOATING, signature
 from parakern.text import normalize_newlines
 from parakern.lifeline import ScratchDirectory
@@ -148,6 +148,7 @@ class Baseline:
             return scalars, self._inputs[1], dims
         self._inputs = (None, None)   # let the previous arrays go before the next are made
         rng = numpy.random.default_rng(seed)
+        limits = inputs.index_limits(self.schedule, count, dims)   # as verify's runner fills them
         arrays = {}
         for a in self.signature.arguments:
             if not a.is_array:
@@ -155,7 +156,8 @@ class Baseline:
             if a.ctype in FLOATING:
                 arrays[a.name] = rng.uniform(-1.0, 1.0, count[a.name]).astype(dtype(a.ctype))
             else:
-                arrays[a.name] = rng.integers(0, 100, count[a.name]).astype(dtype(a.ctype))
+                below = max(1, min(INTEGERS_BELOW, limits.get(a.name, INTEGERS_BELOW)))
+                arrays[a.name] = rng.integers(0, below, count[a.name]).astype(dtype(a.ctype))
             arrays[a.name].flags.writeable = False
         self._inputs = (key, arrays)
         return scalars, arrays, dims

@@ -221,20 +221,26 @@ class Converter:
         name = node.name.name if isinstance(node.name, c_ast.ID) else None
         if name not in syntax.MATH_FUNCTIONS:
             shown = name or "this function"
-            return self.fail("PK007", f"call to '{shown}' cannot be offloaded: only math functions "
-                             "(sqrt, fabs, exp, pow, fmin, ...) may be called inside meta_schedule",
-                             span)
+            return self.fail("PK007", f"call to '{shown}' cannot be offloaded: only <math.h> functions "
+                             f"(sqrt, exp, log, sin, pow, fmod, atan2, erf, fmin, ... and their float "
+                             f"versions: {len(syntax.MATH_ARITY)} in all), abs, min and max may be called "
+                             "inside meta_schedule", span)
         args = tuple(self.expr(a) for a in (node.args.exprs if node.args else ()))
+        double = syntax.math_double_name(name)
+        arity = syntax.MATH_ARITY.get(double, 1 if name == "abs" else 2)
+        if len(args) != arity:
+            return self.fail("PK013", f"'{name}' takes {arity} argument{'s' * (arity != 1)}, "
+                             f"here {len(args)}", span)
         if name in ("abs",):
             ctype = "int"
-        elif name in ("min", "max") and args:
+        elif name in ("min", "max"):
             ctype = args[0].ctype
             for arg in args[1:]:
                 ctype = syntax.arithmetic_result(ctype, arg.ctype)
-        elif name.endswith("f") and name not in ("modf",):
-            ctype = "float"
-        else:
+        elif name == double:
             ctype = "double"
+        else:
+            ctype = "float"
         return syntax.Call(name, args, ctype, span)
 
     def _expr_Assignment(self, node: c_ast.Assignment) -> syntax.Expr:

@@ -184,7 +184,7 @@ def scan_body(body: syntax.Block, levels, between_loops, param_names: set[str], 
         if isinstance(stmt, syntax.Loop):
             for bound in (stmt.lo, stmt.hi, stmt.step):
                 record(bound, env, guards, loops)
-            serial.append(serial_loop(stmt, between=False, env=env))
+            serial.append(_unknown_as_opaque(serial_loop(stmt, between=False, env=env), known))
             inner = dict(env)
             inner[stmt.var] = sym(stmt.var)
             known.add(sym(stmt.var))
@@ -201,6 +201,21 @@ def scan_body(body: syntax.Block, levels, between_loops, param_names: set[str], 
             record(bound, {}, (), ())
     visit(body, {}, (), serial_vars)
     return tuple(accesses), tuple(locals_), tuple(serial)
+
+
+def _unknown_as_opaque(loop: model.SerialLoop, known: set) -> model.SerialLoop:
+    """The loop with every local its bounds read that has no value in parameters and loop
+    variables (`int hi = rowptr[r + 1];`) as an opaque `?name_line_col` value, as a bound read
+    from an array is: the model and the code printed from it must not take it for a parameter
+    (dispatch_auto's C named `hi`, which nvcc refused)."""
+    bounds = (loop.lo, loop.hi, loop.step)
+    unknown = {v for b in bounds for v in sympy.sympify(b).free_symbols} - known
+    unknown = {v: sympy.Symbol(f"?{v.name}_{loop.span.line}_{loop.span.col}", integer=True)
+               for v in unknown if "?" not in v.name}
+    if not unknown:
+        return loop
+    return replace(loop, lo=sympy.sympify(loop.lo).xreplace(unknown), hi=sympy.sympify(loop.hi).xreplace(unknown),
+                   step=sympy.sympify(loop.step).xreplace(unknown))
 
 
 def _access(node: syntax.Index, env, guards, loops, known, read: bool, write: bool) -> model.Access:

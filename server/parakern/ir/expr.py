@@ -32,7 +32,7 @@ class Slot:
 _FLOAT_INTRINSICS = {"sqrt": ("llvm.sqrt", 1), "fabs": ("llvm.fabs", 1), "floor": ("llvm.floor", 1),
                      "ceil": ("llvm.ceil", 1), "fmin": ("llvm.minnum", 2),
                      "fmax": ("llvm.maxnum", 2), "fma": ("llvm.fma", 3)}
-_MATH_BASES = frozenset(_FLOAT_INTRINSICS) | {"exp", "log", "sin", "cos", "tan", "pow", "tanh"}
+_MATH_BASES = frozenset(syntax.MATH_ARITY)   # the others: libdevice's __nv_<name>
 _SUFFIX = {"float": "f32", "double": "f64"}
 
 _INT_OPS_SIGNED = {"+": "add", "-": "sub", "*": "mul", "/": "sdiv", "%": "srem", "<<": "shl",
@@ -44,9 +44,7 @@ _NO_SIGNED_WRAP = frozenset({"add", "sub", "mul"})  # signed overflow is undefin
 
 def _math_base(name: str) -> str:
     """sqrtf -> sqrt: the float variants lower like the double ones, at their own type."""
-    if name.endswith("f") and name[:-1] in _MATH_BASES:
-        return name[:-1]
-    return name
+    return syntax.math_double_name(name)
 
 
 class ExprLowerer:
@@ -269,7 +267,7 @@ class ExprLowerer:
             # the C library's expf when the kernel runs on the host.
             suffix = "f" if e.ctype == "float" else ""
             callee = f"{name}{suffix}" if getattr(self, "host", False) else f"__nv_{name}{suffix}"
-            arity = 2 if name == "pow" else 1
+            arity = syntax.MATH_ARITY[name]
             if len(args) != arity:
                 raise LoweringError(f"'{e.func}' takes {arity} argument(s)", e.span)
             return b.call(self.intrinsic(callee, e.ctype, arity), args)

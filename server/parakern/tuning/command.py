@@ -159,7 +159,7 @@ def _emit_hint(file: str, values) -> str:
 def _text(tunings, device, top: int, formula: bool, file: str = "FILE", in_shared=frozenset()) -> str:
     """in_shared: schedules whose tuned parameters a function shares (its line gives the values)."""
     from parakern.analysis.fixed import fixable
-    from parakern.tuning import search
+    from parakern.tuning import model, search
     lines = []
     for r, fixed, t in tunings:
         at = " ".join(f"{n}={v}" for n, v in sorted(fixed.items()))
@@ -180,6 +180,9 @@ def _text(tunings, device, top: int, formula: bool, file: str = "FILE", in_share
                          f"another); {stem}_dispatch_auto takes the fastest, whichever case it is")
         if t.rejected:
             lines.append("  infeasible: " + "; ".join(f"{n} × {why}" for why, n in t.rejected))
+        for lp in model.counted_once(r.schedule):
+            lines.append(f"  note: loop {lp.var} (line {lp.span.line}) ends at a value read from an array: the model "
+                         "counts one iteration of it per thread, so its times and bytes are lower bounds")
         program = {q.name for q in fixable(r.schedule)}
         pick = [(n, v) for n, v in t.configurations[0].values if n in program] if t.configurations else []
         if pick and t.schedule not in in_shared:

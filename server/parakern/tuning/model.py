@@ -52,7 +52,7 @@ from parakern.analysis.dependence import threads_communicate
 from parakern.codegen.launch import in_parameters, launch_of
 from parakern.counters.occupancy import occupancy_detail
 from parakern.devices import DeviceProfile
-from parakern.symbols import sym
+from parakern.symbols import opaque, sym
 
 # One launch's fixed cost: the order of a kernel launch's latency on current GPUs and
 # drivers (a few microseconds, as the CUDA Best Practices Guide and the bench's empty
@@ -229,6 +229,8 @@ def _trip_count(loop, s) -> sympy.Expr:
     loop's true work where the bound is linear in the variables. The model is one formula in
     the parameters (dispatch_auto prints it in C, where no loop variable exists), rounded up."""
     count = in_parameters(loop.trip_count, s)
+    if opaque(count):   # a bound read from an array (CSR's rowptr[r + 1]): counted once, as the
+        return sympy.S.One   # traffic table does; the model ranks configurations, not the data
     variables = {sym(lp.var) for lp in (*s.loops, *s.between, *s.serial)}
     if not count.free_symbols & variables:   # the usual loop: its count reads parameters only
         return count
@@ -241,6 +243,12 @@ def _trip_count(loop, s) -> sympy.Expr:
     # none where the average thread's bound is below its start (`for (k = i; k < m; k++)` with
     # n > 2m threads: m - mean(i) < 0 made tune print negative bytes and rank by them)
     return sympy.Max(sympy.S.Zero, sympy.ceiling(count))
+
+
+def counted_once(s) -> tuple:
+    """The serial loops whose trip count the model cannot know (a bound read from an array):
+    each counts one iteration (`_trip_count`)."""
+    return tuple(lp for lp in (*s.between, *s.serial) if opaque(in_parameters(lp.trip_count, s)))
 
 
 def _loop_means(s) -> dict:

@@ -228,6 +228,7 @@ def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int =
             continue
         prepared.append((point, values, ""))
         jobs.append({"id": i, "scalars": values, "sizes": count, "dims": dims,
+                     "limits": inputs.index_limits(schedule, count, dims),
                      "device": point.device.as_dict(), "seed": f"{schedule.id}:{point.case}:{i}:{seed}"})
     arguments = [{"name": a.name, "ctype": a.ctype, "kind": a.kind} for a in sig.arguments]
     job = {"serial": str(serial), "gpu": str(gpu), "function": sig.function, "arguments": arguments,

@@ -129,3 +129,41 @@ def _maximum(expr, ranges) -> "int | None":
 def _minimum(expr, ranges) -> "int | None":
     values = _corners(expr, ranges)
     return min(values) if values else None
+
+
+def index_limits(schedule, count: dict, dims: dict) -> dict:
+    """Integer arrays whose values the schedule uses as subscripts, or as the bounds of a loop
+    whose variable subscripts an array (CSR's col in x[col[k]], rowptr in k < rowptr[r + 1]):
+    name -> the smallest extent they index, so that the random inputs stay inside the arrays
+    (values in [0, 100) crashed the serial C of a sparse matrix-vector product)."""
+    from parakern import syntax
+    integer = {a.name for a in schedule.arrays if syntax.is_integer(a.ctype)}
+    carried: dict[str, set] = {}   # a local or loop variable -> the integer arrays its value comes from
+
+    def sources(expr) -> set:
+        found = set()
+        for node in syntax.walk(expr):
+            if isinstance(node, syntax.Index) and node.array in integer:
+                found.add(node.array)
+            elif isinstance(node, syntax.Var):
+                found |= carried.get(node.name, set())
+        return found
+
+    for node in syntax.walk(schedule.body):   # in source order: a local's value before its uses
+        if isinstance(node, syntax.Decl) and node.init is not None:
+            carried[node.name] = carried.get(node.name, set()) | sources(node.init)
+        elif isinstance(node, syntax.Assign) and isinstance(node.target, syntax.Var):
+            carried[node.target.name] = carried.get(node.target.name, set()) | sources(node.value)
+        elif isinstance(node, syntax.Loop):
+            carried[node.var] = sources(node.lo) | sources(node.hi)
+    limits: dict = {}
+    for node in syntax.walk(schedule.body):
+        if not isinstance(node, syntax.Index):
+            continue
+        shape = dims.get(node.array) or []
+        for d, index in enumerate(node.indices):
+            extent = shape[d] if len(shape) == len(node.indices) else count.get(node.array)
+            for name in sources(index):
+                if extent:
+                    limits[name] = min(limits.get(name, extent), extent)
+    return limits

@@ -31,6 +31,7 @@ CTYPES = {
 # differs in the last bits of its terms' size, not of its own. Exact for integer types.
 TOLERANCE = {"float": 1e-5, "double": 1e-12}
 GUARD_BYTE = 0x5A
+INTEGERS_BELOW = 100   # random integer inputs are in [0, 100), or below the extent they index
 
 
 def emit(record):
@@ -38,10 +39,11 @@ def emit(record):
     sys.stdout.flush()
 
 
-def fill(ctype, count, rng):
+def fill(ctype, count, rng, below: int = INTEGERS_BELOW):
+    """Random contents: floats in [-1, 1], integers in [0, below) (below: inputs.index_limits)."""
     if ctype in TOLERANCE:
         return [rng.uniform(-1.0, 1.0) for _ in range(count)]
-    return [rng.randrange(0, 100) for _ in range(count)]
+    return [rng.randrange(0, max(1, below)) for _ in range(count)]
 
 
 class Buffer:
@@ -139,7 +141,8 @@ def run_point(job, point, serial, gpu, lib):
     for a in arguments:
         if a["kind"] != "scalar":
             size = point["sizes"][a["name"]]
-            base[a["name"]] = Buffer(a["ctype"], size, job["guard"], fill(a["ctype"], size, rng))
+            below = min(INTEGERS_BELOW, point.get("limits", {}).get(a["name"], INTEGERS_BELOW))
+            base[a["name"]] = Buffer(a["ctype"], size, job["guard"], fill(a["ctype"], size, rng, below))
     mine = {name: b.copy() for name, b in base.items()}
 
     def args(buffers):
