@@ -216,3 +216,19 @@ def test_a_cuda_built_in_name_is_refused_at_its_declaration(name):
     (d,) = analyze_source(text, "c.c").diagnostics
     assert d.code == "PK018" and d.message.startswith(f"'{name}' is a CUDA built-in variable")
     assert (d.span.line, d.span.col, d.span.end_col) == (4, 23, 23 + len(name))
+
+
+@pytest.mark.parametrize("declared, words", [
+    ("float b[n][]", "extent 2 of 'b' is empty: C leaves only the first extent of an array parameter empty"),
+    ("float b[n][-1]", "extent 2 of 'b' is -1: an array's extents are positive"),
+    ("float b[*]", "'b[*]' has no size: [*] belongs in prototypes"),
+])
+def test_an_array_parameter_c_refuses_is_refused_at_its_declaration(declared, words):
+    """`float b[n][]` (an editor's closed bracket while typing b[n][m]) was an internal error
+    (PK099); b[n][-1] and b[*] were analysed as if valid."""
+    text = (f"void f(int n, int B, {declared}, float d[n])\n{{\n    meta_schedule {{\n"
+            "        meta_for (int i = 0; i < n / B; i++)\n            meta_for (int j = 0; j < B; j++)\n"
+            f"                d[i * B + j] = b[{'i * B + j' if '*' in declared else 'i][j'}];\n    }}\n}}\n")
+    (d,) = analyze_source(text, "e.c").diagnostics
+    assert d.code == "PK012" and words in d.message, d.format()
+    assert (d.span.line, d.span.col) == (1, text.index(declared) + 1)

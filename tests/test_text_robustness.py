@@ -94,6 +94,26 @@ def test_lone_surrogates_keep_positions_and_can_be_encoded():
     assert [v.id for v in snap.views] == ["saxpy:0"] and not snap.frontend
 
 
+def test_a_failing_view_costs_its_schedule_only(monkeypatch):
+    """One schedule whose view raised (float b[n][], while typing b[n][m]) dropped every view of
+    the file for one PK099 at 1:1: the good function lost its lenses and hovers."""
+    import parakern.lsp.documents as documents
+    source = (SAMPLES / "saxpy.c").read_text() + (SAMPLES / "saxpy.c").read_text().replace("saxpy", "other")
+    real = documents.view_of
+
+    def failing(schedule, key):
+        if schedule.function == "other":
+            raise AttributeError("'NoneType' object has no attribute 'is_Integer'")
+        return real(schedule, key)
+
+    monkeypatch.setattr(documents, "view_of", failing)
+    snap = build_snapshot("t.c", 1, source, Settings())
+    assert [v.id for v in snap.views] == ["saxpy:0"]
+    (d,) = snap.frontend
+    other = source.index("meta_schedule", source.index("other("))
+    assert d.code == "PK099" and d.range[0] == source.count("\n", 0, other)
+
+
 # ------------------------------------------------------------------ the inserted region
 
 

@@ -345,8 +345,17 @@ def _arrays(conv: Converter, nest: syntax.Loop, site: Site, scalars: _Scalars, d
     for name in names:
         symbol: Symbol = site.env[name]
         dims = []
-        for dim in symbol.dims:
+        for k, dim in enumerate(symbol.dims):
             if dim is None:
+                if k > 0:   # `float b[n][]` (an editor's closed bracket): C allows only the first empty
+                    diagnostics.append(error(
+                        "PK012", f"extent {k + 1} of '{name}' is empty: C leaves only the first extent of an array "
+                        f"parameter empty; give every other one ({symbol.ctype} {name}[n][m])", symbol.span))
+                dims.append(None)
+                continue
+            if isinstance(dim, c_ast.ID) and dim.name == "*":   # `float b[*]`: a prototype's form only
+                diagnostics.append(error("PK012", f"'{name}[*]' has no size: [*] belongs in prototypes; in the "
+                                         f"definition give its size ({symbol.ctype} {name}[n])", symbol.span))
                 dims.append(None)
                 continue
             checker = Converter(conv.index, Scope(outer=dict(site.env)), conv.defines, conv.meta_for,
@@ -354,6 +363,9 @@ def _arrays(conv: Converter, nest: syntax.Loop, site: Site, scalars: _Scalars, d
             value = syntax.to_sympy(checker.expr(dim))
             for used in checker.used_outer:
                 scalars._use(used)
+            if value is not None and value.is_number and value <= 0:   # gcc: size of array is negative
+                diagnostics.append(error("PK012", f"extent {k + 1} of '{name}' is {value}: an array's "
+                                         "extents are positive", symbol.span))
             dims.append(value)
         arrays.append(model.Array(name, symbol.ctype, tuple(dims), symbol.rank, symbol.is_pointer,
                                   False, False, symbol.span))

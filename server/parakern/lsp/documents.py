@@ -54,16 +54,24 @@ def build_snapshot(file: str, version, text: str, settings: Settings) -> Snapsho
     """Front-end over the document (generated dispatcher regions masked): its
     diagnostics and the schedules with their cache keys. Pure; runs in a thread; never
     raises (a bug of ours is one diagnostic, so stale ones never stay on screen)."""
+    from parakern.diagnostics import error
     from parakern.frontend import analyze_source
     try:
         source = analysed_text(text)
         result = analyze_source(source, file)
         lines = mask_generated(source).split("\n")
-        views = tuple(view_of(s, cache_key(lines, s, settings.analysis_part(s.function), result.schedules))
-                      for s in result.schedules)
-        diags = tuple(diag_info(d, 0, file) for d in result.diagnostics)
+        diags = [diag_info(d, 0, file) for d in result.diagnostics]
     except Exception as exc:
-        message = (f"internal error in the parakern language server ({type(exc).__name__}: {exc}); "
-                   "please report it with this file")
-        return Snapshot(version, text, (DiagInfo("error", "PK099", message, (0, 0, 0, 1)),), ())
-    return Snapshot(version, text, diags, views)
+        return Snapshot(version, text, (DiagInfo("error", "PK099", _internal(exc), (0, 0, 0, 1)),), ())
+    views = []
+    for s in result.schedules:   # a bug of ours on one schedule costs that schedule only
+        try:
+            views.append(view_of(s, cache_key(lines, s, settings.analysis_part(s.function), result.schedules)))
+        except Exception as exc:
+            diags.append(diag_info(error("PK099", _internal(exc), s.keyword_span), 0, file))
+    return Snapshot(version, text, tuple(diags), tuple(views))
+
+
+def _internal(exc: Exception) -> str:
+    return (f"internal error in the parakern language server ({type(exc).__name__}: {exc}); "
+            "please report it with this file")
