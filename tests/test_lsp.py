@@ -239,6 +239,11 @@ async def test_code_action_inserts_dispatcher_idempotently(client: Editor):
     ds = await client.wait_diagnostics(uri, lambda ds: len(cases(ds)) >= 1, timeout=30)
     actions = await _dispatcher_action(client, uri, 9, 8, diagnostics=cases(ds)[:1])
     assert {a.kind for a in actions} == {types.CodeActionKind.Refactor, types.CodeActionKind.QuickFix}
+    # ... and not on a warning it does not fix (it was offered on PK040, which stayed)
+    warning = types.Diagnostic(range=cases(ds)[0].range, message="uncoalesced", source="parakern", code="PK040",
+                               severity=types.DiagnosticSeverity.Warning)
+    actions = await _dispatcher_action(client, uri, 9, 8, diagnostics=[warning])
+    assert {a.kind for a in actions} == {types.CodeActionKind.Refactor}
     client.close(uri)
 
 

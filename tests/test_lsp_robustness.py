@@ -377,6 +377,57 @@ def test_no_process_outlives_the_server(signum):
     assert wait_gone(children, 5) == []
 
 
+@pytest.mark.parametrize("ending", ["eof", "exit"])
+def test_an_editor_that_goes_away_mid_analysis_leaves_a_quiet_exit(tmp_path, ending):
+    """stdin closed (the editor crashed) or exit without shutdown while a case tree was being
+    computed: 'RuntimeError: Event loop is closed' and 'Task was destroyed but it is pending!' on
+    stderr, exit status 1 (pygls shuts the server down after its event loop has closed)."""
+    log = (tmp_path / "stderr").open("wb")
+    server = Wire(options={"timeLimitSeconds": 60}, stderr=log)
+    uri = (SAMPLES / "gone.c").as_uri()
+    server.open(uri, (SAMPLES / "matmul.c").read_text())
+    time.sleep(1.0)
+    children = server.children()
+    if ending == "exit":
+        server.notify("exit", None)
+    server.process.stdin.close()
+    assert server.process.wait(timeout=60) == (0 if ending == "eof" else 1)   # exit before shutdown: 1 (LSP)
+    err = (tmp_path / "stderr").read_text()
+    assert "Traceback" not in err and "Task was destroyed" not in err and "Event loop is closed" not in err, err
+    assert wait_gone(children, 5) == []
+
+
+def test_a_clients_bad_request_is_one_line_on_stderr(tmp_path):
+    """A negative position or an unknown command got its -32602 answer, and pages of an
+    ExceptionGroup traceback on stderr each (editors show stderr in their log)."""
+    log = (tmp_path / "stderr").open("wb")
+    server = Wire(stderr=log)
+    uri = (SAMPLES / "bad.c").as_uri()
+    server.open(uri, (SAMPLES / "saxpy.c").read_text())
+    hover = server.ask("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": -1, "character": 0}})
+    command = server.ask("workspace/executeCommand", {"command": "no.such.command", "arguments": []})
+    assert server.answer(hover, 60)["error"]["code"] == -32602
+    assert server.answer(command, 60)["error"]["code"] == -32602
+    server.close()
+    err = (tmp_path / "stderr").read_text()
+    assert "Traceback" not in err, err
+    assert "Position.line should be in range" in err and "'no.such.command' is not defined" in err
+    assert len([line for line in err.splitlines() if " ERROR " in line]) == len(err.splitlines()), err
+
+
+def test_a_request_after_shutdown_is_answered_invalid_request():
+    """pygls dropped it (logging 'No more requests!'), and the client waited for ever."""
+    server = Wire()
+    uri = (SAMPLES / "late.c").as_uri()
+    server.open(uri, (SAMPLES / "saxpy.c").read_text())
+    assert server.request("shutdown", None, timeout=30) is None
+    late = server.answer(server.ask("textDocument/hover", {"textDocument": {"uri": uri},
+                                                           "position": {"line": 0, "character": 0}}), 30)
+    assert late is not None and late["error"]["code"] == -32600
+    server.notify("exit", None)
+    assert server.process.wait(10) == 0
+
+
 def test_code_actions_on_200_schedules_answer_at_once():
     """A client without code-action resolve (Neovim 0.7): the action carries the insert
     command instead of an edit computed behind 200 analyses (it took two minutes)."""

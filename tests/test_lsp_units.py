@@ -373,3 +373,13 @@ def test_a_schedule_without_a_tree_says_why_in_the_words_of_its_error():
     assert ScheduleSummary("k", "f:0", "f", "no-tree", diagnostics=(hint, error)).why_no_tree == error.message
     assert ScheduleSummary("k", "f:0", "f", "timeout", "analysis ran past 60 s").why_no_tree == "analysis ran past 60 s"
     assert "fix the errors" in ScheduleSummary("k", "f:0", "f", "no-tree").why_no_tree
+
+
+def test_the_extensions_settings_offer_every_strategy_code():
+    """package.json's enum lacked "(6)": VS Code flagged a valid value and could not offer it."""
+    import json
+    from conftest import ROOT
+    from parakern.lsp.settings import STRATEGY_CODES
+    package = json.loads((ROOT / "vscode-extension" / "package.json").read_text())
+    setting = package["contributes"]["configuration"]["properties"]["parakern.strategies"]
+    assert setting["items"]["enum"] == list(STRATEGY_CODES)

@@ -37,10 +37,9 @@ def environment(**extra: str) -> dict:
 
 class Wire:
     def __init__(self, env: "dict | None" = None, capabilities: "dict | None" = None, options: "dict | None" = None,
-                 encoding: str = "utf-16"):
+                 encoding: str = "utf-16", stderr=subprocess.DEVNULL):
         self.process = subprocess.Popen([sys.executable, "-m", "parakern", "serve"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        env=env or environment())
+                                        stdout=subprocess.PIPE, stderr=stderr, env=env or environment())
         self.pid = self.process.pid
         self.next_id = 0
         self.responses: dict = {}

@@ -262,6 +262,10 @@ class JobPool:
     def close(self) -> None:
         self._closed = True
         for task in list(self._tasks):
-            task.cancel()
+            if not task.get_loop().is_closed():
+                task.cancel()
+            else:   # the connection ended: pygls shuts down after its loop closed, with the
+                # workers' warm-up still awaited; the workers are killed below, and nothing is lost
+                task._log_destroy_pending = False   # (asyncio's own switch for that message)
         for slot in self._slots:
             slot.kill()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
 import sys
 from typing import Any, Optional
@@ -25,7 +26,7 @@ from parakern.lsp.engine import Engine
 from parakern.lsp.positions import from_client_position, from_client_range, line_text, to_client_range
 from parakern.lsp.ranges import overlaps
 from parakern.lsp.settings import section_of
-from parakern.lsp.summary import SOURCE, DiagInfo
+from parakern.lsp.summary import CASE_CODE, SOURCE, DiagInfo
 from parakern.lsp.textdocument import LspWorkspace
 
 log = logging.getLogger("parakern.lsp")
@@ -80,6 +81,11 @@ class ParakernProtocol(LanguageServerProtocol):
     def handle_message(self, message):
         if message is _ANSWERED:
             return
+        if self._shutdown and getattr(message, "id", None) is not None and getattr(message, "method", None):
+            # LSP: a request after shutdown gets InvalidRequest; pygls drops it (the client waits)
+            self._send_response(message.id, error=types.ResponseError(
+                code=types.ErrorCodes.InvalidRequest, message=f"{message.method}: the server is shutting down"))
+            return
         super().handle_message(message)
 
     def _send_response(self, msg_id, result=None, error=None):
@@ -98,6 +104,7 @@ class ParakernServer(LanguageServer):
                          text_document_sync_kind=SYNC_KIND)
         self.engine = Engine(_Client(self))
         self.pending_warnings: list[str] = []
+        self.exit_status: "int | None" = None   # 0 once shut down; 1 on exit without a shutdown
 
     def shutdown(self):
         """Also when the connection ends without a shutdown request: stop the workers."""
@@ -206,6 +213,15 @@ def initialized(ls: ParakernServer, params: types.InitializedParams):
 @server.feature(types.SHUTDOWN)
 def shutdown(ls: ParakernServer, params):
     ls.engine.close()
+    ls.exit_status = 0
+
+
+@server.feature(types.EXIT)
+def exit_(ls: ParakernServer, params):
+    """LSP: exit after a shutdown request ends with status 0, without one with 1 (pygls's own
+    sys.exit of that status is caught by its start_io, so `run` returns it)."""
+    if ls.exit_status is None:
+        ls.exit_status = 1
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -382,15 +398,16 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
             if not ls.cap("text_document.code_action.disabled_support", False):
                 continue
             disabled = types.CodeActionDisabled(reason=f"{view.id} has no case tree: {summary.why_no_tree}")
-        kinds = [types.CodeActionKind.Refactor]
-        if ours:
-            kinds.append(types.CodeActionKind.QuickFix)
+        # a quick fix of the case diagnostics only (inserting the kernels is what they describe),
+        # not of a warning it leaves as it is (PK040's uncoalesced access)
+        cases = [d for d in ours if d.code == CASE_CODE]
+        kinds = [types.CodeActionKind.Refactor] + ([types.CodeActionKind.QuickFix] if cases else [])
         for kind in kinds:
             if not _wants(only, kind):
                 continue
             action = types.CodeAction(
                 title=f"{ACTION_TITLE} ({view.id})", kind=kind, disabled=disabled,
-                diagnostics=ours if kind == types.CodeActionKind.QuickFix else None,
+                diagnostics=cases if kind == types.CodeActionKind.QuickFix else None,
                 data={"uri": uri, "id": view.id})
             if disabled is None:
                 cached = ls.engine.dispatcher_cached(uri, view.id)
@@ -499,9 +516,31 @@ def _terminated(signum, frame) -> None:
         os._exit(128 + signum)
 
 
+class _OneLine(logging.Filter):
+    """pygls' records of a client's bad message in one line: it logs each with the traceback of
+    its deserialisation (pages of an ExceptionGroup on stderr per request; the client already
+    got its -32602 answer). --verbose keeps them whole."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.name.startswith("pygls"):
+            return True
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text = f"{text}: {type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
+        elif "Traceback" in text:   # formatted into the message (json_rpc's 'Unable to deserialize')
+            lines = [line.strip(" |+") for line in text.splitlines() if line.strip(" |+")]
+            raised = [line for line in lines[1:] if re.match(r"[\w.]*(Error|Exception)\b", line)]
+            text = f"{lines[0]}: {(raised or lines)[-1]}"
+        record.msg, record.args, record.exc_info, record.exc_text = text, (), None, None
+        return True
+
+
 def run(args, pool=None) -> int:
     logging.basicConfig(filename=args.log_file, level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if not args.verbose:
+        for handler in logging.getLogger().handlers:   # a logger's filter would miss its children's records
+            handler.addFilter(_OneLine())
     for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if signum is not None:
             signal.signal(signum, _terminated)
@@ -515,4 +554,4 @@ def run(args, pool=None) -> int:
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io()
-    return 0
+    return server.exit_status or 0   # the connection's end (EOF) is a normal end
