@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -224,6 +226,12 @@ async def test_code_action_inserts_dispatcher_idempotently(client: Editor):
     assert "// parakern:begin matadd:0\n" in once and once.rstrip().endswith("// parakern:end matadd:0")
     region = once[once.index("// parakern:begin"):]
     assert "__global__" in region
+    # ... and the file still builds as the serial C it was (gcc refused <cuda_runtime.h>)
+    if shutil.which("gcc"):
+        samples = Path(__file__).resolve().parent.parent / "samples"
+        done = subprocess.run(["gcc", "-fsyntax-only", "-I", str(samples), "-x", "c", "-"], input=once,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
 
     # The new version is analysed without complaints about the inserted CUDA.
     ds = await client.wait_diagnostics(uri, lambda ds: len(cases(ds)) >= 1, timeout=30)

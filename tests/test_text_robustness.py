@@ -123,7 +123,8 @@ def test_dispatcher_region_keeps_the_files_line_breaks(newline):
     schedule, end = _function_end(text)
     once = apply_edit(text, *dispatcher_edit(text, schedule.id, end, CODE))
     assert once.replace(newline, "").count("\n") == 0 and once.replace(newline, "").count("\r") == 0
-    assert f"// parakern:begin saxpy:0{newline}#ifndef PARAKERN_CPU{newline}" in once
+    assert (f"// parakern:begin saxpy:0{newline}#if defined(__CUDACC__) || defined(PARAKERN_CPU){newline}"
+            f"#ifndef PARAKERN_CPU{newline}") in once
     assert once.endswith(f"// parakern:end saxpy:0{newline}{newline}int after(void) {{ return 0; }}{newline}")
     assert apply_edit(once, *dispatcher_edit(once, schedule.id, end, CODE)) == once
 

@@ -18,9 +18,15 @@ from parakern.lsp.ranges import Range, overlaps
 from parakern.text import line_starts, newline_of, normalize_newlines, offset_at, position_at
 
 
+# The region is CUDA: a C compiler skips it, so that the file still builds as the serial C it
+# was (gcc refused <cuda_runtime.h> and __global__); nvcc and the CPU emulation read it.
+REGION_GUARD = ("#if defined(__CUDACC__) || defined(PARAKERN_CPU)", "#endif")
+
+
 def region_text(schedule_id: str, code: str, newline: str = "\n") -> str:
     body = normalize_newlines(code).rstrip("\n")
-    lines = [f"{BEGIN_MARK} {schedule_id}"] + (body.split("\n") if body else []) + [f"{END_MARK} {schedule_id}"]
+    inner = [REGION_GUARD[0]] + body.split("\n") + [REGION_GUARD[1]] if body else []
+    lines = [f"{BEGIN_MARK} {schedule_id}"] + inner + [f"{END_MARK} {schedule_id}"]
     return newline.join(lines) + newline
 
 
