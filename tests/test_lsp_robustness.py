@@ -428,6 +428,25 @@ def test_a_request_after_shutdown_is_answered_invalid_request():
     assert server.process.wait(10) == 0
 
 
+def test_a_plain_text_client_gets_its_hover_in_plain_text():
+    """kind plaintext was sent with markdown in it: **bold**, backticks, |---| tables, <sub>."""
+    from wire import CAPABILITIES
+    capabilities = json.loads(json.dumps(CAPABILITIES))
+    capabilities["textDocument"]["hover"] = {"contentFormat": ["plaintext"]}
+    server = Wire(capabilities=capabilities)
+    uri = (SAMPLES / "plain.c").as_uri()
+    text = (SAMPLES / "saxpy.c").read_text()
+    server.open(uri, text)
+    server.wait_published(uri, 1, lambda ds: any(d["code"] == "PK100" for d in ds), timeout=120)
+    line = text.split("\n").index(next(t for t in text.split("\n") if "meta_schedule" in t))
+    hover = server.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {
+        "line": line, "character": text.split("\n")[line].index("meta_schedule") + 2}}, timeout=60)
+    server.close()
+    contents = hover["contents"]
+    assert contents["kind"] == "plaintext" and "case 1" in contents["value"] and "  constraints: " in contents["value"]
+    assert not any(mark in contents["value"] for mark in ("**", "`", "|---", "<sub>", "\\|")), contents["value"]
+
+
 def test_code_actions_on_200_schedules_answer_at_once():
     """A client without code-action resolve (Neovim 0.7): the action carries the insert
     command instead of an edit computed behind 200 analyses (it took two minutes)."""

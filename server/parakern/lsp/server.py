@@ -28,6 +28,7 @@ from parakern.lsp.ranges import overlaps
 from parakern.lsp.settings import section_of
 from parakern.lsp.summary import CASE_CODE, SOURCE, DiagInfo
 from parakern.lsp.textdocument import LspWorkspace
+from parakern.lsp.texts import plain_text
 
 log = logging.getLogger("parakern.lsp")
 VERSION = "0.1.0"
@@ -282,9 +283,9 @@ def hover(ls: ParakernServer, params: types.HoverParams):
     if text is None:
         return None
     formats = ls.cap("text_document.hover.content_format", []) or []
-    kind = types.MarkupKind.Markdown if (not formats or types.MarkupKind.Markdown in formats) \
-        else types.MarkupKind.PlainText
-    return types.Hover(contents=types.MarkupContent(kind=kind, value=text))
+    if not formats or types.MarkupKind.Markdown in formats:
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text))
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.PlainText, value=plain_text(text)))
 
 
 def _summary_lens(ls: ParakernServer, uri: str, view, title: str, document) -> types.CodeLens:

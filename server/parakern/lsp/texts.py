@@ -3,6 +3,8 @@ their information diagnostics), lens titles, hover markdown and the case-tree pa
 Pure: no pygls, no z3."""
 from __future__ import annotations
 
+import re
+
 from parakern.lsp.ranges import Range
 from parakern.lsp.summary import CASE_CODE, CaseInfo, DiagInfo, ScheduleSummary
 from parakern.lsp.views import ScheduleView
@@ -180,3 +182,39 @@ def tree_markdown(view_id: str, summary: ScheduleSummary) -> str:
         parts.append(not_applied_markdown(summary))
     parts.append("## Tree\n\n```text\n" + summary.tree_text + "\n```")
     return "\n\n".join(parts) + "\n"
+
+
+# ------------------------------------------------------------------ plain text
+
+_TABLE_RULE = re.compile(r"^\|(\s*:?-+:?\s*\|)+\s*$")
+
+
+def plain_text(markdown: str) -> str:
+    """A hover's markdown for a client that shows plain text only: no `**`, backticks, tags or
+    escapes; a table's rows as `case 1` with one `  header: value` line per column (its
+    columns side by side would be hundreds of characters wide)."""
+    lines, out, i = markdown.split("\n"), [], 0
+    while i < len(lines):
+        if lines[i].startswith("|") and i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1]):
+            header, i = _cells(lines[i]), i + 2
+            while i < len(lines) and lines[i].startswith("|"):
+                row = _cells(lines[i])
+                out.append(f"{header[0]} {row[0]}")
+                out += [f"  {h}: {v}" for h, v in zip(header[1:], row[1:])]
+                i += 1
+            continue
+        out.append(_inline(lines[i]))
+        i += 1
+    return "\n".join(out)
+
+
+def _cells(row: str) -> list[str]:
+    return [_inline(c.strip()) for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]]
+
+
+def _inline(text: str) -> str:
+    text = re.sub(r"</?(sub|sup|b|i|em|strong)>", "", text)
+    text = text.replace("**", "").replace("`", "")
+    text = re.sub(r"(?<![\w\\])_(\S(?:.*?\S)?)_(?!\w)", r"\1", text)   # _italic_, not R_B
+    text = re.sub(r"^#+\s+", "", text)
+    return text.replace("\\|", "|").replace("\\*", "*").replace("\\_", "_").rstrip()
