@@ -11,6 +11,7 @@ min(R, regsPerBlock / threads_j) when the registers per block are known.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 
 import sympy
@@ -160,12 +161,27 @@ def substitutions(schedule, values: dict) -> dict:
     are 0, the first call. The function's other scalar arguments that its facts read (an
     `assert(s == 2)` on an argument the schedule does not use) are their given values, else
     ARGUMENT_DEFAULT, so that the facts are judged as the serial C will run them."""
+    given = {n: values.get(n, ARGUMENT_DEFAULT) for n in sorted(fact_arguments(schedule))}
+    return dispatch.substitutions(schedule, {**given, **{p.name: values.get(p.name, 0) for p in schedule.params}})
+
+
+def fact_arguments(schedule) -> set:
+    """The function's scalar arguments that only its facts read (`assert(cap >= n)`)."""
     params = {p.name for p in schedule.params}
     derived = {d.name for d in schedule.derived}
-    others = {x.name for f in schedule.facts for x in sympy.sympify(f.relation).free_symbols} \
+    return {x.name for f in schedule.facts for x in sympy.sympify(f.relation).free_symbols} \
         - params - derived - set(schedule.host_loops)
-    given = {n: values.get(n, ARGUMENT_DEFAULT) for n in sorted(others)}
-    return dispatch.substitutions(schedule, {**given, **{p.name: values.get(p.name, 0) for p in schedule.params}})
+
+
+def not_given(schedule, values: dict, why: str) -> str:
+    """`why` (a violated fact, in C) with the arguments it reads that no one gave a value, which
+    were taken as ARGUMENT_DEFAULT (tune said 'violates cap >= n' where cap was never given)."""
+    missing = sorted(n for n in fact_arguments(schedule) - set(values) if re.search(rf"\b{re.escape(n)}\b", why))
+    if not missing:
+        return why
+    names = ", ".join(missing)
+    return (f"{why}, with {names} taken as {ARGUMENT_DEFAULT} (not given: "
+            + " ".join(f"--data {n}=VALUE" for n in missing) + ")")
 
 
 def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool = False) -> Plan:
@@ -188,6 +204,7 @@ def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool 
         data_key = tuple((n, values[n]) for n in plan.data_names)
         reason = check_facts(schedule, subs)
         if reason:
+            reason = not_given(schedule, values, reason)
             plan.points.append(PlanPoint(values, data_key, None, (), reason, None))
             continue
         pick = pick_case(tree, subs, machine, every_case)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import sympy
 
 from parakern import dispatch, syntax
-from parakern.bench.plan import block_parameters, needed_parameters, substitutions
+from parakern.bench.plan import block_parameters, needed_parameters, not_given, substitutions
 from parakern.facts import check_facts
 from parakern.codegen.launch import in_parameters
 from parakern.devices import machine_values
@@ -181,8 +181,8 @@ def _judge(result, quantities, values, machine, device, names, order, host: dict
     schedule, tree = result.schedule, result.tree
     subs = substitutions(schedule, values)
     why = check_facts(schedule, substitutions(schedule, {**host, **values}) if host else subs)
-    if why:
-        return (), why.rsplit(" (", 1)[0]   # without the fact's origin: "violates n % (s*ub1) == 0"
+    if why:   # without the fact's origin: "violates n % (s*ub1) == 0"
+        return (), not_given(schedule, {**host, **values}, why.rsplit(" (", 1)[0])
     choice = dispatch.choose(tree, machine, subs)
     if choice.case is None:
         return (), "no case fits the device"
