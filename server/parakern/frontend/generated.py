@@ -6,7 +6,8 @@ from the editor and from the command line alike, with every position unchanged.
 A region that lost one of its markers (deleted by hand) is still recognised, by its
 id and its content: the generated code of schedule `f:i` starts with the contract
 preamble (`#ifndef PARAKERN_CPU`) and ends with the definition of `f_i_dispatch` (or
-of `f_i_dispatch_auto`, which follows it where the schedule has a time model).
+of `f_i_dispatch_auto`, which follows it where the schedule has a time model), inside
+REGION_GUARD's two lines where they are there.
 It is blanked like the others and reported once (PK019), so the generated CUDA never
 reaches the C front-end and the next insertion replaces it instead of adding a copy.
 A lone marker whose region cannot be recognised is blanked alone (it is a comment).
@@ -22,6 +23,9 @@ from parakern.text import LINE_BREAK
 BEGIN_MARK = "// parakern:begin"
 END_MARK = "// parakern:end"
 FIRST_LINE = "#ifndef PARAKERN_CPU"     # the first line of the generated code (codegen.emit.PREAMBLE)
+# Around the code in the region: a C compiler skips it, so that the file still builds as the
+# serial C it was (gcc refused <cuda_runtime.h> and __global__); nvcc and the CPU emulation read it.
+REGION_GUARD = ("#if defined(__CUDACC__) || defined(PARAKERN_CPU)", "#endif")
 
 _MARKER = re.compile(r"[ \t]*// parakern:(begin|end)[ \t]+(\S+)[ \t]*")
 
@@ -139,15 +143,21 @@ def _dispatcher_end(text: str, ident: str, start: int, limit: int, lines) -> "in
         auto_close = matching_brace(text, a.end() - 1)
         if auto_close is not None and auto_close < limit:
             close = auto_close
-    return next(end for a, _, end in lines if a <= close < end or (a == close == end))
+    k = next(k for k, (a, _, end) in enumerate(lines) if a <= close < end or (a == close == end))
+    guarded = k + 1 < len(lines) and lines[k + 1][2] <= limit and \
+        text[lines[k + 1][0]:lines[k + 1][1]].strip() == REGION_GUARD[1]
+    return lines[k + 1][2] if guarded else lines[k][2]   # and the guard's #endif after it
 
 
 def _first_line(text: str, floor: int, before: int, lines) -> "int | None":
-    """The start of the last generated first line (FIRST_LINE) in text[floor:before]."""
+    """The start of the last generated first line (FIRST_LINE, or the guard just above it) in
+    text[floor:before]."""
     found = None
-    for a, b, _ in lines:
+    for k, (a, b, _) in enumerate(lines):
         if a >= before:
             break
         if a >= floor and text[a:b].strip() == FIRST_LINE:
-            found = a
+            above = lines[k - 1] if k else None
+            guarded = above is not None and above[0] >= floor and text[above[0]:above[1]].strip() == REGION_GUARD[0]
+            found = above[0] if guarded else a
     return found

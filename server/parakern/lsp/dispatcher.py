@@ -12,15 +12,11 @@ Offsets and ranges count code points, lines end at LSP's line breaks (parakern.t
 """
 from __future__ import annotations
 
-from parakern.frontend.generated import BEGIN_MARK, END_MARK, Region, damaged_regions, generated_regions
+from parakern.frontend.generated import (BEGIN_MARK, END_MARK, REGION_GUARD, Region, damaged_regions,
+                                         generated_regions)
 from parakern.frontend.lexical import next_code_line
 from parakern.lsp.ranges import Range, overlaps
 from parakern.text import line_starts, newline_of, normalize_newlines, offset_at, position_at
-
-
-# The region is CUDA: a C compiler skips it, so that the file still builds as the serial C it
-# was (gcc refused <cuda_runtime.h> and __global__); nvcc and the CPU emulation read it.
-REGION_GUARD = ("#if defined(__CUDACC__) || defined(PARAKERN_CPU)", "#endif")
 
 
 def region_text(schedule_id: str, code: str, newline: str = "\n") -> str:
