@@ -315,3 +315,22 @@ def test_a_point_where_the_host_loop_runs_no_step_is_skipped_with_its_reason(tmp
     doc = json.loads((tmp_path / "j.json").read_text())
     assert [(r["values"]["T"], r["case"], r["correct"]) for r in doc["results"]] == [(0, None, None), (2, 1, True)]
     assert [d["values"]["T"] for d in doc["dispatcher"]] == [2]
+
+
+def test_outputs_and_options_are_checked_before_the_run(tmp_path):
+    """--json naming the C file replaced it with the JSON; a folder, or a folder that does not
+    exist, failed after the whole run (IsADirectoryError); --data B=3 --sweep B=64 ran B=3
+    without a word; --device 7 said 'LogicError: cuDeviceGet failed'."""
+    source = tmp_path / "in.c"
+    text = (SAMPLES / "saxpy.c").read_text()
+    source.write_text(text)
+    base = [source, "--data", "n=256", "--sweep", "B=32", "--repeat", "1"]
+    for extra, words in [(["--json", source], "is the input file"), (["--csv", source], "is the input file"),
+                         (["--json", tmp_path], "is a folder"), (["--json", tmp_path / "no" / "x.json"],
+                                                                 "does not exist"),
+                         (["--json", tmp_path / "r", "--csv", tmp_path / "r"], "name the same file"),
+                         (["--data", "B=3"], "B is given by --data and by --sweep"),
+                         (["--device", "7"], "--device 7: this machine has one GPU: --device 0")]:
+        done = _bench(*base, *extra)
+        assert done.returncode == 2 and words in done.stderr, (extra, done.stderr)
+        assert source.read_text() == text

@@ -228,3 +228,104 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+# ------------------------------------------------------------------ what a command writes
+
+
+def test_emit_never_writes_over_its_input(tmp_path):
+    """`emit in.c -o in.c` (or a link to it) replaced the C source with the CUDA, exit 0."""
+    source = tmp_path / "in.c"
+    text = (SAMPLES / "saxpy.c").read_text()
+    source.write_text(text)
+    (tmp_path / "link.cu").symlink_to(source)
+    for output in (source, tmp_path / "link.cu", tmp_path / "." / "in.c"):
+        done = run("emit", str(source), "-o", str(output))
+        assert done.returncode == 2 and "is the input file" in done.stderr, done.stderr
+        assert source.read_text() == text
+    done = run("emit", str(source), "-o", str(tmp_path / "out.cu"))
+    assert done.returncode == 0 and (tmp_path / "out.cu").read_text().startswith("/*")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.c", "link.cu", "out.cu"]   # no file left beside
+
+
+@pytest.mark.parametrize("fix", ["", ","])
+def test_an_empty_fix_is_bad_usage(fix):
+    done = run("emit", str(SAMPLES / "saxpy.c"), "--fix", fix)
+    assert done.returncode == 2 and "--fix takes NAME=INTEGER pairs" in done.stderr
+
+
+def test_verify_writes_only_into_a_folder_of_its_own(tmp_path):
+    """`verify source.c --build-dir .` in a project replaced its source.c and metafork.h (and then
+    failed every point: the runner loaded serial.so by a relative name)."""
+    (tmp_path / "source.c").write_text((SAMPLES / "saxpy.c").read_text())
+    mine = (SAMPLES / "metafork.h").read_text() + "/* mine */\n"
+    (tmp_path / "metafork.h").write_text(mine)
+    done = subprocess.run([sys.executable, "-m", "parakern", "verify", "source.c", "--build-dir", "."],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 2 and "holds files of its own" in done.stderr
+    assert (tmp_path / "metafork.h").read_text() == mine and sorted(p.name for p in tmp_path.iterdir()) == [
+        "metafork.h", "source.c"]
+    for _ in range(2):   # a folder it made is its own: it may build there again
+        done = subprocess.run([sys.executable, "-m", "parakern", "verify", "source.c", "--build-dir", "build",
+                               "--points", "1"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "metafork.h").read_text() == mine
+
+
+def test_profile_at_a_value_beyond_its_c_type_is_bad_usage():
+    """--at n=99999999999999 for an int n was profiled (and --emulate ran for minutes)."""
+    done = run("profile", str(SAMPLES / "saxpy.c"), "--at", "n=99999999999999")
+    assert done.returncode == 2 and "beyond the range of its type int" in done.stderr
+
+
+def test_dot_output_says_why_a_schedule_has_no_graph():
+    """--format dot printed an empty line, and the syntax error nowhere."""
+    done = run("optimize", "--format", "dot", str(WRONG / "syntax_error.c"))
+    assert done.returncode == 0 and "expected ';' after '0.0f' [PK001]" in done.stderr
+
+
+def test_tune_asks_for_a_parameter_only_a_fact_reads():
+    """polydiv's P (its `% P`, fact P != 0) was taken as 0: every configuration 'infeasible'."""
+    done = run("tune", str(SAMPLES / "polydiv.c"), "--profile", "h100", "--data", "N=1000", "--data", "M=1000")
+    assert done.returncode == 2 and "no value for P; give --data P=..." in done.stderr
+
+
+def test_tune_says_the_whole_fact_a_configuration_violates():
+    """'violates dim >= 1 (loop bound, line 10): dim =' was cut at the derived value's parenthesis."""
+    done = run("tune", str(SAMPLES / "jacobi1d.c"), "--profile", "h100", "--data", "N=0")
+    assert done.returncode == 1 and "violates dim >= 1: dim = (N - 2)/(B*s)" in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("options, words", [
+    (["--log-file", "/proc/no/such"], "cannot write --log-file /proc/no/such"),
+    (["--tcp", "localhost:99999"], "a port from 1 to 65535"),
+])
+def test_serve_refuses_options_it_cannot_use_at_once(options, words):
+    """A traceback (a log file in no folder), or a silent hang (port 99999)."""
+    done = subprocess.run([sys.executable, "-m", "parakern", "serve", *options], capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_interrupt_a_library_turned_into_an_error_is_an_interrupt(monkeypatch):
+    """Ctrl-C while ptxas ran (PtxasError: ptxas failed (exit -2)) or while ctypes called
+    (ArgumentError: KeyboardInterrupt) became PK099 and a complete-looking .cu with exit 0; z3
+    took SIGINT for itself while solving, and the command went on as if nothing had happened."""
+    import z3
+    from parakern import interrupts
+    from parakern.pipeline import _failed
+    from parakern.frontend import analyze_source
+    schedule = analyze_source((SAMPLES / "saxpy.c").read_text(), "s.c").schedules[0]
+    assert _failed(schedule, RuntimeError("ptxas failed (exit -2)")).diagnostics[0].code == "PK099"
+    monkeypatch.setattr(interrupts, "_received", True)
+    with pytest.raises(KeyboardInterrupt):
+        _failed(schedule, RuntimeError("ptxas failed (exit -2)"))
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        interrupts.install()
+        assert z3.get_param("ctrl_c") == "false" and signal.getsignal(signal.SIGINT) is interrupts.handler
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        z3.set_param("ctrl_c", True)
+        sys.unraisablehook = sys.__unraisablehook__

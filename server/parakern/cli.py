@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
-from pathlib import Path
 
+from parakern import interrupts, outputs
 from parakern.command_input import read_source
 from parakern.devices import DEFAULT_PROFILES, PROFILES
 from parakern.targets import add_target_argument, unsupported
@@ -69,48 +68,26 @@ def _add_staging_argument(parser) -> None:
                              f"without it there (e.g. {','.join(DEFAULT_PROFILES)}; trees take longer)")
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt      # unwinds: temporary directories removed, child processes killed
-
-
 def main(argv: "list[str] | None" = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["serve"]:         # straight on: the editor waits for this one
         from parakern.lsp.command import main as serve
         return serve(argv[1:])
-    parser = _parser()
     try:
+        parser = _parser()    # imports sympy and the rest: a Ctrl-C here is no traceback either
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed a one-line usage error
         return 2 if exc.code else 0
+    except KeyboardInterrupt:
+        return 130
     why = unsupported(args.target) if getattr(args, "target", None) else ""
     if why:
         print(f"parakern {args.command}: --target {args.target}: {why}", file=sys.stderr)
         return 2
     if args.command != "serve":       # the server has its own (parakern.lsp.server)
-        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-            if signum is not None:
-                signal.signal(signum, _interrupt)
+        interrupts.install()
     try:
-        if args.command == "optimize":
-            return _optimize(args)
-        if args.command == "emit":
-            return _emit(args)
-        if args.command == "verify":
-            from parakern.verify.command import run as run_verify
-            return run_verify(args)
-        if args.command == "bench":
-            from parakern.bench.command import run as run_bench
-            return run_bench(args)
-        if args.command == "profile":
-            from parakern.profile_command import run as run_profile
-            return run_profile(args)
-        if args.command == "tune":
-            from parakern.tuning.command import run as run_tune
-            return run_tune(args)
-        if args.command == "serve":
-            from parakern.lsp.command import run as run_serve
-            return run_serve(args)
+        status = _run(args)
     except BrokenPipeError:  # output piped into `head`: not an error of the user's
         sys.stderr.close()
         return 0
@@ -120,6 +97,30 @@ def main(argv: "list[str] | None" = None) -> int:
         print(f"parakern {args.command}: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
         _quiet_stdout()
         return 1
+    # an interrupt a library swallowed (raised in a finalizer, z3's) still ends the command so
+    return 130 if interrupts.received() else status
+
+
+def _run(args) -> int:
+    if args.command == "optimize":
+        return _optimize(args)
+    if args.command == "emit":
+        return _emit(args)
+    if args.command == "verify":
+        from parakern.verify.command import run as run_verify
+        return run_verify(args)
+    if args.command == "bench":
+        from parakern.bench.command import run as run_bench
+        return run_bench(args)
+    if args.command == "profile":
+        from parakern.profile_command import run as run_profile
+        return run_profile(args)
+    if args.command == "tune":
+        from parakern.tuning.command import run as run_tune
+        return run_tune(args)
+    if args.command == "serve":
+        from parakern.lsp.command import run as run_serve
+        return run_serve(args)
     return 2
 
 
@@ -142,7 +143,9 @@ def _optimize(args) -> int:
                                                          staging=args.staging))
     if args.json or args.format == "json":
         print(json.dumps(report.document(analysis), indent=2, ensure_ascii=False))
-    elif args.format == "dot":
+    elif args.format == "dot":   # DOT on stdout; why a schedule has no graph, on stderr
+        for d in analysis.diagnostics:
+            print(d.format(), file=sys.stderr)
         print(report.dot(analysis))
     else:
         print(report.text(analysis))
@@ -154,11 +157,15 @@ def _emit(args) -> int:
     source = read_source(args.file, "emit")
     if source is None:
         return 2
+    problem = outputs.file_problem(args.output, "-o", [args.file]) if args.output else ""
+    if problem:
+        print(f"parakern emit: {problem}", file=sys.stderr)
+        return 2
     from parakern.codegen import emit
     from parakern.pipeline import Options, analyze
     from parakern.profile_command import parse_values
     fixed = [parse_values(text) for text in args.fix]
-    if any(v is None for v in fixed):
+    if any(not v for v in fixed):   # None: not NAME=INTEGER; {}: nothing given (--fix "")
         print("parakern emit: --fix takes NAME=INTEGER pairs separated by commas, each name once",
               file=sys.stderr)
         return 2
@@ -176,9 +183,9 @@ def _emit(args) -> int:
         sys.stdout.write(emitted.text)
         return 0
     try:
-        Path(args.output).write_text(emitted.text, encoding="utf-8")
+        outputs.write_text(args.output, emitted.text)
     except OSError as exc:
-        print(f"parakern: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"parakern emit: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return 0
 

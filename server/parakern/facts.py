@@ -10,8 +10,9 @@ from parakern.limits import out_of_range
 from parakern.printing import to_c
 
 
-def check_facts(schedule, subs: dict) -> str:
-    """'' when every fact that can be evaluated holds, else why the point is skipped."""
+def check_facts(schedule, subs: dict, origin: bool = True) -> str:
+    """'' when every fact that can be evaluated holds, else why the point is skipped (with
+    where the fact comes from: `(assert, line 4)`, unless `origin` is False)."""
     given = exact.numbers(subs)
     beyond = out_of_range(schedule.params, {n.name: v for n, v in given.items() if isinstance(v, int)})
     if beyond:   # n = 10**12 for an int n: C would wrap it
@@ -30,7 +31,7 @@ def check_facts(schedule, subs: dict) -> str:
         elif not truth:   # in C, as the user wrote it: B == 32, n % B == 0; and where it is written
             where = f", line {fact.span.line}" if getattr(fact, "span", None) is not None else ""
             derived = _derived_values(schedule, fact, subs, given)
-            return f"violates {to_c(fact.relation)} ({fact.origin}{where}){derived}"
+            return f"violates {to_c(fact.relation)}{f' ({fact.origin}{where})' if origin else ''}{derived}"
     return undecided
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from parakern import interrupts
 from parakern.analysis import dependence
 from parakern.analysis.coalescing import coalescing_warnings
 from parakern.analysis.staging import StagingError, plan
@@ -141,6 +142,7 @@ def _failed(schedule: Schedule, exc: Exception) -> ScheduleResult:
         where = exc.span if isinstance(exc.span, Span) else schedule.keyword_span
         return ScheduleResult(schedule, None, (error(
             "PK030", f"no GPU kernel can be built for this meta_schedule: {exc.message}", where),))
+    interrupts.reraise()   # a Ctrl-C a library turned into an error of its own is no bug of ours
     # reported on the schedule, never a dead editor session
     return ScheduleResult(schedule, None, (error(
         "PK099", f"internal error while optimizing this meta_schedule ({type(exc).__name__}: "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from parakern.analysis.point import describe, profile_point, violation
 from parakern.analysis.traffic import Traffic, traffic
+from parakern.limits import out_of_range
 from parakern.printing import to_text
 
 NO_POINT = "no parameter point of the preferred sizes satisfies the facts: give one with --at"
@@ -18,6 +19,9 @@ def schedule_traffic(result, given: "dict | None" = None, small: bool = False):
     """(point, [Traffic or the reason it has none, per case]) of a pipeline result, or
     (None, why) when no point satisfies the schedule's facts. Raises ImpossiblePoint when
     the given values are the reason."""
+    beyond = out_of_range(result.schedule.params, given) if given else ""
+    if beyond:   # n = 10**14 for an int n: C would wrap it (and the emulation ran for ever)
+        raise ImpossiblePoint(f"--at {describe(given)}: {beyond}")
     point = profile_point(result.schedule, given, small)
     if point is None:
         why = violation(result.schedule, given, small) if given else ""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import sympy
 import z3
 
+from parakern import interrupts
 from parakern import syntax
 from parakern.constraints import Env, Untranslatable, to_z3, z3_check
 from parakern.diagnostics import Diagnostic, Related, Span, error, warning
@@ -43,6 +44,7 @@ def check(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> tuple[Dia
     try:
         return _check(schedule, timeout_ms)
     except Exception as exc:  # an analysis bug must not cost the user the other results
+        interrupts.reraise()
         return (warning("PK099", "the independence of the meta_for iterations could not be checked "
                         f"(internal error: {type(exc).__name__}: {exc})", schedule.keyword_span),)
 

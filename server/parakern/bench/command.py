@@ -63,6 +63,9 @@ def run(args) -> int:
         sweeps = planning.parse_assignments(args.sweep, "--sweep")
     except planning.PlanError as exc:
         return _fail(f"parakern bench: {exc}")
+    both = sorted(set(data) & set(sweeps))
+    if both:   # --data B=3 --sweep B=64 ran B=3 alone, without a word
+        return _fail(f"parakern bench: {both[0]} is given by --data and by --sweep; give it once")
     if args.repeat < 1 or args.serial_repeat < 1 or args.serial_jobs < 1:
         return _fail("parakern bench: --repeat, --serial-repeat and --serial-jobs must be at least 1")
     outputs = [f"--{n}" for n in ("json", "csv", "plot") if getattr(args, n)]
@@ -72,14 +75,17 @@ def run(args) -> int:
     if args.plan_only and not args.profile:
         return _fail("parakern bench: --plan-only needs --profile DEVICE "
                      f"({', '.join(sorted(PROFILES))})")
-    if not args.plan_only:
+    problem = _output_problem(args)
+    if problem:   # before the run: a bench on a GPU takes minutes
+        return _fail(f"parakern bench: {problem}")
+    text = read_source(args.file, "bench")
+    if text is None:
+        return 2
+    if not args.plan_only:   # after reading: a file that cannot be read says so first
         from parakern.bench.runner import requirements
         missing = requirements()
         if missing:
             return _fail(missing, EXIT_MISSING)
-    text = read_source(args.file, "bench")
-    if text is None:
-        return 2
     from parakern.pipeline import analyze
     analysis = analyze(text, args.file)
     results = schedules_with_tree(analysis, args.file, "bench", args.schedule)
@@ -104,6 +110,20 @@ def run(args) -> int:
         return _fail(f"parakern bench: {exc}{detail}", 1)
     except Exception as exc:  # one line, never a traceback
         return _fail(f"parakern bench: {type(exc).__name__}: {exc}", 1)
+
+
+def _output_problem(args) -> str:
+    """Why --json, --csv, --plot or --serial-cache cannot be written ('' where they can): one of
+    them is the C file (it was replaced by the JSON), a folder, in a folder that does not exist,
+    or two of them are the same file."""
+    from parakern import outputs
+    files = {f"--{n}": getattr(args, n) for n in ("json", "csv", "plot")}
+    for option, path in files.items():
+        problem = outputs.file_problem(path, option, [args.file]) if path else ""
+        if problem:
+            return problem
+    cache = args.serial_cache and outputs.folder_problem(str(args.serial_cache), "--serial-cache")
+    return cache or outputs.clash(files)
 
 
 def _bench(args, text, result, data, sweeps) -> int:

@@ -136,9 +136,10 @@ def block_parameters(schedule) -> set:
 
 
 def needed_parameters(schedule, tree) -> list:
-    """Integer parameters that the facts, the cases or the launches read."""
-    names = set()
+    """Integer parameters that the facts, the cases or the launches read (polydiv's P, which only
+    the fact P != 0 of its `% P` reads: tune took it as 0 and called every configuration infeasible)."""
     defs = definitions(schedule)
+    names = {s.name for f in schedule.facts for s in sympy.sympify(f.relation).xreplace(defs).free_symbols}
     for case in tree.cases:
         for rel in case.constraints.relations:
             names |= {s.name for s in sympy.sympify(rel).xreplace(defs).free_symbols}

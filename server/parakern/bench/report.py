@@ -4,10 +4,13 @@ The best speedup of a table is marked with `*` (and in **bold** in markdown)."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from parakern import outputs
 
 
 @dataclass
@@ -245,7 +248,7 @@ def dispatches_json(dispatches) -> dict:
 
 def write_json(path, measurements, extra: "dict | None" = None, dispatches=()) -> None:
     document = {**(extra or {}), "results": [m.as_dict() for m in measurements], **dispatches_json(dispatches)}
-    Path(path).write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
+    outputs.write_text(path, json.dumps(document, indent=2, default=str) + "\n")
 
 
 COLUMNS = ["case", "picked", "skipped", "gpu_s", "gpu_spread_s", "serial_s", "speedup", "bytes_moved",
@@ -256,16 +259,17 @@ def write_csv(path, measurements, dispatches=()) -> None:
     """One row per (point, case) with kind "case" ("instance" for its compile-time instance), one
     per dispatcher call with kind "dispatcher" or "dispatcher_tuned" (its time in gpu_s)."""
     names = list(dict.fromkeys(n for m in measurements for n in m.values))
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(names + ["kind"] + COLUMNS)
-        for m in list(measurements) + list(dispatches):
-            d = m.as_dict()
-            kind = _JSON_KEYS[m.kind] if isinstance(m, Dispatch) else "instance" if m.compile_time else "case"
-            if isinstance(m, Dispatch):
-                d["gpu_s"] = d.pop("dispatch_s")
-            w.writerow([m.values.get(n, "") for n in names] + [kind] +
-                       ["" if d.get(c) is None else d[c] for c in COLUMNS])
+    text = io.StringIO(newline="")
+    w = csv.writer(text)
+    w.writerow(names + ["kind"] + COLUMNS)
+    for m in list(measurements) + list(dispatches):
+        d = m.as_dict()
+        kind = _JSON_KEYS[m.kind] if isinstance(m, Dispatch) else "instance" if m.compile_time else "case"
+        if isinstance(m, Dispatch):
+            d["gpu_s"] = d.pop("dispatch_s")
+        w.writerow([m.values.get(n, "") for n in names] + [kind] +
+                   ["" if d.get(c) is None else d[c] for c in COLUMNS])
+    outputs.write_text(path, text.getvalue())
 
 
 def write_heatmaps(path, measurements, rows: list, data: list) -> list:

@@ -154,6 +154,11 @@ class GpuRunner:
         cuda.init()
         self.cuda = cuda
         self.code, self.schedule = code, code.schedule
+        count = cuda.Device.count()
+        if not 0 <= device < count:   # pycuda's 'LogicError: cuDeviceGet failed' said nothing of the option
+            from parakern.bench.plan import PlanError
+            has = {0: "no GPU", 1: "one GPU: --device 0"}.get(count, f"{count} GPUs: --device 0 to {count - 1}")
+            raise PlanError(f"--device {device}: this machine has {has}")
         self.device = cuda.Device(device)
         self.context = self.device.make_context()
         self._scratch = ScratchDirectory("parakern-bench-cu-") if directory is None else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from parakern import interrupts
 from parakern.analysis.fixed import case_points, fixed_points
 from parakern.codegen.auto import auto_code, model_support
 from parakern.codegen.cprint import CodegenError
@@ -96,6 +97,7 @@ def _generate(result: ScheduleResult, fixed: tuple = ()) -> "tuple[ScheduleCode 
         where = exc.span if isinstance(exc.span, Span) else result.schedule.keyword_span
         return None, error("PK030", f"no CUDA can be generated for this meta_schedule: {exc.message}", where)
     except Exception as exc:  # a bug of the generator: one diagnostic, never a traceback for the user
+        interrupts.reraise()
         return None, error("PK099", f"internal error while generating CUDA for this meta_schedule "
                            f"({type(exc).__name__}: {exc}); please report it with this file",
                            result.schedule.keyword_span)

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from parakern import interrupts
 from parakern.counters.base import Counter, Measure, normalize
 from parakern.ir.ptx import kernel_ptx
 from parakern.kernel import Kernel
@@ -106,6 +107,7 @@ class RegisterCounter(Counter):
         try:
             ptx, cap = self._assembly(kernel)
         except Exception:
+            interrupts.reraise()
             return     # `measure` meets the same error where the tree expects it
         _start(self.ptxas, ptx, kernel.target, cap)
 

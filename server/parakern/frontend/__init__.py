@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pycparser import c_ast, c_generator, c_parser
 
-from parakern import model, syntax
+from parakern import interrupts, model, syntax
 from parakern.diagnostics import Diagnostic, Span, error, warning
 from parakern.frontend.constexpr import evaluate
 from parakern.frontend.context import FileContext, FunctionContext, collect_writes, identifiers, nesting_too_deep
@@ -41,6 +41,7 @@ def analyze_source(text: str, file: str = "<input>") -> model.FrontendResult:
     try:
         return _analyze(text, file)
     except Exception as exc:  # a bug of ours must not cost the user the editor session
+        interrupts.reraise()
         diag = error("PK099", f"internal error in the parakern front-end ({type(exc).__name__}: {exc}); "
                      "please report it with this file", Span.point(file, 1, 1))
         return model.FrontendResult(file, (), (diag,))
@@ -98,6 +99,7 @@ def _guarded_function(ctx: FileContext, func: c_ast.FuncDef):
                    "split it into smaller statements")
         code = "PK013"
     except Exception as exc:
+        interrupts.reraise()
         message = (f"internal error while analysing function {func.decl.name} ({type(exc).__name__}: "
                    f"{exc}); please report it with this file")
         code = "PK099"
@@ -315,6 +317,7 @@ class _Walker:
         try:
             found, diags = analyze_schedule(self.fctx, site)
         except Exception as exc:
+            interrupts.reraise()
             mark = self.ctx.prepared.schedule(label.name)
             found, diags = None, [error(
                 "PK099", f"internal error while analysing this meta_schedule ({type(exc).__name__}: "

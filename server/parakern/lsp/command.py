@@ -14,7 +14,33 @@ def add_parser(sub) -> None:
     add_arguments(serve)
 
 
+def _problem(args) -> str:
+    """Why the options cannot be used ('' where they can), before any worker starts: a log
+    file that cannot be opened, a --tcp port out of range (a traceback, or a silent hang)."""
+    import socket
+    if args.log_file:
+        try:
+            with open(args.log_file, "a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            return f"cannot write --log-file {args.log_file}: {exc.strerror or exc}"
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not port.isdigit() or not 1 <= int(port) <= 65535:
+            return f"--tcp wants HOST:PORT with a port from 1 to 65535, got {args.tcp!r}"
+        try:
+            socket.getaddrinfo(host or "127.0.0.1", int(port))
+        except OSError as exc:
+            return f"--tcp {args.tcp}: {exc.strerror or exc}"
+    return ""
+
+
 def run(args) -> int:
+    import sys
+    problem = _problem(args)
+    if problem:
+        print(f"parakern serve: {problem}", file=sys.stderr)
+        return 2
     # The analysis processes start first, so that they import and warm up while this one
     # imports pygls, lsprotocol and the front-end (about a second each on two cores).
     from parakern.lsp.jobs import JobPool

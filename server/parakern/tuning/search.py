@@ -180,9 +180,9 @@ def _judge(result, quantities, values, machine, device, names, order, host: dict
     order; why none is feasible when there are none)."""
     schedule, tree = result.schedule, result.tree
     subs = substitutions(schedule, values)
-    why = check_facts(schedule, substitutions(schedule, {**host, **values}) if host else subs)
-    if why:   # without the fact's origin: "violates n % (s*ub1) == 0"
-        return (), not_given(schedule, {**host, **values}, why.rsplit(" (", 1)[0])
+    why = check_facts(schedule, substitutions(schedule, {**host, **values}) if host else subs, origin=False)
+    if why:   # counted by reason: "violates n % (s*ub1) == 0", not by line
+        return (), not_given(schedule, {**host, **values}, why)
     choice = dispatch.choose(tree, machine, subs)
     if choice.case is None:
         return (), "no case fits the device"

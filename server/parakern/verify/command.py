@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
+from parakern import interrupts, outputs
 from parakern.command_input import read_source
 from parakern.targets import add_target_argument
 
@@ -38,24 +38,25 @@ def run(args) -> int:
     source = read_source(args.file, "verify")
     if source is None:
         return EXIT_USAGE
+    build_dir = None
     if args.build_dir is not None:   # the user's folder: a wrong one is usage, not an internal error
-        try:
-            Path(args.build_dir).mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            print(f"parakern verify: cannot create --build-dir {args.build_dir}: {exc.strerror or exc}",
-                  file=sys.stderr)
+        build_dir, problem = outputs.build_folder(args.build_dir, "--build-dir")
+        if problem:
+            print(f"parakern verify: {problem}", file=sys.stderr)
             return EXIT_USAGE
     from parakern.pipeline import Options
     from parakern.verify import ToolMissing, text, verify_source
     try:
-        result = verify_source(source, args.file, args.points, seed=args.seed, build_dir=args.build_dir,
+        result = verify_source(source, args.file, args.points, seed=args.seed, build_dir=build_dir,
                                options=Options(target=args.target))
     except ToolMissing as exc:
         print(f"parakern verify: {exc}", file=sys.stderr)
         return EXIT_TOOL
-    except KeyboardInterrupt:
-        return EXIT_FAILED
+    except KeyboardInterrupt:   # 130, as every command: 1 says "not verified"
+        print("parakern verify: interrupted", file=sys.stderr)
+        return 130
     except Exception as exc:  # a bug of ours: one line, not a traceback
+        interrupts.reraise()
         print(f"parakern verify: internal error ({type(exc).__name__}: {exc}); please report it with "
               "this file", file=sys.stderr)
         return EXIT_FAILED
