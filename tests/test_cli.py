@@ -329,3 +329,13 @@ def test_an_interrupt_a_library_turned_into_an_error_is_an_interrupt(monkeypatch
             signal.signal(s, h)
         z3.set_param("ctrl_c", True)
         sys.unraisablehook = sys.__unraisablehook__
+
+
+def test_gpu_names_are_taken_in_any_case_by_every_option(capsys):
+    """--staging H100 and tune --profile H100 were taken; --occupancy H100 and bench --profile
+    H100 were refused as invalid choices."""
+    assert main(["optimize", str(SAMPLES / "saxpy.c"), "--occupancy", "H100"]) == 0
+    assert main(["bench", str(SAMPLES / "saxpy.c"), "--plan-only", "--profile", "H100", "--data", "n=4096",
+                 "--sweep", "B=64"]) == 0
+    assert main(["optimize", str(SAMPLES / "saxpy.c"), "--occupancy", "X100"]) == 2
+    assert "unknown GPU profile x100; known: a10" in capsys.readouterr().err

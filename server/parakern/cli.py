@@ -27,7 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     fmt.add_argument("--format", choices=("text", "json", "dot"), default="text",
                      help="text (default), json, or dot (Graphviz picture of each case tree)")
     add_target_argument(opt)
-    opt.add_argument("--occupancy", metavar="DEVICE", choices=sorted(PROFILES),
+    opt.add_argument("--occupancy", metavar="DEVICE", type=profile_name,
                      help="also branch on occupancy (P_occ) computed for this GPU "
                           f"({', '.join(sorted(PROFILES))})")
     _add_staging_argument(opt)
@@ -52,13 +52,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def profile_name(text: str) -> str:
+    """A GPU profile's name as an option's value, in any case (`H100`, as --staging and tune
+    took it; --occupancy and bench --profile refused it)."""
+    key = text.strip().lower()
+    if key not in PROFILES:
+        known = ", ".join(sorted(PROFILES))
+        raise argparse.ArgumentTypeError(f"unknown GPU profile {key or repr(text)}; known: {known}")
+    return key
+
+
 def _profile_list(text: str) -> tuple[str, ...]:
     names = tuple(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
-    unknown = [n for n in names if n not in PROFILES]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown GPU profile {', '.join(unknown) or repr(text)}; known: {', '.join(sorted(PROFILES))}")
-    return names
+    if not names:
+        raise argparse.ArgumentTypeError(f"unknown GPU profile {text!r}; known: {', '.join(sorted(PROFILES))}")
+    return tuple(profile_name(n) for n in names)
 
 
 def _add_staging_argument(parser) -> None:

@@ -34,7 +34,9 @@ def add_parser(sub) -> None:
     p.add_argument("--plot", metavar="OUT.png", help="heat map of the speedups per case")
     p.add_argument("--markdown", action="store_true", help="print the table as markdown")
     p.add_argument("--plan-only", action="store_true", help="print which case runs at each point; no GPU needed")
-    p.add_argument("--profile", choices=sorted(PROFILES), help="device profile for --plan-only")
+    from parakern.cli import profile_name
+    p.add_argument("--profile", type=profile_name, metavar="DEVICE",
+                   help=f"device profile for --plan-only ({', '.join(sorted(PROFILES))})")
 
 
 def _fail(message: str, code: int = 2) -> int:
