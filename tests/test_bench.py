@@ -492,3 +492,9 @@ def test_a_fact_on_an_argument_no_one_gave_says_so():
     assert plan.points[0].reason == "violates s == 2 (assert, line 4), with s taken as 1 (not given: --data s=VALUE)"
     plan = planning.make_plan(result, {"n": [96], "s": [3]}, {"B": [16]}, H100)
     assert plan.points[0].reason == "violates s == 2 (assert, line 4)"
+
+
+def test_a_value_given_twice_is_one_point_and_two_names_in_one_option_say_how():
+    assert planning.parse_assignments(["B=32,32,64", "B=64,128"]) == {"B": [32, 64, 128]}
+    with pytest.raises(planning.PlanError, match="one name per --data, its values after it: --data n=V1,V2"):
+        planning.parse_assignments(["n=4096,n=8192"], "--data")

@@ -34,11 +34,15 @@ def parse_assignments(items, what: str = "--sweep") -> dict:
         name = name.strip()
         if not sep or not name.isidentifier() or not values.strip():
             raise PlanError(f"{what} {item!r}: expected NAME=V1,V2,...")
+        if "=" in values:   # --data n=4096,n=8192
+            raise PlanError(f"{what} {item!r}: one name per {what}, its values after it: {what} {name}=V1,V2")
         numbers = [c_integer(v) for v in values.split(",") if v.strip()]
         if None in numbers:
             raise PlanError(f"{what} {item!r}: values must be integers")
         out.setdefault(name, [])
-        out[name] += [v for v in numbers if v not in out[name]]
+        for v in numbers:   # B=32,32 ran the point twice
+            if v not in out[name]:
+                out[name].append(v)
     return out
 
 
