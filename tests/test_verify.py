@@ -247,7 +247,7 @@ def test_cli_build_dir_that_cannot_be_made_is_usage(tmp_path):
     taken.write_text("")
     done = _cli("samples/saxpy.c", "--build-dir", str(taken))
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip() == f"parakern verify: cannot create --build-dir {taken}: File exists"
+    assert done.stderr.strip() == f"parakern verify: --build-dir {taken} is a file: give a folder"
 
 
 def test_assert_without_its_header_is_named_at_its_line(tmp_path):
@@ -492,5 +492,27 @@ void every(int n, int B, {ctype} x[n], {ctype} y[n])
 """
     source = _program(tmp_path, "every.c", program)
     result = verify_file(source, points=2)
+    report = text(result)
+    assert result.ok and all(c.points for s in result.schedules for c in s.cases), report
+
+
+def test_min_and_max_of_two_ints_run_as_the_serial_c_does(tmp_path):
+    """The emulation's min and max returned a reference to their own by-value argument when
+    both had one type (decltype(a < b ? a : b) is int&): every such kernel was a mismatch."""
+    program = """#include "metafork.h"
+static int min(int a, int b) { return a < b ? a : b; }
+static int max(int a, int b) { return a > b ? a : b; }
+void clamp(int N, int B, double in[N], double out[N])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < N / B; i++)
+            meta_for (int j = 0; j < B; j++) {
+                int p = i * B + j;
+                out[p] = in[min(p + 1, N - 1)] - in[max(p - 1, 0)];
+            }
+    }
+}
+"""
+    result = verify_file(_program(tmp_path, "clamp.c", program), points=3)
     report = text(result)
     assert result.ok and all(c.points for s in result.schedules for c in s.cases), report

@@ -41,6 +41,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <type_traits>
 #include <map>
 #include <memory>
 #include <new>
@@ -74,9 +75,11 @@ inline thread_local uint3 blockIdx = {0, 0, 0};
 inline thread_local dim3 blockDim;
 inline thread_local dim3 gridDim;
 
-/* CUDA's min/max of device code, and __ldg */
-template <class A, class B> inline auto min(A a, B b) -> decltype(a < b ? a : b) { return b < a ? b : a; }
-template <class A, class B> inline auto max(A a, B b) -> decltype(a < b ? a : b) { return a < b ? b : a; }
+/* CUDA's min/max of device code, and __ldg. By value, in the arguments' common type: the
+   type of `a < b ? a : b` is A& where A is B, a reference to the by-value argument, which
+   every call with two ints read after it was gone (verify found every such kernel wrong). */
+template <class A, class B> inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
+template <class A, class B> inline std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
 template <class T> inline T __ldg(const T *p) { return *p; }
 
 /* ------------------------------------------------------------------ runtime API subset */
