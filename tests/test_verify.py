@@ -516,3 +516,16 @@ void clamp(int N, int B, double in[N], double out[N])
     result = verify_file(_program(tmp_path, "clamp.c", program), points=3)
     report = text(result)
     assert result.ok and all(c.points for s in result.schedules for c in s.cases), report
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not on PATH")
+def test_the_emulation_header_compiles_without_a_warning(tmp_path):
+    """The emulation is built with -w: a warning in its own header (g++ -Wall said 'a is used
+    uninitialized' of min's dangling reference) must show here."""
+    header = Path(__file__).resolve().parent.parent / "server" / "parakern" / "verify" / "parakern_cpu.h"
+    use = tmp_path / "use.cpp"
+    use.write_text("int f(int a, int b) { return min(a, b) + max(a, b); }\n"
+                   "double g(double a, int b) { return min(a, b) * max(b, a); }\n")
+    done = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-c", "-include", str(header),
+                           str(use), "-o", str(tmp_path / "use.o")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
