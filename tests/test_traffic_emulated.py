@@ -245,3 +245,33 @@ def test_a_request_seen_on_the_emulation_only_is_named_in_words():
     assert _differences(t, SimpleNamespace(requests={**known, **stray})) == [
         "the access to 'w' at line 15, column 21 (global write): counted on the emulation only",
         "the copy of 'x' (shared read): counted on the emulation only"]
+
+
+ROWS = """void f(int n, int B0, int B1, float a[n][n], float b[n][n], float c[n][n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B0; i++)
+            meta_for (int j = 0; j < n / B1; j++)
+                meta_for (int v = 0; v < B0; v++)
+                    meta_for (int u = 0; u < B1; u++) {
+                        float acc = 0.0f;
+                        for (int k = 0; k < n; k++)
+                            acc += a[i * B0 + v][k] * b[k][j * B1 + u];
+                        c[i * B0 + v][j * B1 + u] = acc;
+                    }
+    }
+}
+"""
+
+
+def test_a_coarsened_row_no_thread_has_is_not_counted():
+    """(6) gives each thread 4 rows, those beyond B0 under `if (4*v + c < B0)`: at B0 = 2, rows
+    2 and 3 never run, and the static table counted their loads and stores (the emulation
+    saw none: 'not seen on the emulation')."""
+    result = _analysed(ROWS, "rows.c").results[0]
+    point = {"n": 64, "B0": 2, "B1": 32}
+    measured = measure(result, point)
+    (k,) = [k for k, case in enumerate(result.tree.cases, 1) if "(6)" in case.decisions][:1]
+    t = traffic(result.tree.cases[k - 1].kernel, point)
+    assert len([r for r in t.requests if r.array == "c"]) == 2     # rows 0 and 1
+    assert _differences(t, measured[k]) == []

@@ -621,6 +621,17 @@ class _At:
         """The share of warps, over up to SAMPLED_BLOCKS blocks evenly spread over the grid, in
         which some lane fails a condition on the thread and grid indices (serial loops at their
         first value); None where it reads anything else."""
+        warps = self._warp_lanes(condition)
+        return sum(1 for lanes in warps if not all(lanes)) / len(warps) if warps else None
+
+    def holds_nowhere(self, condition) -> bool:
+        """Whether no lane of those sampled holds the condition: the rows (6) adds beyond a block
+        level of fewer than 4 (`4*v + 2 < B0` at B0 = 2) never run, and were counted."""
+        warps = self._warp_lanes(condition)
+        return bool(warps) and not any(any(lanes) for lanes in warps)
+
+    def _warp_lanes(self, condition) -> "list[list[bool]] | None":
+        """Per warp of the sampled blocks, the condition at each lane (see warps_failing)."""
         condition = sympy.sympify(condition).xreplace(
             {v: sympy.Integer(x.low) for v, x in self.vars.items() if v not in self.threads
              and v not in {sym(lp.var) for lp in self.s.grid}})
@@ -633,7 +644,7 @@ class _At:
         blocks = sorted({k * total // min(total, SAMPLED_BLOCKS) for k in range(min(total, SAMPLED_BLOCKS))})
         bx, by, bz = self.block
         lanes = [(x, y, z) for z in range(bz) for y in range(by) for x in range(bx)]
-        failing = warps = 0
+        out = []
         for b in blocks:
             coords, rest = [], b
             for _, lo, extent in reversed(grid):
@@ -641,13 +652,9 @@ class _At:
                 rest //= extent
             coords.reverse()
             for start in range(0, len(lanes), 32):
-                warps += 1
-                for lane in lanes[start:start + 32]:
-                    thread = [lo + lane[axis] for axis, lo in self.threads.values()]
-                    if not test(*thread, *coords):
-                        failing += 1
-                        break
-        return failing / warps if warps else None
+                out.append([bool(test(*[lo + lane[axis] for axis, lo in self.threads.values()], *coords))
+                            for lane in lanes[start:start + 32]])
+        return out
 
     def _loop_values(self, var: str) -> "range | None":
         """The values of the serial loop `var` (None where its bounds are not numbers here)."""
@@ -749,6 +756,8 @@ class _Walk:
                 then, other = 1.0, 1.0
                 self.at.notes.append(f"the condition at line {stmt.cond.span.line} reads array values: "
                                      "both of its branches are counted in every warp")
+            elif taken is not sympy.true and condition is not None and self.at.holds_nowhere(taken):
+                then, other = 0.0, 1.0   # no thread takes it (a row (6) adds beyond B0 < 4): only its else
             elif taken is sympy.true or stmt.other is None:
                 then, other = 1.0, 0.0
             else:  # a guard on the thread: counted for a thread where it holds; its else in the
