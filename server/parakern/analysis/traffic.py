@@ -272,10 +272,21 @@ class _At:
                 continue
             cost, ideal, exact = (self._global(access) if space == "global"
                                   else self._shared(access, route))
+            exact = exact and not self._uneven(access)
             found[key, kind] = Request(
                 key, kind, node.array, space, source_text(self.s, node.span) or node.array, node.span,
                 self._stride(access), per_thread, per_thread * len(self.warps), cost, ideal,
                 self.s.array(node.array).element_size, exact, on_values=on_values)
+
+    def _uneven(self, access) -> bool:
+        """Whether a serial loop around the access stops where a lane's index says (`k < (p < W ?
+        p + 1 : W)`): lanes then leave the warp's requests one by one, which the cost of whole
+        warps does not follow (it is an estimate, not checked against the emulation)."""
+        threads = {sym(lp.var) for lp in self.s.block}
+        return any(isinstance(x, (sympy.Piecewise, sympy.Min, sympy.Max)) for lp in self.s.serial
+                   if lp.var in access.loops
+                   for bound in (sympy.sympify(lp.lo), sympy.sympify(lp.hi)) if bound.free_symbols & threads
+                   for x in sympy.preorder_traversal(bound))
 
     def _access(self, node: syntax.Index):
         same = [a for a in self.s.accesses if a.array == node.array and a.span == node.span]
