@@ -13,6 +13,7 @@ import z3
 from parakern import syntax
 from parakern.constraints import Env, Untranslatable, to_z3
 from parakern.model import Schedule
+from parakern.symbols import opaque
 
 Z3_TIMEOUT_MS = 500   # many small questions per footprint: an unknown answer is just "not proved"
 
@@ -21,7 +22,7 @@ class _Env(Env):
     """to_z3's environment for the footprint's questions."""
 
     def variable(self, symbol: sympy.Symbol) -> z3.ExprRef:
-        if "?" in symbol.name:  # an opaque value (a[b[i]]): the same name need not be the same value
+        if opaque(symbol):  # an opaque value (a[b[i]]): the same name need not be the same value
             raise Untranslatable(f"opaque value {symbol}")
         return super().variable(symbol)
 

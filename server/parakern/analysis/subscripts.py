@@ -19,6 +19,7 @@ import sympy
 from parakern.analysis.prover import Prover
 from parakern.analysis.regions import Notes
 from parakern.model import Access, Array, Schedule
+from parakern.symbols import opaque
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class Subscripts:
 
     def _subscript(self, index: sympy.Expr, varying: tuple[str, ...]) -> "Subscript | None":
         names = {s.name for s in index.free_symbols}
-        if any("?" in n for n in names) or not names <= self.params | self.fixed | set(varying):
+        if opaque(index) or not names <= self.params | self.fixed | set(varying):
             return None
         gens = sorted((s for s in index.free_symbols if s.name in varying), key=str)
         base, terms, exact = sympy.expand(index), [], True
