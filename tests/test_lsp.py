@@ -150,7 +150,7 @@ async def test_case_diagnostics_lenses_and_hover(client: Editor):
     value = (await client.hover(uri, 8, 12)).contents.value
     assert "| case | constraints | its kernel needs | decisions | registers | shared memory | z3 witness |" in value
     assert "**H100**: case 1 when 8·B·s + 8 ≤ 232448 ∧ B ≤ 1024" in value
-    assert "**T4**" in value and "case 3 cannot run there" in value
+    assert "**T4**" in value and "the tree never picks case 3 there" in value
     meta_for = (await client.hover(uri, 9, 14)).contents.value
     assert "`meta_for i` → `blockIdx.x`" in meta_for and "| case |" in meta_for
     cached = (await client.hover(uri, 8, 28)).contents.value      # the `a` of cache(a)

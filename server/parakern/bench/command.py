@@ -20,8 +20,9 @@ def add_parser(sub) -> None:
     p.add_argument("--serial-repeat", type=int, default=3, metavar="N",
                    help="timed runs of the serial C per point, median taken (default 3)")
     p.add_argument("--every-case", action="store_true",
-                   help="time every case that fits the device at each point, not only those whose "
-                        "constraints hold (the constraints on R dropped, as the dispatcher's second pass)")
+                   help="time every case that fits the device at each point, not only the one whose "
+                        "constraints hold (its constraints on R_B, Z, T aside: they say when the tree "
+                        "prefers it, not whether it can run)")
     p.add_argument("--instances", action="store_true",
                    help="also time each case's compile-time instance at the point's program parameters "
                         "(what `parakern emit --fix` gives); the dispatchers launch those instances")

@@ -79,7 +79,7 @@ def profile_lines(summary: ScheduleSummary) -> list[str]:
         parts = []
         for index, condition in p.conditions:
             if condition is None:
-                parts.append(f"case {index} cannot run there")
+                parts.append(f"the tree never picks case {index} there")   # dispatch_auto may
             elif condition == "":
                 parts.append(f"case {index} always")
             else:
