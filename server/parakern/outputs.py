@@ -73,8 +73,9 @@ def build_folder(path: str, option: str) -> "tuple[Path | None, str]":
     files of its own is refused: parakern writes source.c, metafork.h... there, and replaced
     the user's (`--build-dir .` in a project)."""
     target = Path(path).resolve()
-    if target.exists() and not target.is_dir():
-        return None, f"{option} {path} is a file: give a folder"
+    problem = folder_problem(path, option)
+    if problem:
+        return None, problem
     if target.is_dir() and any(target.iterdir()) and not (target / BUILD_MARK).exists():
         return None, (f"{option} {path} holds files of its own, which the build would replace: give an empty "
                       "or a new folder")

@@ -11,7 +11,6 @@ import logging
 import os
 import re
 import signal
-import sys
 from typing import Any, Optional
 
 from lsprotocol import types
@@ -547,11 +546,8 @@ def run(args, pool=None) -> int:
             signal.signal(signum, _terminated)
     server.engine.prestart(pool)  # the workers warm up while this process goes on importing
     import parakern.frontend  # noqa: F401  (imported now: the first didOpen answers at once)
-    if args.tcp:
+    if args.tcp:   # checked before the workers started (lsp/command.py)
         host, _, port = args.tcp.rpartition(":")
-        if not port.isdigit():
-            print(f"parakern serve: --tcp wants HOST:PORT, got {args.tcp!r}", file=sys.stderr)
-            return 2
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io()
