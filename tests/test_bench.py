@@ -494,6 +494,16 @@ def test_a_fact_on_an_argument_no_one_gave_says_so():
     assert plan.points[0].reason == "violates s == 2 (assert, line 4)"
 
 
+def test_only_the_arguments_the_violated_fact_reads_are_said_to_be_missing():
+    """An argument named `line` (read by another fact) was said to be taken as 1 because the
+    reason's text says '(assert, line 4)'."""
+    source = ASSERT_ON_AN_ARGUMENT.replace("int s,", "int s, int line,").replace(
+        "assert(s == 2);", "assert(line >= 0);\n    assert(s == 2);")
+    result = analyze(source, "f.c").results[0]
+    plan = planning.make_plan(result, {"n": [96], "s": [3]}, {"B": [16]}, H100)
+    assert plan.points[0].reason == "violates s == 2 (assert, line 5)"
+
+
 def test_a_value_given_twice_is_one_point_and_two_names_in_one_option_say_how():
     assert planning.parse_assignments(["B=32,32,64", "B=64,128"]) == {"B": [32, 64, 128]}
     with pytest.raises(planning.PlanError, match="one name per --data, its values after it: --data n=V1,V2"):

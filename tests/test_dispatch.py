@@ -11,7 +11,8 @@ import sympy
 
 from conftest import SAMPLES
 from parakern import dispatch
-from parakern.bench.plan import block_parameters, check_facts, substitutions
+from parakern.bench.plan import block_parameters, substitutions
+from parakern.facts import check_facts
 from parakern.codegen import dispatcher_name, emit_file, kernel_name
 from parakern.pipeline import analyze
 from parakern.verify.build import HEADER

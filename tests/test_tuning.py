@@ -11,7 +11,8 @@ import sympy
 
 from conftest import ROOT, SAMPLES
 from parakern import cli, dispatch, limits
-from parakern.bench.plan import check_facts, substitutions
+from parakern.bench.plan import substitutions
+from parakern.facts import check_facts
 from parakern.codegen.launch import in_parameters
 from parakern.devices import PROFILES, get_profile, machine_values
 from parakern.pipeline import analyze

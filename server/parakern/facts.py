@@ -3,6 +3,8 @@ divisors, the C types of its parameters), and which fact they violate, in C as t
 wrote it. One home for the bench's plans, tune's search, emit --fix and profile --at."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import sympy
 
 from parakern import exact
@@ -10,13 +12,30 @@ from parakern.limits import out_of_range
 from parakern.printing import to_c
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """Why values are refused ('' where every fact that can be evaluated holds) and the fact
+    they violate (None where none is, or the refusal is a C type's range)."""
+    why: str
+    fact: object = None
+
+    def reads(self) -> set:
+        """The names the violated fact reads."""
+        return {x.name for x in sympy.sympify(self.fact.relation).free_symbols} if self.fact is not None else set()
+
+
 def check_facts(schedule, subs: dict, origin: bool = True) -> str:
     """'' when every fact that can be evaluated holds, else why the point is skipped (with
     where the fact comes from: `(assert, line 4)`, unless `origin` is False)."""
+    return judge_facts(schedule, subs, origin).why
+
+
+def judge_facts(schedule, subs: dict, origin: bool = True) -> Verdict:
+    """check_facts' reason with the fact it names."""
     given = exact.numbers(subs)
     beyond = out_of_range(schedule.params, {n.name: v for n, v in given.items() if isinstance(v, int)})
     if beyond:   # n = 10**12 for an int n: C would wrap it
-        return beyond
+        return Verdict(beyond)
     undecided = ""
     for fact in schedule.facts:
         try:
@@ -31,8 +50,9 @@ def check_facts(schedule, subs: dict, origin: bool = True) -> str:
         elif not truth:   # in C, as the user wrote it: B == 32, n % B == 0; and where it is written
             where = f", line {fact.span.line}" if getattr(fact, "span", None) is not None else ""
             derived = _derived_values(schedule, fact, subs, given)
-            return f"violates {to_c(fact.relation)}{f' ({fact.origin}{where})' if origin else ''}{derived}"
-    return undecided
+            return Verdict(f"violates {to_c(fact.relation)}{f' ({fact.origin}{where})' if origin else ''}{derived}",
+                           fact)
+    return Verdict(undecided)
 
 
 def _derived_values(schedule, fact, subs: dict, given: dict) -> str:

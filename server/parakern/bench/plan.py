@@ -11,14 +11,13 @@ min(R, regsPerBlock / threads_j) when the registers per block are known.
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass, field
 
 import sympy
 
 from parakern import dispatch
 from parakern.codegen.launch import definitions, launch_of
-from parakern.facts import check_facts
+from parakern.facts import judge_facts
 from parakern.limits import c_integer
 
 
@@ -178,14 +177,15 @@ def fact_arguments(schedule) -> set:
         - params - derived - set(schedule.host_loops)
 
 
-def not_given(schedule, values: dict, why: str) -> str:
-    """`why` (a violated fact, in C) with the arguments it reads that no one gave a value, which
-    were taken as ARGUMENT_DEFAULT (tune said 'violates cap >= n' where cap was never given)."""
-    missing = sorted(n for n in fact_arguments(schedule) - set(values) if re.search(rf"\b{re.escape(n)}\b", why))
+def not_given(schedule, values: dict, verdict) -> str:
+    """The verdict's reason (a violated fact, in C) with the arguments the fact reads that no one
+    gave a value, which were taken as ARGUMENT_DEFAULT (tune said 'violates cap >= n' where cap
+    was never given)."""
+    missing = sorted((fact_arguments(schedule) - set(values)) & verdict.reads())
     if not missing:
-        return why
+        return verdict.why
     names = ", ".join(missing)
-    return (f"{why}, with {names} taken as {ARGUMENT_DEFAULT} (not given: "
+    return (f"{verdict.why}, with {names} taken as {ARGUMENT_DEFAULT} (not given: "
             + " ".join(f"--data {n}=VALUE" for n in missing) + ")")
 
 
@@ -207,9 +207,9 @@ def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool 
         values = {n: v for (n, _), v in zip(axes, combo)}
         subs = substitutions(schedule, values)
         data_key = tuple((n, values[n]) for n in plan.data_names)
-        reason = check_facts(schedule, subs)
-        if reason:
-            reason = not_given(schedule, values, reason)
+        verdict = judge_facts(schedule, subs)
+        if verdict.why:
+            reason = not_given(schedule, values, verdict)
             plan.points.append(PlanPoint(values, data_key, None, (), reason, None))
             continue
         pick = pick_case(tree, subs, machine, every_case)

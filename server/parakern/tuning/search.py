@@ -24,7 +24,7 @@ import sympy
 
 from parakern import dispatch, syntax
 from parakern.bench.plan import block_parameters, needed_parameters, not_given, substitutions
-from parakern.facts import check_facts
+from parakern.facts import judge_facts
 from parakern.codegen.launch import in_parameters
 from parakern.devices import machine_values
 from parakern.tuning import model
@@ -180,9 +180,9 @@ def _judge(result, quantities, values, machine, device, names, order, host: dict
     order; why none is feasible when there are none)."""
     schedule, tree = result.schedule, result.tree
     subs = substitutions(schedule, values)
-    why = check_facts(schedule, substitutions(schedule, {**host, **values}) if host else subs, origin=False)
-    if why:   # counted by reason: "violates n % (s*ub1) == 0", not by line
-        return (), not_given(schedule, {**host, **values}, why)
+    verdict = judge_facts(schedule, substitutions(schedule, {**host, **values}) if host else subs, origin=False)
+    if verdict.why:   # counted by reason: "violates n % (s*ub1) == 0", not by line
+        return (), not_given(schedule, {**host, **values}, verdict)
     choice = dispatch.choose(tree, machine, subs)
     if choice.case is None:
         return (), "no case fits the device"
