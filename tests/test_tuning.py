@@ -209,6 +209,20 @@ def test_cli_tune_text_and_json(capsys):
     assert "waves = ceil(blocks / concurrent)" in entry["formula"][0]
 
 
+def test_cli_tune_json_on_a_file_without_a_tree_prints_the_document(capsys):
+    """tune --json on a syntax error printed nothing on stdout (exit 2): a script reading it got
+    no JSON to parse. The document has the diagnostics, at their positions."""
+    import json
+    assert cli.main(["tune", str(SAMPLES / "wrong" / "syntax_error.c"), "--profile", "h100", "--json"]) == 2
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["schedules"] == [] and doc["problems"][0].startswith("no schedule with a case tree in ")
+    assert doc["problems"][0].endswith("the diagnostics in `diagnostics` say why")
+    (diagnostic,) = doc["diagnostics"]
+    assert diagnostic["code"] == "PK001" and diagnostic["range"]["start"] == {"line": 5, "character": 35}
+    assert "PK001" in captured.err
+
+
 @pytest.mark.parametrize("args, message", [
     (["--profile", "h900", "--data", "n=4"], "unknown GPU profile 'h900'"),
     (["--profile", "h100", "--data", "n=x"], "the value must be one integer"),

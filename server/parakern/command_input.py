@@ -31,12 +31,18 @@ def schedules_with_tree(analysis, path: str, command: str, wanted: "str | None")
         return found
     for d in analysis.diagnostics:
         print(d.format(), file=sys.stderr)
+    print(f"parakern {command}: {no_tree(analysis, path, wanted)}", file=sys.stderr)
+    return []
+
+
+def no_tree(analysis, path: str, wanted: "str | None", where: str = "above") -> str:
+    """Why schedules_with_tree found nothing: the schedules there are, and where (`where`) the
+    file's diagnostics say why."""
+    named = [r for r in analysis.results if wanted in (None, r.schedule.id)]
     known = ", ".join(r.schedule.id for r in analysis.results) or "none"
     which = f" named {wanted}" if wanted else ""
-    why = "; the diagnostics above say why" if analysis.diagnostics and (not wanted or named) else ""
-    print(f"parakern {command}: no schedule with a case tree{which} in {path} (schedules: {known}){why}",
-          file=sys.stderr)
-    return []
+    why = f"; the diagnostics {where} say why" if analysis.diagnostics and (not wanted or named) else ""
+    return f"no schedule with a case tree{which} in {path} (schedules: {known}){why}"
 
 
 def host_scalars(text: str, file: str, results) -> set:

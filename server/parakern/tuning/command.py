@@ -5,7 +5,7 @@ import json
 import math
 import sys
 
-from parakern.command_input import host_scalars, read_source, schedules_with_tree, unknown_name
+from parakern.command_input import host_scalars, no_tree, read_source, schedules_with_tree, unknown_name
 from parakern.devices import PROFILES
 from parakern.limits import c_integer
 
@@ -74,6 +74,9 @@ def run(args) -> int:
     analysis = analyze(text, args.file)
     with_tree = schedules_with_tree(analysis, args.file, "tune", args.schedule)
     if not with_tree:
+        if args.json:   # a script reading stdout gets the document, with the diagnostics that say why
+            why = no_tree(analysis, args.file, args.schedule, "in `diagnostics`")
+            print(json.dumps(_document(args, device, [], [why], [], analysis), indent=2, ensure_ascii=False))
         return 2
     names = {p.name for r in with_tree for p in r.schedule.params}
     host = host_scalars(text, args.file, with_tree) - names
@@ -94,9 +97,8 @@ def run(args) -> int:
             status = status or 1
     empty = [t for _, _, t in tunings if t.pick is None]
     shared = search.shared_choices([(r.schedule.function, t) for r, _, t in tunings])
-    document = {"file": args.file, "device": key, "device_name": device.profile.name,
-                "schedules": [t.as_dict(args.top) for _, _, t in tunings], "problems": problems,
-                "functions": [c.as_dict() for c in shared]}
+    document = _document(args, device, [t.as_dict(args.top) for _, _, t in tunings], problems,
+                         [c.as_dict() for c in shared], analysis)
     if args.json:
         if args.formula:
             for entry, (r, _, _) in zip(document["schedules"], tunings):
@@ -117,6 +119,13 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(document, indent=2, ensure_ascii=False))
     return status
+
+
+def _document(args, device, schedules: list, problems: list, functions: list, analysis) -> dict:
+    """tune --json's document; `diagnostics` as optimize --json gives them."""
+    return {"file": args.file, "device": device.key, "device_name": device.profile.name, "schedules": schedules,
+            "problems": problems, "functions": functions,
+            "diagnostics": [d.to_json() for d in analysis.diagnostics]}
 
 
 def _formulas(result) -> list:
