@@ -494,6 +494,15 @@ def test_a_fact_on_an_argument_no_one_gave_says_so():
     assert plan.points[0].reason == "violates s == 2 (assert, line 4)"
 
 
+def test_a_plan_of_too_many_points_is_refused_before_it_is_made():
+    """A million points were planned for a quarter of an hour, with no word."""
+    result = analyze((ROOT / "samples" / "matmul.c").read_text(), "matmul.c").results[0]
+    many = list(range(1, 101))
+    with pytest.raises(planning.PlanError, match=r"matmul:0: 120000 points \(2 n x 100 B0 x 100 ub1 x 6 s\); "
+                                                 r"at most 100000: give fewer values"):
+        planning.make_plan(result, {"n": [4096, 8192]}, {"B0": many, "ub1": many, "s": [1, 2, 4, 8, 16, 32]}, H100)
+
+
 def test_only_the_arguments_the_violated_fact_reads_are_said_to_be_missing():
     """An argument named `line` (read by another fact) was said to be taken as 1 because the
     reason's text says '(assert, line 4)'."""

@@ -11,6 +11,7 @@ min(R, regsPerBlock / threads_j) when the registers per block are known.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 
 import sympy
@@ -23,6 +24,11 @@ from parakern.limits import c_integer
 
 class PlanError(ValueError):
     """The sweep cannot be planned (a parameter without a value, a bad assignment)."""
+
+
+# Points one plan may have: about a minute of --plan-only (under a millisecond a point), and
+# far more kernels than a GPU run measures in an hour.
+MAX_POINTS = 100_000
 
 
 def parse_assignments(items, what: str = "--sweep") -> dict:
@@ -203,6 +209,10 @@ def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool 
     plan = Plan(schedule, tree, dict(machine), tuple(data), tuple(n for n in sweeps if n not in data),
                 every_case=every_case)
     axes = [(n, data[n]) for n in data] + [(n, sweeps[n]) for n in plan.sweep_names]
+    count = math.prod(len(values) for _, values in axes)
+    if count > MAX_POINTS:   # a million points planned for a quarter of an hour, silently
+        sizes = " x ".join(f"{len(values)} {n}" for n, values in axes if len(values) > 1)
+        raise PlanError(f"{schedule.id}: {count} points ({sizes}); at most {MAX_POINTS}: give fewer values")
     for combo in itertools.product(*(values for _, values in axes)):
         values = {n: v for (n, _), v in zip(axes, combo)}
         subs = substitutions(schedule, values)
