@@ -153,3 +153,23 @@ def test_c_dispatcher_and_python_rule_agree(tmp_path, name):
     assert "" in passes and dispatch.FIRST_PASS in passes, passes
     if len(dispatch.passes(results[0].tree)) > 1:
         assert dispatch.SECOND_PASS in passes, passes
+
+
+ALL_SAMPLES = sorted(str(p.relative_to(SAMPLES))[:-2] for p in SAMPLES.rglob("*.c") if p.parent.name != "wrong")
+
+
+@pytest.mark.parametrize("name", ALL_SAMPLES)
+def test_the_dispatchers_take_their_arguments_in_the_c_functions_order(name):
+    """saxpy(n, B, alpha, x, y) had saxpy_0_dispatch(n, B, alpha, y, x): the arrays in the order
+    the body first used them. A call written as the C function's compiled, and was wrong."""
+    from parakern.codegen.dispatcher import dispatcher_arguments, host_arguments
+    from parakern.verify.signature import signature
+    text = (SAMPLES / f"{name}.c").read_text()
+    for r in analyze(text, f"{name}.c").results:
+        s = r.schedule
+        declared = [a.name for a in signature(text, f"{name}.c", s.function).arguments]
+        names = [x.name for x in host_arguments(s)]
+        of_the_function = [n for n in names if n in declared]
+        assert of_the_function == [n for n in declared if n in names]
+        assert names[:len(of_the_function)] == of_the_function   # what the body declares comes after
+        assert [d.rsplit(" ", 1)[-1].lstrip("*") for d in dispatcher_arguments(s)] == names

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import SAMPLES
 from parakern.codegen.auto import auto_name, choice_type
-from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name
+from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name, host_arguments
 from parakern.devices import get_profile, machine_values
 from parakern.tuning import model, search
 from parakern.verify.core import Session
@@ -40,7 +40,7 @@ CASES = {
 def _shim(result) -> str:
     s = result.schedule
     names, _ = search.space(s, {})
-    untuned = [p.name for p in s.params if p.name not in names] + [a.name for a in s.arrays]
+    untuned = [x.name for x in host_arguments(s) if x.name not in names]
     differs = " || ".join(f"r.{n} != {n}" for n in names) or "0"
     shim = f"parakern_auto_shim_{s.function}_{s.index}"
     return "\n".join([

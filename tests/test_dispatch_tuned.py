@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from conftest import SAMPLES
-from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name, select_name
+from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name, forwarded, select_name
 from parakern.codegen.tuned import ENOUGH_MS, TIMED_RUNS, copied_arrays, keyed_parameters, tuned_name
 from parakern.pipeline import analyze
 from parakern.tuning import search
@@ -26,7 +26,7 @@ TWICE = {"matadd", "transpose", "stencil2d", "polybench/conv2d"}
 
 def _shim(result, twice: bool, limit: int) -> str:
     s = result.schedule
-    args = [p.name for p in s.params] + [a.name for a in s.arrays]
+    args = forwarded(s)
     key = ", ".join(["(long long)parakern_cpu::device_number"] + [f"(long long){p.name}" for p in keyed_parameters(s)])
     shim = f"parakern_tuned_shim_{s.function}_{s.index}"
     measured = copied_arrays(s) is not None    # else the tree's dispatcher: one launch
@@ -134,7 +134,7 @@ def _scripted_shim(result) -> str:
     ENOUGH_MS - 1 (enough); every later run ENOUGH_MS / TIMED_RUNS, more than 1 ms. Keeping the fastest run picks the first case;
     keeping the last run would pick the second."""
     s = result.schedule
-    args = [p.name for p in s.params] + [a.name for a in s.arrays]
+    args = forwarded(s)
     shim = f"parakern_scripted_shim_{s.function}_{s.index}"
     cases = len(result.tree.cases)
     return "\n".join([

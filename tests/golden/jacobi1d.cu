@@ -39,11 +39,11 @@
  *   no case fits where 65536 <= s && R_B < 3072*((B + 127)/128)
  * Returns the case launched (1 to 3), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
-int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a);
+int jacobi1d_0_dispatch(int N, int s, int B, int *a, int t);
 
 /* jacobi1d:0: launches the case measured fastest on this device for these parameter values
  * (the first call with them runs every case that fits); returns as jacobi1d_0_dispatch */
-int jacobi1d_0_dispatch_tuned(int N, int s, int B, int t, int *a);
+int jacobi1d_0_dispatch_tuned(int N, int s, int B, int *a, int t);
 
 /* jacobi1d:0: what jacobi1d_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
@@ -54,7 +54,7 @@ typedef struct {
     double predicted_seconds;   /* the time model's, for one launch */
 } jacobi1d_0_auto;
 /* jacobi1d:0: picks s, B by the time model on the current device and launches the best case */
-jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int t, int *a);
+jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int *a, int t);
 
 /* ------------------------------------------------------------ kernels */
 
@@ -335,7 +335,7 @@ static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttrib
 
 /* jacobi1d:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
  * only > 0: case only alone, where its kernel fits (its constraints aside) */
-static int jacobi1d_0_select(bool probe, int only, int N, int s, int B, int t, int *a)
+static int jacobi1d_0_select(bool probe, int only, int N, int s, int B, int *a, int t)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -394,9 +394,9 @@ static int jacobi1d_0_select(bool probe, int only, int N, int s, int B, int t, i
     return PARAKERN_NO_CASE_FITS;
 }
 
-int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)
+int jacobi1d_0_dispatch(int N, int s, int B, int *a, int t)
 {
-    return jacobi1d_0_select(false, 0, N, s, B, t, a);
+    return jacobi1d_0_select(false, 0, N, s, B, a, t);
 }
 
 /* ------------------------------------------------------------ dispatch_tuned */
@@ -406,7 +406,7 @@ int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)
 /* jacobi1d:0: the case measured fastest here (codegen/tuned.py); the first call with new values
  * runs every case that fits, once untimed and up to 5 times timed (its fastest run),
  * each from a copy of the arrays the cases write */
-int jacobi1d_0_dispatch_tuned(int N, int s, int B, int t, int *a)
+int jacobi1d_0_dispatch_tuned(int N, int s, int B, int *a, int t)
 {
     static std::mutex lock;
     static long long keys[16][4];   /* device, N, s, B */
@@ -419,9 +419,9 @@ int jacobi1d_0_dispatch_tuned(int N, int s, int B, int t, int *a)
     const long long key[4] = {device, (long long)N, (long long)s, (long long)B};
     for (int e = 0; e < filled; e++)
         if (memcmp(keys[e], key, sizeof key) == 0) {
-            const int launched = jacobi1d_0_select(false, fastest[e], N, s, B, t, a);
+            const int launched = jacobi1d_0_select(false, fastest[e], N, s, B, a, t);
             /* 0: it does not fit at these values of the host loop's variables: the tree decides */
-            return launched != 0 ? launched : jacobi1d_0_dispatch(N, s, B, t, a);
+            return launched != 0 ? launched : jacobi1d_0_dispatch(N, s, B, a, t);
         }
     /* the arrays the cases write, as they came: every run starts from them */
     const size_t a_bytes = (size_t)(2*N) * sizeof(int);
@@ -433,7 +433,7 @@ int jacobi1d_0_dispatch_tuned(int N, int s, int B, int t, int *a)
         cudaFree(a_copy);
         if (start) cudaEventDestroy(start);
         if (stop) cudaEventDestroy(stop);
-        return jacobi1d_0_dispatch(N, s, B, t, a);
+        return jacobi1d_0_dispatch(N, s, B, a, t);
     }
     if (cudaMemcpy(a_copy, a, a_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
         cudaFree(a_copy);
@@ -445,7 +445,7 @@ int jacobi1d_0_dispatch_tuned(int N, int s, int B, int t, int *a)
     float best_ms = 0.0f;
     int status = 0;
     for (int k0 = 1; k0 <= 3 && status >= 0; k0++) {
-        const int fits = jacobi1d_0_select(true, k0, N, s, B, t, a);
+        const int fits = jacobi1d_0_select(true, k0, N, s, B, a, t);
         if (fits <= 0) {   /* its kernel does not fit this device, or an error */
             status = fits;
             continue;
@@ -457,7 +457,7 @@ int jacobi1d_0_dispatch_tuned(int N, int s, int B, int t, int *a)
                 break;
             }
             cudaEventRecord(start);
-            const int launched = jacobi1d_0_select(false, k0, N, s, B, t, a);
+            const int launched = jacobi1d_0_select(false, k0, N, s, B, a, t);
             cudaEventRecord(stop);
             float elapsed = 0.0f;
             if (launched <= 0 || cudaEventSynchronize(stop) != cudaSuccess
@@ -481,13 +481,13 @@ int jacobi1d_0_dispatch_tuned(int N, int s, int B, int t, int *a)
     if (status < 0)
         return status;
     if (best == 0)
-        return jacobi1d_0_dispatch(N, s, B, t, a);   /* no case fits by itself: the tree's answer */
+        return jacobi1d_0_dispatch(N, s, B, a, t);   /* no case fits by itself: the tree's answer */
     memcpy(keys[next], key, sizeof key);
     fastest[next] = best;
     next = (next + 1) % 16;
     if (filled < 16)
         filled++;
-    return jacobi1d_0_select(false, best, N, s, B, t, a);
+    return jacobi1d_0_select(false, best, N, s, B, a, t);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -622,7 +622,7 @@ static double jacobi1d_0_time_case3(const parakern_model_device *dev, long long 
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
-jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int t, int *a)
+jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int *a, int t)
 {
     jacobi1d_0_auto chosen;
     memset(&chosen, 0, sizeof chosen);
@@ -668,7 +668,7 @@ jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int t, int *a)
             if (!((N - 2)/(B*s) >= 1 && B >= 1 && B*s != 0))
                 continue;  /* an assert, a loop bound, a divisor */
             for (int k0 = 1; k0 <= 3; ++k0) {  /* every case whose kernel fits */
-                const int got = jacobi1d_0_select(true, k0, N, (int)s, (int)B, t, a);
+                const int got = jacobi1d_0_select(true, k0, N, (int)s, (int)B, a, t);
                 if (got == PARAKERN_CUDA_ERROR) {
                     chosen.status = PARAKERN_CUDA_ERROR;
                     return chosen;
@@ -698,6 +698,6 @@ jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int t, int *a)
     chosen.s = best_s;
     chosen.B = best_B;
     chosen.predicted_seconds = best;
-    chosen.status = jacobi1d_0_select(false, best_case, N, (int)best_s, (int)best_B, t, a);
+    chosen.status = jacobi1d_0_select(false, best_case, N, (int)best_s, (int)best_B, a, t);
     return chosen;
 }

@@ -36,11 +36,11 @@
  *   no case fits where 65536 <= dim0
  * Returns the case launched (1), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
-int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b);
+int matadd_0_dispatch(int N, int B0, int B1, const int *a, const int *b, int *c);
 
 /* matadd:0: launches the case measured fastest on this device for these parameter values
  * (the first call with them runs every case that fits); returns as matadd_0_dispatch */
-int matadd_0_dispatch_tuned(int N, int B0, int B1, int *c, const int *a, const int *b);
+int matadd_0_dispatch_tuned(int N, int B0, int B1, const int *a, const int *b, int *c);
 
 /* matadd:0: what matadd_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
@@ -51,7 +51,7 @@ typedef struct {
     double predicted_seconds;   /* the time model's, for one launch */
 } matadd_0_auto;
 /* matadd:0: picks B0, B1 by the time model on the current device and launches the best case */
-matadd_0_auto matadd_0_dispatch_auto(int N, int *c, const int *a, const int *b);
+matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c);
 
 /* ------------------------------------------------------------ kernels */
 
@@ -117,8 +117,8 @@ static int matadd_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
 
 /* matadd:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
  * only > 0: case only alone, where its kernel fits (its constraints aside) */
-static int matadd_0_select(bool probe, int only, int N, int B0, int B1, int *c, const int *a,
-                           const int *b)
+static int matadd_0_select(bool probe, int only, int N, int B0, int B1, const int *a, const int *b,
+                           int *c)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -158,9 +158,9 @@ static int matadd_0_select(bool probe, int only, int N, int B0, int B1, int *c, 
     return PARAKERN_NO_CASE_FITS;
 }
 
-int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b)
+int matadd_0_dispatch(int N, int B0, int B1, const int *a, const int *b, int *c)
 {
-    return matadd_0_select(false, 0, N, B0, B1, c, a, b);
+    return matadd_0_select(false, 0, N, B0, B1, a, b, c);
 }
 
 /* ------------------------------------------------------------ dispatch_tuned */
@@ -170,7 +170,7 @@ int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b)
 /* matadd:0: the case measured fastest here (codegen/tuned.py); the first call with new values
  * runs every case that fits, once untimed and up to 5 times timed (its fastest run),
  * each from a copy of the arrays the cases write */
-int matadd_0_dispatch_tuned(int N, int B0, int B1, int *c, const int *a, const int *b)
+int matadd_0_dispatch_tuned(int N, int B0, int B1, const int *a, const int *b, int *c)
 {
     static std::mutex lock;
     static long long keys[16][4];   /* device, N, B0, B1 */
@@ -183,9 +183,9 @@ int matadd_0_dispatch_tuned(int N, int B0, int B1, int *c, const int *a, const i
     const long long key[4] = {device, (long long)N, (long long)B0, (long long)B1};
     for (int e = 0; e < filled; e++)
         if (memcmp(keys[e], key, sizeof key) == 0) {
-            const int launched = matadd_0_select(false, fastest[e], N, B0, B1, c, a, b);
+            const int launched = matadd_0_select(false, fastest[e], N, B0, B1, a, b, c);
             /* 0: it does not fit at these values of the host loop's variables: the tree decides */
-            return launched != 0 ? launched : matadd_0_dispatch(N, B0, B1, c, a, b);
+            return launched != 0 ? launched : matadd_0_dispatch(N, B0, B1, a, b, c);
         }
     /* the arrays the cases write, as they came: every run starts from them */
     const size_t c_bytes = (size_t)(N) * (size_t)(N) * sizeof(int);
@@ -197,7 +197,7 @@ int matadd_0_dispatch_tuned(int N, int B0, int B1, int *c, const int *a, const i
         cudaFree(c_copy);
         if (start) cudaEventDestroy(start);
         if (stop) cudaEventDestroy(stop);
-        return matadd_0_dispatch(N, B0, B1, c, a, b);
+        return matadd_0_dispatch(N, B0, B1, a, b, c);
     }
     if (cudaMemcpy(c_copy, c, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
         cudaFree(c_copy);
@@ -209,7 +209,7 @@ int matadd_0_dispatch_tuned(int N, int B0, int B1, int *c, const int *a, const i
     float best_ms = 0.0f;
     int status = 0;
     for (int k = 1; k <= 1 && status >= 0; k++) {
-        const int fits = matadd_0_select(true, k, N, B0, B1, c, a, b);
+        const int fits = matadd_0_select(true, k, N, B0, B1, a, b, c);
         if (fits <= 0) {   /* its kernel does not fit this device, or an error */
             status = fits;
             continue;
@@ -221,7 +221,7 @@ int matadd_0_dispatch_tuned(int N, int B0, int B1, int *c, const int *a, const i
                 break;
             }
             cudaEventRecord(start);
-            const int launched = matadd_0_select(false, k, N, B0, B1, c, a, b);
+            const int launched = matadd_0_select(false, k, N, B0, B1, a, b, c);
             cudaEventRecord(stop);
             float elapsed = 0.0f;
             if (launched <= 0 || cudaEventSynchronize(stop) != cudaSuccess
@@ -245,13 +245,13 @@ int matadd_0_dispatch_tuned(int N, int B0, int B1, int *c, const int *a, const i
     if (status < 0)
         return status;
     if (best == 0)
-        return matadd_0_dispatch(N, B0, B1, c, a, b);   /* no case fits by itself: the tree's answer */
+        return matadd_0_dispatch(N, B0, B1, a, b, c);   /* no case fits by itself: the tree's answer */
     memcpy(keys[next], key, sizeof key);
     fastest[next] = best;
     next = (next + 1) % 16;
     if (filled < 16)
         filled++;
-    return matadd_0_select(false, best, N, B0, B1, c, a, b);
+    return matadd_0_select(false, best, N, B0, B1, a, b, c);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -344,7 +344,7 @@ static double matadd_0_time_case1(const parakern_model_device *dev, long long N,
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
-matadd_0_auto matadd_0_dispatch_auto(int N, int *c, const int *a, const int *b)
+matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c)
 {
     matadd_0_auto chosen;
     memset(&chosen, 0, sizeof chosen);
@@ -380,7 +380,7 @@ matadd_0_auto matadd_0_dispatch_auto(int N, int *c, const int *a, const int *b)
             if (!((B0 + N - 1)/B0 >= 1 && (B1 + N/2 - 1)/B1 >= 1 && B0 >= 1 && B1 >= 1 && B0 != 0 && B1 != 0 && N % 2 == 0))
                 continue;  /* an assert, a loop bound, a divisor */
             for (int k = 1; k <= 1; ++k) {  /* every case whose kernel fits */
-                const int got = matadd_0_select(true, k, N, (int)B0, (int)B1, c, a, b);
+                const int got = matadd_0_select(true, k, N, (int)B0, (int)B1, a, b, c);
                 if (got == PARAKERN_CUDA_ERROR) {
                     chosen.status = PARAKERN_CUDA_ERROR;
                     return chosen;
@@ -408,6 +408,6 @@ matadd_0_auto matadd_0_dispatch_auto(int N, int *c, const int *a, const int *b)
     chosen.B0 = best_B0;
     chosen.B1 = best_B1;
     chosen.predicted_seconds = best;
-    chosen.status = matadd_0_select(false, best_case, N, (int)best_B0, (int)best_B1, c, a, b);
+    chosen.status = matadd_0_select(false, best_case, N, (int)best_B0, (int)best_B1, a, b, c);
     return chosen;
 }

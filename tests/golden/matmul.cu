@@ -41,11 +41,11 @@
  *   no case fits where 65536 <= dim0
  * Returns the case launched (1 to 5), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
-int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b);
+int matmul_0_dispatch(int n, int B0, int ub1, int s, const float *a, const float *b, float *c);
 
 /* matmul:0: launches the case measured fastest on this device for these parameter values
  * (the first call with them runs every case that fits); returns as matmul_0_dispatch */
-int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float *a, const float *b);
+int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, const float *a, const float *b, float *c);
 
 /* matmul:0: what matmul_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
@@ -57,7 +57,7 @@ typedef struct {
     double predicted_seconds;   /* the time model's, for one launch */
 } matmul_0_auto;
 /* matmul:0: picks B0, ub1, s by the time model on the current device and launches the best case */
-matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const float *b);
+matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, float *c);
 
 /* ------------------------------------------------------------ kernels */
 
@@ -454,8 +454,8 @@ static int matmul_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttribut
 
 /* matmul:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
  * only > 0: case only alone, where its kernel fits (its constraints aside) */
-static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, float *c,
-                           const float *a, const float *b)
+static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, const float *a,
+                           const float *b, float *c)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -532,9 +532,9 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
     return PARAKERN_NO_CASE_FITS;
 }
 
-int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, const float *b)
+int matmul_0_dispatch(int n, int B0, int ub1, int s, const float *a, const float *b, float *c)
 {
-    return matmul_0_select(false, 0, n, B0, ub1, s, c, a, b);
+    return matmul_0_select(false, 0, n, B0, ub1, s, a, b, c);
 }
 
 /* ------------------------------------------------------------ dispatch_tuned */
@@ -544,7 +544,7 @@ int matmul_0_dispatch(int n, int B0, int ub1, int s, float *c, const float *a, c
 /* matmul:0: the case measured fastest here (codegen/tuned.py); the first call with new values
  * runs every case that fits, once untimed and up to 5 times timed (its fastest run),
  * each from a copy of the arrays the cases write */
-int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float *a, const float *b)
+int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, const float *a, const float *b, float *c)
 {
     static std::mutex lock;
     static long long keys[16][5];   /* device, n, B0, ub1, s */
@@ -557,9 +557,9 @@ int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float
     const long long key[5] = {device, (long long)n, (long long)B0, (long long)ub1, (long long)s};
     for (int e = 0; e < filled; e++)
         if (memcmp(keys[e], key, sizeof key) == 0) {
-            const int launched = matmul_0_select(false, fastest[e], n, B0, ub1, s, c, a, b);
+            const int launched = matmul_0_select(false, fastest[e], n, B0, ub1, s, a, b, c);
             /* 0: it does not fit at these values of the host loop's variables: the tree decides */
-            return launched != 0 ? launched : matmul_0_dispatch(n, B0, ub1, s, c, a, b);
+            return launched != 0 ? launched : matmul_0_dispatch(n, B0, ub1, s, a, b, c);
         }
     /* the arrays the cases write, as they came: every run starts from them */
     const size_t c_bytes = (size_t)(n) * (size_t)(n) * sizeof(float);
@@ -571,7 +571,7 @@ int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float
         cudaFree(c_copy);
         if (start) cudaEventDestroy(start);
         if (stop) cudaEventDestroy(stop);
-        return matmul_0_dispatch(n, B0, ub1, s, c, a, b);
+        return matmul_0_dispatch(n, B0, ub1, s, a, b, c);
     }
     if (cudaMemcpy(c_copy, c, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
         cudaFree(c_copy);
@@ -583,7 +583,7 @@ int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float
     float best_ms = 0.0f;
     int status = 0;
     for (int k0 = 1; k0 <= 5 && status >= 0; k0++) {
-        const int fits = matmul_0_select(true, k0, n, B0, ub1, s, c, a, b);
+        const int fits = matmul_0_select(true, k0, n, B0, ub1, s, a, b, c);
         if (fits <= 0) {   /* its kernel does not fit this device, or an error */
             status = fits;
             continue;
@@ -595,7 +595,7 @@ int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float
                 break;
             }
             cudaEventRecord(start);
-            const int launched = matmul_0_select(false, k0, n, B0, ub1, s, c, a, b);
+            const int launched = matmul_0_select(false, k0, n, B0, ub1, s, a, b, c);
             cudaEventRecord(stop);
             float elapsed = 0.0f;
             if (launched <= 0 || cudaEventSynchronize(stop) != cudaSuccess
@@ -619,13 +619,13 @@ int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, float *c, const float
     if (status < 0)
         return status;
     if (best == 0)
-        return matmul_0_dispatch(n, B0, ub1, s, c, a, b);   /* no case fits by itself: the tree's answer */
+        return matmul_0_dispatch(n, B0, ub1, s, a, b, c);   /* no case fits by itself: the tree's answer */
     memcpy(keys[next], key, sizeof key);
     fastest[next] = best;
     next = (next + 1) % 16;
     if (filled < 16)
         filled++;
-    return matmul_0_select(false, best, n, B0, ub1, s, c, a, b);
+    return matmul_0_select(false, best, n, B0, ub1, s, a, b, c);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -802,7 +802,7 @@ static double matmul_0_time_case5(const parakern_model_device *dev, long long n,
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
-matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const float *b)
+matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, float *c)
 {
     matmul_0_auto chosen;
     memset(&chosen, 0, sizeof chosen);
@@ -842,7 +842,7 @@ matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const floa
                 if (!(n/B0 >= 1 && n/(s*ub1) >= 1 && B0 >= 1 && ub1 >= 1 && B0 != 0 && s*ub1 != 0 && B0 <= s*ub1 && n % B0 == 0 && n % (s*ub1) == 0))
                     continue;  /* an assert, a loop bound, a divisor */
                 for (int k0 = 1; k0 <= 5; ++k0) {  /* every case whose kernel fits */
-                    const int got = matmul_0_select(true, k0, n, (int)B0, (int)ub1, (int)s, c, a, b);
+                    const int got = matmul_0_select(true, k0, n, (int)B0, (int)ub1, (int)s, a, b, c);
                     if (got == PARAKERN_CUDA_ERROR) {
                         chosen.status = PARAKERN_CUDA_ERROR;
                         return chosen;
@@ -877,6 +877,6 @@ matmul_0_auto matmul_0_dispatch_auto(int n, float *c, const float *a, const floa
     chosen.ub1 = best_ub1;
     chosen.s = best_s;
     chosen.predicted_seconds = best;
-    chosen.status = matmul_0_select(false, best_case, n, (int)best_B0, (int)best_ub1, (int)best_s, c, a, b);
+    chosen.status = matmul_0_select(false, best_case, n, (int)best_B0, (int)best_ub1, (int)best_s, a, b, c);
     return chosen;
 }

@@ -35,11 +35,11 @@
  *   no case fits where R_B < 2048*((B + 127)/128)
  * Returns the case launched (1), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
-int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x);
+int saxpy_0_dispatch(int n, int B, float alpha, const float *x, float *y);
 
 /* saxpy:0: launches the case measured fastest on this device for these parameter values
  * (the first call with them runs every case that fits); returns as saxpy_0_dispatch */
-int saxpy_0_dispatch_tuned(int n, int B, float alpha, float *y, const float *x);
+int saxpy_0_dispatch_tuned(int n, int B, float alpha, const float *x, float *y);
 
 /* saxpy:0: what saxpy_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
@@ -49,7 +49,7 @@ typedef struct {
     double predicted_seconds;   /* the time model's, for one launch */
 } saxpy_0_auto;
 /* saxpy:0: picks B by the time model on the current device and launches the best case */
-saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, float *y, const float *x);
+saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y);
 
 /* ------------------------------------------------------------ kernels */
 
@@ -109,7 +109,7 @@ static int saxpy_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribute
 
 /* saxpy:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
  * only > 0: case only alone, where its kernel fits (its constraints aside) */
-static int saxpy_0_select(bool probe, int only, int n, int B, float alpha, float *y, const float *x)
+static int saxpy_0_select(bool probe, int only, int n, int B, float alpha, const float *x, float *y)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -148,9 +148,9 @@ static int saxpy_0_select(bool probe, int only, int n, int B, float alpha, float
     return PARAKERN_NO_CASE_FITS;
 }
 
-int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x)
+int saxpy_0_dispatch(int n, int B, float alpha, const float *x, float *y)
 {
-    return saxpy_0_select(false, 0, n, B, alpha, y, x);
+    return saxpy_0_select(false, 0, n, B, alpha, x, y);
 }
 
 /* ------------------------------------------------------------ dispatch_tuned */
@@ -158,9 +158,9 @@ int saxpy_0_dispatch(int n, int B, float alpha, float *y, const float *x)
 #include <mutex>
 
 /* saxpy:0: the size of 'y' is not visible (a pointer): its copy cannot be made; the tree's dispatcher decides */
-int saxpy_0_dispatch_tuned(int n, int B, float alpha, float *y, const float *x)
+int saxpy_0_dispatch_tuned(int n, int B, float alpha, const float *x, float *y)
 {
-    return saxpy_0_dispatch(n, B, alpha, y, x);
+    return saxpy_0_dispatch(n, B, alpha, x, y);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -253,7 +253,7 @@ static double saxpy_0_time_case1(const parakern_model_device *dev, long long n, 
     return parakern_model_time(dev, (double)blocks0, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
-saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, float *y, const float *x)
+saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y)
 {
     saxpy_0_auto chosen;
     memset(&chosen, 0, sizeof chosen);
@@ -285,7 +285,7 @@ saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, float *y, const float *x)
         if (!((B + n - 1)/B >= 1 && B >= 1 && B != 0))
             continue;  /* an assert, a loop bound, a divisor */
         for (int k = 1; k <= 1; ++k) {  /* every case whose kernel fits */
-            const int got = saxpy_0_select(true, k, n, (int)B, alpha, y, x);
+            const int got = saxpy_0_select(true, k, n, (int)B, alpha, x, y);
             if (got == PARAKERN_CUDA_ERROR) {
                 chosen.status = PARAKERN_CUDA_ERROR;
                 return chosen;
@@ -310,6 +310,6 @@ saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, float *y, const float *x)
         return chosen;
     chosen.B = best_B;
     chosen.predicted_seconds = best;
-    chosen.status = saxpy_0_select(false, best_case, n, (int)best_B, alpha, y, x);
+    chosen.status = saxpy_0_select(false, best_case, n, (int)best_B, alpha, x, y);
     return chosen;
 }

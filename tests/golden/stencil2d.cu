@@ -37,11 +37,11 @@
  *   no case fits where 65536 <= gy
  * Returns the case launched (1 to 2), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
-int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in);
+int stencil2d_0_dispatch(int N, int Bx, int By, const float *in, float *out);
 
 /* stencil2d:0: launches the case measured fastest on this device for these parameter values
  * (the first call with them runs every case that fits); returns as stencil2d_0_dispatch */
-int stencil2d_0_dispatch_tuned(int N, int Bx, int By, float *out, const float *in);
+int stencil2d_0_dispatch_tuned(int N, int Bx, int By, const float *in, float *out);
 
 /* stencil2d:0: what stencil2d_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
@@ -52,7 +52,7 @@ typedef struct {
     double predicted_seconds;   /* the time model's, for one launch */
 } stencil2d_0_auto;
 /* stencil2d:0: picks Bx, By by the time model on the current device and launches the best case */
-stencil2d_0_auto stencil2d_0_dispatch_auto(int N, float *out, const float *in);
+stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out);
 
 /* ------------------------------------------------------------ kernels */
 
@@ -198,8 +198,8 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
 
 /* stencil2d:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
  * only > 0: case only alone, where its kernel fits (its constraints aside) */
-static int stencil2d_0_select(bool probe, int only, int N, int Bx, int By, float *out,
-                              const float *in)
+static int stencil2d_0_select(bool probe, int only, int N, int Bx, int By, const float *in,
+                              float *out)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -248,9 +248,9 @@ static int stencil2d_0_select(bool probe, int only, int N, int Bx, int By, float
     return PARAKERN_NO_CASE_FITS;
 }
 
-int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)
+int stencil2d_0_dispatch(int N, int Bx, int By, const float *in, float *out)
 {
-    return stencil2d_0_select(false, 0, N, Bx, By, out, in);
+    return stencil2d_0_select(false, 0, N, Bx, By, in, out);
 }
 
 /* ------------------------------------------------------------ dispatch_tuned */
@@ -260,7 +260,7 @@ int stencil2d_0_dispatch(int N, int Bx, int By, float *out, const float *in)
 /* stencil2d:0: the case measured fastest here (codegen/tuned.py); the first call with new values
  * runs every case that fits, once untimed and up to 5 times timed (its fastest run),
  * each from a copy of the arrays the cases write */
-int stencil2d_0_dispatch_tuned(int N, int Bx, int By, float *out, const float *in)
+int stencil2d_0_dispatch_tuned(int N, int Bx, int By, const float *in, float *out)
 {
     static std::mutex lock;
     static long long keys[16][4];   /* device, N, Bx, By */
@@ -273,9 +273,9 @@ int stencil2d_0_dispatch_tuned(int N, int Bx, int By, float *out, const float *i
     const long long key[4] = {device, (long long)N, (long long)Bx, (long long)By};
     for (int e = 0; e < filled; e++)
         if (memcmp(keys[e], key, sizeof key) == 0) {
-            const int launched = stencil2d_0_select(false, fastest[e], N, Bx, By, out, in);
+            const int launched = stencil2d_0_select(false, fastest[e], N, Bx, By, in, out);
             /* 0: it does not fit at these values of the host loop's variables: the tree decides */
-            return launched != 0 ? launched : stencil2d_0_dispatch(N, Bx, By, out, in);
+            return launched != 0 ? launched : stencil2d_0_dispatch(N, Bx, By, in, out);
         }
     /* the arrays the cases write, as they came: every run starts from them */
     const size_t out_bytes = (size_t)(N) * (size_t)(N) * sizeof(float);
@@ -287,7 +287,7 @@ int stencil2d_0_dispatch_tuned(int N, int Bx, int By, float *out, const float *i
         cudaFree(out_copy);
         if (start) cudaEventDestroy(start);
         if (stop) cudaEventDestroy(stop);
-        return stencil2d_0_dispatch(N, Bx, By, out, in);
+        return stencil2d_0_dispatch(N, Bx, By, in, out);
     }
     if (cudaMemcpy(out_copy, out, out_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
         cudaFree(out_copy);
@@ -299,7 +299,7 @@ int stencil2d_0_dispatch_tuned(int N, int Bx, int By, float *out, const float *i
     float best_ms = 0.0f;
     int status = 0;
     for (int k = 1; k <= 2 && status >= 0; k++) {
-        const int fits = stencil2d_0_select(true, k, N, Bx, By, out, in);
+        const int fits = stencil2d_0_select(true, k, N, Bx, By, in, out);
         if (fits <= 0) {   /* its kernel does not fit this device, or an error */
             status = fits;
             continue;
@@ -311,7 +311,7 @@ int stencil2d_0_dispatch_tuned(int N, int Bx, int By, float *out, const float *i
                 break;
             }
             cudaEventRecord(start);
-            const int launched = stencil2d_0_select(false, k, N, Bx, By, out, in);
+            const int launched = stencil2d_0_select(false, k, N, Bx, By, in, out);
             cudaEventRecord(stop);
             float elapsed = 0.0f;
             if (launched <= 0 || cudaEventSynchronize(stop) != cudaSuccess
@@ -335,13 +335,13 @@ int stencil2d_0_dispatch_tuned(int N, int Bx, int By, float *out, const float *i
     if (status < 0)
         return status;
     if (best == 0)
-        return stencil2d_0_dispatch(N, Bx, By, out, in);   /* no case fits by itself: the tree's answer */
+        return stencil2d_0_dispatch(N, Bx, By, in, out);   /* no case fits by itself: the tree's answer */
     memcpy(keys[next], key, sizeof key);
     fastest[next] = best;
     next = (next + 1) % 16;
     if (filled < 16)
         filled++;
-    return stencil2d_0_select(false, best, N, Bx, By, out, in);
+    return stencil2d_0_select(false, best, N, Bx, By, in, out);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -455,7 +455,7 @@ static double stencil2d_0_time_case2(const parakern_model_device *dev, long long
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
-stencil2d_0_auto stencil2d_0_dispatch_auto(int N, float *out, const float *in)
+stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out)
 {
     stencil2d_0_auto chosen;
     memset(&chosen, 0, sizeof chosen);
@@ -496,7 +496,7 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, float *out, const float *in)
             if (!((By + N - 3)/By >= 1 && (Bx + N - 3)/Bx >= 1 && By >= 1 && Bx >= 1 && By != 0 && Bx != 0 && N > 2))
                 continue;  /* an assert, a loop bound, a divisor */
             for (int k = 1; k <= 2; ++k) {  /* every case whose kernel fits */
-                const int got = stencil2d_0_select(true, k, N, (int)Bx, (int)By, out, in);
+                const int got = stencil2d_0_select(true, k, N, (int)Bx, (int)By, in, out);
                 if (got == PARAKERN_CUDA_ERROR) {
                     chosen.status = PARAKERN_CUDA_ERROR;
                     return chosen;
@@ -525,6 +525,6 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, float *out, const float *in)
     chosen.Bx = best_Bx;
     chosen.By = best_By;
     chosen.predicted_seconds = best;
-    chosen.status = stencil2d_0_select(false, best_case, N, (int)best_Bx, (int)best_By, out, in);
+    chosen.status = stencil2d_0_select(false, best_case, N, (int)best_Bx, (int)best_By, in, out);
     return chosen;
 }

@@ -43,11 +43,11 @@
  *   no case fits where 65536 <= dim0
  * Returns the case launched (1 to 6), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
  */
-int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a);
+int transpose_0_dispatch(int N, int B0, int B1, int s, const float *a, float *c);
 
 /* transpose:0: launches the case measured fastest on this device for these parameter values
  * (the first call with them runs every case that fits); returns as transpose_0_dispatch */
-int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, float *c, const float *a);
+int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, const float *a, float *c);
 
 /* transpose:0: what transpose_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
@@ -59,7 +59,7 @@ typedef struct {
     double predicted_seconds;   /* the time model's, for one launch */
 } transpose_0_auto;
 /* transpose:0: picks B0, B1, s by the time model on the current device and launches the best case */
-transpose_0_auto transpose_0_dispatch_auto(int N, float *c, const float *a);
+transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c);
 
 /* ------------------------------------------------------------ kernels */
 
@@ -569,8 +569,8 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttri
 
 /* transpose:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
  * only > 0: case only alone, where its kernel fits (its constraints aside) */
-static int transpose_0_select(bool probe, int only, int N, int B0, int B1, int s, float *c,
-                              const float *a)
+static int transpose_0_select(bool probe, int only, int N, int B0, int B1, int s, const float *a,
+                              float *c)
 {
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -657,9 +657,9 @@ static int transpose_0_select(bool probe, int only, int N, int B0, int B1, int s
     return PARAKERN_NO_CASE_FITS;
 }
 
-int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
+int transpose_0_dispatch(int N, int B0, int B1, int s, const float *a, float *c)
 {
-    return transpose_0_select(false, 0, N, B0, B1, s, c, a);
+    return transpose_0_select(false, 0, N, B0, B1, s, a, c);
 }
 
 /* ------------------------------------------------------------ dispatch_tuned */
@@ -669,7 +669,7 @@ int transpose_0_dispatch(int N, int B0, int B1, int s, float *c, const float *a)
 /* transpose:0: the case measured fastest here (codegen/tuned.py); the first call with new values
  * runs every case that fits, once untimed and up to 5 times timed (its fastest run),
  * each from a copy of the arrays the cases write */
-int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, float *c, const float *a)
+int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, const float *a, float *c)
 {
     static std::mutex lock;
     static long long keys[16][5];   /* device, N, B0, B1, s */
@@ -682,9 +682,9 @@ int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, float *c, const flo
     const long long key[5] = {device, (long long)N, (long long)B0, (long long)B1, (long long)s};
     for (int e = 0; e < filled; e++)
         if (memcmp(keys[e], key, sizeof key) == 0) {
-            const int launched = transpose_0_select(false, fastest[e], N, B0, B1, s, c, a);
+            const int launched = transpose_0_select(false, fastest[e], N, B0, B1, s, a, c);
             /* 0: it does not fit at these values of the host loop's variables: the tree decides */
-            return launched != 0 ? launched : transpose_0_dispatch(N, B0, B1, s, c, a);
+            return launched != 0 ? launched : transpose_0_dispatch(N, B0, B1, s, a, c);
         }
     /* the arrays the cases write, as they came: every run starts from them */
     const size_t c_bytes = (size_t)(N) * (size_t)(N) * sizeof(float);
@@ -696,7 +696,7 @@ int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, float *c, const flo
         cudaFree(c_copy);
         if (start) cudaEventDestroy(start);
         if (stop) cudaEventDestroy(stop);
-        return transpose_0_dispatch(N, B0, B1, s, c, a);
+        return transpose_0_dispatch(N, B0, B1, s, a, c);
     }
     if (cudaMemcpy(c_copy, c, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
         cudaFree(c_copy);
@@ -708,7 +708,7 @@ int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, float *c, const flo
     float best_ms = 0.0f;
     int status = 0;
     for (int k0 = 1; k0 <= 6 && status >= 0; k0++) {
-        const int fits = transpose_0_select(true, k0, N, B0, B1, s, c, a);
+        const int fits = transpose_0_select(true, k0, N, B0, B1, s, a, c);
         if (fits <= 0) {   /* its kernel does not fit this device, or an error */
             status = fits;
             continue;
@@ -720,7 +720,7 @@ int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, float *c, const flo
                 break;
             }
             cudaEventRecord(start);
-            const int launched = transpose_0_select(false, k0, N, B0, B1, s, c, a);
+            const int launched = transpose_0_select(false, k0, N, B0, B1, s, a, c);
             cudaEventRecord(stop);
             float elapsed = 0.0f;
             if (launched <= 0 || cudaEventSynchronize(stop) != cudaSuccess
@@ -744,13 +744,13 @@ int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, float *c, const flo
     if (status < 0)
         return status;
     if (best == 0)
-        return transpose_0_dispatch(N, B0, B1, s, c, a);   /* no case fits by itself: the tree's answer */
+        return transpose_0_dispatch(N, B0, B1, s, a, c);   /* no case fits by itself: the tree's answer */
     memcpy(keys[next], key, sizeof key);
     fastest[next] = best;
     next = (next + 1) % 16;
     if (filled < 16)
         filled++;
-    return transpose_0_select(false, best, N, B0, B1, s, c, a);
+    return transpose_0_select(false, best, N, B0, B1, s, a, c);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
@@ -948,7 +948,7 @@ static double transpose_0_time_case6(const parakern_model_device *dev, long long
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
-transpose_0_auto transpose_0_dispatch_auto(int N, float *c, const float *a)
+transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
 {
     transpose_0_auto chosen;
     memset(&chosen, 0, sizeof chosen);
@@ -1008,7 +1008,7 @@ transpose_0_auto transpose_0_dispatch_auto(int N, float *c, const float *a)
                 if (!(N/B0 >= 1 && N/(B1*s) >= 1 && B0 >= 1 && B1 >= 1 && B0 != 0 && B1*s != 0 && N % B0 == 0 && N % (B1*s) == 0))
                     continue;  /* an assert, a loop bound, a divisor */
                 for (int k0 = 1; k0 <= 6; ++k0) {  /* every case whose kernel fits */
-                    const int got = transpose_0_select(true, k0, N, (int)B0, (int)B1, (int)s, c, a);
+                    const int got = transpose_0_select(true, k0, N, (int)B0, (int)B1, (int)s, a, c);
                     if (got == PARAKERN_CUDA_ERROR) {
                         chosen.status = PARAKERN_CUDA_ERROR;
                         return chosen;
@@ -1044,6 +1044,6 @@ transpose_0_auto transpose_0_dispatch_auto(int N, float *c, const float *a)
     chosen.B1 = best_B1;
     chosen.s = best_s;
     chosen.predicted_seconds = best;
-    chosen.status = transpose_0_select(false, best_case, N, (int)best_B0, (int)best_B1, (int)best_s, c, a);
+    chosen.status = transpose_0_select(false, best_case, N, (int)best_B0, (int)best_B1, (int)best_s, a, c);
     return chosen;
 }

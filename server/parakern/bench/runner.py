@@ -81,8 +81,9 @@ DISPATCH_TUNED_WRAPPER = "parakern_bench_dispatch_tuned"
 
 
 def dispatcher_parameters(schedule) -> list:
-    """(ctype, name, is_array) in the dispatcher's order: parameters, then arrays."""
-    return [(p.ctype, p.name, False) for p in schedule.params] + [(a.ctype, a.name, True) for a in schedule.arrays]
+    """(ctype, name, is_array) in the dispatcher's order (codegen.dispatcher.host_arguments)."""
+    from parakern.codegen.dispatcher import host_arguments, is_array
+    return [(x.ctype, x.name, is_array(x)) for x in host_arguments(schedule)]
 
 
 def host_library_source(code) -> str:

@@ -19,8 +19,8 @@ from __future__ import annotations
 import sympy
 
 from parakern.codegen.cprint import INDENT, CodegenError, Names, relation_c, sym_c
-from parakern.codegen.dispatcher import _host_type, select_name
-from parakern.codegen.kernel import array_parameters, kernel_name, signature
+from parakern.codegen.dispatcher import _host_type, dispatcher_arguments, forwarded, select_name
+from parakern.codegen.kernel import kernel_name, signature
 from parakern.codegen.launch import in_parameters
 from parakern.devices import CC_LIMITS
 from parakern.strategies.rebuild import used_names
@@ -50,9 +50,9 @@ def _tie() -> float:
 
 
 def auto_arguments(schedule) -> list[str]:
+    """The dispatcher's arguments less the tuned parameters, in the same order."""
     names, _ = _tuned(schedule)
-    return [f"{p.ctype} {p.name}" for p in schedule.params if p.name not in names] + \
-        array_parameters(schedule, restrict=False)
+    return dispatcher_arguments(schedule, set(names))
 
 
 def prototype(tree) -> str:
@@ -217,7 +217,7 @@ def auto_source(tree) -> str:
         depth += 1
     inner = INDENT * depth
     facts = _facts(s)
-    call = [f"({p.ctype}){p.name}" if p.name in tuned else p.name for p in s.params] + [a.name for a in s.arrays]
+    call = forwarded(s, lambda x: f"({x.ctype}){x.name}" if x.name in tuned else None)
     time_args = [f"&{v['dev']}"] + [p.name for p in s.params]
     step = []
     if facts:
@@ -241,13 +241,12 @@ def auto_source(tree) -> str:
         step = ["do {"] + [INDENT + line for line in step] + ["} while (0);"]
     body += loops + [inner + line for line in step]
     body += [INDENT * d + "}" for d in reversed(range(depth))]
-    final = [f"{keep[p.name]}" if p.name in tuned else p.name for p in s.params]
-    final = [f"({p.ctype}){x}" if p.name in tuned else x for p, x in zip(s.params, final)]
+    final = forwarded(s, lambda x: f"({x.ctype}){keep[x.name]}" if x.name in tuned else None)
     body += [f"if (!{v['found']})", INDENT + f"return {v['chosen']};"] + \
         [f"{v['chosen']}.{name} = {keep[name]};" for name in names_] + \
         [f"{v['chosen']}.predicted_seconds = {v['best']};",
          f"{v['chosen']}.status = {select_name(s)}("
-         f"{', '.join(['false', v['best_case']] + final + [a.name for a in s.arrays])});",
+         f"{', '.join(['false', v['best_case']] + final)});",
          f"return {v['chosen']};"]
     head = signature(f"{choice_type(s)} {auto_name(s)}", auto_arguments(s))
     parts.append("\n".join([head, "{"] + [INDENT + line for line in body] + ["}"]))

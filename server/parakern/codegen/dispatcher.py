@@ -2,8 +2,8 @@
 
 Contract (other parts of the project compile against it):
 
-    int <function>_<index>_dispatch(<params in schedule.params order>,
-                                    <arrays as pointers, in schedule.arrays order>);
+    int <function>_<index>_dispatch(<the schedule's parameters and arrays (as pointers), in the
+                                    order the C function declares them: host_arguments>);
 
 returns the 1-based number of the case it launched, PARAKERN_NO_CASE_FITS
 when no case fits the device (nothing is launched), PARAKERN_CUDA_ERROR when
@@ -27,11 +27,11 @@ import sympy
 from parakern import dispatch
 from parakern.codegen.cprint import INDENT, CodegenError, Names, identifiers, relation_c, sym_c
 from parakern.analysis.fixed import condition
-from parakern.codegen.kernel import array_parameters, instance_name, kernel_name, signature
+from parakern.codegen.kernel import array_parameter, array_parameters, instance_name, kernel_name, signature
 from parakern.codegen.launch import AXES, in_parameters
 from parakern.comprehensive import CaseTree
 from parakern.counters.registers import ALLOCATION_UNIT, WARP_GRANULARITY, WARP_SIZE
-from parakern.model import Schedule
+from parakern.model import Array, Schedule
 from parakern.strategies.rebuild import used_names
 from parakern.symbols import P_OCC
 from parakern.ctext import in_comment
@@ -49,8 +49,30 @@ def _try_name(schedule: Schedule, k: int) -> str:
     return f"{schedule.function}_{schedule.index}_try_case{k}"
 
 
-def dispatcher_arguments(schedule: Schedule) -> list[str]:
-    return [f"{p.ctype} {p.name}" for p in schedule.params] + array_parameters(schedule, restrict=False)
+def host_arguments(schedule: Schedule) -> tuple:
+    """The dispatchers' arguments, each a model.Param or model.Array: in the order the C
+    function declares them (its parameters, then what its body declares, a host loop's step
+    `t`), so that a call written as the function's own compiles to the right values. (Arrays in
+    the order the body first used them, after the scalars, made `saxpy_0_dispatch(n, B, alpha,
+    y, x)` of `saxpy(n, B, alpha, x, y)`: a call in the C order compiled and was wrong.)"""
+    return tuple(sorted((*schedule.params, *schedule.arrays), key=lambda x: (x.span.line, x.span.col)))
+
+
+def forwarded(schedule: Schedule, value=None) -> list[str]:
+    """The arguments of a call from one dispatcher to another (host_arguments order): each
+    argument's name, or value(argument) where that gives one (dispatch_auto's chosen values)."""
+    return [(value(x) if value else None) or x.name for x in host_arguments(schedule)]
+
+
+def is_array(argument) -> bool:
+    return isinstance(argument, Array)
+
+
+def dispatcher_arguments(schedule: Schedule, leave_out: "set | frozenset" = frozenset()) -> list[str]:
+    """host_arguments as C declarations (arrays as pointers, const where only read), less the
+    names in leave_out (dispatch_auto's tuned parameters)."""
+    return [array_parameter(x, restrict=False) if is_array(x) else f"{x.ctype} {x.name}"
+            for x in host_arguments(schedule) if x.name not in leave_out]
 
 
 def prototype(tree: CaseTree) -> str:
@@ -257,9 +279,8 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
         names.fresh(w) for w in ("prop", "prop_device", "device", "launched", "attrs", "raised"))
     probe, only = names.fresh("probe"), names.fresh("only")
     select = signature(f"static int {select_name(s)}", [f"bool {probe}", f"int {only}"] + dispatcher_arguments(s))
-    forward = [p.name for p in s.params] + [a.name for a in s.arrays]
-    dispatch_fn = "\n".join([head, "{", INDENT + f"return {select_name(s)}({', '.join(['false', '0'] + forward)});",
-                             "}"])
+    call_select = f"return {select_name(s)}({', '.join(['false', '0'] + forwarded(s))});"
+    dispatch_fn = "\n".join([head, "{", INDENT + call_select, "}"])
     count = len(tree.cases)
     kernels = [kernel_name(s, rule.number) for rule in dispatch.case_rules(tree)]
     # the compile-time instances' attributes follow the parametric kernels', case after case

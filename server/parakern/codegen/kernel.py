@@ -44,9 +44,14 @@ def kernel_name(schedule: Schedule, k: int) -> str:
 
 
 def array_parameters(schedule: Schedule, restrict: bool) -> list[str]:
+    """The schedule's arrays as a kernel's parameters (array_parameter), in schedule.arrays order."""
+    return [array_parameter(a, restrict) for a in schedule.arrays]
+
+
+def array_parameter(array, restrict: bool) -> str:
     """`int *__restrict__ a`; `const` for an array the schedule only reads."""
     qualifier = " *__restrict__ " if restrict else " *"
-    return [("const " if not a.written else "") + a.ctype + qualifier + a.name for a in schedule.arrays]
+    return ("const " if not array.written else "") + array.ctype + qualifier + array.name
 
 
 def register_cap(kernel: Kernel) -> "int | None":

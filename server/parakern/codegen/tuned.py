@@ -26,7 +26,7 @@ at once.
 from __future__ import annotations
 
 from parakern.codegen.cprint import INDENT, Names, sym_c
-from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name, select_name
+from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name, forwarded, select_name
 from parakern.codegen.kernel import signature
 from parakern.codegen.launch import in_parameters
 from parakern.strategies.rebuild import used_names
@@ -65,7 +65,7 @@ def prototype(tree) -> str:
 def tuned_source(tree) -> str:
     s = tree.schedule
     head = signature("int " + tuned_name(s), dispatcher_arguments(s))
-    forward = [p.name for p in s.params] + [a.name for a in s.arrays]
+    forward = forwarded(s)
     tree_call = f"{dispatcher_name(s)}({', '.join(forward)})"
     arrays = copied_arrays(s)
     if not tree.cases or arrays is None:

@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from parakern.codegen.dispatcher import dispatcher_name
+from parakern.codegen.dispatcher import dispatcher_name, host_arguments, is_array
 from parakern.codegen.kernel import kernel_name
 from parakern.verify.fma import fma_flags
 from parakern.ctext import in_string
@@ -99,16 +99,15 @@ class Call:
 
     @property
     def parameters(self) -> list[tuple[str, str]]:
-        s = self.schedule
-        return [(p.ctype, p.name) for p in s.params] + [(f"{a.ctype} *", a.name) for a in s.arrays]
+        """(C type, name) of the dispatcher's arguments, in its order."""
+        return [(f"{x.ctype} *", x.name) if is_array(x) else (x.ctype, x.name) for x in host_arguments(self.schedule)]
 
     def prototype(self) -> str:
         args = ", ".join(f"{t} {n}" if not t.endswith("*") else f"{t}{n}" for t, n in self.parameters)
         return f"int {self.wrapper}({args or 'void'})"
 
     def statement(self) -> str:
-        s = self.schedule
-        args = [p.name for p in s.params] + [f"({a.ctype} *){a.name}" for a in s.arrays]
+        args = [f"({t}){n}" if t.endswith("*") else n for t, n in self.parameters]
         return f"{{ {self.wrapper}({', '.join(args)}); }}"
 
 
