@@ -28,6 +28,10 @@
 
 /* ------------------------------------------------------------ dispatchers */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * jacobi1d:0 (samples/jacobi1d.c:9:9): 3 cases, tried in order, then by the real fit of nvcc's kernels alone
  *   1: 8*B*s + 8 <= Z && B <= T && 3072*((B + 127)/128) <= R_B   (1) (4a) (3a)
@@ -47,7 +51,7 @@ int jacobi1d_0_dispatch_tuned(int N, int s, int B, int *a, int t);
 
 /* jacobi1d:0: what jacobi1d_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
-typedef struct {
+typedef struct jacobi1d_0_auto {
     int status;
     long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -55,6 +59,10 @@ typedef struct {
 } jacobi1d_0_auto;
 /* jacobi1d:0: picks s, B by the time model on the current device and launches the best case */
 jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int *a, int t);
+
+#ifdef __cplusplus
+}
+#endif
 
 /* ------------------------------------------------------------ kernels */
 
@@ -308,6 +316,7 @@ static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttrib
                                 bool &raised, bool by_fit, bool probe, long long N, long long s,
                                 long long B, long long t, int *a)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (N - 2)/(B*s);
     const long long grid_y = s;
@@ -563,6 +572,7 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
 static double jacobi1d_0_time_case1(const parakern_model_device *dev, long long N, long long s,
                                     long long B, long long t)
 {
+    (void)t;
     const long long blocks = (N - 2)/(B*s);
     const long long threads = B;
     const long long shared_bytes = 8*B*s + 8;
@@ -584,6 +594,7 @@ static double jacobi1d_0_time_case1(const parakern_model_device *dev, long long 
 static double jacobi1d_0_time_case2(const parakern_model_device *dev, long long N, long long s,
                                     long long B, long long t)
 {
+    (void)t;
     const long long blocks = s*((N - 2)/(B*s));
     const long long threads = B;
     const long long shared_bytes = 8*B + 8;
@@ -605,6 +616,7 @@ static double jacobi1d_0_time_case2(const parakern_model_device *dev, long long 
 static double jacobi1d_0_time_case3(const parakern_model_device *dev, long long N, long long s,
                                     long long B, long long t)
 {
+    (void)t;
     const long long blocks = s*((N - 2)/(B*s));
     const long long threads = B;
     const long long shared_bytes = 0;

@@ -28,6 +28,10 @@
 
 /* ------------------------------------------------------------ dispatchers */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * matadd:0 (samples/matadd.c:10:5): 1 case, tried in order, then by the real fit of nvcc's kernels alone
  *   1: B0*B1 <= T && 2048*((B0*B1 + 127)/128) <= R_B   (1) (4b) (3a)
@@ -44,7 +48,7 @@ int matadd_0_dispatch_tuned(int N, int B0, int B1, const int *a, const int *b, i
 
 /* matadd:0: what matadd_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
-typedef struct {
+typedef struct matadd_0_auto {
     int status;
     long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long B1;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -52,6 +56,10 @@ typedef struct {
 } matadd_0_auto;
 /* matadd:0: picks B0, B1 by the time model on the current device and launches the best case */
 matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c);
+
+#ifdef __cplusplus
+}
+#endif
 
 /* ------------------------------------------------------------ kernels */
 
@@ -90,6 +98,7 @@ static int matadd_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
                               bool &raised, bool by_fit, bool probe, long long N, long long B0,
                               long long B1, int *c, const int *a, const int *b)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B1 + N/2 - 1)/B1;
     const long long grid_y = (B0 + N - 1)/B0;

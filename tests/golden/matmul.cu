@@ -28,6 +28,10 @@
 
 /* ------------------------------------------------------------ dispatchers */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * matmul:0 (samples/matmul.c:12:5): 5 cases, tried in order, then by the real fit of nvcc's kernels alone
  *   1: B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B   (1) (4b) (3a) (5)
@@ -49,7 +53,7 @@ int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, const float *a, const
 
 /* matmul:0: what matmul_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
-typedef struct {
+typedef struct matmul_0_auto {
     int status;
     long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long ub1;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -58,6 +62,10 @@ typedef struct {
 } matmul_0_auto;
 /* matmul:0: picks B0, ub1, s by the time model on the current device and launches the best case */
 matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, float *c);
+
+#ifdef __cplusplus
+}
+#endif
 
 /* ------------------------------------------------------------ kernels */
 
@@ -287,6 +295,7 @@ static int matmul_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
                               bool &raised, bool by_fit, bool probe, long long n, long long B0,
                               long long ub1, long long s, float *c, const float *a, const float *b)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
     const long long grid_y = n/B0;
@@ -322,6 +331,7 @@ static int matmul_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
                               bool &raised, bool by_fit, bool probe, long long n, long long B0,
                               long long ub1, long long s, float *c, const float *a, const float *b)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
     const long long grid_y = n/B0;
@@ -357,6 +367,7 @@ static int matmul_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribut
                               bool &raised, bool by_fit, bool probe, long long n, long long B0,
                               long long ub1, long long s, float *c, const float *a, const float *b)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
     const long long grid_y = n/B0;
@@ -392,6 +403,7 @@ static int matmul_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttribut
                               bool &raised, bool by_fit, bool probe, long long n, long long B0,
                               long long ub1, long long s, float *c, const float *a, const float *b)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
     const long long grid_y = n/B0;
@@ -427,6 +439,7 @@ static int matmul_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttribut
                               bool &raised, bool by_fit, bool probe, long long n, long long B0,
                               long long ub1, long long s, float *c, const float *a, const float *b)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = n/(s*ub1);
     const long long grid_y = n/B0;

@@ -28,6 +28,10 @@
 
 /* ------------------------------------------------------------ dispatchers */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * matvec:0 (samples/matvec.c:9:5): 2 cases, tried in order, then by the real fit of nvcc's kernels alone
  *   1: B <= T && 4096*((B + 127)/128) <= R_B   (1) (4b) (3a)
@@ -44,13 +48,17 @@ int matvec_0_dispatch_tuned(int m, int n, int B, const double *A, const double *
 
 /* matvec:0: what matvec_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
-typedef struct {
+typedef struct matvec_0_auto {
     int status;
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     double predicted_seconds;   /* the time model's, for one launch */
 } matvec_0_auto;
 /* matvec:0: picks B by the time model on the current device and launches the best case */
 matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double *x, double *y);
+
+#ifdef __cplusplus
+}
+#endif
 
 /* ------------------------------------------------------------ kernels */
 
@@ -113,6 +121,7 @@ static int matvec_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
                               bool &raised, bool by_fit, bool probe, long long m, long long n,
                               long long B, const double *A, const double *x, double *y)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B + m - 1)/B;
     const long long block_x = B;
@@ -146,6 +155,7 @@ static int matvec_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
                               bool &raised, bool by_fit, bool probe, long long m, long long n,
                               long long B, const double *A, const double *x, double *y)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B + m - 1)/B;
     const long long block_x = B;

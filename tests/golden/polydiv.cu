@@ -28,6 +28,10 @@
 
 /* ------------------------------------------------------------ dispatchers */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * polydiv:0 (samples/polydiv.c:10:9): 4 cases, tried in order, then by the real fit of nvcc's kernels alone
  *   1: 8*B*s + 4 <= Z && B <= T && 3072*((B + 127)/128) <= R_B   (1) (4a) (3a)
@@ -47,7 +51,7 @@ int polydiv_0_dispatch_tuned(int N, int M, int P, int s, int B, int *a, const in
 
 /* polydiv:0: what polydiv_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
-typedef struct {
+typedef struct polydiv_0_auto {
     int status;
     long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -55,6 +59,10 @@ typedef struct {
 } polydiv_0_auto;
 /* polydiv:0: picks s, B by the time model on the current device and launches the best case */
 polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b);
+
+#ifdef __cplusplus
+}
+#endif
 
 /* ------------------------------------------------------------ kernels */
 
@@ -331,6 +339,7 @@ static int polydiv_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribu
                                bool &raised, bool by_fit, bool probe, long long N, long long M,
                                long long P, long long s, long long B, int *a, const int *b)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B*s + M - 2)/(B*s);
     const long long grid_y = s;
@@ -636,6 +645,7 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
 static double polydiv_0_time_case1(const parakern_model_device *dev, long long N, long long M,
                                    long long P, long long s, long long B)
 {
+    (void)P;
     const long long blocks = (B*s + M - 2)/(B*s);
     const long long threads = B;
     const long long shared_bytes = 8*B*s + 4;
@@ -657,6 +667,7 @@ static double polydiv_0_time_case1(const parakern_model_device *dev, long long N
 static double polydiv_0_time_case2(const parakern_model_device *dev, long long N, long long M,
                                    long long P, long long s, long long B)
 {
+    (void)P;
     const long long blocks = s*((B*s + M - 2)/(B*s));
     const long long threads = B;
     const long long shared_bytes = 8*B + 4;
@@ -678,6 +689,7 @@ static double polydiv_0_time_case2(const parakern_model_device *dev, long long N
 static double polydiv_0_time_case3(const parakern_model_device *dev, long long N, long long M,
                                    long long P, long long s, long long B)
 {
+    (void)P;
     const long long blocks = s*((B*s + M - 2)/(B*s));
     const long long threads = B;
     const long long shared_bytes = 0;
@@ -699,6 +711,7 @@ static double polydiv_0_time_case3(const parakern_model_device *dev, long long N
 static double polydiv_0_time_case4(const parakern_model_device *dev, long long N, long long M,
                                    long long P, long long s, long long B)
 {
+    (void)P;
     const long long blocks = (B*s + M - 2)/(B*s);
     const long long threads = B;
     const long long shared_bytes = 8*B*s + 4;

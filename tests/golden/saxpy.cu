@@ -28,6 +28,10 @@
 
 /* ------------------------------------------------------------ dispatchers */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * saxpy:0 (samples/saxpy.c:7:5): 1 case, tried in order, then by the real fit of nvcc's kernels alone
  *   1: B <= T && 2048*((B + 127)/128) <= R_B   (1) (4b) (3a)
@@ -43,13 +47,17 @@ int saxpy_0_dispatch_tuned(int n, int B, float alpha, const float *x, float *y);
 
 /* saxpy:0: what saxpy_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
-typedef struct {
+typedef struct saxpy_0_auto {
     int status;
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     double predicted_seconds;   /* the time model's, for one launch */
 } saxpy_0_auto;
 /* saxpy:0: picks B by the time model on the current device and launches the best case */
 saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y);
+
+#ifdef __cplusplus
+}
+#endif
 
 /* ------------------------------------------------------------ kernels */
 
@@ -84,6 +92,7 @@ static int saxpy_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribute
                              bool &raised, bool by_fit, bool probe, long long n, long long B,
                              float alpha, float *y, const float *x)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (B + n - 1)/B;
     const long long block_x = B;
@@ -236,6 +245,7 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
 static double saxpy_0_time_case1(const parakern_model_device *dev, long long n, long long B,
                                  float alpha)
 {
+    (void)alpha;
     const long long blocks0 = (B + n - 1)/B;
     const long long threads = B;
     const long long shared_bytes = 0;

@@ -28,6 +28,10 @@
 
 /* ------------------------------------------------------------ dispatchers */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * stencil2d:0 (samples/stencil2d.c:12:5): 2 cases, tried in order, then by the real fit of nvcc's kernels alone
  *   1: 4*Bx*By + 8*Bx + 8*By + 16 <= Z && Bx*By <= T && 3072*((Bx*By + 127)/128) <= R_B   (1) (4a) (3a)
@@ -45,7 +49,7 @@ int stencil2d_0_dispatch_tuned(int N, int Bx, int By, const float *in, float *ou
 
 /* stencil2d:0: what stencil2d_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
-typedef struct {
+typedef struct stencil2d_0_auto {
     int status;
     long long Bx;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long By;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -53,6 +57,10 @@ typedef struct {
 } stencil2d_0_auto;
 /* stencil2d:0: picks Bx, By by the time model on the current device and launches the best case */
 stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 /* ------------------------------------------------------------ kernels */
 
@@ -170,6 +178,7 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
                                  bool &raised, bool by_fit, bool probe, long long N, long long Bx,
                                  long long By, float *out, const float *in)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = (Bx + N - 3)/Bx;
     const long long grid_y = (By + N - 3)/By;

@@ -28,6 +28,10 @@
 
 /* ------------------------------------------------------------ dispatchers */
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /*
  * transpose:0 (samples/transpose.c:10:5): 6 cases, tried in order, then by the real fit of nvcc's kernels alone
  *   1: 8*B0*B1*s <= Z && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B   (1) (4a) (3a)
@@ -51,7 +55,7 @@ int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, const float *a, flo
 
 /* transpose:0: what transpose_0_dispatch_auto chose: status is the case launched (from 1),
  * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
-typedef struct {
+typedef struct transpose_0_auto {
     int status;
     long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long B1;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -60,6 +64,10 @@ typedef struct {
 } transpose_0_auto;
 /* transpose:0: picks B0, B1, s by the time model on the current device and launches the best case */
 transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c);
+
+#ifdef __cplusplus
+}
+#endif
 
 /* ------------------------------------------------------------ kernels */
 
@@ -416,6 +424,7 @@ static int transpose_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttri
                                  bool &raised, bool by_fit, bool probe, long long N, long long B0,
                                  long long B1, long long s, float *c, const float *a)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = N/(B1*s);
     const long long grid_y = N/B0;
@@ -540,6 +549,7 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttri
                                  bool &raised, bool by_fit, bool probe, long long N, long long B0,
                                  long long B1, long long s, float *c, const float *a)
 {
+    (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
     const long long grid_x = N/(B1*s);
     const long long grid_y = N/B0;

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sympy
 
-from parakern.codegen.cprint import INDENT, CodegenError, Names, relation_c, sym_c
+from parakern.codegen.cprint import INDENT, CodegenError, Names, relation_c, sym_c, unused
 from parakern.codegen.dispatcher import _host_type, dispatcher_arguments, forwarded, select_name
 from parakern.codegen.kernel import kernel_name, signature
 from parakern.codegen.launch import in_parameters
@@ -63,7 +63,7 @@ def prototype(tree) -> str:
               for n, values in zip(names, lists)]
     lines = [f"/* {s.id}: what {auto_name(s)} chose: status is the case launched (from 1),",
              " * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */",
-             "typedef struct {", "    int status;"] + fields + \
+             f"typedef struct {choice_type(s)} {{", "    int status;"] + fields + \
             ["    double predicted_seconds;   /* the time model's, for one launch */", f"}} {choice_type(s)};",
              f"/* {s.id}: picks {', '.join(names) or 'nothing'} by the time model on the current device and launches "
              "the best case */",
@@ -165,7 +165,7 @@ def _time_case(tree, k: int, q: model.Quantities, names: Names) -> list[str]:
                  for n in model.QUANTITY_NAMES) + ");"]
     head = signature(f"static double {s.function}_{s.index}_time_case{k}", args)
     return [f"/* {s.id}, case {k}: the time model (tuning/model.py) */", head, "{"] + \
-        [INDENT + line for line in body] + ["}"]
+        [INDENT + line for line in unused(args, body) + body] + ["}"]
 
 
 def auto_source(tree) -> str:

@@ -270,6 +270,15 @@ class Names:
         return name
 
 
+def unused(parameters: list[str], body: list[str]) -> list[str]:
+    """`(void)x;` for each parameter (a C declaration) that the body never reads: a function of
+    a fixed signature (every case's try function, every case's time model) then compiles
+    without -Wunused-parameter under -Wextra."""
+    used = identifiers(body)
+    names = [_IDENT.findall(p)[-1] for p in parameters]
+    return [f"(void){n};" for n in names if n not in used]
+
+
 def identifiers(lines) -> set[str]:
     """The identifiers some C lines use, comments left out (to declare only what is read:
     nvcc warns about every local that is never referenced)."""

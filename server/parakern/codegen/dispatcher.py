@@ -25,7 +25,7 @@ from __future__ import annotations
 import sympy
 
 from parakern import dispatch
-from parakern.codegen.cprint import INDENT, CodegenError, Names, identifiers, relation_c, sym_c
+from parakern.codegen.cprint import INDENT, CodegenError, Names, identifiers, relation_c, sym_c, unused
 from parakern.analysis.fixed import condition
 from parakern.codegen.kernel import array_parameter, array_parameters, instance_name, kernel_name, signature
 from parakern.codegen.launch import AXES, in_parameters
@@ -179,7 +179,7 @@ def _try_case(tree: CaseTree, rule: dispatch.CaseRule, instances: tuple = ()) ->
                         f" * instance compiled for them instead ({n['attr_fixed']}, {n['raised_fixed']}: theirs).",
                         comment[-1]]
     return "\n".join(comment + [signature(f"static int {_try_name(s, k)}", args), "{"]
-                     + [INDENT + line for line in body] + ["}"])
+                     + [INDENT + line for line in unused(args, body) + body] + ["}"])
 
 
 def _per_instance(instance: "str | None", kernels: list, lines) -> list[str]:

@@ -121,13 +121,19 @@ def header(file: str, target: str) -> str:
 """
 
 
+# Around the dispatchers' declarations (their definitions inherit it): C names, so that a host
+# written in C (gcc) links with them, and the section can be copied into a header for C and C++.
+C_LINKAGE = ('#ifdef __cplusplus\nextern "C" {\n#endif\n\n', '\n#ifdef __cplusplus\n}\n#endif\n')
+
+
 def _assemble(parts: list[ScheduleCode], preamble: bool) -> str:
     chunks = [PREAMBLE + INCLUDES] if preamble else []
     if parts:
         chunks.append("/* ------------------------------------------------------------ dispatchers */\n\n"
+                      + C_LINKAGE[0]
                       + "\n\n".join([p.prototype for p in parts] + [p.tuned_prototype for p in parts if p.tuned]
                                    + [p.auto_prototype for p in parts if p.auto])
-                      + "\n")
+                      + "\n" + C_LINKAGE[1])
         chunks.append("/* ------------------------------------------------------------ kernels */\n\n"
                       + "\n\n".join(k for p in parts for k in p.kernels) + "\n")
         chunks.append("/* ------------------------------------------------------------ host */\n\n"
