@@ -201,12 +201,18 @@ def test_a_c_host_calls_the_dispatcher_as_it_calls_the_function(tmp_path):
     """A host compiled by gcc found no saxpy_0_dispatch (the dispatchers had C++ names), and the
     C function's order of arguments gave 991 wrong elements of 1000. On the CPU emulation, where
     device memory is host memory."""
-    text = (SAMPLES / "saxpy.c").read_text()
-    (tmp_path / "saxpy.cu").write_text(emit_file(analyze(text, "saxpy.c")))
+    assert _c_host(tmp_path, "saxpy", C_HOST) == ["1", "0"]
+
+
+def _c_host(tmp_path, sample: str, main: str) -> list:
+    """What a C main (gcc) prints, linked with the sample's serial C and its emitted kernels
+    compiled for the CPU emulation."""
+    text = (SAMPLES / f"{sample}.c").read_text()
+    (tmp_path / "kernels.cu").write_text(emit_file(analyze(text, f"{sample}.c")))
     (tmp_path / "serial.c").write_text(text)
-    (tmp_path / "main.c").write_text(C_HOST)
+    (tmp_path / "main.c").write_text(main)
     (tmp_path / "metafork.h").write_text((SAMPLES / "metafork.h").read_text())
-    steps = [[GXX, "-std=c++17", "-w", "-include", str(HEADER), "-x", "c++", "-c", "saxpy.cu", "-o", "kernels.o"],
+    steps = [[GXX, "-std=c++17", "-w", "-include", str(HEADER), "-x", "c++", "-c", "kernels.cu", "-o", "kernels.o"],
              ["gcc", "-std=c99", "-Wall", "-Werror", "-I.", "-c", "serial.c", "-o", "serial.o"],
              ["gcc", "-std=c99", "-Wall", "-Werror", "-c", "main.c", "-o", "main.o"],
              [GXX, "main.o", "serial.o", "kernels.o", "-pthread", "-o", "main"]]
@@ -214,4 +220,38 @@ def test_a_c_host_calls_the_dispatcher_as_it_calls_the_function(tmp_path):
         done = subprocess.run(step, cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, (step, done.stderr[-2000:])
     run = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=120)
-    assert run.stdout.split() == ["1", "0"], run.stdout + run.stderr
+    assert run.returncode == 0, run.stderr
+    return run.stdout.split()
+
+
+FACTS_HOST = r"""
+#include <stdio.h>
+int matmul_0_dispatch(int n, int B0, int ub1, int s, const float *a, const float *b, float *c);
+typedef struct matmul_0_auto matmul_0_auto;
+struct matmul_0_auto { int status; long long B0, ub1, s; double predicted_seconds; };
+matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, float *c);
+
+int main(void)
+{
+    static float a[48 * 48], b[48 * 48], c[48 * 48];
+    for (int i = 0; i < 48 * 48; i++) { a[i] = b[i] = 1.0f; c[i] = -7.0f; }
+    printf("%d ", matmul_0_dispatch(48, 32, 16, 1, a, b, c));   /* n % B0 != 0 */
+    printf("%d ", matmul_0_dispatch(48, 0, 16, 1, a, b, c));    /* B0 = 0: a division by zero */
+    printf("%d ", matmul_0_dispatch(0, 16, 16, 1, a, b, c));    /* n = 0: nothing to do */
+    printf("%d ", matmul_0_dispatch_auto(0, a, b, c).status);
+    int untouched = 1;
+    for (int i = 0; i < 48 * 48; i++) untouched &= c[i] == -7.0f;
+    printf("%d ", untouched);
+    printf("%d\n", matmul_0_dispatch(48, 16, 16, 1, a, b, c) > 0 && c[0] == 41.0f);   /* c += a b */
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(GXX is None or shutil.which("gcc") is None, reason="gcc and g++ are not on PATH")
+def test_the_dispatchers_refuse_values_that_fail_an_assertion_and_run_nothing_for_an_empty_loop(tmp_path):
+    """matmul_0_dispatch(48, 32, ...) broke `assert(n % B0 == 0)` and launched: every element
+    wrong, status 1. B0 = 0 killed the process (SIGFPE); n = 0 said PARAKERN_NO_CASE_FITS, as
+    if the device were too small."""
+    invalid, nothing = "-3", "0"
+    assert _c_host(tmp_path, "matmul", FACTS_HOST) == [invalid, invalid, nothing, nothing, "1", "1"]

@@ -43,6 +43,37 @@ def test_dispatcher_edit_is_idempotent_and_leaves_the_rest_alone():
     assert "int changed;" in other and "__global__" not in other and other.endswith("int after(void) { return 0; }\n")
 
 
+def test_a_region_made_from_an_earlier_version_of_its_function_is_said_to_be_stale():
+    """A schedule edited after its kernels were inserted kept the old kernels with no word; a
+    schedule added above renumbered the others, and a region named f:1 ran another one's code."""
+    from parakern.lsp.ranges import span_range
+    text = (SAMPLES / "saxpy.c").read_text()
+    schedule = _schedule(text)
+    fs = schedule.function_span
+    end = (fs.end_line - 1, fs.end_col - 1)
+    inserted = apply_edit(text, *dispatcher_edit(text, schedule.id, end, CODE, span_range(fs)))
+    marker = next(line for line in inserted.split("\n") if line.startswith("// parakern:begin saxpy:0 from="))
+    assert not [d for d in analyze_source(inserted, "t.c").diagnostics if d.code == "PK041"]
+    # white space is no change; an edit of the body is
+    assert not [d for d in analyze_source(inserted.replace("    ", "\t"), "t.c").diagnostics if d.code == "PK041"]
+    edited = inserted.replace("alpha * x[i]", "alpha * x[i] + 1.0f")
+    assert edited != inserted
+    (stale,) = [d for d in analyze_source(edited, "t.c").diagnostics if d.code == "PK041"]
+    line = inserted.split("\n").index(marker) + 1
+    assert (stale.span.line, stale.span.col, stale.span.end_line, stale.span.end_col) == (line, 1, line, len(marker) + 1)
+    assert "earlier version of function saxpy" in stale.message and stale.severity.value == "warning"
+    # inserted again: up to date
+    schedule = _schedule(edited)
+    again = apply_edit(edited, *dispatcher_edit(edited, schedule.id, end, CODE, span_range(schedule.function_span)))
+    assert again.count("// parakern:begin") == 1
+    assert not [d for d in analyze_source(again, "t.c").diagnostics if d.code == "PK041"]
+    # a region of a schedule the file no longer has
+    gone = again.replace("// parakern:begin saxpy:0", "// parakern:begin saxpy:1").replace(
+        "// parakern:end saxpy:0", "// parakern:end saxpy:1")
+    (stale,) = [d for d in analyze_source(gone, "t.c").diagnostics if d.code == "PK041"]
+    assert "no meta_schedule saxpy:1 in this file" in stale.message
+
+
 def test_dispatcher_edit_at_the_end_of_a_file_without_newline():
     text = (SAMPLES / "saxpy.c").read_text().rstrip("\n")
     schedule = _schedule(text)

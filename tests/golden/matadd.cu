@@ -21,8 +21,10 @@
 #ifndef PARAKERN_DYNAMIC_SHARED
 #define PARAKERN_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
+#define PARAKERN_NOTHING_TO_DO 0
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
+#define PARAKERN_INVALID_VALUES (-3)
 #include <math.h>
 #include <string.h>
 
@@ -38,7 +40,9 @@ extern "C" {
  *   no case fits where T < B0*B1
  *   no case fits where R_B < 2048*((B0*B1 + 127)/128)
  *   no case fits where 65536 <= dim0
- * Returns the case launched (1), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * Returns the case launched (1), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int matadd_0_dispatch(int N, int B0, int B1, const int *a, const int *b, int *c);
 
@@ -47,7 +51,9 @@ int matadd_0_dispatch(int N, int B0, int B1, const int *a, const int *b, int *c)
 int matadd_0_dispatch_tuned(int N, int B0, int B1, const int *a, const int *b, int *c);
 
 /* matadd:0: what matadd_0_dispatch_auto chose: status is the case launched (from 1),
- * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
+ * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched), PARAKERN_INVALID_VALUES (every
+ * candidate fails an assertion or a divisor), PARAKERN_NOTHING_TO_DO (every other one leaves its
+ * meta_for empty) or PARAKERN_CUDA_ERROR. */
 typedef struct matadd_0_auto {
     int status;
     long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -129,6 +135,12 @@ static int matadd_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
 static int matadd_0_select(bool probe, int only, int N, int B0, int B1, const int *a, const int *b,
                            int *c)
 {
+    /* a divisor or an assertion of the function fails: refused, nothing launched */
+    if (!(B0 != 0 && B1 != 0 && N % 2 == 0))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!((B0 + N - 1)/B0 >= 1 && (B1 + N/2 - 1)/B1 >= 1 && B0 >= 1 && B1 >= 1))
+        return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
     static cudaFuncAttributes attrs[1];
@@ -380,14 +392,20 @@ matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c)
     double best = 0.0;
     int found = 0;
     int best_case = 0;
+    int valid = 0;
+    int nonempty = 0;
     long long best_B0 = 0;
     long long best_B1 = 0;
     for (int i_B0 = 0; i_B0 < 11; ++i_B0) {
         const long long B0 = B0_values[i_B0];
         for (int i_B1 = 0; i_B1 < 11; ++i_B1) {
             const long long B1 = B1_values[i_B1];
-            if (!((B0 + N - 1)/B0 >= 1 && (B1 + N/2 - 1)/B1 >= 1 && B0 >= 1 && B1 >= 1 && B0 != 0 && B1 != 0 && N % 2 == 0))
-                continue;  /* an assert, a loop bound, a divisor */
+            if (!(B0 != 0 && B1 != 0 && N % 2 == 0))
+                continue;  /* a divisor, an assertion */
+            valid = 1;
+            if (!((B0 + N - 1)/B0 >= 1 && (B1 + N/2 - 1)/B1 >= 1 && B0 >= 1 && B1 >= 1))
+                continue;  /* an empty meta_for */
+            nonempty = 1;
             for (int k = 1; k <= 1; ++k) {  /* every case whose kernel fits */
                 const int got = matadd_0_select(true, k, N, (int)B0, (int)B1, a, b, c);
                 if (got == PARAKERN_CUDA_ERROR) {
@@ -412,8 +430,13 @@ matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c)
             }
         }
     }
-    if (!found)
+    if (!found) {  /* every candidate refused; or none with something to run */
+        if (!valid)
+            chosen.status = PARAKERN_INVALID_VALUES;
+        else if (!nonempty)
+            chosen.status = PARAKERN_NOTHING_TO_DO;
         return chosen;
+    }
     chosen.B0 = best_B0;
     chosen.B1 = best_B1;
     chosen.predicted_seconds = best;

@@ -21,8 +21,10 @@
 #ifndef PARAKERN_DYNAMIC_SHARED
 #define PARAKERN_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
+#define PARAKERN_NOTHING_TO_DO 0
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
+#define PARAKERN_INVALID_VALUES (-3)
 #include <math.h>
 #include <string.h>
 
@@ -43,7 +45,9 @@ extern "C" {
  *   no case fits where T < B0*ub1 && R_B < 6144*((ub1*((B0 + 3)/4) + 127)/128)
  *   no case fits where R_B < 3072*((B0*ub1 + 127)/128) && R_B < 6144*((ub1*((B0 + 3)/4) + 127)/128)
  *   no case fits where 65536 <= dim0
- * Returns the case launched (1 to 5), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * Returns the case launched (1 to 5), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int matmul_0_dispatch(int n, int B0, int ub1, int s, const float *a, const float *b, float *c);
 
@@ -52,7 +56,9 @@ int matmul_0_dispatch(int n, int B0, int ub1, int s, const float *a, const float
 int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, const float *a, const float *b, float *c);
 
 /* matmul:0: what matmul_0_dispatch_auto chose: status is the case launched (from 1),
- * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
+ * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched), PARAKERN_INVALID_VALUES (every
+ * candidate fails an assertion or a divisor), PARAKERN_NOTHING_TO_DO (every other one leaves its
+ * meta_for empty) or PARAKERN_CUDA_ERROR. */
 typedef struct matmul_0_auto {
     int status;
     long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -470,6 +476,12 @@ static int matmul_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttribut
 static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, const float *a,
                            const float *b, float *c)
 {
+    /* a divisor or an assertion of the function fails: refused, nothing launched */
+    if (!(B0 != 0 && s*ub1 != 0 && B0 <= s*ub1 && n % B0 == 0 && n % (s*ub1) == 0))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!(n/B0 >= 1 && n/(s*ub1) >= 1 && B0 >= 1 && ub1 >= 1))
+        return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
     static cudaFuncAttributes attrs[5];
@@ -843,6 +855,8 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
     double best = 0.0;
     int found = 0;
     int best_case = 0;
+    int valid = 0;
+    int nonempty = 0;
     long long best_B0 = 0;
     long long best_ub1 = 0;
     long long best_s = 0;
@@ -852,8 +866,12 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
             const long long ub1 = ub1_values[i_ub1];
             for (int i_s = 0; i_s < 7; ++i_s) {
                 const long long s = s_values[i_s];
-                if (!(n/B0 >= 1 && n/(s*ub1) >= 1 && B0 >= 1 && ub1 >= 1 && B0 != 0 && s*ub1 != 0 && B0 <= s*ub1 && n % B0 == 0 && n % (s*ub1) == 0))
-                    continue;  /* an assert, a loop bound, a divisor */
+                if (!(B0 != 0 && s*ub1 != 0 && B0 <= s*ub1 && n % B0 == 0 && n % (s*ub1) == 0))
+                    continue;  /* a divisor, an assertion */
+                valid = 1;
+                if (!(n/B0 >= 1 && n/(s*ub1) >= 1 && B0 >= 1 && ub1 >= 1))
+                    continue;  /* an empty meta_for */
+                nonempty = 1;
                 for (int k0 = 1; k0 <= 5; ++k0) {  /* every case whose kernel fits */
                     const int got = matmul_0_select(true, k0, n, (int)B0, (int)ub1, (int)s, a, b, c);
                     if (got == PARAKERN_CUDA_ERROR) {
@@ -884,8 +902,13 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
             }
         }
     }
-    if (!found)
+    if (!found) {  /* every candidate refused; or none with something to run */
+        if (!valid)
+            chosen.status = PARAKERN_INVALID_VALUES;
+        else if (!nonempty)
+            chosen.status = PARAKERN_NOTHING_TO_DO;
         return chosen;
+    }
     chosen.B0 = best_B0;
     chosen.ub1 = best_ub1;
     chosen.s = best_s;

@@ -21,8 +21,10 @@
 #ifndef PARAKERN_DYNAMIC_SHARED
 #define PARAKERN_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
+#define PARAKERN_NOTHING_TO_DO 0
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
+#define PARAKERN_INVALID_VALUES (-3)
 #include <math.h>
 #include <string.h>
 
@@ -38,7 +40,9 @@ extern "C" {
  *   2: B <= T && 2048*((B + 127)/128) <= R_B && R_B < 4096*((B + 127)/128)   (1') (4b) (3a)
  *   no case fits where T < B
  *   no case fits where R_B < 2048*((B + 127)/128)
- * Returns the case launched (1 to 2), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * Returns the case launched (1 to 2), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, double *y);
 
@@ -47,7 +51,9 @@ int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, dou
 int matvec_0_dispatch_tuned(int m, int n, int B, const double *A, const double *x, double *y);
 
 /* matvec:0: what matvec_0_dispatch_auto chose: status is the case launched (from 1),
- * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
+ * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched), PARAKERN_INVALID_VALUES (every
+ * candidate fails an assertion or a divisor), PARAKERN_NOTHING_TO_DO (every other one leaves its
+ * meta_for empty) or PARAKERN_CUDA_ERROR. */
 typedef struct matvec_0_auto {
     int status;
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -184,6 +190,12 @@ static int matvec_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
 static int matvec_0_select(bool probe, int only, int m, int n, int B, const double *A,
                            const double *x, double *y)
 {
+    /* a divisor or an assertion of the function fails: refused, nothing launched */
+    if (!(B != 0))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!((B + m - 1)/B >= 1 && B >= 1))
+        return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
     static cudaFuncAttributes attrs[2];
@@ -382,11 +394,17 @@ matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double
     double best = 0.0;
     int found = 0;
     int best_case = 0;
+    int valid = 0;
+    int nonempty = 0;
     long long best_B = 0;
     for (int i_B = 0; i_B < 11; ++i_B) {
         const long long B = B_values[i_B];
-        if (!((B + m - 1)/B >= 1 && B >= 1 && B != 0))
-            continue;  /* an assert, a loop bound, a divisor */
+        if (!(B != 0))
+            continue;  /* a divisor, an assertion */
+        valid = 1;
+        if (!((B + m - 1)/B >= 1 && B >= 1))
+            continue;  /* an empty meta_for */
+        nonempty = 1;
         for (int k = 1; k <= 2; ++k) {  /* every case whose kernel fits */
             const int got = matvec_0_select(true, k, m, n, (int)B, A, x, y);
             if (got == PARAKERN_CUDA_ERROR) {
@@ -410,8 +428,13 @@ matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double
             }
         }
     }
-    if (!found)
+    if (!found) {  /* every candidate refused; or none with something to run */
+        if (!valid)
+            chosen.status = PARAKERN_INVALID_VALUES;
+        else if (!nonempty)
+            chosen.status = PARAKERN_NOTHING_TO_DO;
         return chosen;
+    }
     chosen.B = best_B;
     chosen.predicted_seconds = best;
     chosen.status = matvec_0_select(false, best_case, m, n, (int)best_B, A, x, y);

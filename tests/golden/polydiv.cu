@@ -21,8 +21,10 @@
 #ifndef PARAKERN_DYNAMIC_SHARED
 #define PARAKERN_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
+#define PARAKERN_NOTHING_TO_DO 0
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
+#define PARAKERN_INVALID_VALUES (-3)
 #include <math.h>
 #include <string.h>
 
@@ -41,7 +43,9 @@ extern "C" {
  *   no case fits where Z < 8*B*s + 4 && 65536 <= s
  *   no case fits where T < B
  *   no case fits where R_B < 2048*((B + 127)/128)
- * Returns the case launched (1 to 4), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * Returns the case launched (1 to 4), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b);
 
@@ -50,7 +54,9 @@ int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b);
 int polydiv_0_dispatch_tuned(int N, int M, int P, int s, int B, int *a, const int *b);
 
 /* polydiv:0: what polydiv_0_dispatch_auto chose: status is the case launched (from 1),
- * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
+ * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched), PARAKERN_INVALID_VALUES (every
+ * candidate fails an assertion or a divisor), PARAKERN_NOTHING_TO_DO (every other one leaves its
+ * meta_for empty) or PARAKERN_CUDA_ERROR. */
 typedef struct polydiv_0_auto {
     int status;
     long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
@@ -411,6 +417,12 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttribu
 static int polydiv_0_select(bool probe, int only, int N, int M, int P, int s, int B, int *a,
                             const int *b)
 {
+    /* a divisor or an assertion of the function fails: refused, nothing launched */
+    if (!(B*s != 0 && P != 0))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!((B*s + M - 2)/(B*s) >= 1 && B >= 1))
+        return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
     static cudaFuncAttributes attrs[4];
@@ -771,14 +783,20 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
     double best = 0.0;
     int found = 0;
     int best_case = 0;
+    int valid = 0;
+    int nonempty = 0;
     long long best_s = 0;
     long long best_B = 0;
     for (int i_s = 0; i_s < 7; ++i_s) {
         const long long s = s_values[i_s];
         for (int i_B = 0; i_B < 11; ++i_B) {
             const long long B = B_values[i_B];
-            if (!((B*s + M - 2)/(B*s) >= 1 && B >= 1 && B*s != 0 && P != 0))
-                continue;  /* an assert, a loop bound, a divisor */
+            if (!(B*s != 0 && P != 0))
+                continue;  /* a divisor, an assertion */
+            valid = 1;
+            if (!((B*s + M - 2)/(B*s) >= 1 && B >= 1))
+                continue;  /* an empty meta_for */
+            nonempty = 1;
             for (int k0 = 1; k0 <= 4; ++k0) {  /* every case whose kernel fits */
                 const int got = polydiv_0_select(true, k0, N, M, P, (int)s, (int)B, a, b);
                 if (got == PARAKERN_CUDA_ERROR) {
@@ -806,8 +824,13 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
             }
         }
     }
-    if (!found)
+    if (!found) {  /* every candidate refused; or none with something to run */
+        if (!valid)
+            chosen.status = PARAKERN_INVALID_VALUES;
+        else if (!nonempty)
+            chosen.status = PARAKERN_NOTHING_TO_DO;
         return chosen;
+    }
     chosen.s = best_s;
     chosen.B = best_B;
     chosen.predicted_seconds = best;

@@ -21,8 +21,10 @@
 #ifndef PARAKERN_DYNAMIC_SHARED
 #define PARAKERN_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
+#define PARAKERN_NOTHING_TO_DO 0
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
+#define PARAKERN_INVALID_VALUES (-3)
 #include <math.h>
 #include <string.h>
 
@@ -37,7 +39,9 @@ extern "C" {
  *   1: B <= T && 2048*((B + 127)/128) <= R_B   (1) (4b) (3a)
  *   no case fits where T < B
  *   no case fits where R_B < 2048*((B + 127)/128)
- * Returns the case launched (1), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * Returns the case launched (1), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int saxpy_0_dispatch(int n, int B, float alpha, const float *x, float *y);
 
@@ -46,7 +50,9 @@ int saxpy_0_dispatch(int n, int B, float alpha, const float *x, float *y);
 int saxpy_0_dispatch_tuned(int n, int B, float alpha, const float *x, float *y);
 
 /* saxpy:0: what saxpy_0_dispatch_auto chose: status is the case launched (from 1),
- * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
+ * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched), PARAKERN_INVALID_VALUES (every
+ * candidate fails an assertion or a divisor), PARAKERN_NOTHING_TO_DO (every other one leaves its
+ * meta_for empty) or PARAKERN_CUDA_ERROR. */
 typedef struct saxpy_0_auto {
     int status;
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -120,6 +126,12 @@ static int saxpy_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribute
  * only > 0: case only alone, where its kernel fits (its constraints aside) */
 static int saxpy_0_select(bool probe, int only, int n, int B, float alpha, const float *x, float *y)
 {
+    /* a divisor or an assertion of the function fails: refused, nothing launched */
+    if (!(B != 0))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!((B + n - 1)/B >= 1 && B >= 1))
+        return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
     static cudaFuncAttributes attrs[1];
@@ -289,11 +301,17 @@ saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y)
     double best = 0.0;
     int found = 0;
     int best_case = 0;
+    int valid = 0;
+    int nonempty = 0;
     long long best_B = 0;
     for (int i_B = 0; i_B < 11; ++i_B) {
         const long long B = B_values[i_B];
-        if (!((B + n - 1)/B >= 1 && B >= 1 && B != 0))
-            continue;  /* an assert, a loop bound, a divisor */
+        if (!(B != 0))
+            continue;  /* a divisor, an assertion */
+        valid = 1;
+        if (!((B + n - 1)/B >= 1 && B >= 1))
+            continue;  /* an empty meta_for */
+        nonempty = 1;
         for (int k = 1; k <= 1; ++k) {  /* every case whose kernel fits */
             const int got = saxpy_0_select(true, k, n, (int)B, alpha, x, y);
             if (got == PARAKERN_CUDA_ERROR) {
@@ -316,8 +334,13 @@ saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y)
             }
         }
     }
-    if (!found)
+    if (!found) {  /* every candidate refused; or none with something to run */
+        if (!valid)
+            chosen.status = PARAKERN_INVALID_VALUES;
+        else if (!nonempty)
+            chosen.status = PARAKERN_NOTHING_TO_DO;
         return chosen;
+    }
     chosen.B = best_B;
     chosen.predicted_seconds = best;
     chosen.status = saxpy_0_select(false, best_case, n, (int)best_B, alpha, x, y);

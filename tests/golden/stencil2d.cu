@@ -21,8 +21,10 @@
 #ifndef PARAKERN_DYNAMIC_SHARED
 #define PARAKERN_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
+#define PARAKERN_NOTHING_TO_DO 0
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
+#define PARAKERN_INVALID_VALUES (-3)
 #include <math.h>
 #include <string.h>
 
@@ -39,7 +41,9 @@ extern "C" {
  *   no case fits where T < Bx*By
  *   no case fits where R_B < 3072*((Bx*By + 127)/128)
  *   no case fits where 65536 <= gy
- * Returns the case launched (1 to 2), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * Returns the case launched (1 to 2), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int stencil2d_0_dispatch(int N, int Bx, int By, const float *in, float *out);
 
@@ -48,7 +52,9 @@ int stencil2d_0_dispatch(int N, int Bx, int By, const float *in, float *out);
 int stencil2d_0_dispatch_tuned(int N, int Bx, int By, const float *in, float *out);
 
 /* stencil2d:0: what stencil2d_0_dispatch_auto chose: status is the case launched (from 1),
- * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
+ * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched), PARAKERN_INVALID_VALUES (every
+ * candidate fails an assertion or a divisor), PARAKERN_NOTHING_TO_DO (every other one leaves its
+ * meta_for empty) or PARAKERN_CUDA_ERROR. */
 typedef struct stencil2d_0_auto {
     int status;
     long long Bx;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -210,6 +216,12 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
 static int stencil2d_0_select(bool probe, int only, int N, int Bx, int By, const float *in,
                               float *out)
 {
+    /* a divisor or an assertion of the function fails: refused, nothing launched */
+    if (!(By != 0 && Bx != 0 && N > 2))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!((By + N - 3)/By >= 1 && (Bx + N - 3)/Bx >= 1 && By >= 1 && Bx >= 1))
+        return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
     static cudaFuncAttributes attrs[2];
@@ -496,14 +508,20 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out)
     double best = 0.0;
     int found = 0;
     int best_case = 0;
+    int valid = 0;
+    int nonempty = 0;
     long long best_Bx = 0;
     long long best_By = 0;
     for (int i_Bx = 0; i_Bx < 11; ++i_Bx) {
         const long long Bx = Bx_values[i_Bx];
         for (int i_By = 0; i_By < 11; ++i_By) {
             const long long By = By_values[i_By];
-            if (!((By + N - 3)/By >= 1 && (Bx + N - 3)/Bx >= 1 && By >= 1 && Bx >= 1 && By != 0 && Bx != 0 && N > 2))
-                continue;  /* an assert, a loop bound, a divisor */
+            if (!(By != 0 && Bx != 0 && N > 2))
+                continue;  /* a divisor, an assertion */
+            valid = 1;
+            if (!((By + N - 3)/By >= 1 && (Bx + N - 3)/Bx >= 1 && By >= 1 && Bx >= 1))
+                continue;  /* an empty meta_for */
+            nonempty = 1;
             for (int k = 1; k <= 2; ++k) {  /* every case whose kernel fits */
                 const int got = stencil2d_0_select(true, k, N, (int)Bx, (int)By, in, out);
                 if (got == PARAKERN_CUDA_ERROR) {
@@ -529,8 +547,13 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out)
             }
         }
     }
-    if (!found)
+    if (!found) {  /* every candidate refused; or none with something to run */
+        if (!valid)
+            chosen.status = PARAKERN_INVALID_VALUES;
+        else if (!nonempty)
+            chosen.status = PARAKERN_NOTHING_TO_DO;
         return chosen;
+    }
     chosen.Bx = best_Bx;
     chosen.By = best_By;
     chosen.predicted_seconds = best;

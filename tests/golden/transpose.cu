@@ -21,8 +21,10 @@
 #ifndef PARAKERN_DYNAMIC_SHARED
 #define PARAKERN_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
+#define PARAKERN_NOTHING_TO_DO 0
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
+#define PARAKERN_INVALID_VALUES (-3)
 #include <math.h>
 #include <string.h>
 
@@ -45,7 +47,9 @@ extern "C" {
  *   no case fits where R_B < 2048*((B0*B1 + 127)/128)
  *   no case fits where 65536 <= s && R_B < 3072*((B0*B1 + 127)/128)
  *   no case fits where 65536 <= dim0
- * Returns the case launched (1 to 6), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.
+ * Returns the case launched (1 to 6), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int transpose_0_dispatch(int N, int B0, int B1, int s, const float *a, float *c);
 
@@ -54,7 +58,9 @@ int transpose_0_dispatch(int N, int B0, int B1, int s, const float *a, float *c)
 int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, const float *a, float *c);
 
 /* transpose:0: what transpose_0_dispatch_auto chose: status is the case launched (from 1),
- * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */
+ * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched), PARAKERN_INVALID_VALUES (every
+ * candidate fails an assertion or a divisor), PARAKERN_NOTHING_TO_DO (every other one leaves its
+ * meta_for empty) or PARAKERN_CUDA_ERROR. */
 typedef struct transpose_0_auto {
     int status;
     long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
@@ -582,6 +588,12 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttri
 static int transpose_0_select(bool probe, int only, int N, int B0, int B1, int s, const float *a,
                               float *c)
 {
+    /* a divisor or an assertion of the function fails: refused, nothing launched */
+    if (!(B0 != 0 && B1*s != 0 && N % B0 == 0 && N % (B1*s) == 0))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!(N/B0 >= 1 && N/(B1*s) >= 1 && B0 >= 1 && B1 >= 1))
+        return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
     static cudaFuncAttributes attrs[6];
@@ -1006,6 +1018,8 @@ transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
     double best = 0.0;
     int found = 0;
     int best_case = 0;
+    int valid = 0;
+    int nonempty = 0;
     long long best_B0 = 0;
     long long best_B1 = 0;
     long long best_s = 0;
@@ -1015,8 +1029,12 @@ transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
             const long long B1 = B1_values[i_B1];
             for (int i_s = 0; i_s < 7; ++i_s) {
                 const long long s = s_values[i_s];
-                if (!(N/B0 >= 1 && N/(B1*s) >= 1 && B0 >= 1 && B1 >= 1 && B0 != 0 && B1*s != 0 && N % B0 == 0 && N % (B1*s) == 0))
-                    continue;  /* an assert, a loop bound, a divisor */
+                if (!(B0 != 0 && B1*s != 0 && N % B0 == 0 && N % (B1*s) == 0))
+                    continue;  /* a divisor, an assertion */
+                valid = 1;
+                if (!(N/B0 >= 1 && N/(B1*s) >= 1 && B0 >= 1 && B1 >= 1))
+                    continue;  /* an empty meta_for */
+                nonempty = 1;
                 for (int k0 = 1; k0 <= 6; ++k0) {  /* every case whose kernel fits */
                     const int got = transpose_0_select(true, k0, N, (int)B0, (int)B1, (int)s, a, c);
                     if (got == PARAKERN_CUDA_ERROR) {
@@ -1048,8 +1066,13 @@ transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
             }
         }
     }
-    if (!found)
+    if (!found) {  /* every candidate refused; or none with something to run */
+        if (!valid)
+            chosen.status = PARAKERN_INVALID_VALUES;
+        else if (!nonempty)
+            chosen.status = PARAKERN_NOTHING_TO_DO;
         return chosen;
+    }
     chosen.B0 = best_B0;
     chosen.B1 = best_B1;
     chosen.s = best_s;

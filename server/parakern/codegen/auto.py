@@ -19,9 +19,9 @@ from __future__ import annotations
 import sympy
 
 from parakern.codegen.cprint import INDENT, CodegenError, Names, relation_c, sym_c, unused
-from parakern.codegen.dispatcher import _host_type, dispatcher_arguments, forwarded, select_name
+from parakern.codegen.dispatcher import (EMPTY, REFUSED, _host_type, dispatcher_arguments, forwarded, precondition,
+                                         select_name)
 from parakern.codegen.kernel import kernel_name, signature
-from parakern.codegen.launch import in_parameters
 from parakern.devices import CC_LIMITS
 from parakern.strategies.rebuild import used_names
 from parakern.tuning import model
@@ -62,7 +62,9 @@ def prototype(tree) -> str:
     fields = [f"    long long {n};   /* chosen among {', '.join(map(str, values))} */"
               for n, values in zip(names, lists)]
     lines = [f"/* {s.id}: what {auto_name(s)} chose: status is the case launched (from 1),",
-             " * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched) or PARAKERN_CUDA_ERROR. */",
+             " * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched), PARAKERN_INVALID_VALUES (every",
+             " * candidate fails an assertion or a divisor), PARAKERN_NOTHING_TO_DO (every other one leaves its",
+             " * meta_for empty) or PARAKERN_CUDA_ERROR. */",
              f"typedef struct {choice_type(s)} {{", "    int status;"] + fields + \
             ["    double predicted_seconds;   /* the time model's, for one launch */", f"}} {choice_type(s)};",
              f"/* {s.id}: picks {', '.join(names) or 'nothing'} by the time model on the current device and launches "
@@ -122,20 +124,6 @@ def model_support() -> str:
         "#endif"])
 
 
-def _facts(schedule) -> list[str]:
-    """The schedule's facts on its parameters, in C ('' none)."""
-    params = {p.name for p in schedule.params}
-    out = []
-    for fact in schedule.facts:
-        relation = in_parameters(fact.relation, schedule)
-        if relation is sympy.true or relation is True:
-            continue
-        if not {x.name for x in relation.free_symbols} <= params:
-            continue   # reads something the host sets elsewhere: cannot be judged here
-        out.append(relation)
-    return out
-
-
 def _quantity(name: str, value) -> str:
     """`const long long name = ...;` in C's integer arithmetic, or, for a mean that is no integer
     (a loop from i % 2 in steps of 2 runs n/2 - i%2/2 times on average), in double arithmetic,
@@ -177,7 +165,7 @@ def auto_source(tree) -> str:
     names_, lists = _tuned(s)
     n = Names(taken)
     v = {w: n.fresh(w) for w in ("chosen", "prop", "dev", "known", "device", "best", "found", "k", "t", "read",
-                                 "got", "best_case")}
+                                 "got", "best_case", "valid", "nonempty")}
     tuned = set(names_)
     count = len(tree.cases)
     body = [f"{choice_type(s)} {v['chosen']};",
@@ -208,7 +196,8 @@ def auto_source(tree) -> str:
     table = {name: n.fresh(f"{name}_values") for name in names_}
     for name, values in zip(names_, lists):
         body.append(f"static const long long {table[name]}[] = {{{', '.join(map(str, values))}}};")
-    body += [f"double {v['best']} = 0.0;", f"int {v['found']} = 0;", f"int {v['best_case']} = 0;"] + \
+    body += [f"double {v['best']} = 0.0;", f"int {v['found']} = 0;", f"int {v['best_case']} = 0;",
+             f"int {v['valid']} = 0;", f"int {v['nonempty']} = 0;"] + \
         [f"long long {keep[name]} = 0;" for name in names_]
     loops, depth = [], 0
     for name, values in zip(names_, lists):
@@ -216,12 +205,20 @@ def auto_source(tree) -> str:
                   INDENT * (depth + 1) + f"const long long {name} = {table[name]}[{index[name]}];"]
         depth += 1
     inner = INDENT * depth
-    facts = _facts(s)
+    refused, empty = precondition(s, REFUSED), precondition(s, EMPTY)
+    rest = [f for f in precondition(s, tuple({x.origin for x in s.facts} - set(REFUSED + EMPTY)))
+            if f not in refused + empty]
     call = forwarded(s, lambda x: f"({x.ctype}){x.name}" if x.name in tuned else None)
     time_args = [f"&{v['dev']}"] + [p.name for p in s.params]
-    step = []
-    if facts:
-        step += [f"if (!({relation_c(facts)}))", INDENT + "continue;  /* an assert, a loop bound, a divisor */"]
+    step = []   # as the dispatcher's preconditions: a candidate refused, or with nothing to run
+    if refused:
+        step += [f"if (!({relation_c(refused)}))", INDENT + "continue;  /* a divisor, an assertion */"]
+    step += [f"{v['valid']} = 1;"]
+    if empty:
+        step += [f"if (!({relation_c(empty)}))", INDENT + "continue;  /* an empty meta_for */"]
+    step += [f"{v['nonempty']} = 1;"]
+    if rest:
+        step += [f"if (!({relation_c(rest)}))", INDENT + "continue;"]
     per_case = [f"const int {v['got']} = {select_name(s)}({', '.join(['true', v['k']] + call)});",
                 f"if ({v['got']} == PARAKERN_CUDA_ERROR) {{",
                 INDENT + f"{v['chosen']}.status = PARAKERN_CUDA_ERROR;", INDENT + f"return {v['chosen']};", "}",
@@ -242,7 +239,10 @@ def auto_source(tree) -> str:
     body += loops + [inner + line for line in step]
     body += [INDENT * d + "}" for d in reversed(range(depth))]
     final = forwarded(s, lambda x: f"({x.ctype}){keep[x.name]}" if x.name in tuned else None)
-    body += [f"if (!{v['found']})", INDENT + f"return {v['chosen']};"] + \
+    body += [f"if (!{v['found']}) {{  /* every candidate refused; or none with something to run */",
+             INDENT + f"if (!{v['valid']})", INDENT * 2 + f"{v['chosen']}.status = PARAKERN_INVALID_VALUES;",
+             INDENT + f"else if (!{v['nonempty']})", INDENT * 2 + f"{v['chosen']}.status = PARAKERN_NOTHING_TO_DO;",
+             INDENT + f"return {v['chosen']};", "}"] + \
         [f"{v['chosen']}.{name} = {keep[name]};" for name in names_] + \
         [f"{v['chosen']}.predicted_seconds = {v['best']};",
          f"{v['chosen']}.status = {select_name(s)}("

@@ -86,7 +86,9 @@ def prototype(tree: CaseTree) -> str:
     for u in tree.uncovered:
         lines.append(f"  no case fits where {relation_c(u.constraints.relations)}")
     returns = f"1 to {n}" if n > 1 else "1" if n else "never"
-    lines.append(f"Returns the case launched ({returns}), PARAKERN_NO_CASE_FITS or PARAKERN_CUDA_ERROR.")
+    lines.append(f"Returns the case launched ({returns}), PARAKERN_NOTHING_TO_DO (an empty meta_for),")
+    lines.append("PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS")
+    lines.append("or PARAKERN_CUDA_ERROR; only a case is a launch.")
     comment = ["/*"] + [" * " + line for line in lines] + [" */"]
     return "\n".join(comment + [signature("int " + dispatcher_name(s), dispatcher_arguments(s)) + ";"])
 
@@ -289,7 +291,8 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
         first[rule.number] = count + len(extra)
         extra += [instance_name(s, rule.number, point) for point in instances[rule.number - 1]]
     call = [p.name for p in s.params] + [a.name for a in s.arrays]
-    body = ["/* read once per device: its properties, each kernel's attributes (nvcc's registers) */",
+    body = _preconditions(s) + [
+            "/* read once per device: its properties, each kernel's attributes (nvcc's registers) */",
             f"static cudaDeviceProp {prop};",
             f"static cudaFuncAttributes {attrs}[{count + len(extra)}];",
             f"static bool {raised}[{count + len(extra)}];",
@@ -331,6 +334,44 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
                f" * {only} > 0: case {only} alone, where its kernel fits (its constraints aside) */"]
     return "\n".join(comment + [select, "{"] + [INDENT + line for line in body + _uncovered(tree)] + ["}", "",
                                                                                            dispatch_fn])
+
+
+# What the values of a call must satisfy (facts on the parameters, model.Fact.origin): a
+# divisor or an assertion that fails is refused (the kernels rely on the assertions: matmul's
+# tiles on n % B0 == 0), a meta_for bound below 1 leaves nothing to run (its serial loop runs
+# no iteration). Divisors first: C's && then never divides by zero in an assertion's `n % B0`.
+REFUSED = ("divisor", "assert")
+EMPTY = ("loop bound",)
+
+
+def precondition(schedule: Schedule, origins: tuple, leave_out: "set | frozenset" = frozenset()) -> list:
+    """The schedule's facts of these origins (in that order), in its parameters, less those that
+    read something the host sets elsewhere (a time step) or a name of leave_out."""
+    params = {p.name for p in schedule.params} - set(leave_out)
+    out = []
+    for origin in origins:
+        for fact in schedule.facts:
+            if fact.origin != origin:
+                continue
+            relation = in_parameters(fact.relation, schedule)
+            if relation is sympy.true or relation is True or relation in out:
+                continue
+            if {x.name for x in relation.free_symbols} <= params:
+                out.append(relation)
+    return out
+
+
+def _preconditions(schedule: Schedule) -> list[str]:
+    """The select function's first lines: values refused, then nothing to run."""
+    lines = []
+    refused, empty = precondition(schedule, REFUSED), precondition(schedule, EMPTY)
+    if refused:
+        lines += ["/* a divisor or an assertion of the function fails: refused, nothing launched */",
+                  f"if (!({relation_c(refused)}))", INDENT + "return PARAKERN_INVALID_VALUES;"]
+    if empty:
+        lines += ["/* an empty meta_for: nothing to run (the serial loops run no iteration) */",
+                  f"if (!({relation_c(empty)}))", INDENT + "return PARAKERN_NOTHING_TO_DO;"]
+    return lines
 
 
 def _uncovered(tree: CaseTree) -> list[str]:

@@ -35,8 +35,10 @@ PREAMBLE = """\
 #ifndef PARAKERN_DYNAMIC_SHARED
 #define PARAKERN_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
+#define PARAKERN_NOTHING_TO_DO 0
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
+#define PARAKERN_INVALID_VALUES (-3)
 """
 INCLUDES = "#include <math.h>\n#include <string.h>\n"
 

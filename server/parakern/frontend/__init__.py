@@ -15,7 +15,7 @@ from parakern.frontend.constexpr import evaluate
 from parakern.frontend.context import FileContext, FunctionContext, collect_writes, identifiers, nesting_too_deep
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol, file_typedefs, symbol_from_decl
-from parakern.frontend.generated import Region, generated_regions, mask_regions
+from parakern.frontend.generated import Region, fingerprint, function_text, generated_regions, mask_regions
 from parakern.frontend.parse import parse
 from parakern.frontend.preprocess import LABEL_PREFIX, line_file, prepare
 from parakern.frontend.schedule import Site, analyze_schedule
@@ -72,7 +72,28 @@ def _analyze(text: str, file: str) -> model.FrontendResult:
             found, diags = _guarded_function(ctx, ext)
             schedules.extend(found)
             diagnostics.extend(diags)
+    diagnostics += [d for r in regions if r.source and not r.damaged if (d := _stale(text, r, schedules, file))]
     return model.FrontendResult(file, tuple(schedules), _sorted(diagnostics))
+
+
+def _stale(text: str, region: Region, schedules, file: str) -> "Diagnostic | None":
+    """PK041 on the begin marker of a region generated from another version of its function
+    (edited since: its kernels and dispatcher are not those of the code as it is), or of a
+    schedule the file no longer has. None where the region is up to date."""
+    (line, col), (end_line, end_col) = position_at(text, region.begin[0]), position_at(text, region.begin[1])
+    span = Span(file, line + 1, col + 1, end_line + 1, end_col + 1)
+    schedule = next((x for x in schedules if x.id == region.id), None)
+    if schedule is None:
+        return warning("PK041", f"the generated region of {region.id} has no meta_schedule {region.id} in this file "
+                       "any more (removed, or numbered otherwise): delete the region, or insert the dispatcher of "
+                       "the schedule as it is numbered now", span)
+    fs = schedule.function_span
+    if fs is None or fingerprint(function_text(text, (fs.line - 1, fs.col - 1, fs.end_line - 1, fs.end_col - 1))) \
+            == region.source:
+        return None
+    return warning("PK041", f"the generated region of {region.id} was made from an earlier version of function "
+                   f"{schedule.function}, edited since: its kernels and dispatcher may not do what the code says "
+                   f"now. Insert the dispatcher of {region.id} again to update it", span)
 
 
 def _damaged(text: str, region: Region, file: str) -> Diagnostic:

@@ -14,11 +14,12 @@ A lone marker whose region cannot be recognised is blanked alone (it is a commen
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
 from parakern.frontend.lexical import matching_brace
-from parakern.text import LINE_BREAK
+from parakern.text import LINE_BREAK, line_starts, offset_at
 
 BEGIN_MARK = "// parakern:begin"
 END_MARK = "// parakern:end"
@@ -27,7 +28,20 @@ FIRST_LINE = "#ifndef PARAKERN_CPU"     # the first line of the generated code (
 # serial C it was (gcc refused <cuda_runtime.h> and __global__); nvcc and the CPU emulation read it.
 REGION_GUARD = ("#if defined(__CUDACC__) || defined(PARAKERN_CPU)", "#endif")
 
-_MARKER = re.compile(r"[ \t]*// parakern:(begin|end)[ \t]+(\S+)[ \t]*")
+_MARKER = re.compile(r"[ \t]*// parakern:(begin|end)[ \t]+(\S+)(?:[ \t]+from=([0-9a-f]{12}))?[ \t]*")
+
+
+def fingerprint(function_text: str) -> str:
+    """What the begin marker says the region was generated from (`from=` and 12 hex digits): the
+    enclosing function's text, each run of white space one space (a line break moved or a
+    re-indentation is no change). An edit of the function since makes the region stale (PK041)."""
+    return hashlib.sha256(" ".join(function_text.split()).encode()).hexdigest()[:12]
+
+
+def function_text(text: str, function_range: tuple) -> str:
+    """The text of a 0-based (line, column, end line, end column) range of `text`."""
+    starts = line_starts(text)
+    return text[offset_at(text, *function_range[:2], starts):offset_at(text, *function_range[2:], starts)]
 
 
 @dataclass(frozen=True)
@@ -37,6 +51,8 @@ class Region:
     stop: int           # offset after the end line, its line break included when there is one
     missing: str = ""   # "" intact; "begin" / "end": the marker that was lost; "code": only a marker is left
     marker: tuple = (0, 0)   # (start, end) offsets of the marker line that is left (damaged regions)
+    source: str = ""    # the begin marker's fingerprint of the function it was generated from ('' none)
+    begin: tuple = (0, 0)    # (start, end) offsets of the begin marker's content (intact regions)
 
     @property
     def damaged(self) -> bool:
@@ -68,8 +84,9 @@ def generated_regions(text: str, wanted: "str | None" = None) -> list[Region]:
     if "// parakern:" not in text:
         return []
     lines = _lines(text)
-    markers = [(k, m.group(1), m.group(2)) for k, (a, b, _) in enumerate(lines)
-               if (m := _MARKER.fullmatch(text, a, b))]
+    found = [(k, m) for k, (a, b, _) in enumerate(lines) if (m := _MARKER.fullmatch(text, a, b))]
+    markers = [(k, m.group(1), m.group(2)) for k, m in found]
+    sources = {k: m.group(3) or "" for k, m in found}
     regions: list[Region] = []
     used: set[int] = set()
     for n, (k, kind, ident) in enumerate(markers):
@@ -79,7 +96,7 @@ def generated_regions(text: str, wanted: "str | None" = None) -> list[Region]:
         between = [j for j, _, _ in markers[n + 1:] if end is None or j < end]
         if end is not None and not any(kd == "begin" for j, kd, _ in markers[n + 1:] if j < end):
             used.update((k, end))
-            regions.append(Region(ident, lines[k][0], lines[end][2]))
+            regions.append(Region(ident, lines[k][0], lines[end][2], source=sources[k], begin=lines[k][:2]))
             continue
         # The end marker is lost: the region ends with the dispatcher's definition.
         limit = lines[between[0]][0] if between else len(text)

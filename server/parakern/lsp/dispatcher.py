@@ -13,16 +13,18 @@ Offsets and ranges count code points, lines end at LSP's line breaks (parakern.t
 from __future__ import annotations
 
 from parakern.frontend.generated import (BEGIN_MARK, END_MARK, REGION_GUARD, Region, damaged_regions,
-                                         generated_regions)
+                                         fingerprint, function_text, generated_regions)
 from parakern.frontend.lexical import next_code_line
 from parakern.lsp.ranges import Range, overlaps
 from parakern.text import line_starts, newline_of, normalize_newlines, offset_at, position_at
 
 
-def region_text(schedule_id: str, code: str, newline: str = "\n") -> str:
+def region_text(schedule_id: str, code: str, newline: str = "\n", source: str = "") -> str:
+    """The region; `source`: the fingerprint of the function it is generated from (PK041)."""
     body = normalize_newlines(code).rstrip("\n")
     inner = [REGION_GUARD[0]] + body.split("\n") + [REGION_GUARD[1]] if body else []
-    lines = [f"{BEGIN_MARK} {schedule_id}"] + inner + [f"{END_MARK} {schedule_id}"]
+    lines = [f"{BEGIN_MARK} {schedule_id}" + (f" from={source}" if source else "")] + inner + \
+        [f"{END_MARK} {schedule_id}"]
     return newline.join(lines) + newline
 
 
@@ -35,12 +37,14 @@ def _ends_line(text: str) -> bool:
     return text.endswith(("\n", "\r"))
 
 
-def dispatcher_edit(text: str, schedule_id: str, function_end: tuple[int, int], code: str
-                    ) -> tuple[Range, str]:
+def dispatcher_edit(text: str, schedule_id: str, function_end: tuple[int, int], code: str,
+                    function_range: "tuple | None" = None) -> tuple[Range, str]:
     """(range in code points, new text) of the edit for `schedule_id`; `function_end` is the
-    0-based (line, column) just after the enclosing function's closing brace."""
+    0-based (line, column) just after the enclosing function's closing brace; the begin
+    marker records the fingerprint of the function's text (`function_range`, 0-based)."""
     newline = newline_of(text)
-    region = region_text(schedule_id, code, newline)
+    source = fingerprint(function_text(normalize_newlines(text), function_range)) if function_range else ""
+    region = region_text(schedule_id, code, newline, source)
     existing = generated_regions(text, schedule_id)
     if existing:
         found = existing[0]

@@ -93,5 +93,5 @@ class EmitCache:
 def _edit(doc: Document, view: ScheduleView, code: str):
     """On the document's own text: its line breaks are kept (CRLF stays CRLF)."""
     end = view.function_span[2:] if view.function_span else view.span[2:]
-    rng, text = dispatcher.dispatcher_edit(doc.text, view.id, end, code)
+    rng, text = dispatcher.dispatcher_edit(doc.text, view.id, end, code, view.function_span)
     return doc.version, rng, text
