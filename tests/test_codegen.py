@@ -161,7 +161,7 @@ def test_kernel_arguments_and_thread_mapping():
            "                               const int *__restrict__ b, int N, int B0, int B1)" in text
     assert "const int v = blockIdx.y;" in text and "const int q = threadIdx.x;" in text
     assert "c[(long long)i * N + j] = a[(long long)i * N + j] + b[(long long)i * N + j];" in text
-    assert "int matadd_0_dispatch(int N, int B0, int B1, int *c, const int *a, const int *b);" in text
+    assert "int matadd_0_dispatch(int N, int B0, int B1, const int *a, const int *b, int *c);" in text
     # granularity reduction, where the tree has it: the new outermost grid level
     transpose = emit_file(analysis("transpose"))
     assert "const int k = blockIdx.z;" in transpose
@@ -306,8 +306,8 @@ def test_jacobi_launch_dims_and_shared_bytes():
 
 def test_dispatcher_contract_text():
     text = emit_file(analysis("jacobi1d"))
-    assert "int jacobi1d_0_dispatch(int N, int s, int B, int t, int *a)\n{\n    return jacobi1d_0_select(false, 0, " in text
-    start = text.index("static int jacobi1d_0_select(bool probe, int only, int N, int s, int B, int t, int *a)\n{")
+    assert "int jacobi1d_0_dispatch(int N, int s, int B, int *a, int t)\n{\n    return jacobi1d_0_select(false, 0, " in text
+    start = text.index("static int jacobi1d_0_select(bool probe, int only, int N, int s, int B, int *a, int t)\n{")
     disp = text[start:text.index("int jacobi1d_0_dispatch(int N", start)]
     assert "cudaGetDevice(&device)" in disp and "cudaGetDeviceProperties(&prop, device)" in disp
     assert "static cudaDeviceProp prop;" in disp
@@ -348,7 +348,7 @@ int main() {{
     parakern_cpu_set_device(7000, 48 * 1024, 1024);
     parakern_cpu_set_registers((const void *)matmul_0_case1, 60);
     parakern_cpu_set_registers((const void *)matmul_0_case2, 40);
-    int r = matmul_0_dispatch({n}, {b0}, {ub1}, {s}, c, a, b);
+    int r = matmul_0_dispatch({n}, {b0}, {ub1}, {s}, a, b, c);
     float worst = 0.0f;
     for (int i = 0; i < {n}; i++)
         for (int j = 0; j < {n}; j++) {{
@@ -359,7 +359,7 @@ int main() {{
             if (d > worst) worst = d;
         }}
 {{too_many}}
-    int none = matmul_0_dispatch({n}, {b0}, {ub1}, {s}, c, a, b);
+    int none = matmul_0_dispatch({n}, {b0}, {ub1}, {s}, a, b, c);
     printf("%d %g %d\\n", r, worst, none);
 }}
 """
@@ -691,12 +691,12 @@ static int a[2 * {n}];
 int main() {{
     parakern_cpu_set_device(65536, 200 * 1024, 1024);
     long before = parakern_cpu_attribute_queries();
-    int first = jacobi1d_0_dispatch({n}, {s}, {b}, 0, a);
+    int first = jacobi1d_0_dispatch({n}, {s}, {b}, a, 0);
     long after_first = parakern_cpu_attribute_queries();
-    int second = jacobi1d_0_dispatch({n}, {s}, {b}, 1, a);
+    int second = jacobi1d_0_dispatch({n}, {s}, {b}, a, 1);
     long after_second = parakern_cpu_attribute_queries();
     parakern_cpu_set_device(65536, 200 * 1024, 1024);   /* another device: asked again */
-    int third = jacobi1d_0_dispatch({n}, {s}, {b}, 0, a);
+    int third = jacobi1d_0_dispatch({n}, {s}, {b}, a, 0);
     printf("%d %d %d %ld %ld %ld\\n", first, second, third, after_first - before, after_second - after_first,
            parakern_cpu_attribute_queries() - after_second);
 }}

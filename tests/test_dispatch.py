@@ -14,6 +14,7 @@ from parakern import dispatch
 from parakern.bench.plan import block_parameters, substitutions
 from parakern.facts import check_facts
 from parakern.codegen import dispatcher_name, emit_file, kernel_name
+from parakern.codegen.dispatcher import forwarded, is_array
 from parakern.pipeline import analyze
 from parakern.verify.build import HEADER
 
@@ -58,13 +59,11 @@ def _main(results) -> str:
         for k in range(1, len(result.tree.cases) + 1):
             lines += ["            { int regs; if (scanf(\"%d\", &regs) != 1) return 1;",
                       f"              parakern_cpu_set_registers((const void *){kernel_name(s, k)}, regs); }}"]
-        args = []
         for p in s.params:
             floating = p.ctype in ("float", "double")
             lines.append(f"            {'double' if floating else 'long long'} v_{p.name};"
                          f" if (scanf(\"{'%lf' if floating else '%lld'}\", &v_{p.name}) != 1) return 1;")
-            args.append(f"({p.ctype})v_{p.name}")
-        args += ["nullptr"] * len(s.arrays)
+        args = forwarded(s, lambda x: "nullptr" if is_array(x) else f"({x.ctype})v_{x.name}")
         lines += [f"            r = {dispatcher_name(s)}({', '.join(args)});", "        }"]
     lines += ["        printf(\"%d %u %u %u %u %u %u %zu\\n\", r, launched_grid.x, launched_grid.y, launched_grid.z,",
               "               launched_block.x, launched_block.y, launched_block.z, launched_shared);",

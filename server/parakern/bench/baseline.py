@@ -70,7 +70,8 @@ def hook_shim(schedule, wrapper: str) -> str:
     """C: the wrapper the hooked file calls instead of the schedule, forwarding to the hook."""
     params = [(p.ctype, p.name) for p in schedule.params]
     arrays = [(a.ctype, a.name) for a in schedule.arrays]
-    declared = ", ".join([f"{t} {n}" for t, n in params] + [f"{t} *{n}" for t, n in arrays]) or "void"
+    # declared as the call (building.Call) passes them; handed to the hook parameters first
+    declared = building.Call(schedule, wrapper, "", ()).prototype().split("(", 1)[1].rsplit(")", 1)[0]
     values = ", ".join(f"(double){n}" for _, n in params) or "0"
     pointers = ", ".join(f"(void *){n}" for _, n in arrays) or "0"
     return "\n".join([
