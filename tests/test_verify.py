@@ -426,6 +426,23 @@ void scale(count n, int B, real alpha, real a[n], real b[n])
     assert result.ok, text(result)
 
 
+def test_a_static_function_is_verified(tmp_path):
+    """verify looked the function up by its name in the libraries it built: a `static` one has
+    none, and every point failed with "undefined symbol: scale" (bug hunt)."""
+    source = _program(tmp_path, "st.c", """#include "metafork.h"
+static inline void scale(int n, int B, float a[n], float b[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                b[i * B + j] = 2.0f * a[i * B + j];
+    }
+}
+""")
+    result = verify_file(source, points=2)
+    assert result.ok, text(result)
+
+
 def test_a_schedule_behind_a_test_of_the_other_arguments_is_reached(tmp_path):
     """The schedule in the else of `if (flag)`, and one run only at the fourth step of a step
     loop: the function's other integer arguments were always 3, so neither schedule ever ran

@@ -51,11 +51,12 @@ def program_identity(directory: Path, file: str, cflags=CFLAGS) -> str:
     return digest.hexdigest()
 
 
-def build_serial(text: str, file: str, directory: Path, cflags=CFLAGS) -> Path:
-    """serial.so of the file (gcc -include metafork.h); BuildError / ToolMissing."""
+def build_serial(text: str, file: str, directory: Path, cflags=CFLAGS, functions=()) -> Path:
+    """serial.so of the file (gcc -include metafork.h), with the entries of `functions`
+    (building.with_entries); BuildError / ToolMissing."""
     gcc = _gcc()
     include = building.serial_includes(directory, file)
-    (directory / "source.c").write_text(building.line_directive(file) + text)
+    (directory / "source.c").write_text(building.line_directive(file) + building.with_entries(text, functions))
     building.run_compiler([gcc, *cflags, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so",
                            "-lm"], "the serial C file", directory)
     return directory / "serial.so"
@@ -88,7 +89,8 @@ def build_hooked(text: str, file: str, schedule, directory: Path) -> Path:
     """hooked.so: the file with the schedule replaced by a call of the hook (gcc, metafork.h)."""
     stem = f"{schedule.function}_{schedule.index}"
     call = building.Call(schedule, f"parakern_call_{stem}", "", ())
-    (directory / "hooked.c").write_text(building.gpu_host_source(text, file, call))
+    (directory / "hooked.c").write_text(building.with_entries(building.gpu_host_source(text, file, call),
+                                                              [schedule.function]))
     (directory / "hook.c").write_text(hook_shim(schedule, call.wrapper))
     include = building.serial_includes(directory, file)
     building.run_compiler([_gcc(), *CFLAGS, "-shared", "-Wl,-Bsymbolic", *include, "hooked.c", "hook.c", "-o",
@@ -111,7 +113,7 @@ class Baseline:
         self.model = build_model(self.schedule, self.tree, {a.name for a in self.signature.arguments})
         self._scratch = ScratchDirectory("parakern-bench-") if directory is None else None
         self.directory = Path(directory) if directory is not None else Path(self._scratch.name)
-        self.library = build_serial(self.text, file, self.directory)
+        self.library = build_serial(self.text, file, self.directory, functions=[self.schedule.function])
         self._lib = ctypes.CDLL(str(self.library))
         self.arguments = [{"name": a.name, "ctype": a.ctype, "kind": a.kind} for a in self.signature.arguments]
         self.function = setup(self._lib, self.signature.function, self.arguments)

@@ -19,6 +19,7 @@ from pathlib import Path
 from parakern.codegen.dispatcher import dispatcher_name, host_arguments, is_array
 from parakern.codegen.kernel import kernel_name
 from parakern.verify.fma import fma_flags
+from parakern.verify.runner import ENTRY
 from parakern.ctext import in_string
 
 HEADER = Path(__file__).with_name("parakern_cpu.h")
@@ -124,6 +125,13 @@ def make_call(schedule, tree, cu_text: str) -> Call:
                 tuple(kernels))
 
 
+def with_entries(text: str, functions) -> str:
+    """The file and, after it, a pointer of external linkage to each function the runners call
+    (`parakern_entry_<function>`, runner.setup): a `static` function has no symbol of its own in
+    the library (verify: "undefined symbol: scale")."""
+    return text + "".join(f"\n__typeof__({f}) *const {ENTRY}{f} = {f};" for f in sorted(set(functions))) + "\n"
+
+
 def line_directive(file: str) -> str:
     """`#line 1 "file"`: compiler messages name the user's file, not the copy built here."""
     return f'#line 1 "{in_string(file)}"\n'
@@ -152,6 +160,8 @@ def glue_source(cu_name: str, calls: list[Call]) -> str:
                 "    if (parakern_result < 0 && parakern_failure.empty())",
                 "        parakern_failure = parakern_result == -1",
                 "            ? std::string(\"the dispatcher found no case that fits the device\")",
+                "            : parakern_result == -3",
+                "            ? std::string(\"the dispatcher refused the values: an assertion or a divisor fails\")",
                 "            : \"CUDA error: \" + parakern_cpu::last_message;",
                 "    return parakern_result;", "}", ""]
     out += ["void parakern_verify_init(void)", "{"]
@@ -181,7 +191,7 @@ def build(text: str, file: str, cu_text: str, calls: list[Call], directory: Path
     """Compile serial.so and one gpu_<i>.so per call, in `directory`."""
     gcc, gxx = tools()
     include = serial_includes(directory, file)
-    (directory / "source.c").write_text(line_directive(file) + text)
+    (directory / "source.c").write_text(line_directive(file) + with_entries(text, (c.schedule.function for c in calls)))
     run_compiler([gcc, *CFLAGS, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so", "-lm"],
          "the serial C file", directory)
     (directory / "kernels.cu").write_text(cu_text)
@@ -194,7 +204,7 @@ def build(text: str, file: str, cu_text: str, calls: list[Call], directory: Path
         return Libraries(directory / "serial.so", {}, {c.schedule.id: exc for c in calls})
     for i, call in enumerate(calls):
         host = f"host_{i}.c"
-        (directory / host).write_text(gpu_host_source(text, file, call))
+        (directory / host).write_text(with_entries(gpu_host_source(text, file, call), [call.schedule.function]))
         try:
             run_compiler([gcc, *CFLAGS, *include, "-c", host, "-o", f"host_{i}.o"],
                  f"the C file calling {call.dispatcher}", directory)

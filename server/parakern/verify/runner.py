@@ -127,11 +127,20 @@ def _json(v):
     return v
 
 
+ENTRY = "parakern_entry_"   # build.with_entries' pointer to each function, of external linkage
+
+
 def setup(lib, function, arguments):
-    f = getattr(lib, function)
-    f.argtypes = [ctypes.c_void_p if a["kind"] != "scalar" else CTYPES[a["ctype"]] for a in arguments]
-    f.restype = None
-    return f
+    """The function of the library, through its entry pointer (build.with_entries: a static
+    function has no symbol), else by its name."""
+    argtypes = [ctypes.c_void_p if a["kind"] != "scalar" else CTYPES[a["ctype"]] for a in arguments]
+    try:
+        address = ctypes.c_void_p.in_dll(lib, ENTRY + function).value
+    except ValueError:   # a library built without the entry
+        f = getattr(lib, function)
+        f.argtypes, f.restype = argtypes, None
+        return f
+    return ctypes.CFUNCTYPE(None, *argtypes)(address)
 
 
 def run_point(job, point, serial, gpu, lib):
