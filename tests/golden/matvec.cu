@@ -340,7 +340,7 @@ static double matvec_0_time_case1(const parakern_model_device *dev, long long m,
     const long long ops32 = 2;
     const long long ops64 = 2*n;
     const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
-    const double l2_lines = (1.0/16.0)*((double)B)*((double)n) + (1.0/16.0)*((double)n) + ceil(((double)B)/fmin(32, ((double)B)))*fmin(32, fmin(((double)B), ceil((1.0/16.0)*fmin(32, ((double)B)))));
+    const long long l2_lines = ((B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16))) + (16) - 1) / (16);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
@@ -361,7 +361,7 @@ static double matvec_0_time_case2(const parakern_model_device *dev, long long m,
     const long long ops32 = 6*n + 2;
     const long long ops64 = 2*n;
     const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
-    const double l2_lines = (1.0/16.0)*((double)B)*((double)n) + (1.0/16.0)*((double)n) + ceil(((double)B)/fmin(32, ((double)B)))*fmin(32, fmin(((double)B), ceil((1.0/16.0)*fmin(32, ((double)B)))));
+    const long long l2_lines = ((B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16))) + (16) - 1) / (16);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;

@@ -441,14 +441,14 @@ static double stencil2d_0_time_case1(const parakern_model_device *dev, long long
     const long long blocks = ((Bx + N - 3)/Bx)*((By + N - 3)/By);
     const long long threads = Bx*By;
     const long long shared_bytes = 4*Bx*By + 8*Bx + 8*By + 16;
-    const long long global_bytes = 32*Bx*By*((Bx + 9)/8)/(Bx + 2) + 64*Bx*((Bx + 9)/8)/(Bx + 2) + 64*By*((Bx + 9)/8)/(Bx + 2) + 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 128*((Bx + 9)/8)/(Bx + 2);
+    const long long global_bytes = ((32*Bx*By*((Bx + 9)/8) + 64*Bx*((Bx + 9)/8) + 64*By*((Bx + 9)/8) + 32*(Bx + 2)*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 128*((Bx + 9)/8)) + (Bx + 2) - 1) / (Bx + 2);
     const long long unique_bytes = 8*N*N;
     const long long read_bytes = 4*N*N;
     const long long synchronised = 1;
     const long long ops32 = (Bx*By + 200*Bx + 200*By + 399)/(Bx*By) + 163;
     const long long ops64 = 0;
     const long long l1_traffic = 28*Bx*By + 16*Bx + 16*By + 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 32;
-    const long long l2_lines = Bx*By*((Bx + 33)/32)/(Bx + 2) + 2*Bx*((Bx + 33)/32)/(Bx + 2) + 2*By*((Bx + 33)/32)/(Bx + 2) + ((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32)) + 4*((Bx + 33)/32)/(Bx + 2);
+    const long long l2_lines = ((Bx*By*((Bx + 33)/32) + 2*Bx*((Bx + 33)/32) + 2*By*((Bx + 33)/32) + (Bx + 2)*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32)) + 4*((Bx + 33)/32)) + (Bx + 2) - 1) / (Bx + 2);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil2d_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;

@@ -125,15 +125,22 @@ def model_support() -> str:
 
 
 def _quantity(name: str, value) -> str:
-    """`const long long name = ...;` in C's integer arithmetic, or, for a mean that is no integer
-    (a loop from i % 2 in steps of 2 runs n/2 - i%2/2 times on average), in double arithmetic,
-    which is sympy's own: the Python model evaluates the same real number."""
+    """`const long long name = ...;`: the quantity rounded up, as model.at rounds it. A sum of
+    fractions (a staged tile's bytes over a block's rows, 49344/3 + 16384) is one fraction
+    divided once, rounding up (C's / on each term had made it 32830 for Python's 32832); where
+    no integer form exists (a mean of a loop from i % 2 in steps of 2: n/2 - i%2/2), the
+    ceiling of the double, sympy's real number, less what the double's rounding may add."""
+    value = sympy.sympify(value)
+    numerator, denominator = sympy.fraction(sympy.together(value))
     try:
-        return f"const long long {name} = {sym_c(value)};"
+        if denominator == 1:
+            return f"const long long {name} = {sym_c(value)};"
+        n, d = sym_c(numerator), sym_c(denominator)   # both are positive where a quantity is read
+        return f"const long long {name} = (({n}) + ({d}) - 1) / ({d});"
     except (ValueError, TypeError, CodegenError):
-        value = sympy.sympify(value)   # every parameter a double: n/B is then a real division, as in sympy
         real = value.xreplace({x: sympy.Symbol(f"((double){x.name})") for x in value.free_symbols})
-        return f"const double {name} = {sympy.ccode(real, standard='c99')};"
+        text = sympy.ccode(real, standard='c99')
+        return f"const double {name} = ceil(({text}) * (1.0 - 1e-12));"
 
 
 def _time_case(tree, k: int, q: model.Quantities, names: Names) -> list[str]:
