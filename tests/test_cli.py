@@ -28,6 +28,30 @@ def test_optimize_prints_each_schedule(capsys):
     assert "array a: int[2*N]  read, written, cached" in out
 
 
+def test_a_serial_loop_shows_its_start_and_step(tmp_path, capsys):
+    """`for (int di = -R; di <= R; di++)` was printed `serial di < 3`: two of its five trips hidden."""
+    source = tmp_path / "g.c"
+    source.write_text("""#define R 2
+void g(int n, int B, float a[n], float b[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++) {
+                float s = 0.0f;
+                for (int di = -R; di <= R; di++)
+                    s += a[(i * B + j + di + n) % n];
+                for (int k = 1; k < 9; k += 2)
+                    s += 1.0f;
+                b[i * B + j] = s;
+            }
+    }
+}
+""")
+    assert main(["optimize", str(source)]) == 0
+    out = capsys.readouterr().out
+    assert "serial -2 <= di < 3 inside each thread" in out and "serial 1 <= k < 9 step 2 inside each thread" in out
+
+
 def test_json_document_follows_the_contract(capsys):
     assert main(["optimize", str(SAMPLES / "jacobi1d.c"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -13,10 +13,13 @@ def _s(expr) -> str:
 
 
 def _serial_bound(loop) -> str:
-    """`k < n / B`, or where the bound is read from an array, where it is."""
+    """`k < n / B`, `-R <= di < R + 1` (a start other than 0 shown: `di < 3` hid five trips),
+    a step other than 1; or where a bound is read from an array, where it is."""
     if opaque(loop.hi) or opaque(loop.lo):
         return f"{loop.var} (line {loop.span.line}) to a bound read from an array"
-    return f"{loop.var} < {_s(loop.hi)}"
+    start = f"{_s(loop.lo)} <= " if loop.lo != 0 else ""
+    step = f" step {_s(loop.step)}" if loop.step != 1 else ""
+    return f"{start}{loop.var} < {_s(loop.hi)}{step}"
 
 
 def schedule_json(result: ScheduleResult) -> dict:
