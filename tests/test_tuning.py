@@ -209,6 +209,13 @@ def test_cli_tune_text_and_json(capsys):
     assert "waves = ceil(blocks / concurrent)" in entry["formula"][0]
 
 
+def test_a_launch_limit_that_every_case_exceeds_is_named(capsys):
+    """doitgen at nr = nq = 1024 said only 'no case fits the device': its grid's y is nr*nq."""
+    assert cli.main(["tune", str(SAMPLES / "polybench" / "doitgen.c"), "--profile", "h100", "--data", "nr=1024",
+                     "--data", "nq=1024", "--data", "np=64"]) == 1
+    assert "no case fits the device: grid y = 1048576 exceeds 65535" in capsys.readouterr().err
+
+
 def test_cli_tune_json_on_a_file_without_a_tree_prints_the_document(capsys):
     """tune --json on a syntax error printed nothing on stdout (exit 2): a script reading it got
     no JSON to parse. The document has the diagnostics, at their positions."""

@@ -184,8 +184,9 @@ def _judge(result, quantities, values, machine, device, names, order, host: dict
     if verdict.why:   # counted by reason: "violates n % (s*ub1) == 0", not by line
         return (), not_given(schedule, {**host, **values}, verdict)
     choice = dispatch.choose(tree, machine, subs)
-    if choice.case is None:
-        return (), "no case fits the device"
+    if choice.case is None:   # where every case exceeds a limit, the first (doitgen's gridDim.y = nr*nq > 65535)
+        beyond = choice.limits[0] if choice.limits and all(choice.limits) else ""
+        return (), "no case fits the device" + (f": {beyond}" if beyond else "")
     out = []
     for k in dict.fromkeys((choice.case, *choice.fits)):
         prediction = model.predict(quantities[k - 1], subs, device)
