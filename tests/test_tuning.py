@@ -209,6 +209,16 @@ def test_cli_tune_text_and_json(capsys):
     assert "waves = ceil(blocks / concurrent)" in entry["formula"][0]
 
 
+def test_no_common_values_of_a_function_one_of_whose_schedules_failed(capsys):
+    """three_mm without nm: its second product failed, and the function's last line still said
+    'call it with B0=... B1=...' from the other two."""
+    assert cli.main(["tune", str(SAMPLES / "polybench" / "three_mm.c"), "--profile", "h100", "--data", "ni=100",
+                     "--data", "nj=100", "--data", "nk=100", "--data", "nl=100"]) == 2
+    captured = capsys.readouterr()
+    assert "three_mm:0 on h100" in captured.out and "call it with" not in captured.out
+    assert "three_mm:1: no value for nm" in captured.err
+
+
 def test_a_launch_limit_that_every_case_exceeds_is_named(capsys):
     """doitgen at nr = nq = 1024 said only 'no case fits the device': its grid's y is nr*nq."""
     assert cli.main(["tune", str(SAMPLES / "polybench" / "doitgen.c"), "--profile", "h100", "--data", "nr=1024",
