@@ -442,3 +442,33 @@ def test_a_serial_loop_that_runs_no_iteration_leaves_the_other_reads_staged(text
         point = session.run(sid, values, device(65536, 1 << 16, 1024))
         assert point.ok and not point.mismatches, (point.error, point.mismatches)
         assert tree.cases[point.expected - 1].kernel.cached     # the staged case ran
+
+
+GUARDED_WRITE = """#include "metafork.h"
+void tr(int n, int B0, int B1, float a[n][n], float c[n][n])
+{
+    int g0 = (n + B0 - 1) / B0, g1 = (n + B1 - 1) / B1;
+    meta_schedule cache(c) {
+        meta_for (int v0 = 0; v0 < g0; v0++)
+            meta_for (int v1 = 0; v1 < g1; v1++)
+                meta_for (int u0 = 0; u0 < B0; u0++)
+                    meta_for (int u1 = 0; u1 < B1; u1++) {
+                        int i = v0 * B0 + u0, j = v1 * B1 + u1;
+                        if (i < n && j < n)
+                            c[j][i] = a[i][j];
+                    }
+    }
+}
+"""
+
+
+def test_an_array_written_under_a_condition_of_the_thread_and_never_read_is_not_staged():
+    """cache(c) of a transpose with a bounds test: the tile was neither loaded nor written back
+    (the writes went to global memory), yet case 1 claimed 4*B0*B1 bytes of shared memory."""
+    from parakern.pipeline import analyze
+    (result,) = analyze(GUARDED_WRITE, "t.c").results
+    (warning,) = [d for d in result.diagnostics if d.code == "PK031"]
+    assert (warning.span.line, warning.span.col) == (5, 25)
+    assert warning.message.startswith("cannot stage 'c': the block writes it under a condition of the thread "
+                                      "(the `if` of line 11)")
+    assert all(sympy.sympify(c.counter("shared_memory")) == 0 for c in result.tree.cases)

@@ -75,7 +75,7 @@ def _stageable(kernel: Kernel) -> tuple[Kernel, tuple[Diagnostic, ...]]:
         except StagingError as exc:
             where = next((c.span for c in kernel.schedule.cache if c.name == name), kernel.schedule.keyword_span)
             advice = f"; {exc.advice}" if exc.advice else ""
-            warnings.append(warning("PK031", f"{exc.message}; the cases read '{name}' from global memory{advice}",
+            warnings.append(warning("PK031", f"{exc.message}; the cases use '{name}' in global memory{advice}",
                                     where))
     return dataclasses.replace(kernel, cached=tuple(keep)), tuple(warnings)
 

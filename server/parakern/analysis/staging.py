@@ -133,6 +133,7 @@ def _plan(shape: Shape, cached: tuple[str, ...]) -> tuple[Staged, ...]:
                                f"unbounded ({fp.note})", _cache_span(s, array.name))
         covered = shape.key[-1]   # written_first: reads of what the thread wrote first
         choices = tuple(_choice(s, array, c, covered) for c in fp.regions)
+        _check_useful(s, array, choices)
         staged.append(Staged(array, offset, fp.elements, choices, _index_type(s, array, choices)))
         offset = sympy.expand(offset + fp.elements * array.element_size)
     return tuple(staged)
@@ -155,6 +156,21 @@ def _choice(s: Schedule, array: Array, choice, covered: frozenset) -> StagedChoi
         regions.append(Region(cluster.dims, base, cluster.accesses, write_back, load, hoisted, boxes))
         base = sympy.expand(base + cluster.elements)
     return StagedChoice(choice.when, tuple(regions), overlapping)
+
+
+def _check_useful(s: Schedule, array: Array, choices) -> None:
+    """A staged array whose tile is neither loaded nor written back does nothing but take shared
+    memory: its writes, all under a condition of the thread (`if (i < n && j < n)`), go to
+    global memory as written, while the case claimed the staging and its bytes."""
+    if any(r.load or r.write_back for c in choices for r in c.regions):
+        return
+    guards = [g for a in s.accesses if a.array == array.name and a.is_write for g in a.guards if not g.uniform]
+    where = f" (the `if` of line {guards[0].span.line})" if guards else ""
+    raise StagingError(f"cannot stage '{array.name}': the block writes it under a condition of the thread{where}, "
+                       "so its tile cannot be written back whole, and it reads none of it: staged, it would "
+                       "only take shared memory", _cache_span(s, array.name),
+                       "block sizes that divide the array's extents (an assert) let the bounds test go" if guards
+                       else "")
 
 
 def _check(s: Schedule, array: Array, cluster) -> None:
