@@ -472,3 +472,32 @@ def test_an_array_written_under_a_condition_of_the_thread_and_never_read_is_not_
     assert warning.message.startswith("cannot stage 'c': the block writes it under a condition of the thread "
                                       "(the `if` of line 11)")
     assert all(sympy.sympify(c.counter("shared_memory")) == 0 for c in result.tree.cases)
+
+
+SOFTMAX_LOOPS = """#include "metafork.h"
+void sm(int m, int n, int B, float x[m][n], float y[m])
+{
+    meta_schedule cache(x) {
+        meta_for (int b = 0; b < m / B; b++)
+            meta_for (int t = 0; t < B; t++) {
+                int r = b * B + t;
+                float s = x[r][0];
+                for (int j = 1; j < n; j++)
+                    s += x[r][j];
+                for (int j = 0; j < n; j++)
+                    s += x[r][j];
+                y[r] = s;
+            }
+    }
+}
+"""
+
+
+def test_two_serial_loops_of_one_name_stage_the_rows_they_read():
+    """softmax's loops all named j (from 1, then from 0): the accesses in them were not told
+    apart and the whole array was staged, 4*m*n bytes for the 4*B*n its B rows need."""
+    from parakern.pipeline import analyze
+    (result,) = analyze(SOFTMAX_LOOPS, "sm.c").results
+    staged = [sympy.sympify(c.counter("shared_memory")) for c in result.tree.cases if "(4a)" in c.decisions]
+    at = {"B": 32, "n": 64, "m": 4096}
+    assert staged and all(x.subs({v: at[v.name] for v in x.free_symbols}) == 4 * 32 * 64 for x in staged), staged

@@ -114,8 +114,14 @@ class Subscripts:
     def _range(self, var: str, active: tuple[str, ...] = ()) -> "Range | None":
         loops = {(lp.lo, lp.hi, sympy.S.One) for lp in self.s.block if lp.var == var}
         loops |= {(lp.lo, lp.hi, lp.step) for lp in self.s.serial if lp.var == var}
-        if len(loops) > 1:
-            self.notes.add(f"loops named '{var}' have different bounds: the accesses in them are not told apart")
+        hull = False
+        if len(loops) > 1:   # softmax's three `for (int j ...)` from 0 or 1 to n: their hull, in steps of 1
+            hull = self._hull(loops)
+            if hull is None:
+                self.notes.add(f"loops named '{var}' have different bounds: the accesses in them are not told apart")
+                return None
+            self.notes.add(f"loops named '{var}' have different bounds: the hull of their ranges is counted")
+            loops = {hull}
         if len(loops) != 1 or var in active:
             return None
         lo, hi, step = loops.pop()
@@ -137,6 +143,7 @@ class Subscripts:
             step, count, exact = sympy.S.One, last - start + 1, False
             self.notes.add(f"the bounds of loop '{var}' depend on other loops: their hull is counted")
         count = sympy.expand(count)
+        exact = exact and not hull
         if {s.name for s in count.free_symbols} & self.fixed:
             count = self._fixed_max(count)
             if count is None:
@@ -146,6 +153,15 @@ class Subscripts:
         if not {s.name for s in count.free_symbols} <= self.params:
             return None
         return Range(sympy.expand(start), sympy.expand(step), count, exact)
+
+    @staticmethod
+    def _hull(loops) -> "tuple | None":
+        """(lowest start, highest end, 1) of loops of one name, where sympy can tell which they are
+        (`0` and `1`, `n` and `n - 1`); None otherwise."""
+        lo, hi = sympy.Min(*(x[0] for x in loops)), sympy.Max(*(x[1] for x in loops))
+        if isinstance(lo, sympy.Min) or isinstance(hi, sympy.Max):
+            return None
+        return lo, hi, sympy.S.One
 
     def _bound(self, expr, upper: bool, active) -> "sympy.Expr | None":
         """Min (max) of an affine expression over the varying variables it reads."""
