@@ -234,6 +234,31 @@ def test_both_branches_of_an_if_on_array_values_are_counted_and_the_emulation_ag
     assert _differences(t, measure(result, point)[1]) == []
 
 
+SELECT = """void select_sign(int n, int B, float v[n], float a[n], float b[n], float c[n])
+{
+    meta_schedule {
+        meta_for (int g = 0; g < n / B; g++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = g * B + t;
+                c[i] = v[i] > 0.0f ? a[i] : b[i];
+            }
+    }
+}
+"""
+
+
+def test_both_values_of_a_select_on_array_values_are_counted_and_the_emulation_agrees():
+    """`v[i] > 0 ? a[i] : b[i]`: the emulation's inputs read a[i] only, and profile --emulate
+    called b[i] a difference (exit 1), as it had the else of an `if` on array values."""
+    result = _analysed(SELECT, "s.c").results[0]
+    point = {"n": 64, "B": 32}
+    t = traffic(result.tree.cases[0].kernel, point)
+    loads = {r.array: r for r in t.requests if r.kind == "read"}
+    assert loads["a"].on_values and loads["b"].on_values and not loads["v"].on_values
+    assert "line 7 reads array values: both values of its ?:" in t.note
+    assert _differences(t, measure(result, point)[1]) == []
+
+
 def test_a_request_seen_on_the_emulation_only_is_named_in_words():
     """It printed the key: ('access', 'b', (15, 21, 15, 25), 'global') (write)."""
     from types import SimpleNamespace

@@ -799,10 +799,24 @@ class _Walk:
             inner[stmt.var] = sym(stmt.var)
             self.block(stmt.body, inner, weight * var.count)
 
-    def expr(self, e, weight: float) -> None:
-        for node in syntax.walk(e):
-            if isinstance(node, syntax.Index):
-                self.at.use(self.found, node, "read", weight, self.on_values > 0)
+    def expr(self, e, weight: float, on_values: bool = False) -> None:
+        """The element references of an expression; those of a ternary's branches on array values
+        (`v[i] > 0 ? a[i] : b[i]`) are marked, as the branches of such an `if` are: the data
+        decides which a thread reads."""
+        on_values = on_values or self.on_values > 0
+        if isinstance(e, syntax.Ternary):
+            self.expr(e.cond, weight, on_values)
+            branches = on_values or any(isinstance(n, syntax.Index) for n in syntax.walk(e.cond))
+            if branches and not on_values:
+                self.at.notes.append(f"the condition at line {e.cond.span.line} reads array values: both "
+                                     "values of its ?: are counted in every warp")
+            self.expr(e.then, weight, branches)
+            self.expr(e.other, weight, branches)
+            return
+        if isinstance(e, syntax.Index):
+            self.at.use(self.found, e, "read", weight, on_values)
+        for child in syntax.children(e):
+            self.expr(child, weight, on_values)
 
 
 def _unstride(relative: int, d, value) -> int:
