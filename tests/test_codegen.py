@@ -147,8 +147,10 @@ def test_preamble_is_the_contract():
 #ifndef PARAKERN_DYNAMIC_SHARED
 #define PARAKERN_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
+#define PARAKERN_NOTHING_TO_DO 0
 #define PARAKERN_NO_CASE_FITS (-1)
 #define PARAKERN_CUDA_ERROR (-2)
+#define PARAKERN_INVALID_VALUES (-3)
 """ in text
     header = text.split("#ifndef PARAKERN_CPU")[0]
     assert "samples/saxpy.c" in header and "sm_80" in header and "(H1)" in header

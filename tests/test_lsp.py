@@ -223,7 +223,8 @@ async def test_code_action_inserts_dispatcher_idempotently(client: Editor):
     client.apply_workspace_edit(action.edit)
     once = client.texts[uri]
     assert once.startswith(text.rstrip("\n"))       # the original text is untouched
-    assert "// parakern:begin matadd:0\n" in once and once.rstrip().endswith("// parakern:end matadd:0")
+    assert re.search(r"^// parakern:begin matadd:0 from=[0-9a-f]{12}\n", once, re.M)
+    assert once.rstrip().endswith("// parakern:end matadd:0")
     region = once[once.index("// parakern:begin"):]
     assert "__global__" in region
     # ... and the file still builds as the serial C it was (gcc refused <cuda_runtime.h>)
