@@ -546,3 +546,24 @@ def test_the_emulation_header_compiles_without_a_warning(tmp_path):
     done = subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-c", "-include", str(header),
                            str(use), "-o", str(tmp_path / "use.o")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_min_and_max_without_definitions_say_what_to_add(tmp_path):
+    """A schedule may call min and max (CUDA has them), but C has none: verify printed gcc's
+    'implicit declaration of function max' alone."""
+    program = """#include "metafork.h"
+void clamp(int N, int B, double in[N], double out[N])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < N / B; i++)
+            meta_for (int j = 0; j < B; j++) {
+                int p = i * B + j;
+                out[p] = in[min(p + 1, N - 1)] - in[max(p - 1, 0)];
+            }
+    }
+}
+"""
+    result = verify_file(_program(tmp_path, "clamp.c", program), points=1)
+    report = text(result)
+    assert not result.ok and "clamp.c:8:" in report
+    assert "max and min: CUDA's, which C does not have: define them in the file for its serial C" in report

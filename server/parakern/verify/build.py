@@ -73,7 +73,17 @@ def run_compiler(command: list, what: str, cwd: Path) -> None:
     except subprocess.TimeoutExpired:
         raise BuildError(what, "the compiler ran for more than 300 s") from None
     if done.returncode != 0:
-        raise BuildError(what, done.stderr + done.stdout)
+        raise BuildError(what, done.stderr + done.stdout + _advice(done.stderr))
+
+
+def _advice(errors: str) -> str:
+    """What to change where gcc's message alone does not say: min and max, which a schedule may
+    call (CUDA has them), are no C functions, so the serial C must define them itself."""
+    missing = sorted(set(re.findall(r"implicit declaration of function .(min|max)\b", errors)))
+    if not missing:
+        return ""
+    return (f"\n{' and '.join(missing)}: CUDA's, which C does not have: define {'them' if len(missing) > 1 else 'it'} "
+            "in the file for its serial C, e.g. `#define min(a, b) ((a) < (b) ? (a) : (b))`\n")
 
 
 def serial_includes(directory: Path, file: str) -> list:
