@@ -122,10 +122,42 @@ def test_few_blocks_use_the_bandwidth_less():
     assert math.isclose(env["t_global"], 1e6 / (3350e9 * 128 / (132 * 1024)))
 
 
+COLUMN_SUMS = """void colsum(int m, int n, int B, int a[m][n], int c[m][n])
+{
+    int g = (n + B - 1) / B;
+    meta_schedule {
+        meta_for (int b = 0; b < g; b++)
+            meta_for (int t = 0; t < B; t++) {
+                int j = b * B + t;
+                if (j < n) {
+                    int acc = 0;
+                    for (int i = 0; i < m; i++) {
+                        acc += a[i][j];
+                        c[i][j] = acc;
+                    }
+                }
+            }
+    }
+}
+"""
+
+
+def test_where_the_block_shapes_tie_the_pick_has_full_warps_on_every_sm():
+    """A thread per column, 4096 columns: every B predicts the same time (latency: as many threads
+    in any shape), and tune recommended B = 1, 1-thread blocks, the first candidate."""
+    from parakern.pipeline import analyze
+    (result,) = analyze(COLUMN_SUMS, "colsum.c").results
+    tuning = search.tune(result, {"n": 4096, "m": 1024}, H100)
+    times = {c.values: c.time for c in tuning.configurations}
+    assert len({round(t, 12) for t in times.values()}) == 1   # the terms do tie
+    assert dict(tuning.pick.values) == {"B": 32}   # 128 blocks of a warp: 128 of the 132 SMs
+
+
 def test_formula_is_the_same_text_in_c():
     lines = model.formula_c()
-    assert lines[-1] == ("const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), "
-                         "fmax(t_l1, t_blocks)), t_l2);")
+    assert ("const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), "
+            "fmax(t_l1, t_blocks)), t_l2);") in lines
+    assert lines[-1] == "const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));"
     assert len(lines) == len(model.FORMULA)
 
 
@@ -188,7 +220,8 @@ def test_every_configuration_tune_returns_is_feasible(path):
         for key in ("h100", "t4"):
             tuning = search.tune(result, fixed, model.model_device(get_profile(key), key))
             assert tuning.pick is not None, (s.id, key, tuning.rejected)
-            assert [c.time for c in tuning.configurations[1:]] == sorted(c.time for c in tuning.configurations[1:])
+            ranks = [c.prediction.ranked for c in tuning.configurations[1:]]
+            assert ranks == sorted(ranks)
             for config in tuning.configurations:
                 why = _feasible(result, config, fixed, PROFILES[key])
                 assert not why, f"{s.id} on {key}: {config.values}: {why}"

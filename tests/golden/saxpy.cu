@@ -249,7 +249,10 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double t_blocks = ceil(blocks / sms) * block_time;
     const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
     const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), t_l2);
-    return time;
+    const double lanes = threads / (ceil(threads / 32.0) * 32.0);
+    const double spread = fmin(blocks, sms) / sms;
+    const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));
+    return ranked;   /* what the candidates are compared by: time, ties broken (tuning/model.py) */
 }
 #endif
 

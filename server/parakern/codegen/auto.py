@@ -119,7 +119,7 @@ def model_support() -> str:
         "{",
         *device_locals,
         *model.formula_c(INDENT),
-        "    return time;",
+        "    return ranked;   /* what the candidates are compared by: time, ties broken (tuning/model.py) */",
         "}",
         "#endif"])
 

@@ -34,6 +34,13 @@ cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks resident per
                   L2 serves a warp's request a 128-byte line at a time, whatever sectors of it are
                   asked: rows of 8 floats per block ask 4 lines per warp where rows of 32 ask 1
     time        = launch_overhead + max(t_global, t_compute, t_l1, t_blocks, t_l2)
+    lanes       = threads / (⌈threads / 32⌉ · 32)         the lanes of its warps the block uses
+    spread      = min(blocks, SMs) / SMs                   the SMs that get a block
+    ranked      = time · (1 + 10⁻⁶ · (2 - lanes - spread))
+                  what tune and dispatch_auto compare: where the terms tie (a launch bound by the
+                  latency of one thread per row, as fast in any block shape), the shape with full
+                  warps on every SM, not 1-thread blocks nor 4 blocks of 1024 on 4 SMs; millionths,
+                  which no printed time shows
 
 Everything is per launch; a schedule inside a host loop launches once per iteration.
 """
@@ -131,6 +138,9 @@ FORMULA = (
     ("t_blocks", "ceil(blocks / sms) * block_time"),
     ("t_l2", "waves * active * l2_lines / (l2_lines_per_clock * clock)"),
     ("time", "launch_overhead + max(max(max(t_global, t_compute), max(t_l1, t_blocks)), t_l2)"),
+    ("lanes", "threads / (ceil(threads / 32.0) * 32.0)"),
+    ("spread", "min(blocks, sms) / sms"),
+    ("ranked", "time * (1.0 + 1e-6 * (2.0 - lanes - spread))"),
 )
 QUANTITY_NAMES = ("blocks", "threads", "resident", "global_bytes", "unique_bytes", "read_bytes", "synchronised",
                   "ops32", "ops64", "l1_traffic", "l2_lines")
@@ -616,6 +626,11 @@ class Prediction:
 
     def step(self, name: str) -> float:
         return dict(self.steps)[name]
+
+    @property
+    def ranked(self) -> float:
+        """What the configurations are compared by (FORMULA's `ranked`)."""
+        return self.step("ranked")
 
 
 def at(q: Quantities, subs: dict) -> "dict | None":

@@ -147,7 +147,7 @@ def tune(result, fixed: dict, device: model.ModelDevice, host: "dict | None" = N
             found += configs
             feasible += 1
     count = order + 1 if lists or not names else 0
-    ranked = sorted(found, key=lambda c: (c.time, c.order))
+    ranked = sorted(found, key=lambda c: (c.prediction.ranked, c.order))
     best = pick(found)
     if best is not None:
         ranked.remove(best)
@@ -164,10 +164,10 @@ def _machine(device: model.ModelDevice) -> tuple:
 
 def pick(configurations) -> "Configuration | None":
     """The configuration dispatch_auto takes: in candidate order, a later one replaces the best
-    only when faster by more than TIE (relative), as the C does."""
+    only when its ranked time (model.FORMULA) is lower by more than TIE (relative), as the C does."""
     best = None
     for c in sorted(configurations, key=lambda c: c.order):
-        if best is None or c.time < best.time * (1 - TIE):
+        if best is None or c.prediction.ranked < best.prediction.ranked * (1 - TIE):
             best = c
     return best
 
