@@ -11,10 +11,13 @@ version="${1:-3.12}"
 py="${PYTHON:-python3}"
 mkdir -p .whl
 # what pycuda, parakern's analysis and the bench import beyond the machine's own packages
+log=$(mktemp)
 "$py" -m pip download -q --only-binary=:all: --python-version "$version" --implementation cp --no-deps -d .whl \
-  --platform manylinux_2_39_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-  z3-solver pycparser pytools platformdirs mako markupsafe siphash24 typing-extensions 2>&1 \
-  | grep -v "^WARNING: Location" || true
+  --platform manylinux_2_39_x86_64 --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  z3-solver pycparser pytools platformdirs mako markupsafe siphash24 typing-extensions >"$log" 2>&1 \
+  || { grep -v "^WARNING: Location" "$log"; rm -f "$log"; echo "gpu_wheels: pip could not download the wheels"; exit 1; }
+rm -f "$log"
 # the sdist as PyPI serves it (`pip download` of an sdist would build its metadata, and with
 # it numpy, from source)
 "$py" - <<'PY'

@@ -72,6 +72,11 @@ def test_a_region_made_from_an_earlier_version_of_its_function_is_said_to_be_sta
         "// parakern:end saxpy:0", "// parakern:end saxpy:1")
     (stale,) = [d for d in analyze_source(gone, "t.c").diagnostics if d.code == "PK041"]
     assert "no meta_schedule saxpy:1 in this file" in stale.message
+    # a schedule with an error is still there: no word of its region being gone
+    broken = again.replace("alpha * x[i] + 1.0f", "alpha * q[i] + 1.0f")
+    assert "PK010" in {d.code for d in analyze_source(broken, "t.c").diagnostics}
+    assert not [d for d in analyze_source(broken, "t.c").diagnostics
+                if d.code == "PK041" and "no meta_schedule" in d.message]
 
 
 def test_dispatcher_edit_at_the_end_of_a_file_without_newline():

@@ -257,6 +257,10 @@ def test_both_values_of_a_select_on_array_values_are_counted_and_the_emulation_a
     assert loads["a"].on_values and loads["b"].on_values and not loads["v"].on_values
     assert "line 7 reads array values: both values of its ?:" in t.note
     assert _differences(t, measure(result, point)[1]) == []
+    # through a local, as an `if` on it is
+    local = SELECT.replace("c[i] = v[i] > 0.0f ? a[i] : b[i];", "float w = v[i];\n                c[i] = w > 0.0f ? a[i] : b[i];")
+    t = traffic(_analysed(local, "s.c").results[0].tree.cases[0].kernel, point)
+    assert all(r.on_values for r in t.requests if r.array in "ab") and "reads array values" in t.note
 
 
 def test_a_request_seen_on_the_emulation_only_is_named_in_words():

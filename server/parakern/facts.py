@@ -36,7 +36,7 @@ def judge_facts(schedule, subs: dict, origin: bool = True) -> Verdict:
     beyond = out_of_range(schedule.params, {n.name: v for n, v in given.items() if isinstance(v, int)})
     if beyond:   # n = 10**12 for an int n: C would wrap it
         return Verdict(beyond)
-    undecided = ""
+    undecided = Verdict("")
     for fact in schedule.facts:
         try:
             rel = exact.substituted(fact.relation, subs, given)
@@ -46,13 +46,14 @@ def judge_facts(schedule, subs: dict, origin: bool = True) -> Verdict:
             continue  # reads a value the host sets (a time step): cannot be judged here
         truth = exact.truth(rel)
         if truth is None:   # said only where no fact is plainly violated (B >= 1 says more than n/B)
-            undecided = undecided or f"{to_c(fact.relation)} cannot be evaluated (division by zero?)"
+            undecided = undecided if undecided.why else \
+                Verdict(f"{to_c(fact.relation)} cannot be evaluated (division by zero?)", fact)
         elif not truth:   # in C, as the user wrote it: B == 32, n % B == 0; and where it is written
             where = f", line {fact.span.line}" if getattr(fact, "span", None) is not None else ""
             derived = _derived_values(schedule, fact, subs, given)
             return Verdict(f"violates {to_c(fact.relation)}{f' ({fact.origin}{where})' if origin else ''}{derived}",
                            fact)
-    return Verdict(undecided)
+    return undecided
 
 
 def _derived_values(schedule, fact, subs: dict, given: dict) -> str:

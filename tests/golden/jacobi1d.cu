@@ -352,11 +352,11 @@ static int jacobi1d_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttrib
  * only > 0: case only alone, where its kernel fits (its constraints aside) */
 static int jacobi1d_0_select(bool probe, int only, int N, int s, int B, int *a, int t)
 {
-    /* a divisor or an assertion of the function fails: refused, nothing launched */
-    if (!(B*s != 0))
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B)*((long long)s) != 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
-    if (!((N - 2)/(B*s) >= 1 && B >= 1))
+    if (!(((((long long)N) - 2)/(((long long)B)*((long long)s)) >= 1) && (((long long)B) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -429,6 +429,12 @@ int jacobi1d_0_dispatch(int N, int s, int B, int *a, int t)
  * each from a copy of the arrays the cases write */
 int jacobi1d_0_dispatch_tuned(int N, int s, int B, int *a, int t)
 {
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B)*((long long)s) != 0)))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!(((((long long)N) - 2)/(((long long)B)*((long long)s)) >= 1) && (((long long)B) >= 1)))
+        return PARAKERN_NOTHING_TO_DO;
     static std::mutex lock;
     static long long keys[16][4];   /* device, N, s, B */
     static int fastest[16];
@@ -519,6 +525,10 @@ int jacobi1d_0_dispatch_tuned(int N, int s, int B, int *a, int t)
 struct parakern_model_device {
     double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
+
+/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
+ * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
+#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
 
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
  * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
@@ -694,10 +704,10 @@ jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int *a, int t)
         const long long s = s_values[i_s];
         for (int i_B = 0; i_B < 11; ++i_B) {
             const long long B = B_values[i_B];
-            if (!(B*s != 0))
-                continue;  /* a divisor, an assertion */
+            if (!((((long long)B)*((long long)s) != 0)))
+                continue;  /* a divisor, a shift, an assertion */
             valid = 1;
-            if (!((N - 2)/(B*s) >= 1 && B >= 1))
+            if (!(((((long long)N) - 2)/(((long long)B)*((long long)s)) >= 1) && (((long long)B) >= 1)))
                 continue;  /* an empty meta_for */
             nonempty = 1;
             for (int k0 = 1; k0 <= 3; ++k0) {  /* every case whose kernel fits */

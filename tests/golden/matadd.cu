@@ -135,11 +135,11 @@ static int matadd_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
 static int matadd_0_select(bool probe, int only, int N, int B0, int B1, const int *a, const int *b,
                            int *c)
 {
-    /* a divisor or an assertion of the function fails: refused, nothing launched */
-    if (!(B0 != 0 && B1 != 0 && N % 2 == 0))
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
-    if (!((B0 + N - 1)/B0 >= 1 && (B1 + N/2 - 1)/B1 >= 1 && B0 >= 1 && B1 >= 1))
+    if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -193,6 +193,12 @@ int matadd_0_dispatch(int N, int B0, int B1, const int *a, const int *b, int *c)
  * each from a copy of the arrays the cases write */
 int matadd_0_dispatch_tuned(int N, int B0, int B1, const int *a, const int *b, int *c)
 {
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0)))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
+        return PARAKERN_NOTHING_TO_DO;
     static std::mutex lock;
     static long long keys[16][4];   /* device, N, B0, B1 */
     static int fastest[16];
@@ -283,6 +289,10 @@ int matadd_0_dispatch_tuned(int N, int B0, int B1, const int *a, const int *b, i
 struct parakern_model_device {
     double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
+
+/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
+ * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
+#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
 
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
  * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
@@ -403,10 +413,10 @@ matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c)
         const long long B0 = B0_values[i_B0];
         for (int i_B1 = 0; i_B1 < 11; ++i_B1) {
             const long long B1 = B1_values[i_B1];
-            if (!(B0 != 0 && B1 != 0 && N % 2 == 0))
-                continue;  /* a divisor, an assertion */
+            if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0)))
+                continue;  /* a divisor, a shift, an assertion */
             valid = 1;
-            if (!((B0 + N - 1)/B0 >= 1 && (B1 + N/2 - 1)/B1 >= 1 && B0 >= 1 && B1 >= 1))
+            if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
                 continue;  /* an empty meta_for */
             nonempty = 1;
             for (int k = 1; k <= 1; ++k) {  /* every case whose kernel fits */

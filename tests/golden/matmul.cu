@@ -476,11 +476,11 @@ static int matmul_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttribut
 static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, const float *a,
                            const float *b, float *c)
 {
-    /* a divisor or an assertion of the function fails: refused, nothing launched */
-    if (!(B0 != 0 && s*ub1 != 0 && B0 <= s*ub1 && n % B0 == 0 && n % (s*ub1) == 0))
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B0) != 0) && (((long long)s)*((long long)ub1) != 0) && (((long long)B0) <= ((long long)s)*((long long)ub1)) && (((long long)n) % ((long long)B0) == 0) && (((long long)n) % (((long long)s)*((long long)ub1)) == 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
-    if (!(n/B0 >= 1 && n/(s*ub1) >= 1 && B0 >= 1 && ub1 >= 1))
+    if (!((((long long)n)/((long long)B0) >= 1) && (((long long)n)/(((long long)s)*((long long)ub1)) >= 1) && (((long long)B0) >= 1) && (((long long)ub1) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -571,6 +571,12 @@ int matmul_0_dispatch(int n, int B0, int ub1, int s, const float *a, const float
  * each from a copy of the arrays the cases write */
 int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, const float *a, const float *b, float *c)
 {
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B0) != 0) && (((long long)s)*((long long)ub1) != 0) && (((long long)B0) <= ((long long)s)*((long long)ub1)) && (((long long)n) % ((long long)B0) == 0) && (((long long)n) % (((long long)s)*((long long)ub1)) == 0)))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!((((long long)n)/((long long)B0) >= 1) && (((long long)n)/(((long long)s)*((long long)ub1)) >= 1) && (((long long)B0) >= 1) && (((long long)ub1) >= 1)))
+        return PARAKERN_NOTHING_TO_DO;
     static std::mutex lock;
     static long long keys[16][5];   /* device, n, B0, ub1, s */
     static int fastest[16];
@@ -662,6 +668,10 @@ struct parakern_model_device {
     double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
 
+/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
+ * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
+#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
+
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
  * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
 static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
@@ -739,7 +749,7 @@ static double matmul_0_time_case1(const parakern_model_device *dev, long long n,
     const long long ops32 = 2*B0*s*(n/B0) + s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long l2_lines = ((B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32))) + (32) - 1) / (32);
+    const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 32);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
@@ -760,7 +770,7 @@ static double matmul_0_time_case2(const parakern_model_device *dev, long long n,
     const long long ops32 = 8*B0*s*(n/B0) + s*(n/B0) + 18*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long l2_lines = ((B0*(n/B0)*((B0 + 3)/4) + 16*((4*s*ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 8*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32))) + (8) - 1) / (8);
+    const long long l2_lines = PARAKERN_CEIL_DIV(B0*(n/B0)*((B0 + 3)/4) + 16*((4*s*ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 8*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 8);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
@@ -781,7 +791,7 @@ static double matmul_0_time_case3(const parakern_model_device *dev, long long n,
     const long long ops32 = 14*B0*s*(n/B0) + 7*s*(n/B0) + 18*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long l2_lines = ((B0*(n/B0)*((B0 + 3)/4) + 16*((4*s*ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 8*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32))) + (8) - 1) / (8);
+    const long long l2_lines = PARAKERN_CEIL_DIV(B0*(n/B0)*((B0 + 3)/4) + 16*((4*s*ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 8*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 8);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
@@ -802,7 +812,7 @@ static double matmul_0_time_case4(const parakern_model_device *dev, long long n,
     const long long ops32 = 8*B0*s*(n/B0) + 7*s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long l2_lines = ((B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32))) + (32) - 1) / (32);
+    const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 32);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case4, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
@@ -823,7 +833,7 @@ static double matmul_0_time_case5(const parakern_model_device *dev, long long n,
     const long long ops32 = 8*B0*s*(n/B0) + 7*s*(n/B0) + 5*(n/B0);
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long l2_lines = ((B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32))) + (32) - 1) / (32);
+    const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 32);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case5, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
@@ -869,10 +879,10 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
             const long long ub1 = ub1_values[i_ub1];
             for (int i_s = 0; i_s < 7; ++i_s) {
                 const long long s = s_values[i_s];
-                if (!(B0 != 0 && s*ub1 != 0 && B0 <= s*ub1 && n % B0 == 0 && n % (s*ub1) == 0))
-                    continue;  /* a divisor, an assertion */
+                if (!((((long long)B0) != 0) && (((long long)s)*((long long)ub1) != 0) && (((long long)B0) <= ((long long)s)*((long long)ub1)) && (((long long)n) % ((long long)B0) == 0) && (((long long)n) % (((long long)s)*((long long)ub1)) == 0)))
+                    continue;  /* a divisor, a shift, an assertion */
                 valid = 1;
-                if (!(n/B0 >= 1 && n/(s*ub1) >= 1 && B0 >= 1 && ub1 >= 1))
+                if (!((((long long)n)/((long long)B0) >= 1) && (((long long)n)/(((long long)s)*((long long)ub1)) >= 1) && (((long long)B0) >= 1) && (((long long)ub1) >= 1)))
                     continue;  /* an empty meta_for */
                 nonempty = 1;
                 for (int k0 = 1; k0 <= 5; ++k0) {  /* every case whose kernel fits */

@@ -190,11 +190,11 @@ static int matvec_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
 static int matvec_0_select(bool probe, int only, int m, int n, int B, const double *A,
                            const double *x, double *y)
 {
-    /* a divisor or an assertion of the function fails: refused, nothing launched */
-    if (!(B != 0))
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B) != 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
-    if (!((B + m - 1)/B >= 1 && B >= 1))
+    if (!(((((long long)B) + ((long long)m) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -265,6 +265,10 @@ int matvec_0_dispatch_tuned(int m, int n, int B, const double *A, const double *
 struct parakern_model_device {
     double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
+
+/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
+ * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
+#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
 
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
  * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
@@ -343,7 +347,7 @@ static double matvec_0_time_case1(const parakern_model_device *dev, long long m,
     const long long ops32 = 2;
     const long long ops64 = 2*n;
     const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
-    const long long l2_lines = ((B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16))) + (16) - 1) / (16);
+    const long long l2_lines = PARAKERN_CEIL_DIV(B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16)), 16);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
@@ -364,7 +368,7 @@ static double matvec_0_time_case2(const parakern_model_device *dev, long long m,
     const long long ops32 = 6*n + 2;
     const long long ops64 = 2*n;
     const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
-    const long long l2_lines = ((B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16))) + (16) - 1) / (16);
+    const long long l2_lines = PARAKERN_CEIL_DIV(B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16)), 16);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
@@ -402,10 +406,10 @@ matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double
     long long best_B = 0;
     for (int i_B = 0; i_B < 11; ++i_B) {
         const long long B = B_values[i_B];
-        if (!(B != 0))
-            continue;  /* a divisor, an assertion */
+        if (!((((long long)B) != 0)))
+            continue;  /* a divisor, a shift, an assertion */
         valid = 1;
-        if (!((B + m - 1)/B >= 1 && B >= 1))
+        if (!(((((long long)B) + ((long long)m) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))
             continue;  /* an empty meta_for */
         nonempty = 1;
         for (int k = 1; k <= 2; ++k) {  /* every case whose kernel fits */

@@ -417,11 +417,11 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttribu
 static int polydiv_0_select(bool probe, int only, int N, int M, int P, int s, int B, int *a,
                             const int *b)
 {
-    /* a divisor or an assertion of the function fails: refused, nothing launched */
-    if (!(B*s != 0 && P != 0))
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B)*((long long)s) != 0) && (((long long)P) != 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
-    if (!((B*s + M - 2)/(B*s) >= 1 && B >= 1))
+    if (!(((((long long)B)*((long long)s) + ((long long)M) - 2)/(((long long)B)*((long long)s)) >= 1) && (((long long)B) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -502,6 +502,12 @@ int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
  * each from a copy of the arrays the cases write */
 int polydiv_0_dispatch_tuned(int N, int M, int P, int s, int B, int *a, const int *b)
 {
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B)*((long long)s) != 0) && (((long long)P) != 0)))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!(((((long long)B)*((long long)s) + ((long long)M) - 2)/(((long long)B)*((long long)s)) >= 1) && (((long long)B) >= 1)))
+        return PARAKERN_NOTHING_TO_DO;
     static std::mutex lock;
     static long long keys[16][6];   /* device, N, M, P, s, B */
     static int fastest[16];
@@ -592,6 +598,10 @@ int polydiv_0_dispatch_tuned(int N, int M, int P, int s, int B, int *a, const in
 struct parakern_model_device {
     double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
+
+/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
+ * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
+#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
 
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
  * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
@@ -794,10 +804,10 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
         const long long s = s_values[i_s];
         for (int i_B = 0; i_B < 11; ++i_B) {
             const long long B = B_values[i_B];
-            if (!(B*s != 0 && P != 0))
-                continue;  /* a divisor, an assertion */
+            if (!((((long long)B)*((long long)s) != 0) && (((long long)P) != 0)))
+                continue;  /* a divisor, a shift, an assertion */
             valid = 1;
-            if (!((B*s + M - 2)/(B*s) >= 1 && B >= 1))
+            if (!(((((long long)B)*((long long)s) + ((long long)M) - 2)/(((long long)B)*((long long)s)) >= 1) && (((long long)B) >= 1)))
                 continue;  /* an empty meta_for */
             nonempty = 1;
             for (int k0 = 1; k0 <= 4; ++k0) {  /* every case whose kernel fits */

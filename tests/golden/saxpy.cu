@@ -126,11 +126,11 @@ static int saxpy_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribute
  * only > 0: case only alone, where its kernel fits (its constraints aside) */
 static int saxpy_0_select(bool probe, int only, int n, int B, float alpha, const float *x, float *y)
 {
-    /* a divisor or an assertion of the function fails: refused, nothing launched */
-    if (!(B != 0))
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B) != 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
-    if (!((B + n - 1)/B >= 1 && B >= 1))
+    if (!(((((long long)B) + ((long long)n) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -192,6 +192,10 @@ int saxpy_0_dispatch_tuned(int n, int B, float alpha, const float *x, float *y)
 struct parakern_model_device {
     double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
+
+/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
+ * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
+#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
 
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
  * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
@@ -309,10 +313,10 @@ saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y)
     long long best_B = 0;
     for (int i_B = 0; i_B < 11; ++i_B) {
         const long long B = B_values[i_B];
-        if (!(B != 0))
-            continue;  /* a divisor, an assertion */
+        if (!((((long long)B) != 0)))
+            continue;  /* a divisor, a shift, an assertion */
         valid = 1;
-        if (!((B + n - 1)/B >= 1 && B >= 1))
+        if (!(((((long long)B) + ((long long)n) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))
             continue;  /* an empty meta_for */
         nonempty = 1;
         for (int k = 1; k <= 1; ++k) {  /* every case whose kernel fits */

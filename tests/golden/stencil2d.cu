@@ -216,11 +216,11 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
 static int stencil2d_0_select(bool probe, int only, int N, int Bx, int By, const float *in,
                               float *out)
 {
-    /* a divisor or an assertion of the function fails: refused, nothing launched */
-    if (!(By != 0 && Bx != 0 && N > 2))
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)By) != 0) && (((long long)Bx) != 0) && (((long long)N) > 2)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
-    if (!((By + N - 3)/By >= 1 && (Bx + N - 3)/Bx >= 1 && By >= 1 && Bx >= 1))
+    if (!(((((long long)By) + ((long long)N) - 3)/((long long)By) >= 1) && ((((long long)Bx) + ((long long)N) - 3)/((long long)Bx) >= 1) && (((long long)By) >= 1) && (((long long)Bx) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -283,6 +283,12 @@ int stencil2d_0_dispatch(int N, int Bx, int By, const float *in, float *out)
  * each from a copy of the arrays the cases write */
 int stencil2d_0_dispatch_tuned(int N, int Bx, int By, const float *in, float *out)
 {
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)By) != 0) && (((long long)Bx) != 0) && (((long long)N) > 2)))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!(((((long long)By) + ((long long)N) - 3)/((long long)By) >= 1) && ((((long long)Bx) + ((long long)N) - 3)/((long long)Bx) >= 1) && (((long long)By) >= 1) && (((long long)Bx) >= 1)))
+        return PARAKERN_NOTHING_TO_DO;
     static std::mutex lock;
     static long long keys[16][4];   /* device, N, Bx, By */
     static int fastest[16];
@@ -374,6 +380,10 @@ struct parakern_model_device {
     double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
 
+/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
+ * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
+#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
+
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
  * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
 static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
@@ -444,14 +454,14 @@ static double stencil2d_0_time_case1(const parakern_model_device *dev, long long
     const long long blocks = ((Bx + N - 3)/Bx)*((By + N - 3)/By);
     const long long threads = Bx*By;
     const long long shared_bytes = 4*Bx*By + 8*Bx + 8*By + 16;
-    const long long global_bytes = ((32*Bx*By*((Bx + 9)/8) + 64*Bx*((Bx + 9)/8) + 64*By*((Bx + 9)/8) + 32*(Bx + 2)*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 128*((Bx + 9)/8)) + (Bx + 2) - 1) / (Bx + 2);
+    const long long global_bytes = PARAKERN_CEIL_DIV(32*Bx*By*((Bx + 9)/8) + 64*Bx*((Bx + 9)/8) + 64*By*((Bx + 9)/8) + 32*(Bx + 2)*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 128*((Bx + 9)/8), Bx + 2);
     const long long unique_bytes = 8*N*N;
     const long long read_bytes = 4*N*N;
     const long long synchronised = 1;
     const long long ops32 = (Bx*By + 200*Bx + 200*By + 399)/(Bx*By) + 163;
     const long long ops64 = 0;
     const long long l1_traffic = 28*Bx*By + 16*Bx + 16*By + 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 32;
-    const long long l2_lines = ((Bx*By*((Bx + 33)/32) + 2*Bx*((Bx + 33)/32) + 2*By*((Bx + 33)/32) + (Bx + 2)*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32)) + 4*((Bx + 33)/32)) + (Bx + 2) - 1) / (Bx + 2);
+    const long long l2_lines = PARAKERN_CEIL_DIV(Bx*By*((Bx + 33)/32) + 2*Bx*((Bx + 33)/32) + 2*By*((Bx + 33)/32) + (Bx + 2)*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32)) + 4*((Bx + 33)/32), Bx + 2);
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil2d_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
@@ -519,10 +529,10 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out)
         const long long Bx = Bx_values[i_Bx];
         for (int i_By = 0; i_By < 11; ++i_By) {
             const long long By = By_values[i_By];
-            if (!(By != 0 && Bx != 0 && N > 2))
-                continue;  /* a divisor, an assertion */
+            if (!((((long long)By) != 0) && (((long long)Bx) != 0) && (((long long)N) > 2)))
+                continue;  /* a divisor, a shift, an assertion */
             valid = 1;
-            if (!((By + N - 3)/By >= 1 && (Bx + N - 3)/Bx >= 1 && By >= 1 && Bx >= 1))
+            if (!(((((long long)By) + ((long long)N) - 3)/((long long)By) >= 1) && ((((long long)Bx) + ((long long)N) - 3)/((long long)Bx) >= 1) && (((long long)By) >= 1) && (((long long)Bx) >= 1)))
                 continue;  /* an empty meta_for */
             nonempty = 1;
             for (int k = 1; k <= 2; ++k) {  /* every case whose kernel fits */

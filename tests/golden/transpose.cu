@@ -588,11 +588,11 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttri
 static int transpose_0_select(bool probe, int only, int N, int B0, int B1, int s, const float *a,
                               float *c)
 {
-    /* a divisor or an assertion of the function fails: refused, nothing launched */
-    if (!(B0 != 0 && B1*s != 0 && N % B0 == 0 && N % (B1*s) == 0))
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B0) != 0) && (((long long)B1)*((long long)s) != 0) && (((long long)N) % ((long long)B0) == 0) && (((long long)N) % (((long long)B1)*((long long)s)) == 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
-    if (!(N/B0 >= 1 && N/(B1*s) >= 1 && B0 >= 1 && B1 >= 1))
+    if (!((((long long)N)/((long long)B0) >= 1) && (((long long)N)/(((long long)B1)*((long long)s)) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
     /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
     static cudaDeviceProp prop;
@@ -693,6 +693,12 @@ int transpose_0_dispatch(int N, int B0, int B1, int s, const float *a, float *c)
  * each from a copy of the arrays the cases write */
 int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, const float *a, float *c)
 {
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B0) != 0) && (((long long)B1)*((long long)s) != 0) && (((long long)N) % ((long long)B0) == 0) && (((long long)N) % (((long long)B1)*((long long)s)) == 0)))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!((((long long)N)/((long long)B0) >= 1) && (((long long)N)/(((long long)B1)*((long long)s)) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
+        return PARAKERN_NOTHING_TO_DO;
     static std::mutex lock;
     static long long keys[16][5];   /* device, N, B0, B1, s */
     static int fastest[16];
@@ -783,6 +789,10 @@ int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, const float *a, flo
 struct parakern_model_device {
     double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
+
+/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
+ * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
+#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
 
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
  * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
@@ -1032,10 +1042,10 @@ transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
             const long long B1 = B1_values[i_B1];
             for (int i_s = 0; i_s < 7; ++i_s) {
                 const long long s = s_values[i_s];
-                if (!(B0 != 0 && B1*s != 0 && N % B0 == 0 && N % (B1*s) == 0))
-                    continue;  /* a divisor, an assertion */
+                if (!((((long long)B0) != 0) && (((long long)B1)*((long long)s) != 0) && (((long long)N) % ((long long)B0) == 0) && (((long long)N) % (((long long)B1)*((long long)s)) == 0)))
+                    continue;  /* a divisor, a shift, an assertion */
                 valid = 1;
-                if (!(N/B0 >= 1 && N/(B1*s) >= 1 && B0 >= 1 && B1 >= 1))
+                if (!((((long long)N)/((long long)B0) >= 1) && (((long long)N)/(((long long)B1)*((long long)s)) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
                     continue;  /* an empty meta_for */
                 nonempty = 1;
                 for (int k0 = 1; k0 <= 6; ++k0) {  /* every case whose kernel fits */

@@ -745,21 +745,21 @@ class _Walk:
             self.block(stmt, env, weight)
         elif isinstance(stmt, syntax.Decl):
             if stmt.init is not None:
-                self.expr(stmt.init, weight)
+                self.expr(stmt.init, weight, env)
                 value = syntax.to_sympy(stmt.init, env)
                 env[stmt.name] = value if value is not None else sym(stmt.name)
         elif isinstance(stmt, syntax.Assign):
-            self.expr(stmt.value, weight)
+            self.expr(stmt.value, weight, env)
             if isinstance(stmt.target, syntax.Index):
                 for index in stmt.target.indices:
-                    self.expr(index, weight)
+                    self.expr(index, weight, env)
                 if stmt.op != "=":
                     self.at.use(self.found, stmt.target, "read", weight, self.on_values > 0)
                 self.at.use(self.found, stmt.target, "write", weight, self.on_values > 0)
             else:
                 env[stmt.target.name] = sym(stmt.target.name)
         elif isinstance(stmt, syntax.If):
-            self.expr(stmt.cond, weight)
+            self.expr(stmt.cond, weight, env)
             condition = syntax.to_sympy_condition(stmt.cond, env)
             taken = self.at._value(condition) if condition is not None else sympy.true
             share = self.at.between_share(taken) if condition is not None else None
@@ -788,7 +788,7 @@ class _Walk:
             self.on_values -= condition is None
         elif isinstance(stmt, syntax.Loop):
             for bound in (stmt.lo, stmt.hi, stmt.step):
-                self.expr(bound, weight)
+                self.expr(bound, weight, env)
             bounds = [syntax.to_sympy(b, env) for b in (stmt.lo, stmt.hi, stmt.step)]
             if any(b is None for b in bounds):
                 self.at.notes.append(f"the bounds of loop {stmt.var} are not integers: counted once")
@@ -799,24 +799,25 @@ class _Walk:
             inner[stmt.var] = sym(stmt.var)
             self.block(stmt.body, inner, weight * var.count)
 
-    def expr(self, e, weight: float, on_values: bool = False) -> None:
+    def expr(self, e, weight: float, env: dict, on_values: bool = False) -> None:
         """The element references of an expression; those of a ternary's branches on array values
-        (`v[i] > 0 ? a[i] : b[i]`) are marked, as the branches of such an `if` are: the data
-        decides which a thread reads."""
+        (`v[i] > 0 ? a[i] : b[i]`, or through a local holding one) are marked, as the branches of
+        such an `if` are (the same test: a condition with no form in the parameters and loop
+        variables): the data decides which a thread reads."""
         on_values = on_values or self.on_values > 0
         if isinstance(e, syntax.Ternary):
-            self.expr(e.cond, weight, on_values)
-            branches = on_values or any(isinstance(n, syntax.Index) for n in syntax.walk(e.cond))
+            self.expr(e.cond, weight, env, on_values)
+            branches = on_values or syntax.to_sympy_condition(e.cond, env) is None
             if branches and not on_values:
                 self.at.notes.append(f"the condition at line {e.cond.span.line} reads array values: both "
                                      "values of its ?: are counted in every warp")
-            self.expr(e.then, weight, branches)
-            self.expr(e.other, weight, branches)
+            self.expr(e.then, weight, env, branches)
+            self.expr(e.other, weight, env, branches)
             return
         if isinstance(e, syntax.Index):
             self.at.use(self.found, e, "read", weight, on_values)
         for child in syntax.children(e):
-            self.expr(child, weight, on_values)
+            self.expr(child, weight, env, on_values)
 
 
 def _unstride(relative: int, d, value) -> int:

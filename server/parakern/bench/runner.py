@@ -319,7 +319,8 @@ class GpuRunner:
 
     def dispatch(self, values: dict, host: dict, repeat: int = 20, tuned: bool = False) -> tuple[int, list]:
         """One execution of the schedule by the generated dispatcher (choice + launch), timed like
-        `launch`: (the case it returned, its times). The case is < 0 when it launched nothing.
+        `launch`: (the case it returned, its times). The case is below 1 when it launched nothing
+        (codegen/status.py).
         tuned: dispatch_tuned, whose first call (the warm-up) measures the cases."""
         entry = getattr(self.host_library(), DISPATCH_TUNED_WRAPPER if tuned else DISPATCH_WRAPPER)
 

@@ -13,6 +13,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Callable, Collection
 
+from parakern.codegen import status
 from parakern.bench import plan as planning
 from parakern.bench import report
 
@@ -234,8 +235,7 @@ def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat,
     def launch(values, host):
         case, times = gpu.dispatch(values, host, repeat, tuned=kind == report.TUNED)
         if case < 0:
-            raise RuntimeError("the dispatcher found no case that fits this device" if case == -1 else
-                               f"the dispatcher's launch failed: {gpu.last_error()}")
+            raise RuntimeError(status.meaning(case, gpu.last_error()))
         cases.append(case)
         total[0] += statistics.median(times)
         return case

@@ -1,6 +1,6 @@
 """`<function>_<index>_dispatch_auto`: the dispatcher that also picks the program parameters.
 
-    <function>_<index>_auto <function>_<index>_dispatch_auto(<parameters not tuned>, <arrays>);
+    <function>_<index>_auto <function>_<index>_dispatch_auto(<the dispatcher's arguments less the tuned ones>);
 
 It reads the device once (cached per device): its SMs, clock, memory clock and bus width
 (bandwidth = 2 x memory clock x bus width, DDR), the arithmetic lanes per SM of its compute
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import sympy
 
-from parakern.codegen.cprint import INDENT, CodegenError, Names, relation_c, sym_c, unused
-from parakern.codegen.dispatcher import (EMPTY, REFUSED, _host_type, dispatcher_arguments, forwarded, precondition,
-                                         select_name)
+from parakern.codegen.cprint import INDENT, CodegenError, Names, sym_c, unused
+from parakern.codegen.dispatcher import (EMPTY, REFUSED, _host_type, dispatcher_arguments, facts_c, forwarded,
+                                         precondition, select_name)
 from parakern.codegen.kernel import kernel_name, signature
 from parakern.devices import CC_LIMITS
 from parakern.strategies.rebuild import used_names
@@ -28,6 +28,7 @@ from parakern.tuning import model
 
 MODEL_DEVICE = "parakern_model_device"
 MODEL_TIME = "parakern_model_time"
+CEIL_DIV = "PARAKERN_CEIL_DIV"
 READ_DEVICE = "parakern_read_model_device"
 
 
@@ -91,6 +92,10 @@ def model_support() -> str:
         "    " + "; ".join(f"double {n}" for n in model.DEVICE_NAMES) + ";",
         "};",
         "",
+        "/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the",
+        " * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */",
+        f"#define {CEIL_DIV}(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))",
+        "",
         "/* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute",
         " * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */",
         f"static int {READ_DEVICE}(int device, const cudaDeviceProp &prop, {MODEL_DEVICE} *m)",
@@ -135,8 +140,7 @@ def _quantity(name: str, value) -> str:
     try:
         if denominator == 1:
             return f"const long long {name} = {sym_c(value)};"
-        n, d = sym_c(numerator), sym_c(denominator)   # both are positive where a quantity is read
-        return f"const long long {name} = (({n}) + ({d}) - 1) / ({d});"
+        return f"const long long {name} = {CEIL_DIV}({sym_c(numerator)}, {sym_c(denominator)});"
     except (ValueError, TypeError, CodegenError):
         real = value.xreplace({x: sympy.Symbol(f"((double){x.name})") for x in value.free_symbols})
         text = sympy.ccode(real, standard='c99')
@@ -213,19 +217,20 @@ def auto_source(tree) -> str:
         depth += 1
     inner = INDENT * depth
     refused, empty = precondition(s, REFUSED), precondition(s, EMPTY)
-    rest = [f for f in precondition(s, tuple({x.origin for x in s.facts} - set(REFUSED + EMPTY)))
+    rest = [f for f in precondition(s, tuple(dict.fromkeys(x.origin for x in s.facts if x.origin not in
+                                                            REFUSED + EMPTY)))
             if f not in refused + empty]
     call = forwarded(s, lambda x: f"({x.ctype}){x.name}" if x.name in tuned else None)
     time_args = [f"&{v['dev']}"] + [p.name for p in s.params]
     step = []   # as the dispatcher's preconditions: a candidate refused, or with nothing to run
     if refused:
-        step += [f"if (!({relation_c(refused)}))", INDENT + "continue;  /* a divisor, an assertion */"]
+        step += [f"if (!({facts_c(refused)}))", INDENT + "continue;  /* a divisor, a shift, an assertion */"]
     step += [f"{v['valid']} = 1;"]
     if empty:
-        step += [f"if (!({relation_c(empty)}))", INDENT + "continue;  /* an empty meta_for */"]
+        step += [f"if (!({facts_c(empty)}))", INDENT + "continue;  /* an empty meta_for */"]
     step += [f"{v['nonempty']} = 1;"]
     if rest:
-        step += [f"if (!({relation_c(rest)}))", INDENT + "continue;"]
+        step += [f"if (!({facts_c(rest)}))", INDENT + "continue;"]
     per_case = [f"const int {v['got']} = {select_name(s)}({', '.join(['true', v['k']] + call)});",
                 f"if ({v['got']} == PARAKERN_CUDA_ERROR) {{",
                 INDENT + f"{v['chosen']}.status = PARAKERN_CUDA_ERROR;", INDENT + f"return {v['chosen']};", "}",

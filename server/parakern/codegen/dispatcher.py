@@ -264,8 +264,9 @@ def _constraints(rule: dispatch.CaseRule, s: Schedule, by_fit: str) -> list[str]
 # ------------------------------------------------------------------ the dispatcher
 
 def select_name(schedule: Schedule) -> str:
-    """`<function>_<index>_select(bool probe, int only, <parameters>, <arrays>)`: the dispatcher's
-    rule; with probe true it returns the case it would launch (or PARAKERN_NO_CASE_FITS) and
+    """`<function>_<index>_select(bool probe, int only, <the dispatcher's arguments>)`: the
+    dispatcher's rule; with probe true it returns the case it would launch (or a status below 1:
+    codegen/status.py) and
     launches nothing; only > 0 takes case `only` alone, by the fit of its kernel (its constraints
     aside, as the second pass): 0 where it does not fit (dispatch_auto's choice among the cases)."""
     return f"{schedule.function}_{schedule.index}_select"
@@ -291,7 +292,7 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
         first[rule.number] = count + len(extra)
         extra += [instance_name(s, rule.number, point) for point in instances[rule.number - 1]]
     call = [p.name for p in s.params] + [a.name for a in s.arrays]
-    body = _preconditions(s) + [
+    body = preconditions(s) + [
             "/* read once per device: its properties, each kernel's attributes (nvcc's registers) */",
             f"static cudaDeviceProp {prop};",
             f"static cudaFuncAttributes {attrs}[{count + len(extra)}];",
@@ -337,17 +338,19 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
 
 
 # What the values of a call must satisfy (facts on the parameters, model.Fact.origin): a
-# divisor or an assertion that fails is refused (the kernels rely on the assertions: matmul's
-# tiles on n % B0 == 0), a meta_for bound below 1 leaves nothing to run (its serial loop runs
-# no iteration). Divisors first: C's && then never divides by zero in an assertion's `n % B0`.
-REFUSED = ("divisor", "assert")
+# divisor, a shift count or an assertion that fails is refused (C leaves a division by zero and
+# a shift beyond the type undefined; the kernels rely on the assertions: matmul's tiles on
+# n % B0 == 0), a meta_for bound below 1 leaves nothing to run (its serial loop runs no
+# iteration). Divisors first: C's && then never divides by zero in an assertion's `n % B0`.
+REFUSED = ("divisor", "shift", "assert")
 EMPTY = ("loop bound",)
 
 
-def precondition(schedule: Schedule, origins: tuple, leave_out: "set | frozenset" = frozenset()) -> list:
+def precondition(schedule: Schedule, origins: tuple) -> list:
     """The schedule's facts of these origins (in that order), in its parameters, less those that
-    read something the host sets elsewhere (a time step) or a name of leave_out."""
-    params = {p.name for p in schedule.params} - set(leave_out)
+    read something the host sets elsewhere (a time step) or an argument the schedule does not
+    take (the dispatcher cannot judge them)."""
+    params = {p.name for p in schedule.params}
     out = []
     for origin in origins:
         for fact in schedule.facts:
@@ -361,17 +364,24 @@ def precondition(schedule: Schedule, origins: tuple, leave_out: "set | frozenset
     return out
 
 
-def _preconditions(schedule: Schedule) -> list[str]:
-    """The select function's first lines: values refused, then nothing to run."""
+def preconditions(schedule: Schedule) -> list[str]:
+    """The first lines of the select function and of dispatch_tuned: values refused, then nothing
+    to run."""
     lines = []
     refused, empty = precondition(schedule, REFUSED), precondition(schedule, EMPTY)
     if refused:
-        lines += ["/* a divisor or an assertion of the function fails: refused, nothing launched */",
-                  f"if (!({relation_c(refused)}))", INDENT + "return PARAKERN_INVALID_VALUES;"]
+        lines += ["/* a divisor, a shift or an assertion of the function fails: refused, nothing launched */",
+                  f"if (!({facts_c(refused)}))", INDENT + "return PARAKERN_INVALID_VALUES;"]
     if empty:
         lines += ["/* an empty meta_for: nothing to run (the serial loops run no iteration) */",
-                  f"if (!({relation_c(empty)}))", INDENT + "return PARAKERN_NOTHING_TO_DO;"]
+                  f"if (!({facts_c(empty)}))", INDENT + "return PARAKERN_NOTHING_TO_DO;"]
     return lines
+
+
+def facts_c(relations) -> str:
+    """Facts in C, in 64-bit arithmetic (`n % (s*ub1)`'s product must not overflow where Python
+    judges it exactly), one after the other (&&: a divisor is tested before a division)."""
+    return " && ".join(f"({sym_c(r, cast='long long')})" for r in relations) or "1"
 
 
 def _uncovered(tree: CaseTree) -> list[str]:

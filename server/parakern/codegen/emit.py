@@ -22,6 +22,7 @@ from parakern.codegen import tuned as tuned_dispatcher
 from parakern.diagnostics import Diagnostic, Span, error, warning
 from parakern.ir.types import LoweringError
 from parakern.model import Schedule
+from parakern.codegen import status
 from parakern.pipeline import Analysis, ScheduleResult
 from parakern.ctext import in_comment
 
@@ -35,11 +36,7 @@ PREAMBLE = """\
 #ifndef PARAKERN_DYNAMIC_SHARED
 #define PARAKERN_DYNAMIC_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
-#define PARAKERN_NOTHING_TO_DO 0
-#define PARAKERN_NO_CASE_FITS (-1)
-#define PARAKERN_CUDA_ERROR (-2)
-#define PARAKERN_INVALID_VALUES (-3)
-"""
+""" + status.defines()
 INCLUDES = "#include <math.h>\n#include <string.h>\n"
 
 

@@ -1,6 +1,6 @@
 """`<function>_<index>_dispatch_tuned`: the dispatcher that measures the cases once.
 
-    int <function>_<index>_dispatch_tuned(<parameters>, <arrays>);
+    int <function>_<index>_dispatch_tuned(<the arguments of <function>_<index>_dispatch>);
 
 The arguments and results of `<function>_<index>_dispatch`. The first call with some
 values of the parameters on a device (the variables of host loops around the schedule
@@ -26,7 +26,7 @@ at once.
 from __future__ import annotations
 
 from parakern.codegen.cprint import INDENT, Names, sym_c
-from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name, forwarded, select_name
+from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name, forwarded, preconditions, select_name
 from parakern.codegen.kernel import signature
 from parakern.codegen.launch import in_parameters
 from parakern.strategies.rebuild import used_names
@@ -97,7 +97,8 @@ def tuned_source(tree) -> str:
         return [f"{pad}cudaFree({copies[a.name]});" for a in arrays] + \
             [f"{pad}if ({e}) cudaEventDestroy({e});" for e in (n["start"], n["stop"])]
 
-    body = [f"static std::mutex {n['lock']};",
+    body = preconditions(s) + [   # refused values, or nothing to run: before any copy is made
+            f"static std::mutex {n['lock']};",
             f"static long long {n['keys']}[{TUNED_SLOTS}][{width}];   /* device, "
             + (", ".join(p.name for p in keyed) or "no parameter") + " */",
             f"static int {n['fastest']}[{TUNED_SLOTS}];",

@@ -10,7 +10,7 @@ from pathlib import Path
 from pycparser import c_ast, c_generator, c_parser
 
 from parakern import interrupts, model, syntax
-from parakern.diagnostics import Diagnostic, Span, error, warning
+from parakern.diagnostics import Diagnostic, Severity, Span, error, warning
 from parakern.frontend.constexpr import evaluate
 from parakern.frontend.context import FileContext, FunctionContext, collect_writes, identifiers, nesting_too_deep
 from parakern.frontend.convert import Converter, Scope
@@ -72,17 +72,22 @@ def _analyze(text: str, file: str) -> model.FrontendResult:
             found, diags = _guarded_function(ctx, ext)
             schedules.extend(found)
             diagnostics.extend(diags)
-    diagnostics += [d for r in regions if r.source and not r.damaged if (d := _stale(text, r, schedules, file))]
+    errors = any(d.severity == Severity.ERROR for d in diagnostics)
+    diagnostics += [d for r in regions if r.source and not r.damaged
+                    if (d := _stale(text, r, schedules, file, errors))]
     return model.FrontendResult(file, tuple(schedules), _sorted(diagnostics))
 
 
-def _stale(text: str, region: Region, schedules, file: str) -> "Diagnostic | None":
+def _stale(text: str, region: Region, schedules, file: str, errors: bool) -> "Diagnostic | None":
     """PK041 on the begin marker of a region generated from another version of its function
     (edited since: its kernels and dispatcher are not those of the code as it is), or of a
-    schedule the file no longer has. None where the region is up to date."""
+    schedule the file no longer has. None where the region is up to date, or where its schedule
+    is missing from a file with errors (one that does not analyse is still there: `errors`)."""
     (line, col), (end_line, end_col) = position_at(text, region.begin[0]), position_at(text, region.begin[1])
     span = Span(file, line + 1, col + 1, end_line + 1, end_col + 1)
     schedule = next((x for x in schedules if x.id == region.id), None)
+    if schedule is None and errors:
+        return None
     if schedule is None:
         return warning("PK041", f"the generated region of {region.id} has no meta_schedule {region.id} in this file "
                        "any more (removed, or numbered otherwise): delete the region, or insert the dispatcher of "

@@ -97,7 +97,11 @@ def run(args) -> int:
             status, failed = status or 1, failed | {r.schedule.function}
     empty = [t for _, _, t in tunings if t.pick is None]
     # a function's common values only where all its schedules were tuned (three_mm without nm:
-    # 'call it with B0=2 B1=32' summed two of its three products)
+    # 'call it with B0=2 B1=32' summed two of its three products): none failed, each has a
+    # feasible configuration and a case tree
+    failed |= {r.schedule.function for r, _, t in tunings if t.pick is None}
+    failed |= {r.schedule.function for r in analysis.results if args.schedule in (None, r.schedule.id)
+               and (r.tree is None or not r.tree.cases)}
     shared = search.shared_choices([(r.schedule.function, t) for r, _, t in tunings
                                     if r.schedule.function not in failed])
     document = _document(args, device, [t.as_dict(args.top) for _, _, t in tunings], problems,

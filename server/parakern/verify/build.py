@@ -16,6 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from parakern.codegen import status
 from parakern.codegen.dispatcher import dispatcher_name, host_arguments, is_array
 from parakern.codegen.kernel import kernel_name
 from parakern.verify.fma import fma_flags
@@ -168,11 +169,10 @@ def glue_source(cu_name: str, calls: list[Call]) -> str:
                 f"    if (parakern_calls < {LOG_SIZE}) parakern_log[parakern_calls] = parakern_result;",
                 "    ++parakern_calls;",
                 "    if (parakern_result < 0 && parakern_failure.empty())",
-                "        parakern_failure = parakern_result == -1",
-                "            ? std::string(\"the dispatcher found no case that fits the device\")",
-                "            : parakern_result == -3",
-                "            ? std::string(\"the dispatcher refused the values: an assertion or a divisor fails\")",
-                "            : \"CUDA error: \" + parakern_cpu::last_message;",
+                "        parakern_failure = "
+                + "".join(f"parakern_result == {code} ? std::string(\"{text}\") : "
+                          for code, text in status.MEANINGS.items() if code < 0)
+                + "\"CUDA error: \" + parakern_cpu::last_message;",
                 "    return parakern_result;", "}", ""]
     out += ["void parakern_verify_init(void)", "{"]
     for call in calls:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from parakern.codegen import status
+
 TOLERANCE_NOTE = ("integers compared exactly; float: |got - expected| <= 1e-5 * max(1, max |expected| "
                   "over the array); double: the same with 1e-12")
 
@@ -29,7 +31,7 @@ class PointResult:
         if not self.chosen:
             return False
         if self.expected == 0:
-            return all(c == -1 for c in self.chosen)
+            return all(c == status.NO_CASE_FITS for c in self.chosen)
         if any(c < 1 for c in self.chosen):
             return False
         return self.expected is None or all(c == self.expected for c in self.chosen)
