@@ -494,6 +494,16 @@ def test_a_fact_on_an_argument_no_one_gave_says_so():
     assert plan.points[0].reason == "violates s == 2 (assert, line 4)"
 
 
+def test_a_fact_that_cannot_be_evaluated_names_the_argument_no_one_gave():
+    """`assert(n % (cap - 1) == 0)` with cap not given (taken as 1): 'cannot be evaluated', and
+    no word of cap, which the text search of the reason had found."""
+    source = ASSERT_ON_AN_ARGUMENT.replace("int s,", "int s, int cap,").replace(
+        "assert(s == 2);", "assert(n % (cap - 1) == 0);")
+    result = analyze(source, "f.c").results[0]
+    plan = planning.make_plan(result, {"n": [96], "s": [2]}, {"B": [16]}, H100)
+    assert plan.points[0].reason.endswith("with cap taken as 1 (not given: --data cap=VALUE)"), plan.points[0].reason
+
+
 def test_a_plan_of_too_many_points_is_refused_before_it_is_made():
     """A million points were planned for a quarter of an hour, with no word."""
     result = analyze((ROOT / "samples" / "matmul.c").read_text(), "matmul.c").results[0]

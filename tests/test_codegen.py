@@ -728,3 +728,20 @@ def test_a_dispatch_auto_that_cannot_be_printed_leaves_the_rest_of_the_schedule(
     assert "dispatch_auto" not in emitted.text.split("/* ------------------------------------------------------------ kernels")[1]
     (d,) = emitted.diagnostics
     assert d.severity.value == "warning" and d.code == "PK030" and "no dispatch_auto" in d.message
+
+
+def test_the_dispatcher_refuses_a_shift_count_out_of_range():
+    """C leaves `x << s` undefined for s < 0 or s >= 32, as a division by zero: the dispatcher
+    refuses such values with the divisors and assertions (PARAKERN_INVALID_VALUES)."""
+    text = emit_file(analyze("""void sh(int n, int B, int s, int a[n])
+{
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                a[i * B + j] = a[i * B + j] << s;
+    }
+}
+""", "sh.c"))
+    refused = next(line for line in text.split("\n") if "return PARAKERN_INVALID_VALUES;" in line
+                   or line.strip().startswith("if (!((((long long)B) != 0)"))
+    assert "((long long)s) >= 0" in refused and "((long long)s) < 32" in refused, refused
