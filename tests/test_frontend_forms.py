@@ -110,6 +110,32 @@ def test_serial_loop_forms():
     assert d.code == "PK015" and d.span.line == 5
 
 
+def test_a_serial_loop_counting_down_runs_its_values_in_its_order():
+    """`for (int k = 6; k >= 0; k -= 3)` (back substitution, Horner) was PK015: it is the count-up
+    loop of its trips with k = 6 - 3*k_down declared first in the body; an unsigned variable,
+    whose `>= 0` never fails, and a write to k stay refused."""
+    source = """void f(int n, float a[n]) {
+    meta_schedule {
+        meta_for (int i = 0; i < n; i++)
+            meta_for (int j = 0; j < 2; j++)
+                for (int k = 6; k >= 0; k -= 3)
+                    a[i] += k;
+    }
+}"""
+    (s,) = analyze_source(source, "k.c").schedules
+    (k,) = s.serial
+    assert k.var == "k_down" and same(k.lo, "0") and same(k.step, "1") and same(k.trip_count, "3")
+    loop = next(n for n in syntax.walk(s.nest) if isinstance(n, syntax.Loop) and not n.parallel)
+    first = loop.body.stmts[0]
+    assert isinstance(first, syntax.Decl) and first.name == "k"
+    from parakern.symbols import sym
+    assert [int(syntax.to_sympy(first.init, {}).subs(sym("k_down"), t)) for t in range(3)] == [6, 3, 0]
+    (d,) = analyze_source(source.replace("int k = 6", "unsigned k = 6"), "k.c").diagnostics
+    assert d.code == "PK015" and "signed variable" in d.message and d.span.line == 5
+    (d,) = analyze_source(source.replace("a[i] += k;", "k -= 1;"), "k.c").diagnostics
+    assert d.code == "PK017"
+
+
 def test_empty_file_and_file_without_schedules():
     assert analyze_source("", "e.c").schedules == ()
     assert analyze_source("int main(void) { return 0; }\n", "m.c").diagnostics == ()

@@ -567,3 +567,31 @@ void clamp(int N, int B, double in[N], double out[N])
     report = text(result)
     assert not result.ok and "clamp.c:8:" in report
     assert "max and min: CUDA's, which C does not have: define them in the file for its serial C" in report
+
+
+def test_back_substitution_counting_down_is_verified(tmp_path):
+    """A thread per system solving U x = y from its last row up: the serial loop counts down,
+    and each row reads the rows solved before it (bug hunt: PK015 refused it)."""
+    program = """#include "metafork.h"
+void backsub(int nb, int n, int B, double U[nb][n][n], double y[nb][n], double x[nb][n])
+{
+    int g = (nb + B - 1) / B;
+    meta_schedule {
+        meta_for (int b = 0; b < g; b++)
+            meta_for (int t = 0; t < B; t++) {
+                int s = b * B + t;
+                if (s < nb) {
+                    for (int i = n - 1; i >= 0; i--) {
+                        double acc = y[s][i];
+                        for (int j = i + 1; j < n; j++)
+                            acc -= U[s][i][j] * x[s][j];
+                        x[s][i] = acc / (U[s][i][i] + 4.0);
+                    }
+                }
+            }
+    }
+}
+"""
+    result = verify_file(_program(tmp_path, "backsub.c", program), points=3)
+    report = text(result)
+    assert result.ok and all(c.points for s in result.schedules for c in s.cases), report

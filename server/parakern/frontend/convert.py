@@ -374,7 +374,7 @@ class Converter:
         """A canonical for loop; meta_for must be `int v = lo; v < hi; v++`."""
         from parakern.frontend.loops import canonical_header
         header = canonical_header(self, node, parallel)
-        lo, hi, step, var, ctype = header
+        lo, hi, step, var, ctype, down = header
         keyword = self.index.span(self.index.first(node), self.index.first(node))
         if parallel:
             keyword = Span(keyword.file, keyword.line, keyword.col, keyword.line, keyword.col + 8)
@@ -392,7 +392,42 @@ class Converter:
             # valid C99 (the body is a scope of its own), refused by C++, which CUDA is
             self.fail("PK013", f"'{var}' is declared again in the body of its loop, which CUDA (C++) refuses; "
                       "rename this local", again.span, Related(keyword, "the loop is here"))
+        if down:
+            return _counting_up(node, var, ctype, lo, hi, step, body, self.index.stmt_span(node), keyword)
         return syntax.Loop(var, ctype, lo, hi, step, body, parallel, self.index.stmt_span(node), keyword)
+
+
+def _counting_up(node: c_ast.For, var: str, ctype: str, start, last, step, body, span: Span, keyword: Span):
+    """`for (int i = start; i >= last; i -= step) body` as the count-up loop every stage reads:
+    `for (int i_down = 0; i_down < (start - last + step)/step; i_down++) { int i = start - step*i_down;
+    body }`, the same values of i in the same order (C's / truncates: no trip where start < last).
+    Writes to i in the body were refused (PK017) while it was converted as the loop's variable."""
+    new = _fresh(f"{var}_down", node)
+    one = isinstance(step, syntax.Const) and step.value == 1
+    integer = syntax.arithmetic_result(start.ctype, last.ctype)
+    count = syntax.Binary("+", syntax.Binary("-", start, last, integer, span), step, integer, span)
+    if not one:
+        count = syntax.Binary("/", count, step, integer, span)
+    counter = syntax.Var(new, ctype, keyword)
+    value = syntax.Binary("-", start, counter if one else syntax.Binary("*", step, counter, integer, span),
+                          syntax.arithmetic_result(start.ctype, ctype), span)
+    body = syntax.Block((syntax.Decl(var, ctype, value, keyword),) + body.stmts, body.span)
+    zero = syntax.Const(0, "int", keyword, "0")
+    return syntax.Loop(new, ctype, zero, count, syntax.Const(1, "int", keyword, "1"), body, False, span, keyword)
+
+
+def _fresh(name: str, node) -> str:
+    """`name`, or with underscores added until no identifier of the loop has it."""
+    taken = {getattr(n, "name", None) for _, n in _c_nodes(node)}
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _c_nodes(node):
+    yield None, node
+    for item in node.children():
+        yield from _c_nodes(item[1])
 
 
 def _describe(node) -> str:
