@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import os
 import random
 import signal
@@ -319,7 +320,8 @@ def test_a_crlf_document_gets_a_crlf_region(wire: Wire):
     assert result["applied"] is True
     (edit,) = wire.applied[applied]["edit"]["changes"][uri]
     new = edit["newText"]
-    assert "\r\n// parakern:begin saxpy:0\r\n" in new and new.replace("\r\n", "").count("\n") == 0
+    assert re.search(r"\r\n// parakern:begin saxpy:0 from=[0-9a-f]{12}\r\n", new)
+    assert new.replace("\r\n", "").count("\n") == 0
     wire.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
 
 

@@ -35,7 +35,7 @@ def fingerprint(function_text: str) -> str:
     """What the begin marker says the region was generated from (`from=` and 12 hex digits): the
     enclosing function's text, each run of white space one space (a line break moved or a
     re-indentation is no change). An edit of the function since makes the region stale (PK041)."""
-    return hashlib.sha256(" ".join(function_text.split()).encode()).hexdigest()[:12]
+    return hashlib.sha256(" ".join(function_text.split()).encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def function_text(text: str, function_range: tuple) -> str:
