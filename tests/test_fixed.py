@@ -374,3 +374,28 @@ void f(int n, int B, float x[n], float y[n])
     n, B = sym("n"), sym("B")
     assert fact.relation.subs({n: 1 << 20, B: 256}) is sympy.true
     assert fact.relation.subs({n: 1 << 20, B: 1024}) is sympy.false
+
+
+def test_an_assertion_that_a_block_is_a_multiple_of_a_warp_fixes_nothing():
+    """`assert(B % 32 == 0)`: sympy cannot solve Mod(B, 32) == 0, and emit said PK099, the bench
+    NotImplementedError, emit --fix a traceback."""
+    from parakern.analysis.fixed import asserted
+    from parakern.codegen import emit_file
+    from parakern.pipeline import analyze
+    source = """#include <assert.h>
+void ab(int n, int B, float a[n], float b[n])
+{
+    assert(B % 32 == 0);
+    assert(n % B == 0);
+    meta_schedule {
+        meta_for (int i = 0; i < n / B; i++)
+            meta_for (int j = 0; j < B; j++)
+                b[i * B + j] = a[i * B + j] + 1.0f;
+    }
+}
+"""
+    analysis = analyze(source, "ab.c")
+    (result,) = analysis.results
+    assert asserted(result.schedule) == {}
+    text = emit_file(analysis, ({"B": 64},))
+    assert "ab_0_dispatch(" in text and "ab_0_case1_B_64" in text

@@ -41,9 +41,13 @@ def asserted(schedule: Schedule) -> dict[str, int]:
         free = relation.free_symbols
         if len(free) != 1 or next(iter(free)).name not in program:
             continue
-        # B == 64, and the same said otherwise: 2*B == 128, B - 64 == 0 (one integer solution)
+        # B == 64, and the same said otherwise: 2*B == 128, B - 64 == 0 (one integer solution);
+        # not B % 32 == 0, which fixes nothing (sympy cannot solve it: emit and the bench failed)
         (x,) = free
-        solutions = [v for v in sympy.solve(relation.lhs - relation.rhs, x) if v.is_Integer]
+        difference = relation.lhs - relation.rhs
+        if not difference.is_polynomial(x):
+            continue
+        solutions = [v for v in sympy.solve(difference, x) if v.is_Integer]
         if len(solutions) == 1:
             out[x.name] = int(solutions[0])
     return out
