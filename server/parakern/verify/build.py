@@ -84,7 +84,8 @@ def _advice(errors: str) -> str:
     if not missing:
         return ""
     return (f"\n{' and '.join(missing)}: CUDA's, which C does not have: define {'them' if len(missing) > 1 else 'it'} "
-            "in the file for its serial C, e.g. `#define min(a, b) ((a) < (b) ? (a) : (b))`\n")
+            "in the file for its serial C, as functions (a function-like macro is PK002), e.g. "
+            "`static int min(int a, int b) { return a < b ? a : b; }`\n")
 
 
 def serial_includes(directory: Path, file: str) -> list:
