@@ -334,3 +334,38 @@ def test_outputs_and_options_are_checked_before_the_run(tmp_path):
         done = _bench(*base, *extra)
         assert done.returncode == 2 and words in done.stderr, (extra, done.stderr)
         assert source.read_text() == text
+
+
+FILE_SCOPE = """#include "metafork.h"
+#define NN 64
+float coef[NN];
+float seen[NN][NN];
+
+void fx(int B, float a[NN][NN], float b[NN][NN])
+{
+    for (int i = 0; i < NN; i++)
+        coef[i] = 0.5f + i;
+    int g = NN / B;
+    meta_schedule {
+        meta_for (int i = 0; i < NN; i++)
+            meta_for (int bx = 0; bx < g; bx++)
+                meta_for (int tx = 0; tx < B; tx++) {
+                    b[i][bx * B + tx] = a[i][bx * B + tx] * coef[i];
+                    seen[i][bx * B + tx] = coef[i] + 1.0f;
+                }
+    }
+    for (int i = 0; i < NN; i++)
+        b[i][i] += seen[i][i];
+}
+"""
+
+
+def test_a_file_scope_array_is_benched_in_place(tmp_path):
+    """`float coef[NN];` beside the function, read (and another written) by the schedule: the
+    bench stopped with 'coef is not the function's argument (an offset or a local array)'."""
+    (tmp_path / "metafork.h").write_text((SAMPLES / "metafork.h").read_text())
+    source = tmp_path / "fx.c"
+    source.write_text(FILE_SCOPE)
+    done = _bench(source, "--sweep", "B=16,32", "--repeat", 1)
+    assert done.returncode == 0, done.stderr
+    assert "WRONG" not in done.stdout and "case 1" in done.stdout

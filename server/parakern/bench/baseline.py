@@ -194,6 +194,7 @@ class Baseline:
         by_address = {a.ctypes.data: (n, a) for n, a in out.items()}
         params = [(p.name, p.ctype in FLOATING) for p in self.schedule.params]
         names = [a.name for a in self.schedule.arrays]
+        file_scope = set(names) - {a["name"] for a in self.arguments}   # `float coef[K];` beside the function
         failure, calls = [], [0]
 
         def hook(p, ptrs):
@@ -203,6 +204,9 @@ class Baseline:
                 host = {}
                 for i, n in enumerate(names):
                     found = by_address.get(ptrs[i] or 0)
+                    if found is None and n in file_scope:   # the program's own memory, seen in place
+                        host[n] = self._file_scope_view(n, ptrs[i], values)
+                        continue
                     if found is None or found[0] != n:
                         raise RuntimeError(f"the schedule's array {n} is not the function's argument {n} "
                                            "(an offset or a local array): the bench cannot copy it")
@@ -221,6 +225,18 @@ class Baseline:
         if failure:
             raise failure[0]
         return out, calls[0]
+
+    def _file_scope_view(self, name: str, address: int, values: dict):
+        """A numpy array over a file-scope array of the hooked program (its declared size at these
+        values): what the launch writes there is the program's, as the serial C writes it."""
+        import numpy
+        import sympy
+        array = self.schedule.array(name)
+        sizes = [sympy.sympify(d) for d in array.dims]
+        count = int(sympy.Mul(*(d.subs({x: values[x.name] for x in d.free_symbols if x.name in values})
+                                for d in sizes)))
+        raw = (CTYPES[array.ctype] * count).from_address(address)
+        return numpy.ctypeslib.as_array(raw).view(dtype(array.ctype))
 
     def run(self, scalars: dict, arrays: dict, repeat: int = 5, cache: "str | Path | None" = None) -> tuple:
         """(median seconds, all seconds, outputs): every repeat on fresh copies of the inputs.
