@@ -315,6 +315,10 @@ def test_a_point_where_the_host_loop_runs_no_step_is_skipped_with_its_reason(tmp
     doc = json.loads((tmp_path / "j.json").read_text())
     assert [(r["values"]["T"], r["case"], r["correct"]) for r in doc["results"]] == [(0, None, None), (2, 1, True)]
     assert [d["values"]["T"] for d in doc["dispatcher"]] == [2]
+    # T = 0 alone: nothing is measured, which is no success (it exited 0)
+    done = _bench(SAMPLES / "jacobi1d.c", "--data", "N=34", "--data", "T=0", "--sweep", "B=8", "--sweep", "s=1",
+                  "--repeat", 1)
+    assert done.returncode == 1 and "nothing was measured" in done.stderr, done.stderr
 
 
 def test_outputs_and_options_are_checked_before_the_run(tmp_path):

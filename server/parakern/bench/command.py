@@ -148,9 +148,11 @@ def _bench(args, text, result, data, sweeps) -> int:
     if args.plot:
         for path in report.write_heatmaps(args.plot, outcome.measurements, rows, data_names):
             print(f"wrote {path}", file=sys.stderr)
-    if not outcome.plan.runnable:   # a sweep that measures nothing is not a success (scripts check the exit)
-        print("parakern bench: no point of the sweep can run (the plan above gives each one's reason); "
-              "nothing was measured", file=sys.stderr)
+    # a sweep that measures nothing is not a success (scripts check the exit): no point could run,
+    # or every one that could was skipped when it ran (a host loop of no step: T = 0)
+    if not any(m.case is not None and not m.skipped for m in outcome.measurements):
+        print("parakern bench: no point of the sweep can run (the plan above, or the table, gives each "
+              "one's reason); nothing was measured", file=sys.stderr)
         return 1
     if not outcome.correct:
         print("parakern bench: some results differ from the serial C (marked WRONG above)", file=sys.stderr)
