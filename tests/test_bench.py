@@ -527,3 +527,18 @@ def test_a_value_given_twice_is_one_point_and_two_names_in_one_option_say_how():
     assert planning.parse_assignments(["B=32,32,64", "B=64,128"]) == {"B": [32, 64, 128]}
     with pytest.raises(planning.PlanError, match="one name per --data, its values after it: --data n=V1,V2"):
         planning.parse_assignments(["n=4096,n=8192"], "--data")
+
+
+def test_a_dispatcher_case_not_timed_alone_is_not_called_slower():
+    """Without --every-case only the tree's case is timed: dispatch_tuned launching case 2 was
+    printed 'c2 (c1 faster)' and 'launched the fastest case at 0 of 2 points', c2 never timed."""
+    ms, ds = [], []
+    for b in (32, 128):
+        values = {"N": 301, "B": b}
+        ms.append(report.Measurement(values, 1, gpu_s=3e-4, serial_s=1e-6, registers=20, correct=True, picked=1))
+        ds.append(report.Dispatch(values, 1, 2, dispatch_s=2e-4, serial_s=1e-6, correct=True,
+                                  kind=report.TUNED))
+    text = report.table_text(ms, ["B"], ["N"], dispatches=ds)
+    assert "c2 (not timed alone)" in text and "c1 faster" not in text
+    assert "tuned dispatcher: the case it launched at 2 points was not timed alone (--every-case times them all)" \
+        in text and "of the fastest case's speed" not in text

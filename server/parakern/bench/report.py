@@ -155,7 +155,14 @@ def fastest(measurements) -> dict:
     return best
 
 
-def _cell(item, best, markdown: bool, fastest_at: dict) -> str:
+def timed(measurements) -> set:
+    """{(values key, case)} of the cases timed at each point: a dispatcher's case is compared with
+    the fastest only where it was timed too (without --every-case, only the tree's case is)."""
+    return {(tuple(m.values.items()), m.case) for m in measurements
+            if m.case is not None and not m.compile_time and m.correct is not False and not math.isnan(m.gpu_s)}
+
+
+def _cell(item, best, markdown: bool, fastest_at: dict, timed_cases: "set | None" = None) -> str:
     if item is None:
         return "-"
     if item.case is None:
@@ -165,9 +172,11 @@ def _cell(item, best, markdown: bool, fastest_at: dict) -> str:
     text = f"{item.speedup:.2f}x" if item.speedup >= 0.1 else f"{item.speedup:.2g}x"
     if isinstance(item, Dispatch):
         text += f" c{item.case}"
-        quickest = fastest_at.get(tuple(item.values.items()))
+        key = tuple(item.values.items())
+        quickest = fastest_at.get(key)
         if quickest is not None and quickest.case != item.case:
-            text += f" (c{quickest.case}{' fixed' if quickest.compile_time else ''} faster)"
+            text += f" (c{quickest.case}{' fixed' if quickest.compile_time else ''} faster)" \
+                if timed_cases is None or (key, item.case) in timed_cases else " (not timed alone)"
     if item.correct is False:
         text += " WRONG"
     if item is best:
@@ -176,12 +185,13 @@ def _cell(item, best, markdown: bool, fastest_at: dict) -> str:
 
 
 def table_text(measurements, rows: list, data: list, markdown: bool = False, dispatches=()) -> str:
-    fastest_at = fastest(measurements)
+    fastest_at, timed_cases = fastest(measurements), timed(measurements)
     blocks = []
     for title, what, rname, cname, r_labels, c_labels, cells in tables(measurements, rows, data, dispatches):
         best = _best(cells)
         header = [f"{rname} \\ {cname}"] + c_labels if cname != "-" else [rname, "speedup"]
-        body = [[r] + [_cell(cells.get((r, c)), best, markdown, fastest_at) for c in c_labels] for r in r_labels]
+        body = [[r] + [_cell(cells.get((r, c)), best, markdown, fastest_at, timed_cases) for c in c_labels]
+                for r in r_labels]
         caption = f"{what}, {title}: speedup over serial C" + \
             ("; the case it launched" if what in DISPATCHERS else "") + ("" if markdown else "; * best")
         if markdown:
@@ -218,20 +228,28 @@ def summary_lines(measurements, dispatches=()) -> list:
     for m in measurements:
         if m.case is None and m.skipped:
             lines.append(f"skipped at {' '.join(f'{n}={v}' for n, v in m.values.items())}: {m.skipped}")
-    fastest_at = fastest(measurements)
+    fastest_at, timed_cases = fastest(measurements), timed(measurements)
     for kind in DISPATCHERS:
         calls = [d for d in dispatches if d.kind == kind]
         if not calls:
             continue
         ran = [d for d in calls if d.case is not None]
-        same = [d for d in ran if (q := fastest_at.get(tuple(d.values.items()))) is not None and q.case == d.case]
         failed = len(calls) - len(ran)
-        lines.append(f"{kind}: launched the fastest case at {len(same)} of {len(ran)} points"
+        # compared only where the case it launched was timed as well (--every-case times them all)
+        untimed = [d for d in ran if (tuple(d.values.items()), d.case) not in timed_cases]
+        ran_timed = [d for d in ran if d not in untimed]
+        same = [d for d in ran_timed if (q := fastest_at.get(tuple(d.values.items()))) is not None
+                and q.case == d.case]
+        lines.append((f"{kind}: launched the fastest case at {len(same)} of {len(ran_timed)} points"
+                      + (f" ({len(untimed)} more launched a case not timed alone: --every-case times them all)"
+                         if untimed else "") if ran_timed else
+                      f"{kind}: the case it launched at {len(untimed)} point{'s' * (len(untimed) != 1)} was not "
+                      "timed alone (--every-case times them all)")
                      + (f", failed at {failed}" if failed else "")
                      + (f"; launched the case the plan expects at "
                         f"{sum(1 for d in ran if d.case == d.picked)} of {len(ran)}" if ran and kind == DISPATCHER
                         else ""))
-        slow = [fastest_at[tuple(d.values.items())].gpu_s / d.dispatch_s for d in ran
+        slow = [fastest_at[tuple(d.values.items())].gpu_s / d.dispatch_s for d in ran_timed
                 if d not in same and tuple(d.values.items()) in fastest_at and d.dispatch_s]
         if slow:
             lines.append(f"  elsewhere it ran at {min(slow):.0%}-{max(slow):.0%} of the fastest case's speed "
