@@ -334,10 +334,16 @@ def test_outputs_and_options_are_checked_before_the_run(tmp_path):
                                                                  "does not exist"),
                          (["--json", tmp_path / "r", "--csv", tmp_path / "r"], "name the same file"),
                          (["--data", "B=3"], "B is given by --data and by --sweep"),
-                         (["--device", "7"], "--device 7: this machine has one GPU: --device 0")]:
+                         (["--device", "7"], "--device 7: this machine has one GPU: --device 0"),
+                         # --csv metafork.h replaced the header the program includes
+                         (["--csv", tmp_path / "metafork.h"], "is a source file"),
+                         # --profile without --plan-only was ignored; --instances with it too
+                         (["--profile", "h100"], "--profile names the device of --plan-only"),
+                         (["--plan-only", "--profile", "h100", "--instances"], "--instances times")]:
+        (tmp_path / "metafork.h").write_text("/* the user's */\n")
         done = _bench(*base, *extra)
         assert done.returncode == 2 and words in done.stderr, (extra, done.stderr)
-        assert source.read_text() == text
+        assert source.read_text() == text and (tmp_path / "metafork.h").read_text() == "/* the user's */\n"
 
 
 FILE_SCOPE = """#include "metafork.h"

@@ -10,13 +10,20 @@ from pathlib import Path
 from parakern import interrupts
 
 
-def file_problem(path: str, option: str, inputs=()) -> str:
-    """Why `path` cannot be written as the output of `option` ('' where it can)."""
+SOURCES = (".c", ".h", ".cu", ".cuh", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".inc")
+
+
+def file_problem(path: str, option: str, inputs=(), results: bool = False) -> str:
+    """Why `path` cannot be written as the output of `option` ('' where it can). results: the
+    output is a report (JSON, CSV, a picture), which never replaces an existing source file
+    (`--csv metafork.h` replaced the header the program includes)."""
     target = Path(path)
     for source in inputs:
         if _same(target, Path(source)):
             return (f"{option} {path} is the input file {source}: writing it would replace your source; "
                     "give another name")
+    if results and target.is_file() and target.suffix.lower() in SOURCES:
+        return f"{option} {path} is a source file: writing it would replace it; give another name"
     if target.is_dir():
         return f"{option} {path} is a folder: give a file name"
     if not target.parent.is_dir():

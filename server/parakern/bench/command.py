@@ -78,6 +78,12 @@ def run(args) -> int:
     if args.plan_only and not args.profile:
         return _fail("parakern bench: --plan-only needs --profile DEVICE "
                      f"({', '.join(sorted(PROFILES))})")
+    if args.profile and not args.plan_only:   # it was ignored: the run reads the GPU it runs on
+        return _fail("parakern bench: --profile names the device of --plan-only; a run measures the GPU of "
+                     "this machine (--device N picks one): add --plan-only, or drop --profile")
+    if args.instances and args.plan_only:
+        return _fail("parakern bench: --instances times compile-time instances, which --plan-only does not "
+                     "run: drop one of them")
     problem = _output_problem(args)
     if problem:   # before the run: a bench on a GPU takes minutes
         return _fail(f"parakern bench: {problem}")
@@ -122,7 +128,7 @@ def _output_problem(args) -> str:
     from parakern import outputs
     files = {f"--{n}": getattr(args, n) for n in ("json", "csv", "plot")}
     for option, path in files.items():
-        problem = outputs.file_problem(path, option, [args.file]) if path else ""
+        problem = outputs.file_problem(path, option, [args.file], results=True) if path else ""
         if problem:
             return problem
     cache = args.serial_cache and outputs.folder_problem(str(args.serial_cache), "--serial-cache")
