@@ -542,3 +542,17 @@ def test_a_dispatcher_case_not_timed_alone_is_not_called_slower():
     assert "c2 (not timed alone)" in text and "c1 faster" not in text
     assert "tuned dispatcher: the case it launched at 2 points was not timed alone (--every-case times them all)" \
         in text and "of the fastest case's speed" not in text
+
+
+def test_a_point_whose_arrays_the_machine_cannot_hold_is_skipped(monkeypatch):
+    """n = 2*10^9 ints: the bench allocated until the kernel killed it (exit 137, no word)."""
+    from parakern.bench import baseline
+    text = (ROOT / "samples" / "saxpy.c").read_text()
+    result = analyze(text, "saxpy.c").results[0]
+    pages = {"SC_PHYS_PAGES": 1000, "SC_PAGE_SIZE": 4096}   # a machine of 4.1 MB
+    monkeypatch.setattr(baseline.os, "sysconf", lambda name: pages[name])
+    with baseline.Baseline(text, str(ROOT / "samples" / "saxpy.c"), result) as base:
+        assert base.memory_problem({"n": 100_000, "B": 32}) == ""   # 0.8 MB, 4 copies
+        assert base.memory_problem({"n": 1_000_000, "B": 32}) == (
+            "its arrays take 0.008 GB, and the bench holds 4 copies of them: more than this machine's "
+            "0.0041 GB of memory; give smaller sizes")

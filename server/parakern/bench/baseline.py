@@ -13,6 +13,7 @@ schedule, as one kernel launch. Arrays are filled deterministically (numpy, seed
 from __future__ import annotations
 
 import ctypes
+import os
 import hashlib
 import json
 import shutil
@@ -64,6 +65,8 @@ def build_serial(text: str, file: str, directory: Path, cflags=CFLAGS, functions
 
 # the schedule's parameters go through as doubles: exact for integers below 2**53, and floats
 # (saxpy's alpha) pass too
+HOST_COPIES = 4   # inputs, the serial C's outputs, a run's working copy, the copy compared
+
 HOOK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_void_p))
 
 
@@ -138,6 +141,21 @@ class Baseline:
             if not a.is_array and a.name not in given and a.name not in params and a.ctype not in FLOATING:
                 given[a.name] = ARGUMENT_DEFAULT
         return inputs.scalars(self.signature, self.schedule, given, seed)
+
+    def memory_problem(self, values: dict) -> str:
+        """Why the point's arrays cannot be held on this machine ('' where they can): the bench keeps
+        its inputs, the serial C's outputs and each run's copies (HOST_COPIES in all); n = 2*10^9
+        ints were allocated until the kernel killed the process."""
+        count, _ = inputs.sizes(self.signature, self.schedule, self.model, self.scalars(values))
+        size = sum(count[a.name] * dtype(a.ctype).itemsize for a in self.signature.arguments if a.is_array)
+        try:
+            memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):   # not a POSIX system: nothing to compare with
+            return ""
+        if size * HOST_COPIES <= memory:
+            return ""
+        return (f"its arrays take {size / 1e9:.3g} GB, and the bench holds {HOST_COPIES} copies of them: more than "
+                f"this machine's {memory / 1e9:.3g} GB of memory; give smaller sizes")
 
     def inputs(self, values: dict, seed: int = 0) -> tuple:
         """(scalar arguments, {array: numpy array (flat)}, {array: dims}) of a point. The arrays

@@ -108,6 +108,10 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
                 if p.skipped:
                     outcome.measurements.append(report.Measurement(p.values, None, p.reason))
                     continue
+                too_large = base.memory_problem(p.values)
+                if too_large:
+                    outcome.measurements.append(report.Measurement(p.values, None, too_large))
+                    continue
                 scalars, arrays, _ = base.inputs(p.values)
                 key = tuple(sorted(scalars.items()))
                 if key not in baselines:  # the serial C depends on the data (and the point's scalars)
@@ -161,6 +165,8 @@ def _serial_all(base, plan, repeat: int, cache, jobs: int, progress, cancelled) 
     from concurrent.futures import ThreadPoolExecutor
     keys = {}
     for p in plan.runnable:
+        if base.memory_problem(p.values):   # skipped with its reason by the loop over the points
+            continue
         scalars = base.scalars(p.values)
         keys.setdefault(tuple(sorted(scalars.items())), p.values)
 
