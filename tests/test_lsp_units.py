@@ -2,6 +2,8 @@
 generated regions, cache keys, settings, texts, and position conversion."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import sympy
@@ -46,16 +48,21 @@ def test_dispatcher_edit_is_idempotent_and_leaves_the_rest_alone():
 def test_a_region_made_from_an_earlier_version_of_its_function_is_said_to_be_stale():
     """A schedule edited after its kernels were inserted kept the old kernels with no word; a
     schedule added above renumbered the others, and a region named f:1 ran another one's code."""
+    from parakern.frontend.generated import region_fingerprint
     from parakern.lsp.ranges import span_range
     text = (SAMPLES / "saxpy.c").read_text()
     schedule = _schedule(text)
     fs = schedule.function_span
     end = (fs.end_line - 1, fs.end_col - 1)
-    inserted = apply_edit(text, *dispatcher_edit(text, schedule.id, end, CODE, span_range(fs)))
+    inserted = apply_edit(text, *dispatcher_edit(text, schedule.id, end, CODE, region_fingerprint(text, span_range(fs))))
     marker = next(line for line in inserted.split("\n") if line.startswith("// parakern:begin saxpy:0 from="))
     assert not [d for d in analyze_source(inserted, "t.c").diagnostics if d.code == "PK041"]
-    # white space is no change; an edit of the body is
-    assert not [d for d in analyze_source(inserted.replace("    ", "\t"), "t.c").diagnostics if d.code == "PK041"]
+    # white space is no change, even between tokens; an edit of the body is, and of a #define
+    for spaced in (inserted.replace("    ", "\t"), inserted.replace("alpha * x[i]", "alpha*x[i]")):
+        assert spaced != inserted
+        assert not [d for d in analyze_source(spaced, "t.c").diagnostics if d.code == "PK041"]
+    defined = inserted.replace('#include "metafork.h"', '#include "metafork.h"\n#define SCALE 2')
+    assert [d for d in analyze_source(defined, "t.c").diagnostics if d.code == "PK041"]
     edited = inserted.replace("alpha * x[i]", "alpha * x[i] + 1.0f")
     assert edited != inserted
     (stale,) = [d for d in analyze_source(edited, "t.c").diagnostics if d.code == "PK041"]
@@ -64,9 +71,17 @@ def test_a_region_made_from_an_earlier_version_of_its_function_is_said_to_be_sta
     assert "earlier version of function saxpy" in stale.message and stale.severity.value == "warning"
     # inserted again: up to date
     schedule = _schedule(edited)
-    again = apply_edit(edited, *dispatcher_edit(edited, schedule.id, end, CODE, span_range(schedule.function_span)))
+    again = apply_edit(edited, *dispatcher_edit(edited, schedule.id, end, CODE,
+                                                region_fingerprint(edited, span_range(schedule.function_span))))
     assert again.count("// parakern:begin") == 1
     assert not [d for d in analyze_source(again, "t.c").diagnostics if d.code == "PK041"]
+    # a fingerprint edited by hand: still a begin marker (no PK019, no second one after inserting)
+    for junk in ("from=zzzz", "from=", "from=2EF3EC7F991C", "from=0123456789ab extra"):
+        marked = re.sub(r"from=[0-9a-f]{12}", junk, again)
+        assert not [d for d in analyze_source(marked, "t.c").diagnostics if d.code in ("PK019", "PK041")], junk
+        schedule = _schedule(marked)
+        replaced = apply_edit(marked, *dispatcher_edit(marked, schedule.id, end, CODE, "0123456789ab"))
+        assert replaced.count("// parakern:begin") == 1 and "begin saxpy:0 from=0123456789ab\n" in replaced, junk
     # a region of a schedule the file no longer has
     gone = again.replace("// parakern:begin saxpy:0", "// parakern:begin saxpy:1").replace(
         "// parakern:end saxpy:0", "// parakern:end saxpy:1")

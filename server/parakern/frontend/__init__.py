@@ -15,7 +15,7 @@ from parakern.frontend.constexpr import evaluate
 from parakern.frontend.context import FileContext, FunctionContext, collect_writes, identifiers, nesting_too_deep
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol, file_typedefs, symbol_from_decl
-from parakern.frontend.generated import Region, fingerprint, function_text, generated_regions, mask_regions
+from parakern.frontend.generated import Region, generated_regions, mask_regions, region_fingerprint
 from parakern.frontend.parse import parse
 from parakern.frontend.preprocess import LABEL_PREFIX, line_file, prepare
 from parakern.frontend.schedule import Site, analyze_schedule
@@ -93,7 +93,7 @@ def _stale(text: str, region: Region, schedules, file: str, errors: bool) -> "Di
                        "any more (removed, or numbered otherwise): delete the region, or insert the dispatcher of "
                        "the schedule as it is numbered now", span)
     fs = schedule.function_span
-    if fs is None or fingerprint(function_text(text, (fs.line - 1, fs.col - 1, fs.end_line - 1, fs.end_col - 1))) \
+    if fs is None or region_fingerprint(text, (fs.line - 1, fs.col - 1, fs.end_line - 1, fs.end_col - 1)) \
             == region.source:
         return None
     return warning("PK041", f"the generated region of {region.id} was made from an earlier version of function "

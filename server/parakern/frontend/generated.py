@@ -28,14 +28,27 @@ FIRST_LINE = "#ifndef PARAKERN_CPU"     # the first line of the generated code (
 # serial C it was (gcc refused <cuda_runtime.h> and __global__); nvcc and the CPU emulation read it.
 REGION_GUARD = ("#if defined(__CUDACC__) || defined(PARAKERN_CPU)", "#endif")
 
-_MARKER = re.compile(r"[ \t]*// parakern:(begin|end)[ \t]+(\S+)(?:[ \t]+from=([0-9a-f]{12}))?[ \t]*")
+# A marker line: begin or end, the schedule's id, and anything after it (a begin marker's
+# `from=` and 12 hex digits; a value edited by hand leaves the line a marker, with no fingerprint)
+_MARKER = re.compile(r"[ \t]*// parakern:(begin|end)[ \t]+(\S+)(?:[ \t]+(\S.*?))?[ \t]*")
+_SOURCE = re.compile(r"from=([0-9a-f]{12})")
 
 
-def fingerprint(function_text: str) -> str:
+def fingerprint(function_text: str, file_scope: str = "") -> str:
     """What the begin marker says the region was generated from (`from=` and 12 hex digits): the
-    enclosing function's text, each run of white space one space (a line break moved or a
-    re-indentation is no change). An edit of the function since makes the region stale (PK041)."""
-    return hashlib.sha256(" ".join(function_text.split()).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    enclosing function's text and the code at file scope (a `#define` or a global the schedule
+    reads), white space left out (re-indenting, `a*b` for `a * b`: no change). An edit of either
+    since makes the region stale (PK041)."""
+    code = "".join(function_text.split()) + "\0" + "".join(file_scope.split())
+    return hashlib.sha256(code.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def region_fingerprint(text: str, function_range: tuple) -> str:
+    """fingerprint of the function at a 0-based range of `text` (the text the front end reads:
+    "\n" line ends; its generated regions are left out)."""
+    from parakern.frontend.lexical import file_scope_code
+    masked = mask_generated(text)
+    return fingerprint(function_text(masked, function_range), file_scope_code(masked))
 
 
 def function_text(text: str, function_range: tuple) -> str:
@@ -86,7 +99,7 @@ def generated_regions(text: str, wanted: "str | None" = None) -> list[Region]:
     lines = _lines(text)
     found = [(k, m) for k, (a, b, _) in enumerate(lines) if (m := _MARKER.fullmatch(text, a, b))]
     markers = [(k, m.group(1), m.group(2)) for k, m in found]
-    sources = {k: m.group(3) or "" for k, m in found}
+    sources = {k: (_SOURCE.fullmatch(m.group(3) or "") or [None, ""])[1] for k, m in found}
     regions: list[Region] = []
     used: set[int] = set()
     for n, (k, kind, ident) in enumerate(markers):

@@ -12,8 +12,7 @@ Offsets and ranges count code points, lines end at LSP's line breaks (parakern.t
 """
 from __future__ import annotations
 
-from parakern.frontend.generated import (BEGIN_MARK, END_MARK, REGION_GUARD, Region, damaged_regions,
-                                         fingerprint, function_text, generated_regions)
+from parakern.frontend.generated import BEGIN_MARK, END_MARK, REGION_GUARD, Region, damaged_regions, generated_regions
 from parakern.frontend.lexical import next_code_line
 from parakern.lsp.ranges import Range, overlaps
 from parakern.text import line_starts, newline_of, normalize_newlines, offset_at, position_at
@@ -38,12 +37,11 @@ def _ends_line(text: str) -> bool:
 
 
 def dispatcher_edit(text: str, schedule_id: str, function_end: tuple[int, int], code: str,
-                    function_range: "tuple | None" = None) -> tuple[Range, str]:
+                    source: str = "") -> tuple[Range, str]:
     """(range in code points, new text) of the edit for `schedule_id`; `function_end` is the
     0-based (line, column) just after the enclosing function's closing brace; the begin
-    marker records the fingerprint of the function's text (`function_range`, 0-based)."""
+    marker records `source` (frontend.generated.region_fingerprint, PK041)."""
     newline = newline_of(text)
-    source = fingerprint(function_text(normalize_newlines(text), function_range)) if function_range else ""
     region = region_text(schedule_id, code, newline, source)
     existing = generated_regions(text, schedule_id)
     if existing:

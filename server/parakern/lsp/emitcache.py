@@ -10,6 +10,8 @@ import asyncio
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
+from parakern.frontend.generated import region_fingerprint
+from parakern.lsp.documents import analysed_text
 from parakern.lsp import dispatcher, worker
 from parakern.lsp.documents import AnalysisError, Document, Snapshot
 from parakern.lsp.jobs import JobCrashed, JobTimeout
@@ -93,5 +95,8 @@ class EmitCache:
 def _edit(doc: Document, view: ScheduleView, code: str):
     """On the document's own text: its line breaks are kept (CRLF stays CRLF)."""
     end = view.function_span[2:] if view.function_span else view.span[2:]
-    rng, text = dispatcher.dispatcher_edit(doc.text, view.id, end, code, view.function_span)
+    # the fingerprint of the text as the front end reads it (lone surrogates replaced), which
+    # PK041 compares with
+    source = region_fingerprint(analysed_text(doc.text), view.function_span) if view.function_span else ""
+    rng, text = dispatcher.dispatcher_edit(doc.text, view.id, end, code, source)
     return doc.version, rng, text
