@@ -82,6 +82,11 @@ def test_a_region_made_from_an_earlier_version_of_its_function_is_said_to_be_sta
         schedule = _schedule(marked)
         replaced = apply_edit(marked, *dispatcher_edit(marked, schedule.id, end, CODE, "0123456789ab"))
         assert replaced.count("// parakern:begin") == 1 and "begin saxpy:0 from=0123456789ab\n" in replaced, junk
+    # a second region of one id: the copy is named (inserting replaced the first only)
+    twice = again + again[again.index("// parakern:begin"):again.index("// parakern:end saxpy:0") + 24]
+    (copy,) = [d for d in analyze_source(twice, "t.c").diagnostics if d.code == "PK041"]
+    assert copy.message.startswith("a second generated region of saxpy:0 (the first begins at line ")
+    assert copy.span.line == twice.count("\n", 0, twice.rindex("// parakern:begin")) + 1
     # a region of a schedule the file no longer has
     gone = again.replace("// parakern:begin saxpy:0", "// parakern:begin saxpy:1").replace(
         "// parakern:end saxpy:0", "// parakern:end saxpy:1")

@@ -75,7 +75,26 @@ def _analyze(text: str, file: str) -> model.FrontendResult:
     errors = any(d.severity == Severity.ERROR for d in diagnostics)
     diagnostics += [d for r in regions if r.source and not r.damaged
                     if (d := _stale(text, r, schedules, file, errors))]
+    diagnostics += _copies(text, regions, file)
     return model.FrontendResult(file, tuple(schedules), _sorted(diagnostics))
+
+
+def _copies(text: str, regions, file: str) -> list:
+    """PK041 on each intact region of an id a region before it has: inserting replaces the first
+    only, and nvcc refuses the second definitions."""
+    out, first = [], {}
+    for region in regions:
+        if region.id not in first:
+            first[region.id] = region
+            continue
+        if region.damaged:
+            continue
+        (line, col), (end_line, end_col) = position_at(text, region.begin[0]), position_at(text, region.begin[1])
+        where = position_at(text, first[region.id].start)[0] + 1
+        out.append(warning("PK041", f"a second generated region of {region.id} (the first begins at line {where}): "
+                           "delete this one; inserting the dispatcher again replaces the first only",
+                           Span(file, line + 1, col + 1, end_line + 1, end_col + 1)))
+    return out
 
 
 def _stale(text: str, region: Region, schedules, file: str, errors: bool) -> "Diagnostic | None":
