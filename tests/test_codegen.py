@@ -312,7 +312,7 @@ def test_dispatcher_contract_text():
     start = text.index("static int jacobi1d_0_select(bool probe, int only, int N, int s, int B, int *a, int t)\n{")
     disp = text[start:text.index("int jacobi1d_0_dispatch(int N", start)]
     assert "cudaGetDevice(&device)" in disp and "cudaGetDeviceProperties(&prop, device)" in disp
-    assert "static cudaDeviceProp prop;" in disp
+    assert "static thread_local cudaDeviceProp prop;" in disp   # a host thread per GPU reads its own
     assert disp.index("jacobi1d_0_try_case1(") < disp.index("jacobi1d_0_try_case3(")
     assert disp.rstrip().endswith("return PARAKERN_NO_CASE_FITS;\n}")
     assert "if (probe)\n        return 1;" in text   # asked, not launched

@@ -141,11 +141,12 @@ static int matadd_0_select(bool probe, int only, int N, int B0, int B1, const in
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
-    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
-    static cudaDeviceProp prop;
-    static cudaFuncAttributes attrs[1];
-    static bool raised[1];
-    static int prop_device = -1;
+    /* read once per device and host thread (a thread per GPU must not read another's): its
+     * properties, each kernel's attributes (nvcc's registers) */
+    static thread_local cudaDeviceProp prop;
+    static thread_local cudaFuncAttributes attrs[1];
+    static thread_local bool raised[1];
+    static thread_local int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
@@ -383,10 +384,10 @@ matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c)
     matadd_0_auto chosen;
     memset(&chosen, 0, sizeof chosen);
     chosen.status = PARAKERN_NO_CASE_FITS;
-    /* read once per device */
-    static cudaDeviceProp prop;
-    static parakern_model_device dev;
-    static int known = -1;
+    /* read once per device and host thread */
+    static thread_local cudaDeviceProp prop;
+    static thread_local parakern_model_device dev;
+    static thread_local int known = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess) {
         chosen.status = PARAKERN_CUDA_ERROR;

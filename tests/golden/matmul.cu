@@ -482,11 +482,12 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!((((long long)n)/((long long)B0) >= 1) && (((long long)n)/(((long long)s)*((long long)ub1)) >= 1) && (((long long)B0) >= 1) && (((long long)ub1) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
-    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
-    static cudaDeviceProp prop;
-    static cudaFuncAttributes attrs[5];
-    static bool raised[5];
-    static int prop_device = -1;
+    /* read once per device and host thread (a thread per GPU must not read another's): its
+     * properties, each kernel's attributes (nvcc's registers) */
+    static thread_local cudaDeviceProp prop;
+    static thread_local cudaFuncAttributes attrs[5];
+    static thread_local bool raised[5];
+    static thread_local int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
@@ -845,10 +846,10 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
     matmul_0_auto chosen;
     memset(&chosen, 0, sizeof chosen);
     chosen.status = PARAKERN_NO_CASE_FITS;
-    /* read once per device */
-    static cudaDeviceProp prop;
-    static parakern_model_device dev;
-    static int known = -1;
+    /* read once per device and host thread */
+    static thread_local cudaDeviceProp prop;
+    static thread_local parakern_model_device dev;
+    static thread_local int known = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess) {
         chosen.status = PARAKERN_CUDA_ERROR;

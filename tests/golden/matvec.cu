@@ -196,11 +196,12 @@ static int matvec_0_select(bool probe, int only, int m, int n, int B, const doub
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!(((((long long)B) + ((long long)m) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
-    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
-    static cudaDeviceProp prop;
-    static cudaFuncAttributes attrs[2];
-    static bool raised[2];
-    static int prop_device = -1;
+    /* read once per device and host thread (a thread per GPU must not read another's): its
+     * properties, each kernel's attributes (nvcc's registers) */
+    static thread_local cudaDeviceProp prop;
+    static thread_local cudaFuncAttributes attrs[2];
+    static thread_local bool raised[2];
+    static thread_local int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
@@ -380,10 +381,10 @@ matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double
     matvec_0_auto chosen;
     memset(&chosen, 0, sizeof chosen);
     chosen.status = PARAKERN_NO_CASE_FITS;
-    /* read once per device */
-    static cudaDeviceProp prop;
-    static parakern_model_device dev;
-    static int known = -1;
+    /* read once per device and host thread */
+    static thread_local cudaDeviceProp prop;
+    static thread_local parakern_model_device dev;
+    static thread_local int known = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess) {
         chosen.status = PARAKERN_CUDA_ERROR;

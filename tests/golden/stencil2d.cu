@@ -222,11 +222,12 @@ static int stencil2d_0_select(bool probe, int only, int N, int Bx, int By, const
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!(((((long long)By) + ((long long)N) - 3)/((long long)By) >= 1) && ((((long long)Bx) + ((long long)N) - 3)/((long long)Bx) >= 1) && (((long long)By) >= 1) && (((long long)Bx) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
-    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
-    static cudaDeviceProp prop;
-    static cudaFuncAttributes attrs[2];
-    static bool raised[2];
-    static int prop_device = -1;
+    /* read once per device and host thread (a thread per GPU must not read another's): its
+     * properties, each kernel's attributes (nvcc's registers) */
+    static thread_local cudaDeviceProp prop;
+    static thread_local cudaFuncAttributes attrs[2];
+    static thread_local bool raised[2];
+    static thread_local int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
@@ -494,10 +495,10 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out)
     stencil2d_0_auto chosen;
     memset(&chosen, 0, sizeof chosen);
     chosen.status = PARAKERN_NO_CASE_FITS;
-    /* read once per device */
-    static cudaDeviceProp prop;
-    static parakern_model_device dev;
-    static int known = -1;
+    /* read once per device and host thread */
+    static thread_local cudaDeviceProp prop;
+    static thread_local parakern_model_device dev;
+    static thread_local int known = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess) {
         chosen.status = PARAKERN_CUDA_ERROR;

@@ -594,11 +594,12 @@ static int transpose_0_select(bool probe, int only, int N, int B0, int B1, int s
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!((((long long)N)/((long long)B0) >= 1) && (((long long)N)/(((long long)B1)*((long long)s)) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
         return PARAKERN_NOTHING_TO_DO;
-    /* read once per device: its properties, each kernel's attributes (nvcc's registers) */
-    static cudaDeviceProp prop;
-    static cudaFuncAttributes attrs[6];
-    static bool raised[6];
-    static int prop_device = -1;
+    /* read once per device and host thread (a thread per GPU must not read another's): its
+     * properties, each kernel's attributes (nvcc's registers) */
+    static thread_local cudaDeviceProp prop;
+    static thread_local cudaFuncAttributes attrs[6];
+    static thread_local bool raised[6];
+    static thread_local int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
         return PARAKERN_CUDA_ERROR;
@@ -988,10 +989,10 @@ transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
     transpose_0_auto chosen;
     memset(&chosen, 0, sizeof chosen);
     chosen.status = PARAKERN_NO_CASE_FITS;
-    /* read once per device */
-    static cudaDeviceProp prop;
-    static parakern_model_device dev;
-    static int known = -1;
+    /* read once per device and host thread */
+    static thread_local cudaDeviceProp prop;
+    static thread_local parakern_model_device dev;
+    static thread_local int known = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess) {
         chosen.status = PARAKERN_CUDA_ERROR;

@@ -293,11 +293,12 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
         extra += [instance_name(s, rule.number, point) for point in instances[rule.number - 1]]
     call = [p.name for p in s.params] + [a.name for a in s.arrays]
     body = preconditions(s) + [
-            "/* read once per device: its properties, each kernel's attributes (nvcc's registers) */",
-            f"static cudaDeviceProp {prop};",
-            f"static cudaFuncAttributes {attrs}[{count + len(extra)}];",
-            f"static bool {raised}[{count + len(extra)}];",
-            f"static int {known} = -1;",
+            "/* read once per device and host thread (a thread per GPU must not read another's): its",
+            " * properties, each kernel's attributes (nvcc's registers) */",
+            f"static thread_local cudaDeviceProp {prop};",
+            f"static thread_local cudaFuncAttributes {attrs}[{count + len(extra)}];",
+            f"static thread_local bool {raised}[{count + len(extra)}];",
+            f"static thread_local int {known} = -1;",
             f"int {device};",
             f"if (cudaGetDevice(&{device}) != cudaSuccess)",
             INDENT + "return PARAKERN_CUDA_ERROR;",
