@@ -253,6 +253,24 @@ async def test_code_action_inserts_dispatcher_idempotently(client: Editor):
                                severity=types.DiagnosticSeverity.Warning)
     actions = await _dispatcher_action(client, uri, 9, 8, diagnostics=[warning])
     assert {a.kind for a in actions} == {types.CodeActionKind.Refactor}
+
+    # The function edited: PK041 on the begin marker, where inserting again is offered, and fixes it
+    edited = once.replace("c[i][j] = a[i][j] + b[i][j];", "c[i][j] = a[i][j] - b[i][j];", 1)
+    assert edited != once
+    client.replace_all(uri, edited)
+    marker = edited[:edited.index("// parakern:begin")].count("\n")
+    ds = await client.wait_diagnostics(uri, lambda ds: any(d.code == "PK041" for d in ds), timeout=60)
+    (stale,) = [d for d in ds if d.code == "PK041"]
+    assert stale.range.start.line == marker
+    actions = await _dispatcher_action(client, uri, marker, 3, diagnostics=[stale])
+    assert {a.kind for a in actions} == {types.CodeActionKind.Refactor, types.CodeActionKind.QuickFix}
+    (fix,) = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+    if fix.edit is None:
+        fix = await client.code_action_resolve_async(fix)
+    client.apply_workspace_edit(fix.edit)
+    assert client.texts[uri].count("// parakern:begin") == 1
+    ds = await client.wait_diagnostics(uri, lambda ds: len(cases(ds)) >= 1, timeout=60)
+    assert not [d for d in ds if d.code == "PK041"]
     client.close(uri)
 
 

@@ -92,6 +92,12 @@ def damaged_region_fixes(text: str, wanted: Range) -> list[tuple[str, Range, str
     return fixes
 
 
+def regions_marked_at(text: str, wanted: Range) -> set:
+    """The ids of the intact regions whose begin marker meets `wanted` (where PK041 is shown:
+    the insert action is offered there too, as on the schedule)."""
+    return {r.id for r in generated_regions(text) if not r.damaged and overlaps(_range(text, *r.begin), wanted)}
+
+
 def apply_edit(text: str, rng: Range, new_text: str) -> str:
     """Applies one code-point edit to a text (used by tests and by the command path)."""
     starts = line_starts(text)

@@ -531,6 +531,11 @@ class Engine:
         """(version, range, new text) that inserts or replaces the dispatcher region."""
         return await self.emit_cache.edit(uri, schedule_id)
 
+    def regions_marked_at(self, uri: str, wanted: Range) -> set:
+        """dispatcher.regions_marked_at on the document's text."""
+        doc = self.docs.get(uri)
+        return dispatcher.regions_marked_at(doc.text, wanted) if doc is not None else set()
+
     def region_fixes(self, uri: str, wanted: Range) -> list[tuple[str, object, Range, str]]:
         """(title, version, range, new text) of the quick fixes of the damaged generated
         regions whose remaining marker meets `wanted`."""

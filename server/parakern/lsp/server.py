@@ -340,6 +340,7 @@ def code_lens_resolve(ls: ParakernServer, lens: types.CodeLens):
 ACTION_TITLE = "Insert comprehensive dispatcher"
 STALE_VIEWS_AFTER_S = 0.3  # how long a code action waits for the current version's schedules
 REGION_CODE = "PK019"      # a generated region that lost a marker (frontend.generated)
+STALE_CODE = "PK041"       # a generated region made from other code: inserting it again fixes it
 
 
 def _workspace_edit(ls: ParakernServer, uri: str, version, rng, new_text: str) -> types.WorkspaceEdit:
@@ -389,8 +390,9 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
         views = current.result() if current.done() else ls.engine.views(uri)
     except AnalysisError:
         views = ls.engine.views(uri)
+    marked = ls.engine.regions_marked_at(uri, wanted)   # a region's begin marker (PK041): insert it again there
     for view in views:
-        if not overlaps(view.span, wanted):
+        if not overlaps(view.span, wanted) and view.id not in marked:
             continue
         summary = ls.engine.cached(view)
         disabled = None
@@ -400,7 +402,7 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
             disabled = types.CodeActionDisabled(reason=f"{view.id} has no case tree: {summary.why_no_tree}")
         # a quick fix of the case diagnostics only (inserting the kernels is what they describe),
         # not of a warning it leaves as it is (PK040's uncoalesced access)
-        cases = [d for d in ours if d.code == CASE_CODE]
+        cases = [d for d in ours if d.code in (CASE_CODE, STALE_CODE)]
         kinds = [types.CodeActionKind.Refactor] + ([types.CodeActionKind.QuickFix] if cases else [])
         for kind in kinds:
             if not _wants(only, kind):
