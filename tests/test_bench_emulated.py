@@ -339,7 +339,9 @@ def test_outputs_and_options_are_checked_before_the_run(tmp_path):
                          (["--csv", tmp_path / "metafork.h"], "is a source file"),
                          # --profile without --plan-only was ignored; --instances with it too
                          (["--profile", "h100"], "--profile names the device of --plan-only"),
-                         (["--plan-only", "--profile", "h100", "--instances"], "--instances times")]:
+                         (["--plan-only", "--profile", "h100", "--instances"], "--instances times"),
+                         # x.jpg got PNG bytes
+                         (["--plot", tmp_path / "x.jpg"], "the heat maps are PNG pictures")]:
         (tmp_path / "metafork.h").write_text("/* the user's */\n")
         done = _bench(*base, *extra)
         assert done.returncode == 2 and words in done.stderr, (extra, done.stderr)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from parakern.command_input import host_scalars, read_source, schedules_with_tree, unknown_name
 from parakern.devices import PROFILES
@@ -131,6 +132,8 @@ def _output_problem(args) -> str:
         problem = outputs.file_problem(path, option, [args.file], results=True) if path else ""
         if problem:
             return problem
+    if args.plot and Path(args.plot).suffix.lower() not in ("", ".png"):   # x.jpg got PNG bytes
+        return f"--plot {args.plot}: the heat maps are PNG pictures: give a name ending in .png"
     cache = args.serial_cache and outputs.folder_problem(str(args.serial_cache), "--serial-cache")
     return cache or outputs.clash(files)
 

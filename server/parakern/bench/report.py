@@ -312,11 +312,12 @@ def write_heatmaps(path, measurements, rows: list, data: list) -> list:
         for i, row in enumerate(grid):
             for j, v in enumerate(row):
                 if not math.isnan(v):
-                    ax.text(j, i, f"{v:.1f}", ha="center", va="center", color="w", fontsize=8)
+                    ax.text(j, i, f"{v:.1f}" if v >= 0.1 else f"{v:.2g}", ha="center", va="center", color="w",
+                            fontsize=8)   # as the table shows it: 0.0065, not 0.0
         fig.colorbar(image, ax=ax)
         fig.tight_layout()
         if len(maps) == 1:
-            target = path
+            target = path if path.suffix else path.with_suffix(".png")
         else:
             tag = "_".join(title.replace("=", "").split()) if len({m[0] for m in maps}) > 1 else ""
             k = what.split()[1] + ("_fixed" if what.endswith("at compile time") else "")
