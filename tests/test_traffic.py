@@ -268,6 +268,41 @@ def test_an_index_with_no_value_per_lane_is_not_warned():
     assert not [d for d in analyze(text, "g.c").diagnostics if d.code == "PK040"]
 
 
+def test_cache_is_advised_only_where_its_copies_would_coalesce():
+    """A column a thread per row (Cholesky's scaling of column k) was told to cache(a), whose
+    copy of a 32 x 1 tile touches as many sectors; a row per thread (softmax) is told so rightly."""
+    column = """void cholcol(int n, int k, int B, double a[n][n])
+{
+    int g = (n - k - 1 + B - 1) / B;
+    meta_schedule {
+        meta_for (int bb = 0; bb < g; bb++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = k + 1 + bb * B + t;
+                if (i < n)
+                    a[i][k] = a[i][k] * 0.5;
+            }
+    }
+}
+"""
+    found = [d for d in analyze(column, "c.c").diagnostics if d.code == "PK040"]
+    assert found and not [d for d in found if "cache(a)" in d.message]
+    rows = """void rows(int m, int n, int B, float x[m][n], float y[m])
+{
+    meta_schedule {
+        meta_for (int b = 0; b < m / B; b++)
+            meta_for (int t = 0; t < B; t++) {
+                float s = 0.0f;
+                for (int j = 0; j < n; j++)
+                    s += x[b * B + t][j];
+                y[b * B + t] = s;
+            }
+    }
+}
+"""
+    (d,) = [d for d in analyze(rows, "r.c").diagnostics if d.code == "PK040"]
+    assert "cache(x) stages it through shared memory with coalesced copies" in d.message
+
+
 # ------------------------------------------------------------------ (5) across the between loops
 
 def test_the_accumulator_of_the_granularity_reduced_matmul_lives_across_k():

@@ -77,10 +77,23 @@ def _message(schedule: Schedule, array: str, where, found, per_case, point) -> s
     cost = max(r.cost for _, r in found)
     return (f"uncoalesced access: {first.text} is {verb} where {how}, so a warp request touches "
             f"{cost:.3g} sectors of 32 bytes where {first.ideal:.3g} would hold its elements "
-            f"(at {describe(point)}: {', '.join(cases)}); {_advice(schedule, array, where, per_case)}")
+            f"(at {describe(point)}: {', '.join(cases)}); {_advice(schedule, array, where, per_case, point)}")
 
 
-def _advice(schedule: Schedule, array: str, where, per_case) -> str:
+def _staging_coalesces(schedule: Schedule, array: str, point: dict) -> bool:
+    """Whether cache(array) would move it through global memory coalesced at the point: a column
+    (a tile of 32 x 1) is copied as uncoalesced as it is read, and the advice was no help."""
+    kernel = Kernel(schedule, (array,))
+    if not stageable(kernel):   # advice PK031 would then refuse is no advice
+        return False
+    try:
+        requests = traffic(kernel, point).requests
+    except Exception:   # noqa: BLE001 - no figures for the staged kernel: no advice
+        return False
+    return not any(r.array == array and r.space == "global" and W.uncoalesced(r.cost, r.ideal) for r in requests)
+
+
+def _advice(schedule: Schedule, array: str, where, per_case, point: dict) -> str:
     x = next((lp for lp in schedule.block if lp.axis == "x"), None)
     y = next((lp for lp in schedule.block if lp.axis == "y"), None)
     tips = []
@@ -97,7 +110,7 @@ def _advice(schedule: Schedule, array: str, where, per_case) -> str:
                   if any(r.key[0] == "copy" and r.array == array for r in t.requests)]
         if staged:
             tips.append(f"the cases that keep cache({array}) ({', '.join(staged)}) move it with coalesced copies")
-    elif stageable(Kernel(schedule, (array,))):   # advice PK031 would then refuse is no advice
+    elif _staging_coalesces(schedule, array, point):
         tips.append(f"or cache({array}) to stage it through shared memory with coalesced copies"
                     if tips else f"cache({array}) stages it through shared memory with coalesced copies")
     return "; ".join(tips) if tips else "make threadIdx.x run along the array's last subscript"
