@@ -501,3 +501,28 @@ def test_two_serial_loops_of_one_name_stage_the_rows_they_read():
     staged = [sympy.sympify(c.counter("shared_memory")) for c in result.tree.cases if "(4a)" in c.decisions]
     at = {"B": 32, "n": 64, "m": 4096}
     assert staged and all(x.subs({v: at[v.name] for v in x.free_symbols}) == 4 * 32 * 64 for x in staged), staged
+
+
+def test_an_array_whose_tile_would_be_all_of_it_is_not_staged():
+    """in[i][max(j - 1, 0)] (a clamp): not affine, its footprint the whole array, which case 1
+    staged (4*h*w bytes, copied by every block) with no word; the dispatcher preferred it."""
+    from parakern.pipeline import analyze
+    source = """int max(int a, int b);
+void blur(int h, int w, int Bx, int By, float in[h][w], float out[h][w])
+{
+    meta_schedule cache(in) {
+        meta_for (int by = 0; by < h / By; by++)
+            meta_for (int bx = 0; bx < w / Bx; bx++)
+                meta_for (int ty = 0; ty < By; ty++)
+                    meta_for (int tx = 0; tx < Bx; tx++) {
+                        int i = by * By + ty, j = bx * Bx + tx;
+                        out[i][j] = 0.5f * in[i][max(j - 1, 0)] + 0.5f * in[i][j];
+                    }
+    }
+}
+"""
+    (result,) = analyze(source, "blur.c").results
+    (warning,) = [d for d in result.diagnostics if d.code == "PK031"]
+    assert warning.message.startswith("cannot stage 'in': a subscript of it is not affine")
+    assert "its tile would be the whole array, copied by every block" in warning.message
+    assert all(sympy.sympify(c.counter("shared_memory")) == 0 for c in result.tree.cases)

@@ -148,7 +148,7 @@ class _Analysis:
                       "with parameter coefficients: the whole array is counted")
             dims = tuple(DimRegion(sympy.S.Zero, sympy.sympify(d)) for d in array.dims)
             cluster = Cluster(dims, ids, False)
-            return Choice(when, (cluster,), cluster.elements, False)
+            return Choice(when, (cluster,), cluster.elements, False, whole=True)
         self.notes.add(f"a subscript of '{array.name}' is not affine in the block's loop variables and its size "
                   "is not visible: the footprint is unbounded (declare it with its size, "
                   "e.g. `float a[N]`, or do not cache it)")

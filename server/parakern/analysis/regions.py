@@ -53,6 +53,7 @@ class Choice:
     clusters: tuple[Cluster, ...]
     elements: sympy.Expr
     exact: bool
+    whole: bool = False   # a subscript not affine in the block's variables: the whole array counted
 
 
 @dataclass(frozen=True)

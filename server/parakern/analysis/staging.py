@@ -131,6 +131,15 @@ def _plan(shape: Shape, cached: tuple[str, ...]) -> tuple[Staged, ...]:
         if not fp.bounded:
             raise StagingError(f"cannot stage '{array.name}' in shared memory: its block footprint is "
                                f"unbounded ({fp.note})", _cache_span(s, array.name))
+        if any(c.whole for c in fp.regions) and not sympy.sympify(fp.elements).is_number:
+            # every block would copy all of it: clamp_blur's in[i][max(j - 1, 0)] staged 4*h*w bytes
+            where = next((a.span.line for a in s.accesses if a.array == array.name and not a.exact), None)
+            raise StagingError(f"cannot stage '{array.name}': a subscript of it is not affine in the block's loop "
+                               f"variables ({'line ' + str(where) + ': ' if where else ''}min, max, ?:, % or / of "
+                               "them), so its tile would be the whole array, copied by every block",
+                               _cache_span(s, array.name),
+                               "a subscript linear in the loop variables (a bounds test around the access instead "
+                               "of a clamp) stages its tile")
         covered = shape.key[-1]   # written_first: reads of what the thread wrote first
         choices = tuple(_choice(s, array, c, covered) for c in fp.regions)
         _check_useful(s, array, choices)
