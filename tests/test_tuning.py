@@ -678,3 +678,12 @@ def test_a_loop_bound_read_from_an_array_is_counted_once_and_named(tmp_path, cap
     out = capsys.readouterr().out
     assert f"note: loop k (line {loop.span.line}) ends at a value read from an array: the model counts one" in out
     assert re.search(r"^  1 +[12]\*? +\d+ ", out, re.M)
+
+
+def test_a_definition_that_int_cannot_hold_is_infeasible(capsys):
+    """saxpy at n = 2^31 - 1: `int blocks = (n + B - 1) / B` wraps in C for every B > 1, and
+    tune called each feasible."""
+    assert cli.main(["tune", str(SAMPLES / "saxpy.c"), "--profile", "h100", "--data", "n=2147483647"]) == 0
+    out = capsys.readouterr().out
+    assert "10 × B + n - 1 in the definition of blocks (line 6) is beyond the range of int" in out
+    assert "compile it: parakern emit" in out and "--fix B=1\n" in out   # B = 1 alone: n + 0

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import sympy
 
 from parakern import exact
-from parakern.limits import out_of_range
+from parakern.limits import out_of_range, overflowing_definition
 from parakern.printing import to_c
 
 
@@ -33,8 +33,9 @@ def check_facts(schedule, subs: dict, origin: bool = True) -> str:
 def judge_facts(schedule, subs: dict, origin: bool = True) -> Verdict:
     """check_facts' reason with the fact it names."""
     given = exact.numbers(subs)
-    beyond = out_of_range(schedule.params, {n.name: v for n, v in given.items() if isinstance(v, int)})
-    if beyond:   # n = 10**12 for an int n: C would wrap it
+    ints = {n.name: v for n, v in given.items() if isinstance(v, int)}
+    beyond = out_of_range(schedule.params, ints) or overflowing_definition(schedule, ints)
+    if beyond:   # n = 10**12 for an int n, or n + B - 1 past int's range: C would wrap it
         return Verdict(beyond)
     undecided = Verdict("")
     for fact in schedule.facts:

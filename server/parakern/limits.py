@@ -42,6 +42,27 @@ def out_of_range(params, values: dict) -> str:
     return ""
 
 
+def overflowing_definition(schedule, values: dict) -> str:
+    """'' when every derived scalar's definition stays within its C type at these values, else
+    which sum or product does not (saxpy's `blocks = (n + B - 1)/B` at n = 2^31 - 1: n + B - 1
+    wraps in int, and tune called every B feasible)."""
+    for d in schedule.derived:
+        bounds = value_range(d.ctype)
+        if bounds is None:
+            continue
+        for term in sympy.preorder_traversal(sympy.sympify(d.value)):
+            if not isinstance(term, (sympy.Add, sympy.Mul)) or not term.free_symbols:
+                continue
+            if any(x.name not in values for x in term.free_symbols):
+                continue
+            value = term.xreplace({x: sympy.Integer(values[x.name]) for x in term.free_symbols})
+            if value.is_Integer and not bounds[0] <= int(value) <= bounds[1]:
+                from parakern.printing import to_c
+                return (f"{to_c(term)} in the definition of {d.name} (line {d.span.line}) is beyond the range "
+                        f"of {d.ctype} ({bounds[0]} to {bounds[1]}): C would wrap it")
+    return ""
+
+
 def machine_facts(schedule) -> tuple:
     """What holds on every device and in every C call, for z3: T <= 1024, and each `int`
     parameter and derived scalar within int's range (a grid of n/B blocks is then within
