@@ -35,10 +35,13 @@ def coalescing_warnings(schedule: Schedule, tree) -> tuple[Diagnostic, ...]:
     except Exception:   # noqa: BLE001 - no figures at this point: nothing to warn about, and the tree stays
         return ()
     flagged = uncoalesced_accesses(per_case)
+    # the staged kernel's traffic, once per array however many of its accesses are flagged
+    staging = {array: _staging_coalesces(schedule, array, point) for array, _ in flagged
+               if array not in {c.name for c in schedule.cache}}
     out = []
     for (array, where), found in flagged.items():
         span = Span(schedule.keyword_span.file, *where)
-        out.append(warning(CODE, _message(schedule, array, where, found, per_case, point), span))
+        out.append(warning(CODE, _message(schedule, array, where, found, per_case, point, staging), span))
     return tuple(sorted(out, key=lambda d: (d.span.line, d.span.col)))
 
 
@@ -54,7 +57,7 @@ def uncoalesced_accesses(per_case) -> dict:
     return flagged
 
 
-def _message(schedule: Schedule, array: str, where, found, per_case, point) -> str:
+def _message(schedule: Schedule, array: str, where, found, per_case, point, staging: dict) -> str:
     first = found[0][1]
     verb = "written" if first.kind == "write" else "read"
     stride = first.stride
@@ -77,7 +80,7 @@ def _message(schedule: Schedule, array: str, where, found, per_case, point) -> s
     cost = max(r.cost for _, r in found)
     return (f"uncoalesced access: {first.text} is {verb} where {how}, so a warp request touches "
             f"{cost:.3g} sectors of 32 bytes where {first.ideal:.3g} would hold its elements "
-            f"(at {describe(point)}: {', '.join(cases)}); {_advice(schedule, array, where, per_case, point)}")
+            f"(at {describe(point)}: {', '.join(cases)}); {_advice(schedule, array, where, per_case, staging)}")
 
 
 def _staging_coalesces(schedule: Schedule, array: str, point: dict) -> bool:
@@ -93,7 +96,9 @@ def _staging_coalesces(schedule: Schedule, array: str, point: dict) -> bool:
     return not any(r.array == array and r.space == "global" and W.uncoalesced(r.cost, r.ideal) for r in requests)
 
 
-def _advice(schedule: Schedule, array: str, where, per_case, point: dict) -> str:
+def _advice(schedule: Schedule, array: str, where, per_case, staging: dict) -> str:
+    """staging: array -> whether cache(array) would coalesce it (_staging_coalesces), for the
+    arrays no cache(...) names."""
     x = next((lp for lp in schedule.block if lp.axis == "x"), None)
     y = next((lp for lp in schedule.block if lp.axis == "y"), None)
     tips = []
@@ -110,7 +115,7 @@ def _advice(schedule: Schedule, array: str, where, per_case, point: dict) -> str
                   if any(r.key[0] == "copy" and r.array == array for r in t.requests)]
         if staged:
             tips.append(f"the cases that keep cache({array}) ({', '.join(staged)}) move it with coalesced copies")
-    elif _staging_coalesces(schedule, array, point):
+    elif staging.get(array):
         tips.append(f"or cache({array}) to stage it through shared memory with coalesced copies"
                     if tips else f"cache({array}) stages it through shared memory with coalesced copies")
     return "; ".join(tips) if tips else "make threadIdx.x run along the array's last subscript"

@@ -75,7 +75,7 @@ def hook_shim(schedule, wrapper: str) -> str:
     params = [(p.ctype, p.name) for p in schedule.params]
     arrays = [(a.ctype, a.name) for a in schedule.arrays]
     # declared as the call (building.Call) passes them; handed to the hook parameters first
-    declared = building.Call(schedule, wrapper, "", ()).prototype().split("(", 1)[1].rsplit(")", 1)[0]
+    declared = building.Call(schedule, wrapper, "", ()).declarations()
     values = ", ".join(f"(double){n}" for _, n in params) or "0"
     pointers = ", ".join(f"(void *){n}" for _, n in arrays) or "0"
     return "\n".join([

@@ -79,6 +79,12 @@ def _analyze(text: str, file: str) -> model.FrontendResult:
     return model.FrontendResult(file, tuple(schedules), _sorted(diagnostics))
 
 
+def _line_span(text: str, offsets: tuple, file: str) -> Span:
+    """The Span of a marker line's (start, end) offsets in `text`."""
+    (line, col), (end_line, end_col) = position_at(text, offsets[0]), position_at(text, offsets[1])
+    return Span(file, line + 1, col + 1, end_line + 1, end_col + 1)
+
+
 def _copies(text: str, regions, file: str) -> list:
     """PK041 on each intact region of an id a region before it has: inserting replaces the first
     only, and nvcc refuses the second definitions."""
@@ -89,11 +95,10 @@ def _copies(text: str, regions, file: str) -> list:
             continue
         if region.damaged:
             continue
-        (line, col), (end_line, end_col) = position_at(text, region.begin[0]), position_at(text, region.begin[1])
         where = position_at(text, first[region.id].start)[0] + 1
         out.append(warning("PK041", f"a second generated region of {region.id} (the first begins at line {where}): "
                            "delete this one; inserting the dispatcher again replaces the first only",
-                           Span(file, line + 1, col + 1, end_line + 1, end_col + 1)))
+                           _line_span(text, region.begin, file)))
     return out
 
 
@@ -102,8 +107,7 @@ def _stale(text: str, region: Region, schedules, file: str, errors: bool) -> "Di
     (edited since: its kernels and dispatcher are not those of the code as it is), or of a
     schedule the file no longer has. None where the region is up to date, or where its schedule
     is missing from a file with errors (one that does not analyse is still there: `errors`)."""
-    (line, col), (end_line, end_col) = position_at(text, region.begin[0]), position_at(text, region.begin[1])
-    span = Span(file, line + 1, col + 1, end_line + 1, end_col + 1)
+    span = _line_span(text, region.begin, file)
     schedule = next((x for x in schedules if x.id == region.id), None)
     if schedule is None and errors:
         return None
@@ -122,8 +126,7 @@ def _stale(text: str, region: Region, schedules, file: str, errors: bool) -> "Di
 
 def _damaged(text: str, region: Region, file: str) -> Diagnostic:
     """PK019 on the marker a damaged region has left (parakern.frontend.generated)."""
-    (line, col), (end_line, end_col) = position_at(text, region.marker[0]), position_at(text, region.marker[1])
-    span = Span(file, line + 1, col + 1, end_line + 1, end_col + 1)
+    span = _line_span(text, region.marker, file)
     lost = {"begin": f"// parakern:begin {region.id}", "end": f"// parakern:end {region.id}"}.get(region.missing)
     if lost:
         message = (f"the generated region of {region.id} has lost its '{lost}' line; it is still read as "

@@ -115,9 +115,12 @@ class Call:
         """(C type, name) of the dispatcher's arguments, in its order."""
         return [(f"{x.ctype} *", x.name) if is_array(x) else (x.ctype, x.name) for x in host_arguments(self.schedule)]
 
+    def declarations(self) -> str:
+        """The wrapper's parameter list in C (`void` for none)."""
+        return ", ".join(f"{t} {n}" if not t.endswith("*") else f"{t}{n}" for t, n in self.parameters) or "void"
+
     def prototype(self) -> str:
-        args = ", ".join(f"{t} {n}" if not t.endswith("*") else f"{t}{n}" for t, n in self.parameters)
-        return f"int {self.wrapper}({args or 'void'})"
+        return f"int {self.wrapper}({self.declarations()})"
 
     def statement(self) -> str:
         args = [f"({t}){n}" if t.endswith("*") else n for t, n in self.parameters]
