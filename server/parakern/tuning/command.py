@@ -83,7 +83,7 @@ def run(args) -> int:
     unknown = unknown_name(fixed, with_tree, args.file, host)
     if unknown:
         return _fail(f"parakern tune: --data {unknown}")
-    tunings, problems, status, failed = [], [], 0, set()
+    tunings, problems, status = [], [], 0
     for r in with_tree:
         mine = {n: v for n, v in fixed.items() if n in {p.name for p in r.schedule.params}}
         arguments = {n: v for n, v in fixed.items() if n in host}
@@ -91,17 +91,17 @@ def run(args) -> int:
             tunings.append((r, mine, search.tune(r, mine, device, arguments)))
         except search.TuneError as exc:   # a value missing or wrong: the user's to give (usage, 2)
             problems.append(str(exc))
-            status, failed = 2, failed | {r.schedule.function}
+            status = 2
         except Exception as exc:  # one line, never a traceback
             problems.append(f"{r.schedule.id}: internal error ({type(exc).__name__}: {exc})")
-            status, failed = status or 1, failed | {r.schedule.function}
+            status = status or 1
     empty = [t for _, _, t in tunings if t.pick is None]
     # a function's common values only where all its schedules were tuned (three_mm without nm:
-    # 'call it with B0=2 B1=32' summed two of its three products): none failed, each has a
-    # feasible configuration and a case tree
-    failed |= {r.schedule.function for r, _, t in tunings if t.pick is None}
-    failed |= {r.schedule.function for r in analysis.results if args.schedule in (None, r.schedule.id)
-               and (r.tree is None or not r.tree.cases)}
+    # 'call it with B0=2 B1=32' summed two of its three products): each has a case tree, was
+    # tuned and has a feasible configuration
+    picked = {r.schedule.id for r, _, t in tunings if t.pick is not None}
+    failed = {r.schedule.function for r in analysis.results
+              if args.schedule in (None, r.schedule.id) and r.schedule.id not in picked}
     shared = search.shared_choices([(r.schedule.function, t) for r, _, t in tunings
                                     if r.schedule.function not in failed])
     document = _document(args, device, [t.as_dict(args.top) for _, _, t in tunings], problems,
