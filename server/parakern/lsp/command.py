@@ -1,6 +1,11 @@
 """`parakern serve`: the argparse part and the start (no pygls import until the workers are spawned)."""
 from __future__ import annotations
 
+import os
+
+from parakern.isolation import scrub_sys_path
+from parakern.lifeline import ScratchDirectory
+
 
 def add_arguments(parser) -> None:
     parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
@@ -41,13 +46,30 @@ def run(args) -> int:
     if problem:
         print(f"parakern serve: {problem}", file=sys.stderr)
         return 2
-    # The analysis processes start first, so that they import and warm up while this one
-    # imports pygls, lsprotocol and the front-end (about a second each on two cores).
-    from parakern.lsp.jobs import JobPool
-    pool = JobPool()
-    pool.prestart()
-    from parakern.lsp.server import run as run_server
-    return run_server(args, pool)
+    if args.log_file:     # named from the editor's directory, which the server leaves now
+        args.log_file = os.path.abspath(args.log_file)
+    directory = _private_directory()
+    try:
+        # The analysis processes start first, so that they import and warm up while this one
+        # imports pygls, lsprotocol and the front-end (about a second each on two cores).
+        from parakern.lsp.jobs import JobPool
+        pool = JobPool()
+        pool.prestart()
+        from parakern.lsp.server import run as run_server
+        return run_server(args, pool)
+    finally:
+        directory.cleanup()
+
+
+def _private_directory() -> ScratchDirectory:
+    """The server's current directory from now on: a new empty one, so that its children
+    started as `python -c` (multiprocessing's workers and resource tracker, whose sys.path
+    begins with the current directory) find no module there, and sys.path without the
+    editor's directory (parakern.isolation). Removed when the server ends, however it ends."""
+    scrub_sys_path()
+    directory = ScratchDirectory("parakern-serve-")
+    os.chdir(directory.name)
+    return directory
 
 
 def main(argv=None) -> int:
