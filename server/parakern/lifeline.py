@@ -45,9 +45,13 @@ def exit_with_parent(parent: "int | None" = None, poll: float = POLL_SECONDS) ->
 
 
 _JANITOR = """
-import shutil, sys
+import os, shutil, sys, time
 sys.stdin.buffer.read()          # returns when the parent's end of the pipe closes
-shutil.rmtree(sys.argv[1], ignore_errors=True)
+for _ in range(50):              # again while a compiler the parent started still adds a file
+    shutil.rmtree(sys.argv[1], ignore_errors=True)
+    if not os.path.lexists(sys.argv[1]):
+        break
+    time.sleep(0.1)
 """
 
 
