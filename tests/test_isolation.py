@@ -163,15 +163,18 @@ def _serve(root: Path, command: list) -> None:
     assert list((root.parent / "tmp").iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.editor
 @needs_script
 def test_server_in_a_hostile_workspace(workspace):
     root, markers, planter = workspace
     planter()
-    _serve(root, [str(SCRIPT), "serve"])
+    _serve(root, [str(SCRIPT), "serve", "--log-file", "server.log"])
     assert imported(markers) == []
+    assert (root / "server.log").is_file()     # named from the editor's directory, not the server's own
 
 
+@pytest.mark.slow
 @pytest.mark.editor
 @pytest.mark.parametrize("module", ["parakern", "parakern.lsp"])
 def test_server_by_python_m_in_a_hostile_workspace(workspace, module):
@@ -185,6 +188,7 @@ COMMANDS = {"emit": ["emit", "saxpy.c", "-o", "saxpy.cu"], "optimize": ["optimiz
             "tune": ["tune", "saxpy.c", "--profile", "h100", "--data", "n=100000"], "verify": ["verify", "saxpy.c", "--points", "1"]}
 
 
+@pytest.mark.slow
 @needs_script
 @pytest.mark.parametrize("name", ["verify", "emit", "optimize", "tune"])
 def test_commands_in_a_hostile_workspace(workspace, name):
@@ -197,6 +201,7 @@ def test_commands_in_a_hostile_workspace(workspace, name):
     assert imported(markers) == []
 
 
+@pytest.mark.slow
 @needs_compilers
 def test_verify_by_python_m_in_a_hostile_workspace(workspace):
     root, markers, planter = workspace
