@@ -122,6 +122,25 @@ def test_a_command_that_needs_a_tree_says_why_there_is_none(command, capsys):
     assert err[1].endswith("(schedules: none); the diagnostics above say why")
 
 
+@pytest.mark.parametrize("command", [["optimize"], ["optimize", "--json"], ["profile"], ["emit"]])
+def test_a_loop_variable_declared_again_is_one_diagnostic_and_no_code(command):
+    """Issue 34: a meta_for redeclaring the variable of the enclosing one made optimize exit 1 with
+    a traceback (sympy: duplicate argument 'ty'), profile exit 1, and emit write CUDA that nvcc
+    refused ("ty" has already been declared). Now: exit 0, the PK024 at its place, no kernel."""
+    path = WRONG / "redeclared_loop_variable.c"
+    done = run(command[0], str(path), *command[1:])
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    where = f"{path}:6:27: error: 'ty' is already the variable of an enclosing loop"
+    if command[1:] == ["--json"]:
+        (d,) = json.loads(done.stdout)["diagnostics"]
+        assert d["code"] == "PK024" and d["range"]["start"] == {"line": 5, "character": 26}
+        assert json.loads(done.stdout)["schedules"] == []
+    else:
+        assert where in done.stdout + done.stderr
+    if command[0] == "emit":
+        assert "__global__ void" not in done.stdout and "f_0" not in done.stdout
+
+
 def test_a_size_beyond_its_c_type_is_said(capsys):
     """tune --data n=10**12 for an int n: C would wrap it; before, tune ranked configurations."""
     assert main(["tune", str(SAMPLES / "saxpy.c"), "--profile", "h100", "--data", "n=1000000000000"]) == 1

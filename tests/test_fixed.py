@@ -321,14 +321,14 @@ def test_an_instance_unrolls_only_where_the_copies_do_what_the_loop_did(change):
 
 def test_a_local_declared_again_in_its_serial_loop_is_an_error():
     """`for (int w ...) { int w = 0; ... }`: valid C99, refused by C++ (the emitted CUDA failed
-    to compile, and verify said so); one PK013 at the declaration."""
+    to compile, and verify said so); one PK024 at the declared name."""
     text = KEPT
     for key, value in {**PLAIN, "INNER": "int z = 0; d[p][q] = z;"}.items():
         text = text.replace(key, value)
     result = analyze(text, "m.c")
     (d,) = result.diagnostics
-    assert d.code == "PK013" and "'z' is declared again in the body of its loop" in d.message
-    assert (d.span.line, d.span.col) == (15, 37)
+    assert d.code == "PK024" and "'z' is already the variable of an enclosing loop" in d.message
+    assert (d.span.line, d.span.col, d.span.end_col) == (15, 41, 42)
 
 
 def test_an_assertion_under_a_condition_fixes_nothing():

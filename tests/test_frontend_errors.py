@@ -36,6 +36,7 @@ EXPECTED = {
     "write_const_array.c": ("PK004", (7, 17, 7, 29), "a[i * B + j]", "'a' is declared const"),
     "float_bound.c": ("PK003", (4, 34, 4, 40), "blocks", "the bound of meta_for is a double expression"),
     "cxx_keyword.c": ("PK018", (5, 23, 5, 26), "new", "'new' is a C++ keyword"),
+    "redeclared_loop_variable.c": ("PK024", (6, 27, 6, 29), "ty", "'ty' is already the variable of an enclosing loop"),
 }
 
 
@@ -232,3 +233,73 @@ def test_an_array_parameter_c_refuses_is_refused_at_its_declaration(declared, wo
     (d,) = analyze_source(text, "e.c").diagnostics
     assert d.code == "PK012" and words in d.message, d.format()
     assert (d.span.line, d.span.col) == (1, text.index(declared) + 1)
+
+
+HIDING = """void f(int n, int B, float x[n], float y[n])
+{{
+    int blocks = (n + B - 1) / B;
+    int i, k;
+    meta_schedule {{
+        meta_for (int b = 0; b < blocks; b++)
+            meta_for (int t = 0; t < B; t++) {{
+{body}
+            }}
+    }}
+}}
+"""
+
+
+@pytest.mark.parametrize("body, line, col, words, related_line", [
+    # a serial loop's variable, a local, a local deeper down: an enclosing loop's variable
+    ("                for (int t = 0; t < 2; t++)\n                    y[b * B] += x[t];",
+     8, 26, "'t' is already the variable of an enclosing loop", 7),
+    ("                int t = b * B;\n                if (t < n) y[t] = 2.0f * x[t];",
+     8, 21, "'t' is already the variable of an enclosing loop", 7),
+    ("                int i = b * B + t;\n                for (int s = 0; s < 2; s++)\n"
+     "                    if (i < n) { float b = s; y[i] += b; }",
+     10, 40, "'b' is already the variable of an enclosing loop", 6),
+    ("                int i = b * B + t;\n                for (int j = 0; j < 2; j++)\n"
+     "                    for (int t = 0; t < 2; t++)\n                        y[i] += x[j];",
+     10, 30, "'t' is already the variable of an enclosing loop", 7),
+    # a name the block reads from outside it: a parameter (n, read through blocks), an array, a derived scalar
+    ("                int n = b * B + t;\n                if (n < 100) y[n] = 2.0f * x[n];",
+     8, 21, "'n' is declared again inside meta_schedule", 1),
+    ("                int i = b * B + t;\n                for (int n = 0; n < 2; n++)\n"
+     "                    if (i < 100) y[i] += 1.0f;",
+     9, 26, "'n' is declared again inside meta_schedule", 1),
+    ("                int i = b * B + t;\n                if (i < n) y[i] = x[i];\n"
+     "                if (i < n) { float x = 1.0f; y[i] += x; }",
+     10, 36, "'x' is declared again inside meta_schedule", 1),
+    ("                int i = b * B + t;\n                if (i < n) { int blocks = 3; y[i] = blocks; }",
+     9, 34, "'blocks' is declared again inside meta_schedule", 3),
+])
+def test_a_declaration_that_hides_a_loop_variable_or_a_parameter_is_refused_at_it(body, line, col, words,
+                                                                                  related_line):
+    """Issue 34: a nested loop redeclaring an enclosing loop's variable crashed optimize (sympy:
+    duplicate argument), and emit wrote CUDA nvcc refused ("ty" has already been declared); a
+    local named like a parameter the block reads gave the same nvcc error, or analysed the wrong
+    variable (a race PK020 that was not there). One PK024 at the name of the declaration, no
+    schedule, whatever the depth."""
+    text = HIDING.format(body=body)
+    result = analyze_source(text, "h.c")
+    (d,) = result.diagnostics
+    name = words.split("'")[1]
+    assert d.code == "PK024" and words in d.message and "rename this one" in d.message, d.format()
+    assert (d.span.line, d.span.col, d.span.end_line, d.span.end_col) == (line, col, line, col + len(name))
+    assert text.split("\n")[line - 1][col - 1:col - 1 + len(name)] == name
+    assert d.related[0].span.line == related_line
+    assert result.schedules == ()
+
+
+@pytest.mark.parametrize("body", [
+    # a host variable the block does not read (i, k declared before it)
+    "                int i = b * B + t;\n                if (i < n) y[i] = 2.0f * x[i];",
+    # loops one after the other, with one name
+    "                int i = b * B + t;\n                for (int k = 0; k < 2; k++) y[i] += 1.0f;\n"
+    "                for (int k = 0; k < 2; k++) y[i] += x[i];",
+    # a local hiding a local of an enclosing block: C++ allows it, each keeps its own value
+    "                int i = b * B + t;\n                if (i < n) { int i = 0; y[b * B + t] += (float)i; }",
+])
+def test_a_name_hidden_nowhere_or_only_from_a_local_is_analysed(body):
+    result = analyze_source(HIDING.format(body=body), "h.c")
+    assert result.diagnostics == () and len(result.schedules) == 1

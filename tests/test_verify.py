@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,8 @@ from parakern.verify import HEADER, Session, device, text, verify_file
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "samples").glob("*.c"))
+sys.path.insert(0, str(ROOT / "tests" / "lsp"))
+from wire import alive, children_of  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("g++") is None,
                                 reason="parakern verify needs gcc and g++")
@@ -587,3 +591,49 @@ void backsub(int nb, int n, int B, double U[nb][n][n], double y[nb][n], double x
     result = verify_file(_program(tmp_path, "backsub.c", program), points=3)
     report = text(result)
     assert result.ok and all(c.points for s in result.schedules for c in s.cases), report
+
+
+def _descendants(pid: int) -> list[int]:
+    out, pending = [], [pid]
+    while pending:
+        for child in children_of(pending.pop()):
+            out.append(child)
+            pending.append(child)
+    return out
+
+
+def _name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_verify_killed_while_g_plus_plus_runs_leaves_nothing_in_tmpdir(tmp_path, signum):
+    """verify killed while it compiles (issue 34): killing g++'s driver alone left its cc1plus
+    writing a .s in TMPDIR that nobody removed. The compilers' temporaries are in verify's own
+    directory, removed however verify ends, and an interrupted verify kills them all at once."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    process = subprocess.Popen([sys.executable, "-m", "parakern", "verify", str(ROOT / "samples" / "saxpy.c")],
+                               env={**os.environ, "TMPDIR": str(tmp)}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 180
+    while not any(_name(p) == "cc1plus" for p in _descendants(process.pid)):   # the emulated CUDA: seconds
+        assert process.poll() is None and time.monotonic() < deadline, "verify ended before it compiled"
+        time.sleep(0.01)
+    below = [p for p in _descendants(process.pid) if not _name(p).startswith("python")]   # not the janitor
+    os.kill(process.pid, signum)
+    _, errors = process.communicate(timeout=60)
+    assert "Traceback" not in errors
+    # at once when verify could act on the signal; after SIGKILL the compile ends by itself
+    deadline = time.monotonic() + (5 if signum != signal.SIGKILL else 120)
+    while any(alive(p) for p in below) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in below if alive(p)], [_name(p) for p in below if alive(p)]
+    deadline = time.monotonic() + 10        # the janitor removes verify's directory
+    while list(tmp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sorted(p.name for p in tmp.rglob("*")) == []

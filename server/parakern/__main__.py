@@ -1,3 +1,10 @@
-from parakern.cli import main
+"""`python -m parakern` and the `parakern` script (pyproject.toml): the command line, started
+with the current directory off sys.path (parakern.isolation) before anything else is imported."""
+from parakern.isolation import scrub_sys_path
 
-raise SystemExit(main())
+scrub_sys_path()
+
+from parakern.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    raise SystemExit(main())

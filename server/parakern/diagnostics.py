@@ -71,6 +71,7 @@ CODES = {
     "PK021": "independence of meta_for iterations could not be proved",
     "PK022": "old-style (K&R) parameter declarations",
     "PK023": "warning: a condition of an assert that the analysis cannot use",
+    "PK024": "a declaration inside meta_schedule hides a loop variable or a name the block reads from outside it",
     "PK030": "the kernel cannot be lowered to GPU code",
     "PK031": "warning: an array of cache(...) cannot be staged in shared memory",
     "PK040": "warning: an uncoalesced global access",

@@ -7,6 +7,9 @@ releases the GIL) and exits when the parent is gone. A temporary directory canno
 remove itself, so `Janitor` starts a tiny process that waits on a pipe from the parent
 and removes the directory when the pipe closes, which happens however the parent ends.
 
+A helper that is a Python process runs isolated (`python_command`): no module of the
+workspace or of the current directory is ever imported there (parakern.isolation).
+
 Standard library only, no package imports: verify's runner loads this file by path.
 """
 from __future__ import annotations
@@ -18,6 +21,14 @@ import threading
 import time
 
 POLL_SECONDS = 0.5
+
+
+def python_command(*arguments: str) -> list:
+    """The command line of a Python child that needs only the standard library: isolated
+    (`-I`, since 3.4), so that neither its script's folder nor the current directory is on its
+    sys.path (`python -c` and `python -m` put the current directory first) and no PYTHON*
+    variable changes that."""
+    return [sys.executable, "-I", *arguments]
 
 
 def exit_with_parent(parent: "int | None" = None, poll: float = POLL_SECONDS) -> None:
@@ -34,9 +45,13 @@ def exit_with_parent(parent: "int | None" = None, poll: float = POLL_SECONDS) ->
 
 
 _JANITOR = """
-import shutil, sys
+import os, shutil, sys, time
 sys.stdin.buffer.read()          # returns when the parent's end of the pipe closes
-shutil.rmtree(sys.argv[1], ignore_errors=True)
+for _ in range(50):              # again while a compiler the parent started still adds a file
+    shutil.rmtree(sys.argv[1], ignore_errors=True)
+    if not os.path.lexists(sys.argv[1]):
+        break
+    time.sleep(0.1)
 """
 
 
@@ -47,7 +62,7 @@ class Janitor:
         self.directory = directory
         try:
             self.process: "subprocess.Popen | None" = subprocess.Popen(
-                [sys.executable, "-c", _JANITOR, directory], stdin=subprocess.PIPE,
+                python_command("-c", _JANITOR, directory), stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         except OSError:      # no janitor: the directory is still removed by a normal end
             self.process = None

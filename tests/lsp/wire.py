@@ -37,9 +37,10 @@ def environment(**extra: str) -> dict:
 
 class Wire:
     def __init__(self, env: "dict | None" = None, capabilities: "dict | None" = None, options: "dict | None" = None,
-                 encoding: str = "utf-16", stderr=subprocess.DEVNULL):
-        self.process = subprocess.Popen([sys.executable, "-m", "parakern", "serve"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=stderr, env=env or environment())
+                 encoding: str = "utf-16", stderr=subprocess.DEVNULL, command: "list | None" = None,
+                 cwd: "Path | None" = None):
+        self.process = subprocess.Popen(command or [sys.executable, "-m", "parakern", "serve"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=stderr, env=env or environment(), cwd=cwd)
         self.pid = self.process.pid
         self.next_id = 0
         self.responses: dict = {}
@@ -54,7 +55,8 @@ class Wire:
         self.reader.start()
         caps = dict(capabilities or CAPABILITIES)
         caps.setdefault("general", {"positionEncodings": [encoding]})
-        self.result = self.request("initialize", {"processId": os.getpid(), "rootUri": ROOT.as_uri(),
+        root = Path(cwd or ROOT).resolve()
+        self.result = self.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(),
                                                   "capabilities": caps,
                                                   "initializationOptions": options or {}}, timeout=60)
         self.notify("initialized", {})

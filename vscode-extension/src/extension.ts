@@ -4,7 +4,7 @@ import {
 } from "vscode-languageclient/node";
 import { completeArguments, LANGUAGES, SERVER_COMMANDS, showResult } from "./commands";
 import { activeInterpreter, onInterpreterChange } from "./python";
-import { isResolved, resolveServer } from "./resolve";
+import { RESTRICTED_MESSAGE, isResolved, resolveServer } from "./resolve";
 import { clientSettings, needsRestart, serverSettings } from "./settings";
 import { StatusItem } from "./status";
 
@@ -23,14 +23,27 @@ function workspaceFolder(): string | undefined {
 
 async function start(): Promise<void> {
     status.set("starting");
-    const settings = clientSettings();
+    const trusted = vscode.workspace.isTrusted;
+    const settings = clientSettings(undefined, trusted);
+    if (!trusted) log("Restricted Mode: the server runs only from parakern.path or parakern.interpreter of your user settings");
     const resolved = await resolveServer({
         path: settings.path,
         interpreter: settings.interpreter,
         pythonExtensionInterpreter: () => activeInterpreter(vscode.workspace.workspaceFolders?.[0]?.uri),
         workspaceFolder: workspaceFolder(),
+        workspaceFolders: vscode.workspace.workspaceFolders?.map((folder) => folder.uri.fsPath),
+        trusted,
     });
     for (const place of resolved.tried) log(`looked for the server: ${place}`);
+    if (!isResolved(resolved) && resolved.error === RESTRICTED_MESSAGE) {
+        log(resolved.error);
+        status.set("stopped", "Restricted Mode");
+        void vscode.window.showWarningMessage(resolved.error, "Manage Workspace Trust", "Open Settings").then((choice) => {
+            if (choice === "Manage Workspace Trust") void vscode.commands.executeCommand("workbench.trust.manage");
+            if (choice === "Open Settings") void vscode.commands.executeCommand("workbench.action.openSettings", "parakern.");
+        });
+        return;
+    }
     if (!isResolved(resolved)) {
         output.error(resolved.error);
         status.set("error", resolved.error);
@@ -115,6 +128,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         vscode.workspace.onDidChangeConfiguration((event) => {
             if (needsRestart(event)) void restart();
         }),
+        vscode.workspace.onDidGrantWorkspaceTrust(() => void restart()),   // the interpreter and PATH count now
     );
     const python = await onInterpreterChange(() => {
         if (!clientSettings().path && !clientSettings().interpreter) void restart();

@@ -7,6 +7,11 @@
  *     `environments.getActiveEnvironmentPath()`); `parakern` is looked for next to the
  *     interpreter (`<dir of python>/parakern`, `Scripts\parakern.exe` on Windows);
  *  3. `PATH`.
+ *
+ * In Restricted Mode (an untrusted workspace), only steps 1 and 2 with the user's own settings
+ * (`parakern.path`, `parakern.interpreter`: absolute, outside the workspace folders): never the
+ * Python extension's interpreter (it may be a workspace's `.venv`), never `PATH`; with neither
+ * set, the server does not start.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -14,6 +19,10 @@ import * as path from "node:path";
 
 export const NOT_FOUND_MESSAGE =
     "parakern not found: pip install -e /path/to/parakern in your Python environment, or set parakern.path";
+
+export const RESTRICTED_MESSAGE =
+    "parakern does not start in Restricted Mode unless parakern.path or parakern.interpreter is set in your user " +
+    "settings: trust this workspace, or set one of them";
 
 export type Source = "parakern.path" | "parakern.interpreter" | "python extension" | "PATH";
 
@@ -38,6 +47,10 @@ export interface ResolveInput {
     pythonExtensionInterpreter?: () => Promise<string | undefined>;
     /** Workspace folder for ${workspaceFolder} and relative paths. */
     workspaceFolder?: string;
+    /** false in Restricted Mode: the user's own absolute paths only, outside these folders. */
+    trusted?: boolean;
+    /** Every workspace folder (Restricted Mode refuses a program inside one of them). */
+    workspaceFolders?: string[];
     env?: NodeJS.ProcessEnv;
     platform?: NodeJS.Platform;
     isExecutable?: (file: string) => boolean;
@@ -98,16 +111,43 @@ export function candidatesOnPath(env: NodeJS.ProcessEnv = process.env, platform:
     return value.split(sep).filter(Boolean).flatMap((d) => names.map((n) => p.join(d, n)));
 }
 
+/** Whether `file` is one of `folders` or lies inside one (symbolic links followed where they exist). */
+export function insideFolders(file: string, folders: string[]): boolean {
+    const real = (p: string) => {
+        try { return fs.realpathSync(p); } catch { return path.resolve(p); }
+    };
+    const target = real(file);
+    return folders.some((folder) => {
+        const relative = path.relative(real(folder), target);
+        return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+    });
+}
+
+/** Why Restricted Mode refuses a program-naming setting ("" when it does not). */
+function restrictedProblem(setting: Source, value: string, expanded: string, folders: string[]): string {
+    if (value.includes("${workspaceFolder}") || !path.isAbsolute(expanded) || insideFolders(expanded, folders)) {
+        return `Restricted Mode: ${setting} (${value}) must be an absolute path outside the workspace ` +
+            "(trust this workspace to run a program from it)";
+    }
+    return "";
+}
+
 export async function resolveServer(input: ResolveInput): Promise<Resolved | Unresolved> {
     const env = input.env ?? process.env;
     const platform = input.platform ?? process.platform;
     const isExe = input.isExecutable ?? defaultIsExecutable;
     const tried: string[] = [];
+    const restricted = input.trusted === false;
+    const folders = input.workspaceFolders ?? (input.workspaceFolder ? [input.workspaceFolder] : []);
+    // In Restricted Mode nothing is read against the workspace folder: no ${workspaceFolder}, no relative path.
+    const base = restricted ? undefined : input.workspaceFolder;
 
     // 1. parakern.path
     if (input.path && input.path.trim()) {
-        const file = expandPath(input.path, input.workspaceFolder, env);
+        const file = expandPath(input.path, base, env);
         tried.push(`parakern.path: ${file}`);
+        const problem = restricted ? restrictedProblem("parakern.path", input.path.trim(), file, folders) : "";
+        if (problem) return { error: problem, tried };
         if (isExe(file)) return { command: file, source: "parakern.path", tried };
         return {
             error: `parakern.path is set to ${file}, which is not an executable file: fix or clear the setting`,
@@ -118,8 +158,15 @@ export async function resolveServer(input: ResolveInput): Promise<Resolved | Unr
     // 2. the interpreter's environment
     const interpreters: [Source, () => Promise<string | undefined>][] = [];
     if (input.interpreter && input.interpreter.trim()) {
-        interpreters.push(["parakern.interpreter", async () => expandPath(input.interpreter!, input.workspaceFolder, env)]);
-    } else if (input.pythonExtensionInterpreter) {
+        const interpreter = expandPath(input.interpreter, base, env);
+        const problem = restricted ?
+            restrictedProblem("parakern.interpreter", input.interpreter.trim(), interpreter, folders) : "";
+        if (problem) {
+            tried.push(`parakern.interpreter: ${interpreter}`);
+            return { error: problem, tried };
+        }
+        interpreters.push(["parakern.interpreter", async () => interpreter]);
+    } else if (input.pythonExtensionInterpreter && !restricted) {
         interpreters.push(["python extension", input.pythonExtensionInterpreter]);
     }
     for (const [source, get] of interpreters) {
@@ -136,9 +183,11 @@ export async function resolveServer(input: ResolveInput): Promise<Resolved | Unr
         }
         for (const file of candidatesForInterpreter(interpreter, platform, env)) {
             tried.push(`${source} (${interpreter}): ${file}`);
+            if (restricted && insideFolders(file, folders)) continue;   // a link into the workspace
             if (isExe(file)) return { command: file, source, tried };
         }
     }
+    if (restricted) return { error: RESTRICTED_MESSAGE, tried };
 
     // 3. PATH
     for (const file of candidatesOnPath(env, platform)) {

@@ -28,9 +28,12 @@ export interface ClientSettings {
     interpreter: string;
 }
 
-export function clientSettings(scope?: vscode.ConfigurationScope): ClientSettings {
+/** The settings that name the program to run. `trusted` false (Restricted Mode): the user's own
+ * values only (they are `machine` scoped, which no workspace can set; read so whatever VS Code does). */
+export function clientSettings(scope?: vscode.ConfigurationScope, trusted = true): ClientSettings {
     const config = vscode.workspace.getConfiguration("parakern", scope);
-    return { path: config.get<string>("path") ?? "", interpreter: config.get<string>("interpreter") ?? "" };
+    const value = (key: string) => (trusted ? config.get<string>(key) : config.inspect<string>(key)?.globalValue) ?? "";
+    return { path: value("path"), interpreter: value("interpreter") };
 }
 
 export function needsRestart(event: vscode.ConfigurationChangeEvent): boolean {

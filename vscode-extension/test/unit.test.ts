@@ -5,7 +5,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { beforeEach, describe, it } from "node:test";
 import * as mock from "./mock/vscode";
-import { NOT_FOUND_MESSAGE, candidatesForInterpreter, expandPath, isResolved, resolveServer } from "../src/resolve";
+import {
+    NOT_FOUND_MESSAGE, RESTRICTED_MESSAGE, candidatesForInterpreter, expandPath, insideFolders, isResolved, resolveServer,
+} from "../src/resolve";
 import { SERVER_KEYS, clientSettings, needsRestart, serverSettings } from "../src/settings";
 import { benchMarkdown, completeArguments, pickSchedule, schedulesFromLenses, showResult } from "../src/commands";
 import { activeInterpreter } from "../src/python";
@@ -143,6 +145,87 @@ describe("server resolution", () => {
         assert.equal(r.error, NOT_FOUND_MESSAGE);
         assert.match(r.error, /pip install -e .* or set parakern\.path/);
         assert.ok(r.tried.some((x) => x.startsWith("python extension: Error: no api")));
+    });
+});
+
+describe("Restricted Mode (an untrusted workspace)", () => {
+    beforeEach(() => mock.reset());
+
+    it("never the Python extension's interpreter nor PATH: without the user's settings the server does not start", async () => {
+        const t = tree();
+        const python = t.exe("ws/.venv/bin/python");
+        t.exe("ws/.venv/bin/parakern");
+        const onPath = t.exe("pathdir/parakern");
+        let asked = false;
+        const r = await resolveServer({
+            env: { PATH: path.dirname(onPath) }, platform: "linux", trusted: false,
+            workspaceFolder: path.join(t.root, "ws"),
+            pythonExtensionInterpreter: async () => { asked = true; return python; },
+        });
+        assert.ok(!isResolved(r));
+        assert.equal(r.error, RESTRICTED_MESSAGE);
+        assert.equal(asked, false);
+        assert.deepEqual(r.tried, []);
+    });
+
+    it("the user's absolute parakern.path or parakern.interpreter outside the workspace is used", async () => {
+        const t = tree();
+        const explicit = t.exe("home/tools/parakern");
+        const python = t.exe("home/venv/bin/python");
+        const beside = t.exe("home/venv/bin/parakern");
+        const ws = path.join(t.root, "ws");
+        fs.mkdirSync(ws);
+        const byPath = await resolveServer({ path: explicit, trusted: false, workspaceFolder: ws, platform: "linux" });
+        assert.ok(isResolved(byPath) && byPath.command === explicit);
+        const byInterpreter = await resolveServer({ interpreter: python, trusted: false, workspaceFolder: ws, platform: "linux" });
+        assert.ok(isResolved(byInterpreter) && byInterpreter.command === beside && byInterpreter.source === "parakern.interpreter");
+    });
+
+    it("a program in the workspace, relative or through ${workspaceFolder} is refused, also through a link", async () => {
+        const t = tree();
+        const ws = path.join(t.root, "ws");
+        const inside = t.exe("ws/.venv/bin/parakern");
+        const python = t.exe("ws/.venv/bin/python");
+        fs.symlinkSync(path.dirname(python), path.join(t.root, "linked"));    // outside by name, inside in fact
+        for (const [key, value] of [
+            ["path", inside], ["path", ".venv/bin/parakern"], ["path", "${workspaceFolder}/.venv/bin/parakern"],
+            ["interpreter", python], ["interpreter", ".venv/bin/python"], ["path", path.join(t.root, "linked/parakern")],
+        ]) {
+            const r = await resolveServer({ [key]: value, trusted: false, workspaceFolder: ws, platform: "linux" });
+            assert.ok(!isResolved(r), `${key}: ${value}`);
+            assert.match(r.error, new RegExp(`^Restricted Mode: parakern\\.${key} \\(.*\\) must be an absolute path outside the workspace`));
+        }
+        // trusted, the same settings run the workspace's program
+        const trusted = await resolveServer({ path: ".venv/bin/parakern", workspaceFolder: ws, platform: "linux" });
+        assert.ok(isResolved(trusted) && trusted.command === inside);
+    });
+
+    it("a folder is inside itself; a sibling with a common prefix is not", () => {
+        assert.ok(insideFolders("/a/ws", ["/a/ws"]));
+        assert.ok(insideFolders("/a/ws/x/y", ["/b", "/a/ws"]));
+        assert.ok(!insideFolders("/a/ws2/parakern", ["/a/ws"]));
+        assert.ok(!insideFolders("/a/parakern", ["/a/ws"]));
+    });
+
+    it("only the user's settings are read: a workspace's parakern.path is ignored", () => {
+        mock.reset({ "parakern.interpreter": "/home/u/venv/bin/python" });
+        mock.state.workspaceConfig["parakern.path"] = "/ws/evil";
+        mock.state.workspaceConfig["parakern.interpreter"] = "/ws/.venv/bin/python";
+        assert.deepEqual(clientSettings(undefined, false), { path: "", interpreter: "/home/u/venv/bin/python" });
+    });
+
+    it("the settings that name a program are machine scoped and the manifest declares the untrusted behaviour", () => {
+        const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "../../package.json"), "utf8"));
+        const props = manifest.contributes.configuration.properties;
+        for (const key of ["parakern.path", "parakern.interpreter"]) assert.equal(props[key].scope, "machine", key);
+        const others = Object.keys(props).filter((k) => props[k].scope !== "machine");
+        for (const key of others) {   // no other setting names a program or a path to run
+            assert.ok(!/path|interpreter|executable|command|program/i.test(`${key} ${props[key].description ?? ""} ${props[key].markdownDescription ?? ""}`), key);
+        }
+        const untrusted = manifest.capabilities.untrustedWorkspaces;
+        assert.equal(untrusted.supported, "limited");
+        assert.deepEqual(untrusted.restrictedConfigurations.sort(), ["parakern.interpreter", "parakern.path"]);
+        assert.match(untrusted.description, /Restricted Mode/);
     });
 });
 

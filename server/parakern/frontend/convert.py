@@ -47,6 +47,7 @@ class Converter:
         self.assigned_locals: set[str] = set()
         # locals whose declaration was refused (already an error): their uses say nothing more
         self.refused: set[str] = set()
+        self.declared: list[tuple[str, Span]] = []   # loop variables and locals, each name's token
 
     # ------------------------------------------------------------ utilities
 
@@ -311,9 +312,23 @@ class Converter:
                   self.index.stmt_span(node))
         return []
 
+    def declare(self, decl: c_ast.Decl) -> None:
+        """Records a loop variable or a local (schedule.py checks them against the names read from
+        outside the block); one named like the variable of an enclosing loop is refused: C lets it
+        hide that variable, but a nest is one kernel, whose threads' variables share one scope
+        (CUDA: "ty" has already been declared), and the analysis knows a loop variable by its name."""
+        name = self.index.name_span(decl)
+        self.declared.append((decl.name, name))
+        enclosing = self.scope.loop_vars.get(decl.name)
+        if enclosing is not None:
+            self.fail("PK024", f"'{decl.name}' is already the variable of an enclosing loop, which this "
+                      "declaration would hide: the loops of a meta_schedule become one kernel; rename this one",
+                      name, Related(enclosing, f"the loop of '{decl.name}' is here"))
+
     def decl(self, node: c_ast.Decl) -> list[syntax.Stmt]:
         span = self.index.node_span(node) if node.init is None else \
             self.index.span(self.index.first(node), self.index.wrap(node.init)[1])
+        self.declare(node)
         if not isinstance(node.type, c_ast.TypeDecl):
             self.fail("PK013", f"local arrays and pointers ('{node.name}') are not supported inside "
                       "meta_schedule; declare scalars only", span)
@@ -375,6 +390,8 @@ class Converter:
         from parakern.frontend.loops import canonical_header
         header = canonical_header(self, node, parallel)
         lo, hi, step, var, ctype, down = header
+        if var != "?":
+            self.declare(node.init.decls[0])
         keyword = self.index.span(self.index.first(node), self.index.first(node))
         if parallel:
             keyword = Span(keyword.file, keyword.line, keyword.col, keyword.line, keyword.col + 8)
@@ -387,11 +404,6 @@ class Converter:
             del self.scope.loop_vars[var]
         else:
             self.scope.loop_vars[var] = shadowed
-        again = next((st for st in body.stmts if isinstance(st, syntax.Decl) and st.name == var), None)
-        if again is not None and not parallel:
-            # valid C99 (the body is a scope of its own), refused by C++, which CUDA is
-            self.fail("PK013", f"'{var}' is declared again in the body of its loop, which CUDA (C++) refuses; "
-                      "rename this local", again.span, Related(keyword, "the loop is here"))
         if down:
             return _counting_up(node, var, ctype, lo, hi, step, body, self.index.stmt_span(node), keyword)
         return syntax.Loop(var, ctype, lo, hi, step, body, parallel, self.index.stmt_span(node), keyword)

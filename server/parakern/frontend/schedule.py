@@ -98,7 +98,7 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
     accesses, locals_, serial_inside = scan_body(body, levels, between[0], param_names, conv.assigned_locals)
     named = [(p.name, p.span) for p in params] + [(a.name, a.span) for a in arrays] + \
         [(d.name, d.span) for d in scalars.derived] + \
-        [(d.name, _name_span(ctx, d)) for d in declarations(site.label.stmt)]   # meta_for, loops, locals
+        [(d.name, ctx.index.name_span(d)) for d in declarations(site.label.stmt)]   # meta_for, loops, locals
     for name, span in dict.fromkeys(named):
         if name in CXX_KEYWORDS:
             diagnostics.append(error(
@@ -108,6 +108,7 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
             diagnostics.append(error(
                 "PK018", f"'{name}' is a CUDA built-in variable, which the generated kernels read; rename it",
                 span))
+    _hidden_outer_names(conv, params, arrays, scalars.derived, diagnostics)
     if any(d.severity.value == "error" for d in diagnostics):
         return None, diagnostics
     arrays = tuple(mark_use(a, accesses) for a in arrays)
@@ -139,6 +140,21 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
 
 
 # ----------------------------------------------------------------- structure
+
+def _hidden_outer_names(conv: Converter, params, arrays, derived, diagnostics) -> None:
+    """A loop variable or a local of the block named like a scalar or an array the block reads
+    from outside it (a parameter of its kernel, an array, a derived scalar): C lets it hide that
+    name, but the kernel declares both in the scope of its threads ("n" has already been
+    declared) and the analysis knows a parameter by its name. Names the block does not read
+    from outside (a host loop's `i`) may be used again."""
+    outer = {x.name: x.span for group in (params, arrays, derived) for x in group}
+    for name, span in conv.declared:
+        if name in outer:
+            diagnostics.append(error(
+                "PK024", f"'{name}' is declared again inside meta_schedule, where the '{name}' declared before "
+                "it is read too (it is a parameter of the kernel, which declares both in one scope); rename "
+                "this one", span, Related(outer[name], f"'{name}' is declared here")))
+
 
 def _rectangular(levels, between, n_grid: int, text_of, diagnostics) -> None:
     """A meta_for's start and bound may not read an enclosing meta_for's variable, or a serial
@@ -396,9 +412,3 @@ def _cache(mark, site: Site, arrays, diagnostics) -> tuple[model.CachedArray, ..
             result.append(model.CachedArray(item.name, item.span))
     return tuple(result)
 
-
-def _name_span(ctx, decl) -> Span:
-    """The declared name's token (the declaration's own span where it cannot be found)."""
-    whole = ctx.index.node_span(decl)
-    i = ctx.index.next_text(whole.line, whole.col, decl.name)
-    return whole if i is None else ctx.index.span(i, i)

@@ -172,6 +172,13 @@ class TokenIndex:
     def node_span(self, node) -> Span:
         return self.span(self.first(node), self.last(node))
 
+    def name_span(self, decl) -> Span:
+        """The token of the name a c_ast.Decl declares (the declaration's own span where it
+        cannot be found)."""
+        whole = self.node_span(decl)
+        i = self.next_text(whole.line, whole.col, decl.name)
+        return whole if i is None else self.span(i, i)
+
     def stmt_span(self, node) -> Span:
         return self.span(self.first(node), self.last_stmt(node))
 

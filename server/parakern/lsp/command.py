@@ -1,6 +1,12 @@
 """`parakern serve`: the argparse part and the start (no pygls import until the workers are spawned)."""
 from __future__ import annotations
 
+import atexit
+import os
+
+from parakern.isolation import scrub_sys_path
+from parakern.lifeline import ScratchDirectory
+
 
 def add_arguments(parser) -> None:
     parser.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
@@ -41,6 +47,9 @@ def run(args) -> int:
     if problem:
         print(f"parakern serve: {problem}", file=sys.stderr)
         return 2
+    if args.log_file:     # named from the editor's directory, which the server leaves now
+        args.log_file = os.path.abspath(args.log_file)
+    _enter_private_directory()
     # The analysis processes start first, so that they import and warm up while this one
     # imports pygls, lsprotocol and the front-end (about a second each on two cores).
     from parakern.lsp.jobs import JobPool
@@ -48,6 +57,19 @@ def run(args) -> int:
     pool.prestart()
     from parakern.lsp.server import run as run_server
     return run_server(args, pool)
+
+
+def _enter_private_directory() -> None:
+    """The server's current directory from now on: a new empty one, so that its children
+    started as `python -c` (multiprocessing's workers and resource tracker, whose sys.path
+    begins with the current directory) find no module there, and sys.path without the
+    editor's directory (parakern.isolation). Removed at the interpreter's exit, after
+    multiprocessing has ended its children (atexit runs the later registrations first), or by
+    its janitor when the server is killed: a worker started while the server ends still has it."""
+    scrub_sys_path()
+    directory = ScratchDirectory("parakern-serve-")
+    os.chdir(directory.name)
+    atexit.register(directory.cleanup)
 
 
 def main(argv=None) -> int:

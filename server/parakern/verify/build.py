@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,12 +71,37 @@ def tools() -> tuple[str, str]:
 
 
 def run_compiler(command: list, what: str, cwd: Path) -> None:
+    """Runs a compiler in `cwd`, the directory of its caller's own that the caller removes. Its
+    temporaries (g++'s .s, collect2's files) go to a folder of `cwd` (TMPDIR), never to the
+    user's TMPDIR, so that a compile cut short (the caller killed, even by SIGKILL) leaves them
+    where they are removed; it runs in a process group of its own, killed whole when the
+    caller is interrupted (SIGTERM, SIGINT) or the compile times out: killing the driver alone
+    left its cc1plus writing a .s that nobody removed."""
+    temporaries = tempfile.mkdtemp(prefix=".tmp-", dir=cwd)
     try:
-        done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        raise BuildError(what, "the compiler ran for more than 300 s") from None
-    if done.returncode != 0:
-        raise BuildError(what, done.stderr + done.stdout + _advice(done.stderr))
+        with subprocess.Popen(command, cwd=cwd, env={**os.environ, "TMPDIR": temporaries}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, start_new_session=True) as process:
+            try:
+                out, errors = process.communicate(timeout=300)
+            except subprocess.TimeoutExpired:
+                _kill_group(process)
+                raise BuildError(what, "the compiler ran for more than 300 s") from None
+            except BaseException:
+                _kill_group(process)
+                raise
+    finally:
+        shutil.rmtree(temporaries, ignore_errors=True)
+    if process.returncode != 0:
+        raise BuildError(what, errors + out + _advice(errors))
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    """The compiler and every process it started (cc1plus, as, collect2, ld), at once."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (AttributeError, OSError):    # no process groups (Windows), or already gone
+        process.kill()
+    process.wait()
 
 
 def _advice(errors: str) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,7 +24,7 @@ from parakern.verify.points import Device, Point, build_model, expected_case, fi
 from parakern.verify.results import CaseResult, FileResult, PointResult, ScheduleResult
 from parakern.verify.signature import SignatureError, signature
 from parakern.text import normalize_newlines
-from parakern.lifeline import ScratchDirectory
+from parakern.lifeline import ScratchDirectory, python_command
 
 RUNNER = Path(__file__).with_name("runner.py")
 GUARD = 16                   # guard elements on each side of every array
@@ -260,7 +259,7 @@ def _run_child(job: dict, points: list) -> dict:
     while remaining:
         current = None
         try:
-            done = subprocess.run([sys.executable, str(RUNNER)], input=json.dumps({**job, "points": remaining}),
+            done = subprocess.run(python_command(str(RUNNER)), input=json.dumps({**job, "points": remaining}),
                                   capture_output=True, text=True, timeout=60 + 20 * len(remaining),
                                   env=building.environment())
             out, code, stderr, hung = done.stdout, done.returncode, done.stderr, False

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from parakern.codegen.emit import INCLUDES, PREAMBLE
 from parakern.codegen.kernel import kernel_name, kernel_source
 from parakern.codegen.launch import launch_of
 from parakern.codegen.trace import Sites
+from parakern.lifeline import ScratchDirectory
 from parakern.verify import build as building
 
 TRACE_HEADER = Path(__file__).with_name("parakern_trace.h")
@@ -82,8 +82,9 @@ def run_traced(source: str, build_dir: "str | Path | None" = None) -> list[dict]
     """Compiles a traced translation unit (its main calls parakern_trace::finish after each
     launch) against the CPU emulation, runs it and returns the JSON record of each launch."""
     gcc, gxx = building.tools()
-    with tempfile.TemporaryDirectory(prefix="parakern-trace-") as scratch:
-        directory = Path(build_dir) if build_dir is not None else Path(scratch)
+    scratch = ScratchDirectory("parakern-trace-")       # removed even when this process is killed
+    try:
+        directory = Path(build_dir) if build_dir is not None else Path(scratch.name)
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "traced.cpp").write_text(source)
         building.run_compiler([gxx, "-std=c++17", "-O1", "-w", *building.FMA_FLAGS, "-include",
@@ -91,6 +92,8 @@ def run_traced(source: str, build_dir: "str | Path | None" = None) -> list[dict]
                                "-lm"], "the traced kernels", directory)
         done = subprocess.run([str(directory / "traced")], capture_output=True, text=True, timeout=600,
                               cwd=directory)
+    finally:
+        scratch.cleanup()
     if done.returncode != 0:
         raise RuntimeError(f"the traced kernels failed: {done.stderr.strip()[-500:]}")
     return [json.loads(line) for line in done.stdout.splitlines()]

@@ -1,6 +1,8 @@
 /** The parts of the `vscode` API the extension's modules use, with state the tests set. */
 export const state = {
-    config: {} as Record<string, unknown>,
+    config: {} as Record<string, unknown>,                // the user's settings
+    workspaceConfig: {} as Record<string, unknown>,       // the workspace's (.vscode/settings.json)
+    trustListeners: [] as (() => void)[],
     messages: [] as { level: string; text: string }[],
     extensions: {} as Record<string, unknown>,
     statusItems: [] as StatusBarItemMock[],
@@ -13,6 +15,10 @@ export const state = {
 
 export function reset(config: Record<string, unknown> = {}): void {
     state.config = config;
+    state.workspaceConfig = {};
+    state.trustListeners = [];
+    workspace.isTrusted = true;
+    workspace.workspaceFolders = undefined;
     state.messages = [];
     state.extensions = {};
     state.statusItems = [];
@@ -47,8 +53,13 @@ export class StatusBarItemMock {
 
 export const workspace = {
     workspaceFolders: undefined as { uri: { fsPath: string } }[] | undefined,
+    isTrusted: true,
     onDidChangeConfiguration(listener: (e: { affectsConfiguration(k: string): boolean }) => void) {
         state.configListeners.push(listener);
+        return disposable;
+    },
+    onDidGrantWorkspaceTrust(listener: () => void) {
+        state.trustListeners.push(listener);
         return disposable;
     },
     async openTextDocument(init: { language: string; content: string }) { return { ...init }; },
@@ -57,7 +68,13 @@ export const workspace = {
         return {
             get<T>(key: string, fallback?: T): T | undefined {
                 const full = prefix + key;
+                if (full in state.workspaceConfig) return state.workspaceConfig[full] as T;
                 return (full in state.config ? state.config[full] : fallback) as T | undefined;
+            },
+            inspect<T>(key: string) {
+                const full = prefix + key;
+                return { key: full, globalValue: state.config[full] as T | undefined,
+                         workspaceValue: state.workspaceConfig[full] as T | undefined };
             },
             has(key: string) { return prefix + key in state.config; },
         };
