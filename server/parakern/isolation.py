@@ -4,7 +4,8 @@ An editor starts the server in the workspace folder, and Python puts the current
 directory first on sys.path for `python -m` and for `python -c`, which is how
 multiprocessing starts its spawn workers and its resource tracker: a `multiprocessing/`
 or a `shutil.py` in the workspace would run as soon as a C file is opened. Three rules
-hold for every start path and every Python parakern supports (3.10 has no `-P`):
+hold for every start path, on every Python parakern supports, without relying on `-P`
+(which a user's own `python -m` call may not pass):
 
 - an entry point (`python -m parakern`, the `parakern` script, `python -m parakern.lsp`)
   drops the current directory from sys.path before it imports anything else
