@@ -274,15 +274,18 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     from parakern.lsp.benchjob import DEFAULT_DATA
     from parakern.tuning import model, search
     from parakern.tuning.command import configuration_text, time_text
+    from parakern.bench.plan import fact_arguments
     schedule = result.schedule
     tuned = search.tuned_parameters(schedule)
     values = dict(data or {})
     for p in schedule.params:
         if p.name not in tuned and p.name not in values and p.ctype in syntax.INTEGER_TYPES:
             values[p.name] = 0 if p.name in schedule.host_loops else DEFAULT_DATA
-    shown = " ".join(f"{n}={v}" for n, v in values.items() if n not in schedule.host_loops)
+    # the function's arguments only its asserts read (another schedule's size) at the same size
+    host = {n: DEFAULT_DATA for n in sorted(fact_arguments(schedule)) if n not in values}
+    shown = " ".join(f"{n}={v}" for n, v in {**values, **host}.items() if n not in schedule.host_loops)
     try:
-        tuning = search.tune(result, values, model.model_device(get_profile(key), key))
+        tuning = search.tune(result, values, model.model_device(get_profile(key), key), host)
     except (search.TuneError, model.ModelError, KeyError) as exc:
         return TuneInfo(key, shown, str(exc).strip("'\""))
     pick = tuning.pick

@@ -78,15 +78,16 @@ def run(args) -> int:
             why = no_tree(analysis, args.file, args.schedule, "in `diagnostics`")
             print(json.dumps(_document(args, device, [], [why], [], analysis), indent=2, ensure_ascii=False))
         return 2
-    names = {p.name for r in with_tree for p in r.schedule.params}
-    host = host_scalars(text, args.file, with_tree) - names
-    unknown = unknown_name(fixed, with_tree, args.file, host)
+    scalars = host_scalars(text, args.file, with_tree)
+    unknown = unknown_name(fixed, with_tree, args.file, scalars)
     if unknown:
         return _fail(f"parakern tune: --data {unknown}")
     tunings, problems, status = [], [], 0
     for r in with_tree:
         mine = {n: v for n, v in fixed.items() if n in {p.name for p in r.schedule.params}}
-        arguments = {n: v for n, v in fixed.items() if n in host}
+        # the function's other scalar arguments, another schedule's parameters included: its
+        # asserts may read them (`assert(m % B == 0)` where only the second schedule reads m)
+        arguments = {n: v for n, v in fixed.items() if n in scalars and n not in mine}
         try:
             tunings.append((r, mine, search.tune(r, mine, device, arguments)))
         except search.TuneError as exc:   # a value missing or wrong: the user's to give (usage, 2)
@@ -217,7 +218,7 @@ def _shared_text(choice, file: str = "FILE") -> str:
     if not choice.agrees():
         head += (f"; each schedule's own pick would total {time_text(choice.alone)}, but their values "
                  "differ and the function takes one")
-    return head + "\n  " + _emit_hint(file, choice.values)
+    return head + "\n  " + _emit_hint(file, choice.every_value)
 
 
 def _measure(args, text, tunings, document, given: dict) -> int:

@@ -219,6 +219,16 @@ class SharedChoice:
         """Whether each schedule's own pick is already this choice."""
         return math.isclose(self.time, self.alone, rel_tol=1e-12)
 
+    @property
+    def every_value(self) -> tuple:
+        """((name, value), ...): the shared values, then what each schedule tunes alone at its
+        configuration: every value the function is compiled with."""
+        out = dict(self.values)
+        for _, c in self.picks:
+            for n, v in c.values:
+                out.setdefault(n, v)
+        return tuple(out.items())
+
     def as_dict(self) -> dict:
         return {"function": self.function, "shared": list(self.shared), "parameters": dict(self.values),
                 "predicted_s": self.time, "each_alone_s": self.alone,
@@ -227,8 +237,9 @@ class SharedChoice:
 
 def shared_choices(tunings: list) -> tuple:
     """(function, tuning) pairs -> a SharedChoice per function whose schedules tune a parameter
-    in common: the common values that make the sum of their predicted times least (each
-    schedule at its fastest configuration with those values)."""
+    in common: the common values that make the sum of their ranked times least, each schedule
+    at the configuration `pick` takes among those with them (the tie-break of model.FORMULA's
+    `ranked` included: where the times tie, full warps, not 1-thread blocks)."""
     by_function: dict = {}
     for function, t in tunings:
         if t.pick is not None:
@@ -246,13 +257,13 @@ def shared_choices(tunings: list) -> tuple:
             wanted = dict(zip(shared, combo))
             picks = []
             for t in mine:
-                fits = [c for c in t.configurations if all(wanted.get(n, v) == v for n, v in c.values)]
-                if not fits:
+                fits = pick([c for c in t.configurations if all(wanted.get(n, v) == v for n, v in c.values)])
+                if fits is None:
                     break
-                picks.append((t.schedule, fits[0]))     # configurations are fastest first
+                picks.append((t.schedule, fits))
             else:
-                total = sum(c.time for _, c in picks)
-                if best is None or total < best[0]:
+                total = sum(c.prediction.ranked for _, c in picks)
+                if best is None or total < best[0] * (1 - TIE):   # ties: the first, as pick's
                     best = (total, tuple(wanted.items()), tuple(picks))
         if best is not None:
             out.append(SharedChoice(function, shared, best[1], best[2], sum(t.pick.time for t in mine)))
