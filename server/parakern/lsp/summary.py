@@ -294,6 +294,9 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     text = configuration_text(pick)
     if pick.by == search.MODEL:   # the tree's dispatcher would launch another case there
         text += f" (`{schedule.function}_{schedule.index}_dispatch_auto` picks it; the tree prefers another case)"
+    if pick.partial:   # only where no feasible candidate computes every point
+        text += (f" — computes {pick.computes} of the serial program's iterations: no candidate "
+                 "computes them all at these sizes")
     return TuneInfo(key, shown, text, time_text(pick.time), f"{pick.prediction.occupancy:.2f}")
 
 
