@@ -58,8 +58,8 @@ typedef struct matadd_0_auto {
     int status;
     long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long B1;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
-    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } matadd_0_auto;
 /* matadd:0: picks B0, B1 by the time model on the current device and launches the best case */
 matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c);

@@ -64,8 +64,8 @@ typedef struct matmul_0_auto {
     long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long ub1;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
-    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } matmul_0_auto;
 /* matmul:0: picks B0, ub1, s by the time model on the current device and launches the best case */
 matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, float *c);

@@ -57,8 +57,8 @@ int matvec_0_dispatch_tuned(int m, int n, int B, const double *A, const double *
 typedef struct matvec_0_auto {
     int status;
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
-    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } matvec_0_auto;
 /* matvec:0: picks B by the time model on the current device and launches the best case */
 matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double *x, double *y);

@@ -61,8 +61,8 @@ typedef struct polydiv_0_auto {
     int status;
     long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
-    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } polydiv_0_auto;
 /* polydiv:0: picks s, B by the time model on the current device and launches the best case */
 polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b);

@@ -56,8 +56,8 @@ int saxpy_0_dispatch_tuned(int n, int B, float alpha, const float *x, float *y);
 typedef struct saxpy_0_auto {
     int status;
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
-    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } saxpy_0_auto;
 /* saxpy:0: picks B by the time model on the current device and launches the best case */
 saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y);

@@ -59,8 +59,8 @@ typedef struct stencil2d_0_auto {
     int status;
     long long Bx;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long By;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
-    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } stencil2d_0_auto;
 /* stencil2d:0: picks Bx, By by the time model on the current device and launches the best case */
 stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out);

@@ -66,8 +66,8 @@ typedef struct transpose_0_auto {
     long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long B1;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
-    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } transpose_0_auto;
 /* transpose:0: picks B0, B1, s by the time model on the current device and launches the best case */
 transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c);

@@ -62,13 +62,14 @@ def prototype(tree) -> str:
     names, lists = _tuned(s)
     fields = [f"    long long {n};   /* chosen among {', '.join(map(str, values))} */"
               for n, values in zip(names, lists)]
-    fields.append("    double covered;   /* the share of the serial program's iterations it computes: 1 where all */")
     lines = [f"/* {s.id}: what {auto_name(s)} chose: status is the case launched (from 1),",
              " * PARAKERN_NO_CASE_FITS (no candidate fits, nothing launched), PARAKERN_INVALID_VALUES (every",
              " * candidate fails an assertion or a divisor), PARAKERN_NOTHING_TO_DO (every other one leaves its",
              " * meta_for empty) or PARAKERN_CUDA_ERROR. */",
              f"typedef struct {choice_type(s)} {{", "    int status;"] + fields + \
-            ["    double predicted_seconds;   /* the time model's, for one launch */", f"}} {choice_type(s)};",
+            ["    double predicted_seconds;   /* the time model's, for one launch */",
+             "    double covered;   /* the share of the serial program's iterations it computes: 1 where all */",
+             f"}} {choice_type(s)};",
              f"/* {s.id}: picks {', '.join(names) or 'nothing'} by the time model on the current device and launches "
              "the best case */",
              signature(f"{choice_type(s)} {auto_name(s)}", auto_arguments(s)) + ";"]
