@@ -297,6 +297,11 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     if pick.partial:   # only where no feasible candidate computes every point
         text += (f" — computes {pick.computes} of the serial program's iterations: no candidate "
                  "computes them all at these sizes")
+    else:   # why a slow configuration: the faster ones compute less
+        fastest = min(tuning.configurations, key=lambda c: (c.prediction.ranked, c.order))
+        if fastest.partial:
+            text += (f" — faster ones leave points out ({configuration_text(fastest)} computes {fastest.computes}: "
+                     f"{search.shortfall(schedule, tuning, fastest)})")
     return TuneInfo(key, shown, text, time_text(pick.time), f"{pick.prediction.occupancy:.2f}")
 
 
