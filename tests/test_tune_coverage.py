@@ -308,7 +308,7 @@ def test_the_hover_recommends_a_configuration_that_computes_every_point():
     assert head.startswith("case ") and "computes" not in head
     fastest = min(t.configurations, key=lambda c: (c.prediction.ranked, c.order))
     assert faster == (f"case {fastest.case}: " + " ".join(f"{n}={v}" for n, v in fastest.values)
-                      + f" computes {fastest.computes}: {search.shortfall(result.schedule, t, fastest)})")
+                      + f" computes {fastest.computes}: {t.shortfall(result.schedule, fastest)})")
     values = dict(v.split("=") for v in head.split(": ", 1)[1].split() if "=" in v)
     assert 4094 % int(values["B0"]) == 0 and 4094 % (int(values["B1"]) * int(values["s"])) == 0, values
     assert values == {n: str(v) for n, v in t.pick.values}

@@ -191,3 +191,6 @@ def test_the_functions_compile_line_keeps_what_one_schedule_tunes_alone(tmp_path
     second = dict(choice.picks[1][1].values)
     assert set(second) == {"B", "s"}
     assert hint == f"  compile it: parakern emit {path} --fix B={second['B']},s={second['s']}"
+    assert cli.main(["tune", path, "--profile", "h100", "--data", "n=1048576", "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["functions"]
+    assert entry["parameters"] == {"B": second["B"]} and entry["compile_with"] == second

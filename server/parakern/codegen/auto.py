@@ -10,9 +10,12 @@ the schedule's facts, then every case whose kernel fits the device there
 (`<function>_<index>_select` with probe set and the case alone: the dispatcher's second pass),
 the blocks resident per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor, nvcc's registers)
 and the model's time (tuning/model.py's FORMULA, printed once per file as
-`parakern_model_time`). It launches the fastest (case and parameters) and returns what it
-chose: `status` (the case launched, or PARAKERN_NO_CASE_FITS / PARAKERN_CUDA_ERROR), each
-tuned parameter, the predicted seconds.
+`parakern_model_time`), and the share of the serial program's iterations the candidate runs
+(`<function>_<index>_coverage`, tuning/coverage.py: a grid that rounds a tuned division down
+leaves points out). It launches the fastest per point computed (case and parameters), among
+the candidates that compute every point wherever one does, as tune's `pick`, and returns what
+it chose: `status` (the case launched, or PARAKERN_NO_CASE_FITS / PARAKERN_CUDA_ERROR), each
+tuned parameter, the predicted seconds, the share it computes.
 """
 from __future__ import annotations
 

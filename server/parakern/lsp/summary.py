@@ -268,13 +268,14 @@ def profile_info(tree, key: str, timeout_ms: int = 2000) -> ProfileInfo:
 
 def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     """The best configuration by the time model on a GPU profile, at `data` (default: every
-    parameter that is not tuned at the bench's default size)."""
+    parameter that is not tuned, and every argument only the function's asserts read, at the
+    bench's default size): one that computes every point where any does, else marked."""
     from parakern import syntax
+    from parakern.bench.plan import fact_arguments
     from parakern.devices import get_profile
     from parakern.lsp.benchjob import DEFAULT_DATA
     from parakern.tuning import model, search
     from parakern.tuning.command import configuration_text, time_text
-    from parakern.bench.plan import fact_arguments
     schedule = result.schedule
     tuned = search.tuned_parameters(schedule)
     values = dict(data or {})
@@ -301,7 +302,7 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
         fastest = min(tuning.configurations, key=lambda c: (c.prediction.ranked, c.order))
         if fastest.partial:
             text += (f" — faster ones leave points out ({configuration_text(fastest)} computes {fastest.computes}: "
-                     f"{search.shortfall(schedule, tuning, fastest)})")
+                     f"{tuning.shortfall(schedule, fastest)})")
     return TuneInfo(key, shown, text, time_text(pick.time), f"{pick.prediction.occupancy:.2f}")
 
 

@@ -200,7 +200,7 @@ def _text(tunings, device, top: int, formula: bool, file: str = "FILE", in_share
             lines.append(f"  * not the case {stem}_dispatch launches at these values (the tree's order prefers "
                          f"another); {stem}_dispatch_auto takes the fastest, whichever case it is")
         if partial:
-            lines += ["  " + line for line in _partial_note(r, t, search)]
+            lines += ["  " + line for line in _partial_note(r, t)]
         if t.rejected:
             lines.append("  infeasible: " + "; ".join(f"{n} × {why}" for why, n in t.rejected))
         for lp in model.counted_once(r.schedule):
@@ -215,10 +215,10 @@ def _text(tunings, device, top: int, formula: bool, file: str = "FILE", in_share
     return "\n".join(lines)
 
 
-def _partial_note(result, tuning, search) -> list:
+def _partial_note(result, tuning) -> list:
     """What a configuration marked with a percentage is: the loops it runs short, at the first such."""
     first = next(c for c in tuning.configurations if c.partial)
-    short = search.shortfall(result.schedule, tuning, first)
+    short = tuning.shortfall(result.schedule, first)
     at = " ".join(f"{n}={v}" for n, v in first.values)
     lines = [f"computes: the share of the serial program's iterations a configuration runs, where a tuned "
              f"parameter rounds a loop's extent down ({at}: {short}); the rest of the result is never computed. "

@@ -1,8 +1,9 @@
 """The best configurations of a schedule on a device: every candidate value of its tuned
 parameters, every case whose kernel fits the device there (dispatch.choose: the case the
 tree prefers, and the others its second pass would accept), and each one's predicted time
-(model.py), fastest first. The tree's order is the paper's preference; the model may prefer
-another case where both fit (an unstaged kernel where staging costs more than it saves).
+(model.py), fastest per point computed first. The tree's order is the paper's preference; the
+model may prefer another case where both fit (an unstaged kernel where staging costs more than
+it saves).
 
 The tuned parameters are the program parameters that size a block (a block-level meta_for
 extent) or divide a grid extent (granularity: `n / (ub1 * s)`); every other parameter has
@@ -111,7 +112,7 @@ class Tuning:
     tuned: tuple                     # names
     candidates: int                  # tried
     feasible: int
-    configurations: tuple            # Configuration, fastest first (the pick first)
+    configurations: tuple            # Configuration, by time per point computed (the pick first)
     rejected: tuple = ()             # ((why, count), ...) of the infeasible candidates, most frequent first
     coverage: "coverage.Coverage | None" = None   # the loops whose iterations the tuned parameters round
 
@@ -119,20 +120,19 @@ class Tuning:
     def pick(self) -> "Configuration | None":
         return self.configurations[0] if self.configurations else None
 
+    def shortfall(self, schedule, configuration: Configuration) -> str:
+        """The loops a configuration of this tuning of `schedule` runs short (`loops j, v, k run
+        2048 of 4094 iterations`)."""
+        if self.coverage is None:
+            return ""
+        return self.coverage.short(substitutions(schedule, {**dict(self.fixed), **dict(configuration.values)}))
+
     def as_dict(self, top: "int | None" = None) -> dict:
         shown = self.configurations[:top] if top else self.configurations
         return {"schedule": self.schedule, "device": self.device, "fixed": dict(self.fixed),
                 "tuned": list(self.tuned), "candidates": self.candidates, "feasible": self.feasible,
                 "configurations": [c.as_dict() for c in shown],
                 "rejected": [{"why": w, "count": n} for w, n in self.rejected]}
-
-
-def shortfall(schedule, tuning: Tuning, configuration: Configuration) -> str:
-    """The loops a configuration of the schedule's tuning runs short (`loops j, v, k run 2048 of
-    4094 iterations`)."""
-    if tuning.coverage is None:
-        return ""
-    return tuning.coverage.short(substitutions(schedule, {**dict(tuning.fixed), **dict(configuration.values)}))
 
 
 def space(schedule, fixed: dict) -> tuple:
@@ -153,8 +153,9 @@ def _needed(schedule, tree, quantities, covers: coverage.Coverage) -> list:
 
 def tune(result, fixed: dict, device: model.ModelDevice, host: "dict | None" = None) -> Tuning:
     """Every feasible configuration of a schedule's tuned parameters at the `fixed` values on
-    `device`, fastest first; TuneError for a value missing or a parameter unknown. host: values
-    of the function's other scalar arguments (its facts may read them: `assert(n % (s*B) == 0)`
+    `device`, by time per point computed (the pick first); TuneError for a value missing or a
+    parameter unknown. host: values of the function's other scalar arguments (its facts may read
+    them: `assert(n % (s*B) == 0)`
     with s no parameter of the schedule)."""
     schedule, tree = result.schedule, result.tree
     if tree is None or not tree.cases:
@@ -274,7 +275,7 @@ class SharedChoice:
 
     def as_dict(self) -> dict:
         return {"function": self.function, "shared": list(self.shared), "parameters": dict(self.values),
-                "predicted_s": self.time, "each_alone_s": self.alone,
+                "compile_with": dict(self.every_value), "predicted_s": self.time, "each_alone_s": self.alone,
                 "schedules": [{"schedule": s, **c.as_dict()} for s, c in self.picks]}
 
 
