@@ -227,7 +227,7 @@ FACTS_HOST = r"""
 #include <stdio.h>
 int matmul_0_dispatch(int n, int B0, int ub1, int s, const float *a, const float *b, float *c);
 typedef struct matmul_0_auto matmul_0_auto;
-struct matmul_0_auto { int status; long long B0, ub1, s; double predicted_seconds; };
+struct matmul_0_auto { int status; long long B0, ub1, s; double predicted_seconds, covered; };
 matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, float *c);
 
 int main(void)

@@ -130,3 +130,91 @@ def test_the_c_model_predicts_what_the_python_model_predicts_at_large_sizes(tmp_
     assert len(got) == len(expected) > 100
     off = [(c, p) for c, p in zip(got, expected) if not math.isclose(c, p, rel_tol=1e-9)]
     assert not off, f"{len(off)} of {len(got)} differ, e.g. C {off[0][0]!r} Python {off[0][1]!r}"
+
+
+# ------------------------------------------------------------------ the share of the iteration space
+
+def _covered_shim(result, expected: float) -> str:
+    """dispatch_auto's choice must carry the share Python computes for the pick, bit for bit."""
+    s = result.schedule
+    shim = f"parakern_covered_shim_{s.function}_{s.index}"
+    untuned = [x.name for x in host_arguments(s) if x.name not in search.space(s, {})[0]]
+    return "\n".join([
+        f"static int {shim}({', '.join(dispatcher_arguments(s))})",
+        "{",
+        f"    {choice_type(s)} r = {auto_name(s)}({', '.join(untuned)});",
+        f"    if (r.status > 0 && r.covered != {expected!r}) {{",
+        "        parakern_cpu::last_message = \"dispatch_auto's share: \" + std::to_string(r.covered);",
+        "        return PARAKERN_CUDA_ERROR;",
+        "    }",
+        "    return r.status;",
+        "}",
+        f"#undef {dispatcher_name(s)}",
+        f"#define {dispatcher_name(s)} {shim}"])
+
+
+# programs whose grid rounds a tuned parameter's division down (tests/test_tune_coverage.py), at
+# sizes where most candidates leave points out
+ROUNDED = {"jacobi2d": ({"N": 70}, "JACOBI2D"), "shift": ({"n": 1001}, "SHIFT"),
+           "mixed": ({"n": 40, "m": 100}, "MIXED")}
+
+
+@pytest.mark.parametrize("name", sorted(ROUNDED))
+def test_dispatch_auto_takes_a_configuration_that_computes_every_point(tmp_path, name):
+    """Before, dispatch_auto ranked by time alone: at jacobi2d's N = 70 (68 interior columns) it
+    launched blocks whose rounded-down grid left columns out, which the serial C at the caller's
+    values computes. It picks what tune picks (every point computed, ranked by time per point),
+    reports the share it computes, and the arrays match the serial C."""
+    import test_tune_coverage as programs
+    data, attribute = ROUNDED[name]
+    text = getattr(programs, attribute)
+    path = tmp_path / f"{name}.c"
+    path.write_text(text)
+    from parakern.pipeline import analyze
+    (result,) = [r for r in analyze(text, str(path)).results if r.tree is not None and r.tree.cases]
+    tuning = search.tune(result, data, DEVICE)
+    pick = tuning.pick
+    assert not pick.partial and any(c.partial for c in tuning.configurations)
+    transform = lambda cu: _transform(cu, [result]) + _covered_shim(result, pick.covered) + "\n"   # noqa: E731
+    with Session(text, str(path), transform_cu=transform) as session:
+        assert not session.problem, session.problem
+        values = {**data, **dict(pick.values)}
+        outcome = session.run(result.schedule.id, values, EMULATED, case=pick.case)
+        assert outcome is not None and not outcome.error, outcome and outcome.error
+        assert not outcome.mismatches and not outcome.guards, outcome.mismatches
+        assert outcome.chosen and all(c == pick.case for c in outcome.chosen)
+
+
+def test_the_c_share_is_the_python_share_at_every_configuration(tmp_path):
+    """`<function>_<index>_coverage` in C against coverage.py for every configuration tune returns
+    at sizes where the share ranges widely (launching nothing)."""
+    import subprocess
+    import test_tune_coverage as programs
+    from parakern.codegen import emit_file
+    from parakern.codegen.auto import coverage_name
+    from parakern.pipeline import analyze
+    from parakern.verify.build import CXXFLAGS, FMA_FLAGS, HEADER
+    calls, expected, sources = [], [], []
+    for attribute, data in (("JACOBI2D", {"N": 4096}), ("SHIFT", {"n": 4097}), ("MIXED", {"n": 1000, "m": 999})):
+        text = getattr(programs, attribute)
+        analysis = analyze(text, f"{attribute.lower()}.c")
+        sources.append(emit_file(analysis))
+        (r,) = analysis.results
+        s = r.schedule
+        for c in search.tune(r, data, DEVICE).configurations:
+            values = {**data, **dict(c.values)}
+            calls.append(f'printf("%.17g\\n", {coverage_name(s)}('
+                         f'{", ".join(str(values.get(p.name, 0)) for p in s.params)}));')
+            expected.append(c.covered)
+    for k, source in enumerate(sources):
+        (tmp_path / f"kernels{k}.cu").write_text(source)
+    (tmp_path / "main.cpp").write_text("\n".join(
+        [f'#include "kernels{k}.cu"' for k in range(len(sources))]
+        + ["#include <stdio.h>", "int main() {", *calls, "return 0; }"]))
+    build = subprocess.run(["g++", *CXXFLAGS, *FMA_FLAGS, "-include", str(HEADER), "main.cpp", "-o", "main"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-3000:]
+    got = [float(x) for x in subprocess.run(["./main"], cwd=tmp_path, capture_output=True, text=True,
+                                            timeout=120).stdout.split()]
+    assert len(got) == len(expected) > 100 and len(set(expected)) > 20
+    assert got == expected

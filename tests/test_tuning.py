@@ -220,8 +220,9 @@ def test_every_configuration_tune_returns_is_feasible(path):
         for key in ("h100", "t4"):
             tuning = search.tune(result, fixed, model.model_device(get_profile(key), key))
             assert tuning.pick is not None, (s.id, key, tuning.rejected)
-            ranks = [c.prediction.ranked for c in tuning.configurations[1:]]
+            ranks = [c.per_point for c in tuning.configurations[1:]]   # time per point computed
             assert ranks == sorted(ranks)
+            assert not tuning.pick.partial or all(c.partial for c in tuning.configurations)
             for config in tuning.configurations:
                 why = _feasible(result, config, fixed, PROFILES[key])
                 assert not why, f"{s.id} on {key}: {config.values}: {why}"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from parakern import interrupts
 from parakern.analysis import dependence
 from parakern.analysis.coalescing import coalescing_warnings
+from parakern.analysis.narrow import narrow_blocks
 from parakern.analysis.staging import StagingError, plan
 from parakern.comprehensive import CaseTree, comprehensive_optimization
 from parakern.comprehensive import completed as complete_tree
@@ -102,7 +103,7 @@ def optimize_schedule(schedule: Schedule, options: Options = Options(), complete
     at the cases (the editor shows them first): `completed` adds the no-fit regions, the
     coverage proof and the coalescing warnings."""
     try:
-        found = dependence.check(schedule)
+        found = dependence.check(schedule) + narrow_blocks(schedule)
         if any(d.severity.value == "error" for d in found):
             return ScheduleResult(schedule, None, found)
         device = get_profile(options.occupancy) if options.occupancy else None

@@ -62,6 +62,7 @@ typedef struct jacobi1d_0_auto {
     long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } jacobi1d_0_auto;
 /* jacobi1d:0: picks s, B by the time model on the current device and launches the best case */
 jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int *a, int t);
@@ -660,6 +661,20 @@ static double jacobi1d_0_time_case3(const parakern_model_device *dev, long long 
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
+/* jacobi1d:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
+static double jacobi1d_0_coverage(long long N, long long s, long long B, long long t)
+{
+    (void)t;
+    double covered = 1.0;
+    {   /* loops i, j, k */
+        const long long count = B*s*((N - 2)/(B*s));
+        const long long reference = N - 2;
+        if (reference > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count / (double)reference));
+    }
+    return covered;
+}
+
 jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int *a, int t)
 {
     jacobi1d_0_auto chosen;
@@ -695,6 +710,9 @@ jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int *a, int t)
     static const long long s_values[] = {1, 2, 4, 8, 16, 32, 64};
     static const long long B_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
+    double best_time = 0.0;
+    double best_covered = 1.0;
+    int best_partial = 0;
     int found = 0;
     int best_case = 0;
     int valid = 0;
@@ -711,6 +729,8 @@ jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int *a, int t)
             if (!(((((long long)N) - 2)/(((long long)B)*((long long)s)) >= 1) && (((long long)B) >= 1)))
                 continue;  /* an empty meta_for */
             nonempty = 1;
+            const double covered = jacobi1d_0_coverage(N, s, B, t);
+            const int partial = covered < 1.0;   /* it leaves points of the iteration space out */
             for (int k0 = 1; k0 <= 3; ++k0) {  /* every case whose kernel fits */
                 const int got = jacobi1d_0_select(true, k0, N, (int)s, (int)B, a, t);
                 if (got == PARAKERN_CUDA_ERROR) {
@@ -727,9 +747,14 @@ jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int *a, int t)
                 }
                 if (t0 < 0.0)
                     continue;
-                if (!found || t0 < best * (1.0 - 1e-09)) {  /* ties: the first */
+                /* time per point computed; one that computes every point first; ties: the first */
+                const double key = covered > 0.0 ? t0 / covered : HUGE_VAL;
+                if (!found || (partial != best_partial ? !partial : key < best * (1.0 - 1e-09))) {
                     found = 1;
-                    best = t0;
+                    best = key;
+                    best_time = t0;
+                    best_covered = covered;
+                    best_partial = partial;
                     best_case = k0;
                     best_s = s;
                     best_B = B;
@@ -746,7 +771,8 @@ jacobi1d_0_auto jacobi1d_0_dispatch_auto(int N, int *a, int t)
     }
     chosen.s = best_s;
     chosen.B = best_B;
-    chosen.predicted_seconds = best;
+    chosen.predicted_seconds = best_time;
+    chosen.covered = best_covered;
     chosen.status = jacobi1d_0_select(false, best_case, N, (int)best_s, (int)best_B, a, t);
     return chosen;
 }

@@ -59,6 +59,7 @@ typedef struct matadd_0_auto {
     long long B0;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long B1;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } matadd_0_auto;
 /* matadd:0: picks B0, B1 by the time model on the current device and launches the best case */
 matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c);
@@ -379,6 +380,25 @@ static double matadd_0_time_case1(const parakern_model_device *dev, long long N,
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
+/* matadd:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
+static double matadd_0_coverage(long long N, long long B0, long long B1)
+{
+    double covered = 1.0;
+    {   /* loops v, u */
+        const long long count = B0*((B0 + N - 1)/B0);
+        const long long reference = N;
+        if (reference > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count / (double)reference));
+    }
+    {   /* loops p, q */
+        const long long count0 = B1*((B1 + N/2 - 1)/B1);
+        const long long reference0 = N/2;
+        if (reference0 > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count0 / (double)reference0));
+    }
+    return covered;
+}
+
 matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c)
 {
     matadd_0_auto chosen;
@@ -404,6 +424,9 @@ matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c)
     static const long long B0_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     static const long long B1_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
+    double best_time = 0.0;
+    double best_covered = 1.0;
+    int best_partial = 0;
     int found = 0;
     int best_case = 0;
     int valid = 0;
@@ -420,6 +443,8 @@ matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c)
             if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
                 continue;  /* an empty meta_for */
             nonempty = 1;
+            const double covered = matadd_0_coverage(N, B0, B1);
+            const int partial = covered < 1.0;   /* it leaves points of the iteration space out */
             for (int k = 1; k <= 1; ++k) {  /* every case whose kernel fits */
                 const int got = matadd_0_select(true, k, N, (int)B0, (int)B1, a, b, c);
                 if (got == PARAKERN_CUDA_ERROR) {
@@ -434,9 +459,14 @@ matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c)
                 }
                 if (t < 0.0)
                     continue;
-                if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first */
+                /* time per point computed; one that computes every point first; ties: the first */
+                const double key = covered > 0.0 ? t / covered : HUGE_VAL;
+                if (!found || (partial != best_partial ? !partial : key < best * (1.0 - 1e-09))) {
                     found = 1;
-                    best = t;
+                    best = key;
+                    best_time = t;
+                    best_covered = covered;
+                    best_partial = partial;
                     best_case = k;
                     best_B0 = B0;
                     best_B1 = B1;
@@ -453,7 +483,8 @@ matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c)
     }
     chosen.B0 = best_B0;
     chosen.B1 = best_B1;
-    chosen.predicted_seconds = best;
+    chosen.predicted_seconds = best_time;
+    chosen.covered = best_covered;
     chosen.status = matadd_0_select(false, best_case, N, (int)best_B0, (int)best_B1, a, b, c);
     return chosen;
 }

@@ -65,6 +65,7 @@ typedef struct matmul_0_auto {
     long long ub1;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } matmul_0_auto;
 /* matmul:0: picks B0, ub1, s by the time model on the current device and launches the best case */
 matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, float *c);
@@ -841,6 +842,31 @@ static double matmul_0_time_case5(const parakern_model_device *dev, long long n,
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
+/* matmul:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
+static double matmul_0_coverage(long long n, long long B0, long long ub1, long long s)
+{
+    double covered = 1.0;
+    {   /* loops i, v */
+        const long long count = B0*(n/B0);
+        const long long reference = n;
+        if (reference > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count / (double)reference));
+    }
+    {   /* loops j, u, w */
+        const long long count0 = s*ub1*(n/(s*ub1));
+        const long long reference0 = n;
+        if (reference0 > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count0 / (double)reference0));
+    }
+    {   /* loops k, z */
+        const long long count1 = B0*(n/B0);
+        const long long reference1 = n;
+        if (reference1 > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count1 / (double)reference1));
+    }
+    return covered;
+}
+
 matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, float *c)
 {
     matmul_0_auto chosen;
@@ -867,6 +893,9 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
     static const long long ub1_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     static const long long s_values[] = {1, 2, 4, 8, 16, 32, 64};
     double best = 0.0;
+    double best_time = 0.0;
+    double best_covered = 1.0;
+    int best_partial = 0;
     int found = 0;
     int best_case = 0;
     int valid = 0;
@@ -886,6 +915,8 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
                 if (!((((long long)n)/((long long)B0) >= 1) && (((long long)n)/(((long long)s)*((long long)ub1)) >= 1) && (((long long)B0) >= 1) && (((long long)ub1) >= 1)))
                     continue;  /* an empty meta_for */
                 nonempty = 1;
+                const double covered = matmul_0_coverage(n, B0, ub1, s);
+                const int partial = covered < 1.0;   /* it leaves points of the iteration space out */
                 for (int k0 = 1; k0 <= 5; ++k0) {  /* every case whose kernel fits */
                     const int got = matmul_0_select(true, k0, n, (int)B0, (int)ub1, (int)s, a, b, c);
                     if (got == PARAKERN_CUDA_ERROR) {
@@ -904,9 +935,14 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
                     }
                     if (t < 0.0)
                         continue;
-                    if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first */
+                    /* time per point computed; one that computes every point first; ties: the first */
+                    const double key = covered > 0.0 ? t / covered : HUGE_VAL;
+                    if (!found || (partial != best_partial ? !partial : key < best * (1.0 - 1e-09))) {
                         found = 1;
-                        best = t;
+                        best = key;
+                        best_time = t;
+                        best_covered = covered;
+                        best_partial = partial;
                         best_case = k0;
                         best_B0 = B0;
                         best_ub1 = ub1;
@@ -926,7 +962,8 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
     chosen.B0 = best_B0;
     chosen.ub1 = best_ub1;
     chosen.s = best_s;
-    chosen.predicted_seconds = best;
+    chosen.predicted_seconds = best_time;
+    chosen.covered = best_covered;
     chosen.status = matmul_0_select(false, best_case, n, (int)best_B0, (int)best_ub1, (int)best_s, a, b, c);
     return chosen;
 }

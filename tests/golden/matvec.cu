@@ -58,6 +58,7 @@ typedef struct matvec_0_auto {
     int status;
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } matvec_0_auto;
 /* matvec:0: picks B by the time model on the current device and launches the best case */
 matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double *x, double *y);
@@ -376,6 +377,19 @@ static double matvec_0_time_case2(const parakern_model_device *dev, long long m,
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
+/* matvec:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
+static double matvec_0_coverage(long long m, long long n, long long B)
+{
+    double covered = 1.0;
+    {   /* loops r, t, j */
+        const long long count = B*n*((B + m - 1)/B);
+        const long long reference = m*n;
+        if (reference > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count / (double)reference));
+    }
+    return covered;
+}
+
 matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double *x, double *y)
 {
     matvec_0_auto chosen;
@@ -400,6 +414,9 @@ matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double
     }
     static const long long B_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
+    double best_time = 0.0;
+    double best_covered = 1.0;
+    int best_partial = 0;
     int found = 0;
     int best_case = 0;
     int valid = 0;
@@ -413,6 +430,8 @@ matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double
         if (!(((((long long)B) + ((long long)m) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))
             continue;  /* an empty meta_for */
         nonempty = 1;
+        const double covered = matvec_0_coverage(m, n, B);
+        const int partial = covered < 1.0;   /* it leaves points of the iteration space out */
         for (int k = 1; k <= 2; ++k) {  /* every case whose kernel fits */
             const int got = matvec_0_select(true, k, m, n, (int)B, A, x, y);
             if (got == PARAKERN_CUDA_ERROR) {
@@ -428,9 +447,14 @@ matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double
             }
             if (t0 < 0.0)
                 continue;
-            if (!found || t0 < best * (1.0 - 1e-09)) {  /* ties: the first */
+            /* time per point computed; one that computes every point first; ties: the first */
+            const double key = covered > 0.0 ? t0 / covered : HUGE_VAL;
+            if (!found || (partial != best_partial ? !partial : key < best * (1.0 - 1e-09))) {
                 found = 1;
-                best = t0;
+                best = key;
+                best_time = t0;
+                best_covered = covered;
+                best_partial = partial;
                 best_case = k;
                 best_B = B;
             }
@@ -444,7 +468,8 @@ matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double
         return chosen;
     }
     chosen.B = best_B;
-    chosen.predicted_seconds = best;
+    chosen.predicted_seconds = best_time;
+    chosen.covered = best_covered;
     chosen.status = matvec_0_select(false, best_case, m, n, (int)best_B, A, x, y);
     return chosen;
 }

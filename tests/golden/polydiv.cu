@@ -62,6 +62,7 @@ typedef struct polydiv_0_auto {
     long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } polydiv_0_auto;
 /* polydiv:0: picks s, B by the time model on the current device and launches the best case */
 polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b);
@@ -755,6 +756,21 @@ static double polydiv_0_time_case4(const parakern_model_device *dev, long long N
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
+/* polydiv:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
+static double polydiv_0_coverage(long long N, long long M, long long P, long long s, long long B)
+{
+    (void)N;
+    (void)P;
+    double covered = 1.0;
+    {   /* loops u, v, k */
+        const long long count = B*s*((B*s + M - 2)/(B*s));
+        const long long reference = M - 1;
+        if (reference > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count / (double)reference));
+    }
+    return covered;
+}
+
 polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b)
 {
     polydiv_0_auto chosen;
@@ -795,6 +811,9 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
     static const long long s_values[] = {1, 2, 4, 8, 16, 32, 64};
     static const long long B_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
+    double best_time = 0.0;
+    double best_covered = 1.0;
+    int best_partial = 0;
     int found = 0;
     int best_case = 0;
     int valid = 0;
@@ -811,6 +830,8 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
             if (!(((((long long)B)*((long long)s) + ((long long)M) - 2)/(((long long)B)*((long long)s)) >= 1) && (((long long)B) >= 1)))
                 continue;  /* an empty meta_for */
             nonempty = 1;
+            const double covered = polydiv_0_coverage(N, M, P, s, B);
+            const int partial = covered < 1.0;   /* it leaves points of the iteration space out */
             for (int k0 = 1; k0 <= 4; ++k0) {  /* every case whose kernel fits */
                 const int got = polydiv_0_select(true, k0, N, M, P, (int)s, (int)B, a, b);
                 if (got == PARAKERN_CUDA_ERROR) {
@@ -828,9 +849,14 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
                 }
                 if (t < 0.0)
                     continue;
-                if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first */
+                /* time per point computed; one that computes every point first; ties: the first */
+                const double key = covered > 0.0 ? t / covered : HUGE_VAL;
+                if (!found || (partial != best_partial ? !partial : key < best * (1.0 - 1e-09))) {
                     found = 1;
-                    best = t;
+                    best = key;
+                    best_time = t;
+                    best_covered = covered;
+                    best_partial = partial;
                     best_case = k0;
                     best_s = s;
                     best_B = B;
@@ -847,7 +873,8 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
     }
     chosen.s = best_s;
     chosen.B = best_B;
-    chosen.predicted_seconds = best;
+    chosen.predicted_seconds = best_time;
+    chosen.covered = best_covered;
     chosen.status = polydiv_0_select(false, best_case, N, M, P, (int)best_s, (int)best_B, a, b);
     return chosen;
 }

@@ -57,6 +57,7 @@ typedef struct saxpy_0_auto {
     int status;
     long long B;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } saxpy_0_auto;
 /* saxpy:0: picks B by the time model on the current device and launches the best case */
 saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y);
@@ -283,6 +284,20 @@ static double saxpy_0_time_case1(const parakern_model_device *dev, long long n, 
     return parakern_model_time(dev, (double)blocks0, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
+/* saxpy:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
+static double saxpy_0_coverage(long long n, long long B, float alpha)
+{
+    (void)alpha;
+    double covered = 1.0;
+    {   /* loops b, t */
+        const long long count = B*((B + n - 1)/B);
+        const long long reference = n;
+        if (reference > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count / (double)reference));
+    }
+    return covered;
+}
+
 saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y)
 {
     saxpy_0_auto chosen;
@@ -307,6 +322,9 @@ saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y)
     }
     static const long long B_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
+    double best_time = 0.0;
+    double best_covered = 1.0;
+    int best_partial = 0;
     int found = 0;
     int best_case = 0;
     int valid = 0;
@@ -320,6 +338,8 @@ saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y)
         if (!(((((long long)B) + ((long long)n) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))
             continue;  /* an empty meta_for */
         nonempty = 1;
+        const double covered = saxpy_0_coverage(n, B, alpha);
+        const int partial = covered < 1.0;   /* it leaves points of the iteration space out */
         for (int k = 1; k <= 1; ++k) {  /* every case whose kernel fits */
             const int got = saxpy_0_select(true, k, n, (int)B, alpha, x, y);
             if (got == PARAKERN_CUDA_ERROR) {
@@ -334,9 +354,14 @@ saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y)
             }
             if (t0 < 0.0)
                 continue;
-            if (!found || t0 < best * (1.0 - 1e-09)) {  /* ties: the first */
+            /* time per point computed; one that computes every point first; ties: the first */
+            const double key = covered > 0.0 ? t0 / covered : HUGE_VAL;
+            if (!found || (partial != best_partial ? !partial : key < best * (1.0 - 1e-09))) {
                 found = 1;
-                best = t0;
+                best = key;
+                best_time = t0;
+                best_covered = covered;
+                best_partial = partial;
                 best_case = k;
                 best_B = B;
             }
@@ -350,7 +375,8 @@ saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y)
         return chosen;
     }
     chosen.B = best_B;
-    chosen.predicted_seconds = best;
+    chosen.predicted_seconds = best_time;
+    chosen.covered = best_covered;
     chosen.status = saxpy_0_select(false, best_case, n, (int)best_B, alpha, x, y);
     return chosen;
 }

@@ -60,6 +60,7 @@ typedef struct stencil2d_0_auto {
     long long Bx;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long By;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } stencil2d_0_auto;
 /* stencil2d:0: picks Bx, By by the time model on the current device and launches the best case */
 stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out);
@@ -490,6 +491,25 @@ static double stencil2d_0_time_case2(const parakern_model_device *dev, long long
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
+/* stencil2d:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
+static double stencil2d_0_coverage(long long N, long long Bx, long long By)
+{
+    double covered = 1.0;
+    {   /* loops by, ty */
+        const long long count = By*((By + N - 3)/By);
+        const long long reference = N - 2;
+        if (reference > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count / (double)reference));
+    }
+    {   /* loops bx, tx */
+        const long long count0 = Bx*((Bx + N - 3)/Bx);
+        const long long reference0 = N - 2;
+        if (reference0 > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count0 / (double)reference0));
+    }
+    return covered;
+}
+
 stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out)
 {
     stencil2d_0_auto chosen;
@@ -520,6 +540,9 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out)
     static const long long Bx_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     static const long long By_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     double best = 0.0;
+    double best_time = 0.0;
+    double best_covered = 1.0;
+    int best_partial = 0;
     int found = 0;
     int best_case = 0;
     int valid = 0;
@@ -536,6 +559,8 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out)
             if (!(((((long long)By) + ((long long)N) - 3)/((long long)By) >= 1) && ((((long long)Bx) + ((long long)N) - 3)/((long long)Bx) >= 1) && (((long long)By) >= 1) && (((long long)Bx) >= 1)))
                 continue;  /* an empty meta_for */
             nonempty = 1;
+            const double covered = stencil2d_0_coverage(N, Bx, By);
+            const int partial = covered < 1.0;   /* it leaves points of the iteration space out */
             for (int k = 1; k <= 2; ++k) {  /* every case whose kernel fits */
                 const int got = stencil2d_0_select(true, k, N, (int)Bx, (int)By, in, out);
                 if (got == PARAKERN_CUDA_ERROR) {
@@ -551,9 +576,14 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out)
                 }
                 if (t < 0.0)
                     continue;
-                if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first */
+                /* time per point computed; one that computes every point first; ties: the first */
+                const double key = covered > 0.0 ? t / covered : HUGE_VAL;
+                if (!found || (partial != best_partial ? !partial : key < best * (1.0 - 1e-09))) {
                     found = 1;
-                    best = t;
+                    best = key;
+                    best_time = t;
+                    best_covered = covered;
+                    best_partial = partial;
                     best_case = k;
                     best_Bx = Bx;
                     best_By = By;
@@ -570,7 +600,8 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out)
     }
     chosen.Bx = best_Bx;
     chosen.By = best_By;
-    chosen.predicted_seconds = best;
+    chosen.predicted_seconds = best_time;
+    chosen.covered = best_covered;
     chosen.status = stencil2d_0_select(false, best_case, N, (int)best_Bx, (int)best_By, in, out);
     return chosen;
 }

@@ -67,6 +67,7 @@ typedef struct transpose_0_auto {
     long long B1;   /* chosen among 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024 */
     long long s;   /* chosen among 1, 2, 4, 8, 16, 32, 64 */
     double predicted_seconds;   /* the time model's, for one launch */
+    double covered;   /* the share of the serial program's iterations it computes: 1 where all */
 } transpose_0_auto;
 /* transpose:0: picks B0, B1, s by the time model on the current device and launches the best case */
 transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c);
@@ -984,6 +985,25 @@ static double transpose_0_time_case6(const parakern_model_device *dev, long long
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
 }
 
+/* transpose:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
+static double transpose_0_coverage(long long N, long long B0, long long B1, long long s)
+{
+    double covered = 1.0;
+    {   /* loops v0, u0 */
+        const long long count = B0*(N/B0);
+        const long long reference = N;
+        if (reference > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count / (double)reference));
+    }
+    {   /* loops v1, u1, k */
+        const long long count0 = B1*s*(N/(B1*s));
+        const long long reference0 = N;
+        if (reference0 > 0)
+            covered *= fmin(1.0, fmax(0.0, (double)count0 / (double)reference0));
+    }
+    return covered;
+}
+
 transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
 {
     transpose_0_auto chosen;
@@ -1030,6 +1050,9 @@ transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
     static const long long B1_values[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
     static const long long s_values[] = {1, 2, 4, 8, 16, 32, 64};
     double best = 0.0;
+    double best_time = 0.0;
+    double best_covered = 1.0;
+    int best_partial = 0;
     int found = 0;
     int best_case = 0;
     int valid = 0;
@@ -1049,6 +1072,8 @@ transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
                 if (!((((long long)N)/((long long)B0) >= 1) && (((long long)N)/(((long long)B1)*((long long)s)) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
                     continue;  /* an empty meta_for */
                 nonempty = 1;
+                const double covered = transpose_0_coverage(N, B0, B1, s);
+                const int partial = covered < 1.0;   /* it leaves points of the iteration space out */
                 for (int k0 = 1; k0 <= 6; ++k0) {  /* every case whose kernel fits */
                     const int got = transpose_0_select(true, k0, N, (int)B0, (int)B1, (int)s, a, c);
                     if (got == PARAKERN_CUDA_ERROR) {
@@ -1068,9 +1093,14 @@ transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
                     }
                     if (t < 0.0)
                         continue;
-                    if (!found || t < best * (1.0 - 1e-09)) {  /* ties: the first */
+                    /* time per point computed; one that computes every point first; ties: the first */
+                    const double key = covered > 0.0 ? t / covered : HUGE_VAL;
+                    if (!found || (partial != best_partial ? !partial : key < best * (1.0 - 1e-09))) {
                         found = 1;
-                        best = t;
+                        best = key;
+                        best_time = t;
+                        best_covered = covered;
+                        best_partial = partial;
                         best_case = k0;
                         best_B0 = B0;
                         best_B1 = B1;
@@ -1090,7 +1120,8 @@ transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
     chosen.B0 = best_B0;
     chosen.B1 = best_B1;
     chosen.s = best_s;
-    chosen.predicted_seconds = best;
+    chosen.predicted_seconds = best_time;
+    chosen.covered = best_covered;
     chosen.status = transpose_0_select(false, best_case, N, (int)best_B0, (int)best_B1, (int)best_s, a, c);
     return chosen;
 }

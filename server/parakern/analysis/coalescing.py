@@ -7,14 +7,16 @@ touches more sectors than its elements need, beyond the one a misaligned start c
 each case's sectors per request (or where the case keeps the element instead: shared
 memory, registers) and what would coalesce it: swapping the two innermost meta_for levels
 when threadIdx.y runs along the array's last subscript (and no other access then loses),
-cache(A) to stage it through shared memory with coalesced copies, or a wider x level.
+cache(A) to stage it through shared memory with coalesced copies, or, where threadIdx.x
+already runs along the last subscript but the x level is narrower than a warp (16 x 16
+blocks: each warp spans two rows, each its own run of sectors), an x level of 32 threads.
 """
 from __future__ import annotations
 
 import sympy
 
 from parakern.analysis import warps as W
-from parakern.analysis.point import describe, profile_point
+from parakern.analysis.point import describe, evaluate, profile_point
 from parakern.analysis.staging import stageable
 from parakern.analysis.traffic import traffic
 from parakern.diagnostics import Diagnostic, Span, warning
@@ -80,7 +82,7 @@ def _message(schedule: Schedule, array: str, where, found, per_case, point, stag
     cost = max(r.cost for _, r in found)
     return (f"uncoalesced access: {first.text} is {verb} where {how}, so a warp request touches "
             f"{cost:.3g} sectors of 32 bytes where {first.ideal:.3g} would hold its elements "
-            f"(at {describe(point)}: {', '.join(cases)}); {_advice(schedule, array, where, per_case, staging)}")
+            f"(at {describe(point)}: {', '.join(cases)}); {_advice(schedule, array, where, per_case, staging, point)}")
 
 
 def _staging_coalesces(schedule: Schedule, array: str, point: dict) -> bool:
@@ -96,13 +98,16 @@ def _staging_coalesces(schedule: Schedule, array: str, point: dict) -> bool:
     return not any(r.array == array and r.space == "global" and W.uncoalesced(r.cost, r.ideal) for r in requests)
 
 
-def _advice(schedule: Schedule, array: str, where, per_case, staging: dict) -> str:
+def _advice(schedule: Schedule, array: str, where, per_case, staging: dict, point: dict) -> str:
     """staging: array -> whether cache(array) would coalesce it (_staging_coalesces), for the
     arrays no cache(...) names."""
     x = next((lp for lp in schedule.block if lp.axis == "x"), None)
     y = next((lp for lp in schedule.block if lp.axis == "y"), None)
     tips = []
-    if x is not None and y is not None:
+    narrow = _narrow_rows(schedule, _access(schedule, array, where), x, point)
+    if narrow:
+        tips.append(narrow)
+    elif x is not None and y is not None:
         swap = _swap_helps(schedule, array, where, x, y, per_case)
         if swap is True:
             tips.append(f"swap the two innermost meta_for levels ({y.var} and {x.var}) so that threadIdx.x "
@@ -121,22 +126,52 @@ def _advice(schedule: Schedule, array: str, where, per_case, staging: dict) -> s
     return "; ".join(tips) if tips else "make threadIdx.x run along the array's last subscript"
 
 
+def _access(schedule: Schedule, array: str, where):
+    """The access of `array` at the source range `where` ((line, col, end line, end col))."""
+    return next((a for a in schedule.accesses if a.array == array
+                 and (a.span.line, a.span.col, a.span.end_line, a.span.end_col) == where), None)
+
+
+def _runs_along(access, var: str) -> bool:
+    """Whether consecutive values of `var` take the access to consecutive elements: the last
+    subscript moves by 1 and no other one moves."""
+    if access is None or not access.exact or not access.indices:
+        return False
+    c = sympy.expand(sympy.diff(sympy.sympify(access.indices[-1]), sym(var)))
+    return abs(c) == 1 and all(sympy.diff(sympy.sympify(i), sym(var)) == 0 for i in access.indices[:-1])
+
+
+def _narrow_rows(schedule: Schedule, access, x, point: dict) -> str:
+    """The advice where threadIdx.x already runs along the access's last subscript and the x
+    level is narrower than a warp at the point: a warp then spans several rows of the block,
+    each a run of sectors of its own (a stencil's misaligned rows of 16 floats: 3 sectors each,
+    6 a request where 4 hold them). An x level of 32 threads gives each warp one row of 32
+    consecutive elements, which `uncoalesced` never flags; '' otherwise."""
+    if x is None or not _runs_along(access, x.var):
+        return ""
+    subs = evaluate(schedule, point)
+    width = sympy.sympify(x.extent).xreplace(subs)
+    if not width.is_Integer or not 0 < width < W.WARP:
+        return ""
+    width = int(width)
+    threads = sympy.Mul(*(sympy.sympify(lp.extent).xreplace(subs) for lp in schedule.block))
+    rows = -(-W.WARP // width)
+    named = "" if sympy.sympify(x.extent).is_Integer else f"{to_text(x.extent)} = "   # Bx = 8, where a fact fixes it
+    text = (f"threadIdx.x already runs along its last subscript: the cause is the x level, meta_for {x.var} "
+            f"(line {x.span.line}), {named}{width} thread{'s' * (width != 1)} wide, narrower than a warp of "
+            f"{W.WARP}, so each warp spans {rows} rows of the block, each its own run of sectors; make it {W.WARP} "
+            "threads wide "
+            f"(or a multiple of {W.WARP})")
+    if threads.is_Integer and threads % W.WARP == 0 and len(schedule.block) == 2:
+        text += f": {W.WARP} x {int(threads) // W.WARP} blocks keep the {int(threads)} threads"
+    return text
+
+
 def _swap_helps(schedule: Schedule, array: str, where, x, y, per_case):
     """True when threadIdx.y runs along the access's last subscript and the swap coalesces
     it without uncoalescing another access; the other access's text when it would; None."""
-    def coefficient(access, var) -> "sympy.Expr | None":
-        if not access.exact or not access.indices:
-            return None
-        return sympy.expand(sympy.diff(sympy.sympify(access.indices[-1]), sym(var)))
-
-    def runs_along(access, var) -> bool:
-        c = coefficient(access, var)
-        inner = all(sympy.diff(sympy.sympify(i), sym(var)) == 0 for i in access.indices[:-1]) \
-            if access.exact else False
-        return c is not None and abs(c) == 1 and inner
-
-    mine = next((a for a in schedule.accesses if a.array == array
-                 and (a.span.line, a.span.col, a.span.end_line, a.span.end_col) == where), None)
+    runs_along = _runs_along
+    mine = _access(schedule, array, where)
     if mine is None or not runs_along(mine, y.var):
         return None
     for other in schedule.accesses:

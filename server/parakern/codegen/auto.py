@@ -10,9 +10,12 @@ the schedule's facts, then every case whose kernel fits the device there
 (`<function>_<index>_select` with probe set and the case alone: the dispatcher's second pass),
 the blocks resident per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor, nvcc's registers)
 and the model's time (tuning/model.py's FORMULA, printed once per file as
-`parakern_model_time`). It launches the fastest (case and parameters) and returns what it
-chose: `status` (the case launched, or PARAKERN_NO_CASE_FITS / PARAKERN_CUDA_ERROR), each
-tuned parameter, the predicted seconds.
+`parakern_model_time`), and the share of the serial program's iterations the candidate runs
+(`<function>_<index>_coverage`, tuning/coverage.py: a grid that rounds a tuned division down
+leaves points out). It launches the fastest per point computed (case and parameters), among
+the candidates that compute every point wherever one does, as tune's `pick`, and returns what
+it chose: `status` (the case launched, or PARAKERN_NO_CASE_FITS / PARAKERN_CUDA_ERROR), each
+tuned parameter, the predicted seconds, the share it computes.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from parakern.codegen.dispatcher import (EMPTY, REFUSED, _host_type, dispatcher_
 from parakern.codegen.kernel import kernel_name, signature
 from parakern.devices import CC_LIMITS
 from parakern.strategies.rebuild import used_names
-from parakern.tuning import model
+from parakern.tuning import coverage, model
 
 MODEL_DEVICE = "parakern_model_device"
 MODEL_TIME = "parakern_model_time"
@@ -67,7 +70,9 @@ def prototype(tree) -> str:
              " * candidate fails an assertion or a divisor), PARAKERN_NOTHING_TO_DO (every other one leaves its",
              " * meta_for empty) or PARAKERN_CUDA_ERROR. */",
              f"typedef struct {choice_type(s)} {{", "    int status;"] + fields + \
-            ["    double predicted_seconds;   /* the time model's, for one launch */", f"}} {choice_type(s)};",
+            ["    double predicted_seconds;   /* the time model's, for one launch */",
+             "    double covered;   /* the share of the serial program's iterations it computes: 1 where all */",
+             f"}} {choice_type(s)};",
              f"/* {s.id}: picks {', '.join(names) or 'nothing'} by the time model on the current device and launches "
              "the best case */",
              signature(f"{choice_type(s)} {auto_name(s)}", auto_arguments(s)) + ";"]
@@ -167,16 +172,43 @@ def _time_case(tree, k: int, q: model.Quantities, names: Names) -> list[str]:
         [INDENT + line for line in unused(args, body) + body] + ["}"]
 
 
+def _coverage(s, covers: coverage.Coverage, names: Names) -> list[str]:
+    """The share of the serial program's iterations the parameters run (tuning/coverage.py):
+    each group's count and reference as the same integers, the same doubles in the same order."""
+    v = {w: names.fresh(w) for w in ("covered",)}
+    args = [f"{_host_type(p.ctype)} {p.name}" for p in s.params]
+    body = [f"double {v['covered']} = 1.0;"]
+    for g in covers.groups:
+        count, reference = names.fresh("count"), names.fresh("reference")
+        body += [f"{{   /* loops {', '.join(g.loops)} */",
+                 INDENT + _quantity(count, g.count), INDENT + _quantity(reference, g.reference),
+                 INDENT + f"if ({reference} > 0)",
+                 INDENT * 2 + f"{v['covered']} *= fmin(1.0, fmax(0.0, (double){count} / (double){reference}));",
+                 "}"]
+    body.append(f"return {v['covered']};")
+    head = signature(f"static double {coverage_name(s)}", args)
+    return [f"/* {s.id}: the share of the serial program's iterations these values run (tuning/coverage.py) */",
+            head, "{"] + [INDENT + line for line in unused(args, body) + body] + ["}"]
+
+
+def coverage_name(schedule) -> str:
+    return f"{schedule.function}_{schedule.index}_coverage"
+
+
 def auto_source(tree) -> str:
-    """The model of every case, then dispatch_auto."""
+    """The model of every case, the coverage of the iteration space, then dispatch_auto."""
     s = tree.schedule
     taken = used_names(s) | {"R_B", "Z", "T"}
     quantities = model.tree_quantities(tree)
     parts = ["\n".join(_time_case(tree, k, q, Names(taken))) for k, q in enumerate(quantities, 1)]
     names_, lists = _tuned(s)
+    covers = coverage.coverage(s, names_)   # every tuned parameter: none is given here
+    if covers.groups:
+        parts.append("\n".join(_coverage(s, covers, Names(taken))))
     n = Names(taken)
     v = {w: n.fresh(w) for w in ("chosen", "prop", "dev", "known", "device", "best", "found", "k", "t", "read",
-                                 "got", "best_case", "valid", "nonempty")}
+                                 "got", "best_case", "valid", "nonempty", "covered", "key", "partial",
+                                 "best_partial", "best_time", "best_covered")}
     tuned = set(names_)
     count = len(tree.cases)
     body = [f"{choice_type(s)} {v['chosen']};",
@@ -207,7 +239,8 @@ def auto_source(tree) -> str:
     table = {name: n.fresh(f"{name}_values") for name in names_}
     for name, values in zip(names_, lists):
         body.append(f"static const long long {table[name]}[] = {{{', '.join(map(str, values))}}};")
-    body += [f"double {v['best']} = 0.0;", f"int {v['found']} = 0;", f"int {v['best_case']} = 0;",
+    body += [f"double {v['best']} = 0.0;", f"double {v['best_time']} = 0.0;", f"double {v['best_covered']} = 1.0;",
+             f"int {v['best_partial']} = 0;", f"int {v['found']} = 0;", f"int {v['best_case']} = 0;",
              f"int {v['valid']} = 0;", f"int {v['nonempty']} = 0;"] + \
         [f"long long {keep[name]} = 0;" for name in names_]
     loops, depth = [], 0
@@ -231,6 +264,9 @@ def auto_source(tree) -> str:
     step += [f"{v['nonempty']} = 1;"]
     if rest:
         step += [f"if (!({facts_c(rest)}))", INDENT + "continue;"]
+    covered = f"{coverage_name(s)}({', '.join(p.name for p in s.params)})" if covers.groups else "1.0"
+    step += [f"const double {v['covered']} = {covered};",
+             f"const int {v['partial']} = {v['covered']} < 1.0;   /* it leaves points of the iteration space out */"]
     per_case = [f"const int {v['got']} = {select_name(s)}({', '.join(['true', v['k']] + call)});",
                 f"if ({v['got']} == PARAKERN_CUDA_ERROR) {{",
                 INDENT + f"{v['chosen']}.status = PARAKERN_CUDA_ERROR;", INDENT + f"return {v['chosen']};", "}",
@@ -240,8 +276,13 @@ def auto_source(tree) -> str:
     per_case += [f"case {k}: {v['t']} = {s.function}_{s.index}_time_case{k}({', '.join(time_args)}); break;"
                  for k in range(1, count + 1)]
     per_case += ["}", f"if ({v['t']} < 0.0)", INDENT + "continue;",
-                 f"if (!{v['found']} || {v['t']} < {v['best']} * (1.0 - {_tie()!r})) {{  /* ties: the first */",
-                 INDENT + f"{v['found']} = 1;", INDENT + f"{v['best']} = {v['t']};",
+                 "/* time per point computed; one that computes every point first; ties: the first */",
+                 f"const double {v['key']} = {v['covered']} > 0.0 ? {v['t']} / {v['covered']} : HUGE_VAL;",
+                 f"if (!{v['found']} || ({v['partial']} != {v['best_partial']} ? !{v['partial']} : "
+                 f"{v['key']} < {v['best']} * (1.0 - {_tie()!r}))) {{",
+                 INDENT + f"{v['found']} = 1;", INDENT + f"{v['best']} = {v['key']};",
+                 INDENT + f"{v['best_time']} = {v['t']};", INDENT + f"{v['best_covered']} = {v['covered']};",
+                 INDENT + f"{v['best_partial']} = {v['partial']};",
                  INDENT + f"{v['best_case']} = {v['k']};"] + \
         [INDENT + f"{keep[name]} = {name};" for name in names_] + ["}"]
     step += [f"for (int {v['k']} = 1; {v['k']} <= {count}; ++{v['k']}) {{  /* every case whose kernel fits */"] + \
@@ -256,7 +297,8 @@ def auto_source(tree) -> str:
              INDENT + f"else if (!{v['nonempty']})", INDENT * 2 + f"{v['chosen']}.status = PARAKERN_NOTHING_TO_DO;",
              INDENT + f"return {v['chosen']};", "}"] + \
         [f"{v['chosen']}.{name} = {keep[name]};" for name in names_] + \
-        [f"{v['chosen']}.predicted_seconds = {v['best']};",
+        [f"{v['chosen']}.predicted_seconds = {v['best_time']};",
+         f"{v['chosen']}.covered = {v['best_covered']};",
          f"{v['chosen']}.status = {select_name(s)}("
          f"{', '.join(['false', v['best_case']] + final)});",
          f"return {v['chosen']};"]

@@ -268,8 +268,10 @@ def profile_info(tree, key: str, timeout_ms: int = 2000) -> ProfileInfo:
 
 def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     """The best configuration by the time model on a GPU profile, at `data` (default: every
-    parameter that is not tuned at the bench's default size)."""
+    parameter that is not tuned, and every argument only the function's asserts read, at the
+    bench's default size): one that computes every point where any does, else marked."""
     from parakern import syntax
+    from parakern.bench.plan import fact_arguments
     from parakern.devices import get_profile
     from parakern.lsp.benchjob import DEFAULT_DATA
     from parakern.tuning import model, search
@@ -280,9 +282,11 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     for p in schedule.params:
         if p.name not in tuned and p.name not in values and p.ctype in syntax.INTEGER_TYPES:
             values[p.name] = 0 if p.name in schedule.host_loops else DEFAULT_DATA
-    shown = " ".join(f"{n}={v}" for n, v in values.items() if n not in schedule.host_loops)
+    # the function's arguments only its asserts read (another schedule's size) at the same size
+    host = {n: DEFAULT_DATA for n in sorted(fact_arguments(schedule)) if n not in values}
+    shown = " ".join(f"{n}={v}" for n, v in {**values, **host}.items() if n not in schedule.host_loops)
     try:
-        tuning = search.tune(result, values, model.model_device(get_profile(key), key))
+        tuning = search.tune(result, values, model.model_device(get_profile(key), key), host)
     except (search.TuneError, model.ModelError, KeyError) as exc:
         return TuneInfo(key, shown, str(exc).strip("'\""))
     pick = tuning.pick
@@ -291,6 +295,14 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     text = configuration_text(pick)
     if pick.by == search.MODEL:   # the tree's dispatcher would launch another case there
         text += f" (`{schedule.function}_{schedule.index}_dispatch_auto` picks it; the tree prefers another case)"
+    if pick.partial:   # only where no feasible candidate computes every point
+        text += (f" — computes {pick.computes} of the serial program's iterations: no candidate "
+                 "computes them all at these sizes")
+    else:   # why a slow configuration: the faster ones compute less
+        fastest = min(tuning.configurations, key=lambda c: (c.prediction.ranked, c.order))
+        if fastest.partial:
+            text += (f" — faster ones leave points out ({configuration_text(fastest)} computes {fastest.computes}: "
+                     f"{tuning.shortfall(schedule, fastest)})")
     return TuneInfo(key, shown, text, time_text(pick.time), f"{pick.prediction.occupancy:.2f}")
 
 

@@ -78,15 +78,16 @@ def run(args) -> int:
             why = no_tree(analysis, args.file, args.schedule, "in `diagnostics`")
             print(json.dumps(_document(args, device, [], [why], [], analysis), indent=2, ensure_ascii=False))
         return 2
-    names = {p.name for r in with_tree for p in r.schedule.params}
-    host = host_scalars(text, args.file, with_tree) - names
-    unknown = unknown_name(fixed, with_tree, args.file, host)
+    scalars = host_scalars(text, args.file, with_tree)
+    unknown = unknown_name(fixed, with_tree, args.file, scalars)
     if unknown:
         return _fail(f"parakern tune: --data {unknown}")
     tunings, problems, status = [], [], 0
     for r in with_tree:
         mine = {n: v for n, v in fixed.items() if n in {p.name for p in r.schedule.params}}
-        arguments = {n: v for n, v in fixed.items() if n in host}
+        # the function's other scalar arguments, another schedule's parameters included: its
+        # asserts may read them (`assert(m % B == 0)` where only the second schedule reads m)
+        arguments = {n: v for n, v in fixed.items() if n in scalars and n not in mine}
         try:
             tunings.append((r, mine, search.tune(r, mine, device, arguments)))
         except search.TuneError as exc:   # a value missing or wrong: the user's to give (usage, 2)
@@ -181,11 +182,15 @@ def _text(tunings, device, top: int, formula: bool, file: str = "FILE", in_share
         at = " ".join(f"{n}={v}" for n, v in sorted(fixed.items()))
         lines.append(f"{t.schedule} on {device.key} ({device.profile.name})" + (f" at {at}" if at else "")
                      + f": tuned {', '.join(t.tuned) or 'nothing'}; {t.candidates} candidates, {t.feasible} feasible")
-        rows = [("rank", "case", *t.tuned, "predicted", "occupancy", "bytes moved", "limited by")]
-        for i, c in enumerate(t.configurations[:top], 1):
+        shown = t.configurations[:top]
+        partial = any(c.partial for c in shown)   # a column only where some configuration leaves points out
+        rows = [("rank", "case", *t.tuned, "predicted", *(("computes",) if partial else ()), "occupancy",
+                 "bytes moved", "limited by")]
+        for i, c in enumerate(shown, 1):
             p = c.prediction
             case = f"{c.case}*" if c.by == search.MODEL else str(c.case)
-            rows.append((str(i), case, *(str(v) for _, v in c.values), time_text(p.time),
+            computes = (c.computes,) if partial else ()
+            rows.append((str(i), case, *(str(v) for _, v in c.values), time_text(p.time), *computes,
                          f"{p.occupancy:.2f}", bytes_text(p.bytes_moved), p.limiting))
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         if t.configurations:
@@ -194,6 +199,8 @@ def _text(tunings, device, top: int, formula: bool, file: str = "FILE", in_share
             stem = f"{r.schedule.function}_{r.schedule.index}"
             lines.append(f"  * not the case {stem}_dispatch launches at these values (the tree's order prefers "
                          f"another); {stem}_dispatch_auto takes the fastest, whichever case it is")
+        if partial:
+            lines += ["  " + line for line in _partial_note(r, t)]
         if t.rejected:
             lines.append("  infeasible: " + "; ".join(f"{n} × {why}" for why, n in t.rejected))
         for lp in model.counted_once(r.schedule):
@@ -208,16 +215,33 @@ def _text(tunings, device, top: int, formula: bool, file: str = "FILE", in_share
     return "\n".join(lines)
 
 
+def _partial_note(result, tuning) -> list:
+    """What a configuration marked with a percentage is: the loops it runs short, at the first such."""
+    first = next(c for c in tuning.configurations if c.partial)
+    short = tuning.shortfall(result.schedule, first)
+    at = " ".join(f"{n}={v}" for n, v in first.values)
+    lines = [f"computes: the share of the serial program's iterations a configuration runs, where a tuned "
+             f"parameter rounds a loop's extent down ({at}: {short}); the rest of the result is never computed. "
+             "Ranked by time per point computed"]
+    if tuning.pick is not None and tuning.pick.partial:
+        lines[0] += ("; no feasible candidate computes every point: give values that divide the extents "
+                     "(--data), or round them up with a bounds check (`(n + B - 1) / B` blocks, `if (p < n)`)")
+    else:
+        lines[0] += "; never first where a configuration computes every point"
+    return lines
+
+
 def _shared_text(choice, file: str = "FILE") -> str:
     """What a function whose schedules share a tuned parameter is called with."""
     values = " ".join(f"{n}={v}" for n, v in choice.values)
-    each = "; ".join(f"{s} case {c.case} {time_text(c.time)}" for s, c in choice.picks)
+    each = "; ".join(f"{s} case {c.case} {time_text(c.time)}" + (f", computes {c.computes}" if c.partial else "")
+                     for s, c in choice.picks)
     head = (f"{choice.function}: its schedules share {', '.join(choice.shared)} (one argument each): "
             f"call it with {values}: {time_text(choice.time)} in all ({each})")
     if not choice.agrees():
         head += (f"; each schedule's own pick would total {time_text(choice.alone)}, but their values "
                  "differ and the function takes one")
-    return head + "\n  " + _emit_hint(file, choice.values)
+    return head + "\n  " + _emit_hint(file, choice.every_value)
 
 
 def _measure(args, text, tunings, document, given: dict) -> int:

@@ -225,14 +225,14 @@ def array_bytes(s) -> "tuple | None":
 
 def _trips(s) -> dict:
     """Serial loop variable -> its trip count (in parameters)."""
-    return {lp.var: _trip_count(lp, s) for lp in (*s.between, *s.serial)}
+    return {lp.var: trip_count(lp, s) for lp in (*s.between, *s.serial)}
 
 
 def _between_trips(s):
-    return sympy.Mul(*(_trip_count(lp, s) for lp in s.between))
+    return sympy.Mul(*(trip_count(lp, s) for lp in s.between))
 
 
-def _trip_count(loop, s) -> sympy.Expr:
+def trip_count(loop, s) -> sympy.Expr:
     """A serial loop's trip count in parameters. Where a bound reads a loop variable (a
     triangle: `for (k = 0; k < i; k++)` with i = bi*B + t), each loop variable stands at the
     mean of its range: the trips of the average thread, whose sum over the threads is the
@@ -257,7 +257,7 @@ def _trip_count(loop, s) -> sympy.Expr:
 
 def counted_once(s) -> tuple:
     """The serial loops whose trip count the model cannot know (a bound read from an array):
-    each counts one iteration (`_trip_count`)."""
+    each counts one iteration (`trip_count`)."""
     return tuple(lp for lp in (*s.between, *s.serial) if opaque(in_parameters(lp.trip_count, s)))
 
 

@@ -1,8 +1,9 @@
 """The best configurations of a schedule on a device: every candidate value of its tuned
 parameters, every case whose kernel fits the device there (dispatch.choose: the case the
 tree prefers, and the others its second pass would accept), and each one's predicted time
-(model.py), fastest first. The tree's order is the paper's preference; the model may prefer
-another case where both fit (an unstaged kernel where staging costs more than it saves).
+(model.py), fastest per point computed first. The tree's order is the paper's preference; the
+model may prefer another case where both fit (an unstaged kernel where staging costs more than
+it saves).
 
 The tuned parameters are the program parameters that size a block (a block-level meta_for
 extent) or divide a grid extent (granularity: `n / (ub1 * s)`); every other parameter has
@@ -12,6 +13,12 @@ fact of the schedule holds there (asserts, divisibility, loop bounds), its case'
 the device and launches within CUDA's limits, and a block of it can be resident on an SM.
 The same candidates and cases, in the same order (candidates first, then cases), are what the
 generated `dispatch_auto` tries (codegen/auto.py); ties go to the first, as there.
+
+Tuning must not change what the program computes: where a tuned parameter rounds a loop's
+extent (`(N - 2) / (B1 * s)` grid columns), a candidate may run fewer iterations than the
+serial program means (coverage.py). Configurations are ranked by time per point computed (the
+model's ranked time over the fraction covered), each one that leaves points out is marked with
+its fraction, and the pick computes every point wherever some feasible candidate does.
 """
 from __future__ import annotations
 
@@ -27,7 +34,7 @@ from parakern.bench.plan import block_parameters, needed_parameters, not_given, 
 from parakern.facts import judge_facts
 from parakern.codegen.launch import in_parameters
 from parakern.devices import machine_values
-from parakern.tuning import model
+from parakern.tuning import coverage, model
 
 BLOCK_CANDIDATES = tuple(2 ** i for i in range(11))    # 1 .. 1024 threads along an axis
 OTHER_CANDIDATES = tuple(2 ** i for i in range(7))     # 1 .. 64 iterations per thread
@@ -67,10 +74,26 @@ class Configuration:
                                      # only the model does (the dispatcher launches another there)
     order: tuple                     # (index among the candidates, case): ties go to the first
     decisions: tuple = ()            # the case's trail: which kernel it is, whatever today's numbering
+    covered: float = 1.0             # the share of the serial program's iterations it computes (coverage.py)
 
     @property
     def time(self) -> float:
         return self.prediction.time
+
+    @property
+    def partial(self) -> bool:
+        """Whether it leaves points of the serial program's iteration space out."""
+        return self.covered < 1.0
+
+    @property
+    def computes(self) -> str:
+        """`all`, or the share of the points it computes (`49.6%`)."""
+        return coverage.percent(self.covered) if self.partial else "all"
+
+    @property
+    def per_point(self) -> float:
+        """What configurations are ranked by: the ranked time per point computed (relative to all)."""
+        return self.prediction.ranked / self.covered if self.covered > 0.0 else math.inf
 
     def as_dict(self) -> dict:
         p = self.prediction
@@ -78,7 +101,7 @@ class Configuration:
                 "occupancy": p.occupancy, "resident_blocks": p.resident, "bytes_moved": p.bytes_moved,
                 "limited_by": p.limiting, "grid": list(self.grid), "block": list(self.block),
                 "shared_bytes": self.shared_bytes, "pass": self.by, "decisions": list(self.decisions),
-                "model": {k: v for k, v in p.steps}}
+                "covered": self.covered, "model": {k: v for k, v in p.steps}}
 
 
 @dataclass(frozen=True)
@@ -89,12 +112,20 @@ class Tuning:
     tuned: tuple                     # names
     candidates: int                  # tried
     feasible: int
-    configurations: tuple            # Configuration, fastest first (the pick first)
+    configurations: tuple            # Configuration, by time per point computed (the pick first)
     rejected: tuple = ()             # ((why, count), ...) of the infeasible candidates, most frequent first
+    coverage: "coverage.Coverage | None" = None   # the loops whose iterations the tuned parameters round
 
     @property
     def pick(self) -> "Configuration | None":
         return self.configurations[0] if self.configurations else None
+
+    def shortfall(self, schedule, configuration: Configuration) -> str:
+        """The loops a configuration of this tuning of `schedule` runs short (`loops j, v, k run
+        2048 of 4094 iterations`)."""
+        if self.coverage is None:
+            return ""
+        return self.coverage.short(substitutions(schedule, {**dict(self.fixed), **dict(configuration.values)}))
 
     def as_dict(self, top: "int | None" = None) -> dict:
         shown = self.configurations[:top] if top else self.configurations
@@ -110,18 +141,21 @@ def space(schedule, fixed: dict) -> tuple:
     return names, tuple(candidate_values(schedule, n) for n in names)
 
 
-def _needed(schedule, tree, quantities) -> list:
+def _needed(schedule, tree, quantities, covers: coverage.Coverage) -> list:
     names = set(needed_parameters(schedule, tree))
     for q in quantities:
         for e in q.expressions().values():
             names |= {x.name for x in sympy.sympify(e).free_symbols}
+    for g in covers.groups:
+        names |= {x.name for x in (g.count.free_symbols | g.reference.free_symbols)}
     return [p.name for p in schedule.params if p.name in names]
 
 
 def tune(result, fixed: dict, device: model.ModelDevice, host: "dict | None" = None) -> Tuning:
     """Every feasible configuration of a schedule's tuned parameters at the `fixed` values on
-    `device`, fastest first; TuneError for a value missing or a parameter unknown. host: values
-    of the function's other scalar arguments (its facts may read them: `assert(n % (s*B) == 0)`
+    `device`, by time per point computed (the pick first); TuneError for a value missing or a
+    parameter unknown. host: values of the function's other scalar arguments (its facts may read
+    them: `assert(n % (s*B) == 0)`
     with s no parameter of the schedule)."""
     schedule, tree = result.schedule, result.tree
     if tree is None or not tree.cases:
@@ -132,29 +166,30 @@ def tune(result, fixed: dict, device: model.ModelDevice, host: "dict | None" = N
         raise TuneError(f"{schedule.id} has no parameter {unknown[0]} (parameters: "
                         f"{', '.join(p.name for p in schedule.params)})")
     quantities = model.tree_quantities(tree)
+    covers = coverage.coverage(schedule, tuned_parameters(schedule))
     names, lists = space(schedule, fixed)
-    missing = [n for n in _needed(schedule, tree, quantities) if n not in fixed and n not in names]
+    missing = [n for n in _needed(schedule, tree, quantities, covers) if n not in fixed and n not in names]
     if missing:
         raise TuneError(f"{schedule.id}: no value for {', '.join(missing)}; give --data {missing[0]}=...")
     machine = dispatch.Machine(**{k: v for k, v in zip(("regs_per_block", "Z", "T"), _machine(device))})
     found, rejected, order, feasible = [], {}, 0, 0
     for order, combo in enumerate(itertools.product(*lists)):
         values = {**fixed, **dict(zip(names, combo))}
-        configs, why = _judge(result, quantities, values, machine, device, names, order, host or {})
+        configs, why = _judge(result, quantities, covers, values, machine, device, names, order, host or {})
         if not configs:
             rejected[why] = rejected.get(why, 0) + 1
         else:
             found += configs
             feasible += 1
     count = order + 1 if lists or not names else 0
-    ranked = sorted(found, key=lambda c: (c.prediction.ranked, c.order))
+    ranked = sorted(found, key=lambda c: (c.per_point, c.order))
     best = pick(found)
     if best is not None:
         ranked.remove(best)
         ranked.insert(0, best)
     reasons = tuple(sorted(rejected.items(), key=lambda kv: -kv[1]))
     return Tuning(schedule.id, device.key, tuple(sorted(fixed.items())), names, count, feasible,
-                  tuple(ranked), reasons)
+                  tuple(ranked), reasons, covers)
 
 
 def _machine(device: model.ModelDevice) -> tuple:
@@ -164,18 +199,26 @@ def _machine(device: model.ModelDevice) -> tuple:
 
 def pick(configurations) -> "Configuration | None":
     """The configuration dispatch_auto takes: in candidate order, a later one replaces the best
-    only when its ranked time (model.FORMULA) is lower by more than TIE (relative), as the C does."""
+    when it computes every point and the best does not, or, both alike, when its ranked time
+    (model.FORMULA) per point computed is lower by more than TIE (relative), as the C does."""
     best = None
     for c in sorted(configurations, key=lambda c: c.order):
-        if best is None or c.prediction.ranked < best.prediction.ranked * (1 - TIE):
+        if best is None or better(c.partial, c.per_point, best.partial, best.per_point):
             best = c
     return best
+
+
+def better(partial: bool, per_point: float, best_partial: bool, best_per_point: float) -> bool:
+    """Whether a candidate replaces the best so far (the rule dispatch_auto prints in C)."""
+    if partial != best_partial:
+        return not partial
+    return per_point < best_per_point * (1 - TIE)
 
 
 MODEL = "model"
 
 
-def _judge(result, quantities, values, machine, device, names, order, host: dict) -> tuple:
+def _judge(result, quantities, covers, values, machine, device, names, order, host: dict) -> tuple:
     """(configurations of this candidate: one per case whose kernel fits, in the tree's
     order; why none is feasible when there are none)."""
     schedule, tree = result.schedule, result.tree
@@ -188,6 +231,7 @@ def _judge(result, quantities, values, machine, device, names, order, host: dict
         beyond = choice.limits[0] if choice.limits and all(choice.limits) else ""
         return (), "no case fits the device" + (f": {beyond}" if beyond else "")
     out = []
+    covered = covers.fraction(subs)
     for k in dict.fromkeys((choice.case, *choice.fits)):
         prediction = model.predict(quantities[k - 1], subs, device)
         if prediction is None:
@@ -196,7 +240,7 @@ def _judge(result, quantities, values, machine, device, names, order, host: dict
         out.append(Configuration(k, tuple((n, values[n]) for n in names), prediction, tuple(sizes.grid),
                                  tuple(sizes.block), int(sizes.shared_bytes or 0),
                                  choice.by if k == choice.case else MODEL, (order, k),
-                                 tree.cases[k - 1].decisions))
+                                 tree.cases[k - 1].decisions, covered))
     out.sort(key=lambda c: c.order)
     return tuple(out), "" if out else "no block can be resident"
 
@@ -219,16 +263,28 @@ class SharedChoice:
         """Whether each schedule's own pick is already this choice."""
         return math.isclose(self.time, self.alone, rel_tol=1e-12)
 
+    @property
+    def every_value(self) -> tuple:
+        """((name, value), ...): the shared values, then what each schedule tunes alone at its
+        configuration: every value the function is compiled with."""
+        out = dict(self.values)
+        for _, c in self.picks:
+            for n, v in c.values:
+                out.setdefault(n, v)
+        return tuple(out.items())
+
     def as_dict(self) -> dict:
         return {"function": self.function, "shared": list(self.shared), "parameters": dict(self.values),
-                "predicted_s": self.time, "each_alone_s": self.alone,
+                "compile_with": dict(self.every_value), "predicted_s": self.time, "each_alone_s": self.alone,
                 "schedules": [{"schedule": s, **c.as_dict()} for s, c in self.picks]}
 
 
 def shared_choices(tunings: list) -> tuple:
     """(function, tuning) pairs -> a SharedChoice per function whose schedules tune a parameter
-    in common: the common values that make the sum of their predicted times least (each
-    schedule at its fastest configuration with those values)."""
+    in common: the common values that make the sum of their ranked times per point computed
+    least, each schedule at the configuration `pick` takes among those with them (the
+    tie-break of model.FORMULA's `ranked` included: where the times tie, full warps, not 1-thread
+    blocks), values with which every schedule computes every point first."""
     by_function: dict = {}
     for function, t in tunings:
         if t.pick is not None:
@@ -246,14 +302,14 @@ def shared_choices(tunings: list) -> tuple:
             wanted = dict(zip(shared, combo))
             picks = []
             for t in mine:
-                fits = [c for c in t.configurations if all(wanted.get(n, v) == v for n, v in c.values)]
-                if not fits:
+                fits = pick([c for c in t.configurations if all(wanted.get(n, v) == v for n, v in c.values)])
+                if fits is None:
                     break
-                picks.append((t.schedule, fits[0]))     # configurations are fastest first
+                picks.append((t.schedule, fits))
             else:
-                total = sum(c.time for _, c in picks)
-                if best is None or total < best[0]:
-                    best = (total, tuple(wanted.items()), tuple(picks))
+                partial, total = any(c.partial for _, c in picks), sum(c.per_point for _, c in picks)
+                if best is None or better(partial, total, best[0], best[1]):
+                    best = (partial, total, tuple(wanted.items()), tuple(picks))
         if best is not None:
-            out.append(SharedChoice(function, shared, best[1], best[2], sum(t.pick.time for t in mine)))
+            out.append(SharedChoice(function, shared, best[2], best[3], sum(t.pick.time for t in mine)))
     return tuple(out)

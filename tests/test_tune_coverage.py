@@ -1,0 +1,315 @@
+"""Tuning never changes what a program computes (issue 35, point 5): where a tuned parameter
+rounds a loop's extent down (`dim1 = (N - 2) / (B1 * s)`), a configuration computes a share of
+the serial program's iteration space (tuning/coverage.py). tune ranks by time per point
+computed, marks a configuration that leaves points out with its share, and never puts one first
+(nor in `compile it`, nor in the hover) where a configuration computing every point exists.
+The share is checked against the serial C itself: the elements it writes at each configuration."""
+import math
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import SAMPLES
+from parakern import cli
+from parakern.bench.plan import substitutions
+from parakern.devices import get_profile
+from parakern.pipeline import analyze
+from parakern.tuning import coverage, model, search
+
+H100 = model.model_device(get_profile("h100"), "h100")
+
+# a 2-D Jacobi whose columns are B1 * s per block: the issue's program
+JACOBI2D = """#include "metafork.h"
+
+void jacobi2d(int N, int B0, int B1, int s, float a[N][N], float b[N][N])
+{
+    int dim0 = (N - 2) / B0;
+    int dim1 = (N - 2) / (B1 * s);
+    meta_schedule {
+        meta_for (int i = 0; i < dim0; i++)
+            meta_for (int j = 0; j < dim1; j++)
+                meta_for (int u = 0; u < B0; u++)
+                    meta_for (int v = 0; v < B1; v++)
+                        for (int k = 0; k < s; k++) {
+                            int r = i * B0 + u + 1;
+                            int c = j * B1 * s + k * B1 + v + 1;
+                            b[r][c] = 0.2f * (a[r][c] + a[r - 1][c] + a[r + 1][c] + a[r][c - 1] + a[r][c + 1]);
+                        }
+    }
+}
+"""
+
+# 1-D, granularity s, rounded down, the first point left as it is
+SHIFT = """#include "metafork.h"
+
+void shift(int n, int s, int B, float x[n], float y[n])
+{
+    int g = (n - 1) / (s * B);
+    meta_schedule {
+        meta_for (int i = 0; i < g; i++)
+            meta_for (int j = 0; j < B; j++)
+                for (int k = 0; k < s; k++) {
+                    int p = i * s * B + k * B + j;
+                    y[p + 1] = x[p] + x[p + 1];
+                }
+    }
+}
+"""
+
+# rows rounded up with a bounds check (never short), columns rounded down (short where Bx does
+# not divide m): the rows' extra blocks must not make up for the missing columns
+MIXED = """#include "metafork.h"
+
+void mixed(int n, int m, int By, int Bx, float x[n][m], float y[n][m])
+{
+    int gy = (n + By - 1) / By, gx = m / Bx;
+    meta_schedule {
+        meta_for (int by = 0; by < gy; by++)
+            meta_for (int bx = 0; bx < gx; bx++)
+                meta_for (int ty = 0; ty < By; ty++)
+                    meta_for (int tx = 0; tx < Bx; tx++) {
+                        int i = by * By + ty, j = bx * Bx + tx;
+                        if (i < n)
+                            y[i][j] = 2.0f * x[i][j];
+                    }
+    }
+}
+"""
+
+# rounded up with a bounds check in both dimensions: every configuration computes every point
+GUARDED = """#include "metafork.h"
+
+void guarded(int n, int By, int Bx, float x[n][n], float y[n][n])
+{
+    int gy = (n - 2 + By - 1) / By, gx = (n - 2 + Bx - 1) / Bx;
+    meta_schedule {
+        meta_for (int by = 0; by < gy; by++)
+            meta_for (int bx = 0; bx < gx; bx++)
+                meta_for (int ty = 0; ty < By; ty++)
+                    meta_for (int tx = 0; tx < Bx; tx++) {
+                        int i = by * By + ty + 1, j = bx * Bx + tx + 1;
+                        if (i < n - 1 && j < n - 1)
+                            y[i][j] = x[i - 1][j] + x[i + 1][j];
+                    }
+    }
+}
+"""
+
+# a sum of B elements per thread: the grid divides by B * W, a serial loop runs B, so every
+# element is read where B * W divides n, although y has n / B elements
+SUMS = """#include "metafork.h"
+
+void sums(int n, int B, int W, float x[n], float y[n])
+{
+    int g = n / (B * W);
+    meta_schedule {
+        meta_for (int b = 0; b < g; b++)
+            meta_for (int t = 0; t < W; t++) {
+                float acc = 0.0f;
+                for (int k = 0; k < B; k++)
+                    acc += x[(b * W + t) * B + k];
+                y[b * W + t] = acc;
+            }
+    }
+}
+"""
+
+
+def _result(text: str, name: str = "p.c"):
+    (result,) = [r for r in analyze(text, name).results if r.tree is not None and r.tree.cases]
+    return result
+
+
+def _fraction(result, values: dict) -> float:
+    s = result.schedule
+    return coverage.coverage(s, search.tuned_parameters(s)).fraction(substitutions(s, values))
+
+
+# ------------------------------------------------------------------ the share, against the serial C
+
+# per program: the C that runs the function at argv's values and prints the elements it wrote
+HARNESS = {
+    "jacobi2d": ("N B0 B1 s", "float (*a)[N] = calloc(N * N, 4), (*b)[N] = malloc(N * N * 4);",
+                 "N * N", "b", "jacobi2d(N, B0, B1, s, a, b);"),
+    "shift": ("n s B", "float *x = calloc(n, 4), *y = malloc(n * 4);", "n", "y", "shift(n, s, B, x, y);"),
+    "mixed": ("n m By Bx", "float (*x)[m] = calloc(n * m, 4), (*y)[m] = malloc(n * m * 4);", "n * m", "y",
+              "mixed(n, m, By, Bx, x, y);"),
+    "guarded": ("n By Bx", "float (*x)[n] = calloc(n * n, 4), (*y)[n] = malloc(n * n * 4);", "n * n", "y",
+                "guarded(n, By, Bx, x, y);"),
+}
+
+
+def _serial_points(tmp_path, text: str, function: str, values: dict) -> int:
+    """The elements the serial C (metafork.h: meta_for is for) writes at `values`."""
+    names, declare, size, out, call = HARNESS[function]
+    args = "\n".join(f"    int {n} = atoi(argv[{k}]);" for k, n in enumerate(names.split(), 1))
+    main = f"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{{
+{args}
+    {declare}
+    float *o = (float *){out};
+    for (long e = 0; e < (long)({size}); e++) o[e] = -1.0f;
+    {call}
+    long written = 0;
+    for (long e = 0; e < (long)({size}); e++) written += o[e] != -1.0f;
+    printf("%ld\\n", written);
+    return 0;
+}}
+"""
+    source = tmp_path / f"{function}.c"
+    source.write_text(text + main)
+    binary = tmp_path / function
+    if not binary.exists():
+        build = subprocess.run(["gcc", "-O1", "-std=c99", "-I", str(SAMPLES), str(source), "-o", str(binary)],
+                               capture_output=True, text=True, timeout=120)
+        assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(binary), *(str(values[n]) for n in names.split())], capture_output=True, text=True,
+                         timeout=120)
+    return int(run.stdout)
+
+
+POINTS = [
+    ("jacobi2d", JACOBI2D, {"N": 4096}, {"B0": 32, "B1": 32, "s": 64}),     # the issue's: 2048 of 4094 columns
+    ("jacobi2d", JACOBI2D, {"N": 4096}, {"B0": 64, "B1": 16, "s": 64}),
+    ("jacobi2d", JACOBI2D, {"N": 4096}, {"B0": 2, "B1": 2, "s": 1}),
+    ("jacobi2d", JACOBI2D, {"N": 258}, {"B0": 8, "B1": 32, "s": 4}),
+    ("shift", SHIFT, {"n": 1001}, {"s": 4, "B": 64}),
+    ("shift", SHIFT, {"n": 1001}, {"s": 2, "B": 4}),
+    ("shift", SHIFT, {"n": 4097}, {"s": 8, "B": 256}),
+    ("mixed", MIXED, {"n": 1000, "m": 1000}, {"By": 1024, "Bx": 16}),
+    ("mixed", MIXED, {"n": 1000, "m": 1000}, {"By": 3, "Bx": 8}),
+    ("mixed", MIXED, {"n": 1000, "m": 1000}, {"By": 64, "Bx": 64}),
+    ("guarded", GUARDED, {"n": 1000}, {"By": 64, "Bx": 256}),
+    ("guarded", GUARDED, {"n": 1000}, {"By": 1, "Bx": 1}),
+]
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not on PATH")
+@pytest.mark.parametrize("function, text, data, tuned", POINTS)
+def test_the_share_is_what_the_serial_c_writes(tmp_path, function, text, data, tuned):
+    """The elements the serial C writes at the configuration, over those it writes with every
+    tuned parameter at 1 (no rounding), is the share tune computes from the loops."""
+    result = _result(text)
+    got = _fraction(result, {**data, **tuned})
+    written = _serial_points(tmp_path, text, function, {**data, **tuned})
+    every = _serial_points(tmp_path, text, function, {**data, **{n: 1 for n in tuned}})
+    assert math.isclose(got, min(1.0, written / every), rel_tol=1e-12), (got, written, every)
+
+
+def test_the_issues_jacobi_computes_half_its_columns():
+    result = _result(JACOBI2D)
+    s = result.schedule
+    covers = coverage.coverage(s, search.tuned_parameters(s))
+    assert [g.loops for g in covers.groups] == [("i", "u"), ("j", "v", "k")]
+    subs = substitutions(s, {"N": 4096, "B0": 32, "B1": 32, "s": 64})
+    assert [(c, r) for _, c, r in covers.counts(subs)] == [(4064, 4094), (2048, 4094)]
+    assert covers.fraction(subs) == (4064 / 4094) * (2048 / 4094)
+    assert covers.short(subs) == ("loops i, u run 4064 of 4094 iterations; "
+                                  "loops j, v, k run 2048 of 4094 iterations")
+
+
+def test_a_rounded_up_dimension_does_not_hide_a_rounded_down_one():
+    """Rows 1024 to a block: 1024 of n = 1000 rounded up; columns 16 to a block: 992 of 1000.
+    The product of the counts (1024 * 992 > 1000 * 1000) would call it complete."""
+    result = _result(MIXED)
+    assert _fraction(result, {"n": 1000, "m": 1000, "By": 1024, "Bx": 16}) == 992 / 1000
+    assert _fraction(result, {"n": 1000, "m": 1000, "By": 1024, "Bx": 8}) == 1.0
+
+
+def test_a_serial_loop_over_the_divisor_completes_the_dimension():
+    """y has n / B elements, yet every element of x is summed where B * W divides n."""
+    result = _result(SUMS)
+    assert _fraction(result, {"n": 4096, "B": 64, "W": 32}) == 1.0
+    assert _fraction(result, {"n": 4000, "B": 64, "W": 32}) == 2048 / 4000
+
+
+def test_guarded_programs_and_the_samples_that_assert_divisibility_are_complete_everywhere():
+    for text in (GUARDED,):
+        result = _result(text)
+        t = search.tune(result, {"n": 1000}, H100)
+        assert t.configurations and not [c for c in t.configurations if c.partial]
+    for name, data in (("matmul", {"n": 1024}), ("transpose", {"N": 1024}), ("stencil2d", {"N": 1000})):
+        path = SAMPLES / f"{name}.c"
+        (result,) = [r for r in analyze(path.read_text(), str(path)).results if r.tree is not None]
+        t = search.tune(result, data, H100)
+        assert t.configurations and not [c for c in t.configurations if c.partial], name
+
+
+# ------------------------------------------------------------------ tune's ranking
+
+def test_tune_never_recommends_a_configuration_that_leaves_points_out_where_one_computes_all():
+    result = _result(JACOBI2D)
+    t = search.tune(result, {"N": 4096}, H100)
+    pick = t.pick
+    v = dict(pick.values)   # the issue's pick was B0=32, B1=32, s=64: 2048 of the 4094 columns
+    assert 4094 % v["B0"] == 0 and 4094 % (v["B1"] * v["s"]) == 0, v
+    assert not pick.partial
+    # computing every point is dividing N - 2 = 2 * 2047 in both dimensions
+    for c in t.configurations:
+        v = dict(c.values)
+        assert (not c.partial) == (4094 % v["B0"] == 0 and 4094 % (v["B1"] * v["s"]) == 0), v
+    assert dict(pick.values) != {"B0": 32, "B1": 32, "s": 64}
+    # the rest by time per point computed, each partial one with its share
+    rest = t.configurations[1:]
+    assert [c.per_point for c in rest] == sorted(c.per_point for c in rest)
+    assert any(c.partial for c in rest[:5])
+    for c in t.configurations:
+        assert c.per_point == c.prediction.ranked / c.covered
+
+
+def test_where_no_candidate_computes_every_point_the_pick_says_how_much_it_computes(capsys):
+    text = JACOBI2D.replace("    int dim0", "    assert(B0 >= 4 && B1 * s >= 4);\n    int dim0").replace(
+        '#include "metafork.h"', '#include <assert.h>\n#include "metafork.h"')
+    result = _result(text)
+    t = search.tune(result, {"N": 4096}, H100)
+    assert t.pick is not None and all(c.partial for c in t.configurations)
+    assert t.pick.per_point == min(c.per_point for c in t.configurations)
+    from parakern.lsp.summary import tune_info
+    info = tune_info(result, "h100", {"N": 4096})
+    assert f"computes {coverage.percent(t.pick.covered)} of the serial program's iterations" in info.configuration
+
+
+def test_cli_marks_partial_configurations_and_compiles_the_complete_one(tmp_path, capsys):
+    path = tmp_path / "jacobi2d.c"
+    path.write_text(JACOBI2D)
+    assert cli.main(["tune", str(path), "--profile", "h100", "--data", "N=4096", "--top", "6"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    header = next(line for line in out if line.strip().startswith("rank"))
+    at = header.index("computes")
+    rows = [line for line in out if line.strip()[:1].isdigit()]
+    cells = [r[at:].split()[0] for r in rows]
+    assert cells[0] == "all" and any(c.endswith("%") for c in cells[1:])
+    t = search.tune(_result(JACOBI2D), {"N": 4096}, H100)
+    marked = {tuple(int(x) for x in r.split()[2:5]): cell for r, cell in zip(rows, cells)}
+    for c in t.configurations[:6]:
+        assert marked[tuple(v for _, v in c.values)] == (coverage.percent(c.covered) if c.partial else "all")
+    hint = next(line for line in out if "compile it" in line)
+    fix = dict(x.split("=") for x in hint.rsplit(" ", 1)[1].split(","))
+    assert 4094 % int(fix["B0"]) == 0 and 4094 % (int(fix["B1"]) * int(fix["s"])) == 0, fix
+    assert hint.endswith("--fix " + ",".join(f"{n}={v}" for n, v in t.pick.values))
+    assert any("Ranked by time per point computed" in line for line in out)
+    assert cli.main(["tune", str(path), "--profile", "h100", "--data", "N=4096", "--json"]) == 0
+    import json
+    doc = json.loads(capsys.readouterr().out)
+    configs = doc["schedules"][0]["configurations"]
+    assert configs[0]["covered"] == 1.0 and any(c["covered"] < 1.0 for c in configs)
+
+
+def test_the_hover_recommends_a_configuration_that_computes_every_point():
+    from parakern.lsp.summary import tune_info
+    result = _result(JACOBI2D)
+    info = tune_info(result, "h100", {"N": 4096})
+    t = search.tune(result, {"N": 4096}, H100)
+    head, faster = info.configuration.split(" — faster ones leave points out (")
+    assert head.startswith("case ") and "computes" not in head
+    fastest = min(t.configurations, key=lambda c: (c.prediction.ranked, c.order))
+    assert faster == (f"case {fastest.case}: " + " ".join(f"{n}={v}" for n, v in fastest.values)
+                      + f" computes {fastest.computes}: {t.shortfall(result.schedule, fastest)})")
+    values = dict(v.split("=") for v in head.split(": ", 1)[1].split() if "=" in v)
+    assert 4094 % int(values["B0"]) == 0 and 4094 % (int(values["B1"]) * int(values["s"])) == 0, values
+    assert values == {n: str(v) for n, v in t.pick.values}
+    assert not t.pick.partial
