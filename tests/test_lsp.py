@@ -205,8 +205,8 @@ async def test_utf16_and_utf8_ranges_on_non_ascii_lines(client: Editor):
 # ------------------------------------------------------------------ code action, commands
 
 
-async def _dispatcher_action(client: Editor, uri: str, line: int, character: int, diagnostics=()):
-    actions = await client.actions(uri, line, character, diagnostics)
+async def _dispatcher_action(client: Editor, uri: str, line: int, character: int, diagnostics=(), only=None):
+    actions = await client.actions(uri, line, character, diagnostics, only)
     found = [a for a in actions if a.title.startswith("Insert comprehensive dispatcher")]
     return found
 
@@ -215,8 +215,8 @@ async def test_code_action_inserts_dispatcher_idempotently(client: Editor):
     uri, text = sample("matadd.c")
     client.open(uri, text)
     await client.wait_diagnostics(uri, lambda ds: len(cases(ds)) >= 1, timeout=90)
-    actions = await _dispatcher_action(client, uri, 9, 8)
-    (action,) = [a for a in actions if a.kind == types.CodeActionKind.Refactor]
+    (action,) = await _dispatcher_action(client, uri, 9, 8)
+    assert action.kind == types.CodeActionKind.Refactor
     if action.edit is None:
         action = await client.code_action_resolve_async(action)
     assert action.edit is not None
@@ -237,22 +237,29 @@ async def test_code_action_inserts_dispatcher_idempotently(client: Editor):
     # The new version is analysed without complaints about the inserted CUDA.
     ds = await client.wait_diagnostics(uri, lambda ds: len(cases(ds)) >= 1, timeout=30)
     assert not [d for d in ds if d.severity == types.DiagnosticSeverity.Error]
-    actions = await _dispatcher_action(client, uri, 9, 8)
-    (again,) = [a for a in actions if a.kind == types.CodeActionKind.Refactor]
+    (again,) = await _dispatcher_action(client, uri, 9, 8)
     if again.edit is None:
         again = await client.code_action_resolve_async(again)
     client.apply_workspace_edit(again.edit)
     assert client.texts[uri] == once
 
-    # Offered as a quickfix on one of our diagnostics too.
+    # On one of our case diagnostics it is a quick fix of it, listed once (the same edit as a
+    # quickfix and a refactor was listed twice: under Quick Fix and under More Actions)
     ds = await client.wait_diagnostics(uri, lambda ds: len(cases(ds)) >= 1, timeout=30)
     actions = await _dispatcher_action(client, uri, 9, 8, diagnostics=cases(ds)[:1])
-    assert {a.kind for a in actions} == {types.CodeActionKind.Refactor, types.CodeActionKind.QuickFix}
+    assert [a.kind for a in actions] == [types.CodeActionKind.QuickFix]
+    assert [d.code for d in actions[0].diagnostics] == ["PK100"]
+    # ... a refactor where the client asks for refactors only (VS Code's Refactor… menu)
+    actions = await _dispatcher_action(client, uri, 9, 8, diagnostics=cases(ds)[:1],
+                                       only=[types.CodeActionKind.Refactor])
+    assert [a.kind for a in actions] == [types.CodeActionKind.Refactor] and actions[0].diagnostics is None
+    # ... nothing where it asks for what the action is not
+    assert await _dispatcher_action(client, uri, 9, 8, only=[types.CodeActionKind.Source]) == []
     # ... and not on a warning it does not fix (it was offered on PK040, which stayed)
     warning = types.Diagnostic(range=cases(ds)[0].range, message="uncoalesced", source="parakern", code="PK040",
                                severity=types.DiagnosticSeverity.Warning)
     actions = await _dispatcher_action(client, uri, 9, 8, diagnostics=[warning])
-    assert {a.kind for a in actions} == {types.CodeActionKind.Refactor}
+    assert [a.kind for a in actions] == [types.CodeActionKind.Refactor]
 
     # The function edited: PK041 on the begin marker, where inserting again is offered, and fixes it
     edited = once.replace("c[i][j] = a[i][j] + b[i][j];", "c[i][j] = a[i][j] - b[i][j];", 1)
@@ -263,8 +270,8 @@ async def test_code_action_inserts_dispatcher_idempotently(client: Editor):
     (stale,) = [d for d in ds if d.code == "PK041"]
     assert stale.range.start.line == marker
     actions = await _dispatcher_action(client, uri, marker, 3, diagnostics=[stale])
-    assert {a.kind for a in actions} == {types.CodeActionKind.Refactor, types.CodeActionKind.QuickFix}
-    (fix,) = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+    (fix,) = actions
+    assert fix.kind == types.CodeActionKind.QuickFix and list(fix.diagnostics) == [stale]
     if fix.edit is None:
         fix = await client.code_action_resolve_async(fix)
     client.apply_workspace_edit(fix.edit)

@@ -403,30 +403,39 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
         # a quick fix of the case diagnostics only (inserting the kernels is what they describe),
         # not of a warning it leaves as it is (PK040's uncoalesced access)
         cases = [d for d in ours if d.code in (CASE_CODE, STALE_CODE)]
-        kinds = [types.CodeActionKind.Refactor] + ([types.CodeActionKind.QuickFix] if cases else [])
-        for kind in kinds:
-            if not _wants(only, kind):
-                continue
-            action = types.CodeAction(
-                title=f"{ACTION_TITLE} ({view.id})", kind=kind, disabled=disabled,
-                diagnostics=cases if kind == types.CodeActionKind.QuickFix else None,
-                data={"uri": uri, "id": view.id})
-            if disabled is None:
-                cached = ls.engine.dispatcher_cached(uri, view.id)
-                if cached is not None:
-                    action.edit = _workspace_edit(ls, uri, *cached)
-                elif by_command:
-                    action.command = types.Command(title=action.title, command=CMD_INSERT, arguments=[uri, view.id])
-                elif not resolvable:
-                    try:
-                        action.edit = _workspace_edit(ls, uri, *await ls.engine.dispatcher_edit(uri, view.id))
-                    except AnalysisError as exc:
-                        action.disabled = types.CodeActionDisabled(reason=str(exc)) \
-                            if ls.cap("text_document.code_action.disabled_support", False) else None
-                        if action.disabled is None:
-                            continue
-            actions.append(action)
+        kind = _action_kind(only, bool(cases))
+        if kind is None:
+            continue
+        action = types.CodeAction(
+            title=f"{ACTION_TITLE} ({view.id})", kind=kind, disabled=disabled,
+            diagnostics=cases if kind == types.CodeActionKind.QuickFix else None,
+            data={"uri": uri, "id": view.id})
+        if disabled is None:
+            cached = ls.engine.dispatcher_cached(uri, view.id)
+            if cached is not None:
+                action.edit = _workspace_edit(ls, uri, *cached)
+            elif by_command:
+                action.command = types.Command(title=action.title, command=CMD_INSERT, arguments=[uri, view.id])
+            elif not resolvable:
+                try:
+                    action.edit = _workspace_edit(ls, uri, *await ls.engine.dispatcher_edit(uri, view.id))
+                except AnalysisError as exc:
+                    action.disabled = types.CodeActionDisabled(reason=str(exc)) \
+                        if ls.cap("text_document.code_action.disabled_support", False) else None
+                    if action.disabled is None:
+                        continue
+        actions.append(action)
     return actions
+
+
+def _action_kind(only, fixes_cases: bool) -> "str | None":
+    """One action per schedule (an editor lists each kind in its own group: the same edit as a
+    quickfix and a refactor showed twice): a quick fix where it fixes the case diagnostics (or
+    PK041) given, else a refactor; None where the client asked for neither."""
+    for kind in ([types.CodeActionKind.QuickFix] if fixes_cases else []) + [types.CodeActionKind.Refactor]:
+        if _wants(only, kind):
+            return kind
+    return None
 
 
 def _region_fixes(ls: ParakernServer, uri: str, wanted, ours) -> list[types.CodeAction]:
