@@ -309,22 +309,66 @@ async def test_show_case_tree_markdown_and_dot(client: Editor):
 
 
 async def test_bench_says_what_is_missing(client: Editor):
-    """This machine has no pycuda and no GPU: one clear line, no trace (the emulated bench is
-    tested in test_lsp_bench.py)."""
+    """This machine has no GPU (no CUDA driver) and no pycuda: the message says the GPU is what is
+    missing, as plain text (no markdown backticks), and offers as buttons what needs no GPU (the
+    emulated bench is tested in test_lsp_bench.py)."""
     uri, text = sample("matadd.c")
     client.open(uri, text)
     client.messages.clear()
-    result = await client.command("parakern.bench", uri, "matadd:0")
-    await client.wait_for(lambda: client.messages, what="window/showMessage")
-    message = client.messages[-1].message
-    assert result["status"] == "missing" and result["message"] == message
-    assert "Traceback" not in message and "\n" not in message
-    assert "pip install -e '.[bench]'" in message and "NVIDIA GPU" in message
-    assert client.messages[-1].type == types.MessageType.Warning
+    asked = len(client.asked)
+    result = await client.command("parakern.bench", uri, "matadd:0")   # the request closed: nothing runs
+    (request,) = client.asked[asked:]
+    assert result["status"] == "missing" and result["message"] == request.message
+    assert request.type == types.MessageType.Warning
+    assert request.message.startswith("parakern bench: no NVIDIA GPU here: there is no CUDA driver "
+                                      "(libcuda.so.1 not found).")
+    assert "Without a GPU: show the plan (the case each point runs) or tune (the time model's best values) " \
+        "for h100, a100, t4." in request.message
+    assert "Traceback" not in request.message and "\n" not in request.message and "`" not in request.message
+    assert "pip install -e" not in request.message and "pycuda" not in request.message
+    assert [a.title for a in request.actions] == result["offers"] == ["Show the plan", "Tune"]
+    assert not client.messages      # the request is the message: not shown twice
     bad = await client.command("parakern.bench", uri, "matadd:0", {"sweep": {"B0": [0]}})
     assert bad["status"] == "error" and "parakern.bench.sweep.B0 must be a positive integer" in bad["message"]
     gone = await client.command("parakern.bench", uri, "nothere:0")
     assert gone["status"] == "error" and "no meta_schedule 'nothere:0'" in gone["message"]
+    client.close(uri)
+
+
+async def test_bench_without_a_gpu_offers_the_plan_and_tune(client: Editor):
+    """The buttons run what needs no GPU, on parakern.gpuProfiles, and the command's result is it:
+    the plan (the case of each point, as `bench --plan-only` prints it) and tune's ranking."""
+    await configure(client, gpuProfiles=["h100", "t4"], bench={"data": {"N": 2048}, "sweep": {"B0": [8, 32], "B1": [32]}})
+    uri, text = sample("matadd.c")
+    client.open(uri, text)
+    client.messages.clear()
+    client.answers[:] = ["Show the plan"]
+    plan = await client.command("parakern.bench", uri, "matadd:0")
+    assert plan["status"] == "done" and plan["mode"] == "plan" and plan["schedule"] == "matadd:0"
+    assert plan["summary"] == ["h100: case 1 at 2 of 2 points", "t4: case 1 at 2 of 2 points"]
+    markdown = plan["markdown"]
+    assert markdown.startswith("Points: N=2048 B0=[8, 32] B1=32\n")
+    assert "## h100 (NVIDIA H100 SXM5 80GB)" in markdown and "## t4 (NVIDIA T4)" in markdown
+    assert re.search(r"N=2048 B0=32 B1=32 +case 1  grid \(32, 64, 1\) block \(32, 32, 1\)", markdown), markdown
+    await client.wait_for(lambda: client.messages, what="window/showMessage")
+    assert client.messages[-1].message == \
+        "parakern plan of matadd:0: h100: case 1 at 2 of 2 points; t4: case 1 at 2 of 2 points"
+
+    client.answers[:] = ["Tune"]
+    tuned = await client.command("parakern.bench", uri, "matadd:0")
+    assert tuned["status"] == "done" and tuned["mode"] == "tune"
+    assert [line.split(":")[0] for line in tuned["summary"]] == ["h100 at N=2048", "t4 at N=2048"]
+    assert re.match(r"h100 at N=2048: case 1: B0=\d+ B1=\d+, [\d.]+ µs$", tuned["summary"][0]), tuned["summary"]
+    assert "matadd:0 on h100 (NVIDIA H100 SXM5 80GB) at N=2048: tuned B0, B1" in tuned["markdown"]
+    assert "rank  case  B0  B1    predicted" in tuned["markdown"]
+
+    # a data parameter not given: the default, said; an unknown profile cannot be asked for (settings)
+    await configure(client, gpuProfiles=["a100"], bench={})
+    client.answers[:] = ["Tune"]
+    tuned = await client.command("parakern.bench", uri, "matadd:0")
+    assert tuned["status"] == "done" and tuned["defaulted"] == ["N"], tuned["message"]
+    assert tuned["message"].startswith("parakern tune of matadd:0 (defaults: N=[1024]; set parakern.bench.data")
+    await configure(client, gpuProfiles=["h100", "a100", "t4"])
     client.close(uri)
 
 

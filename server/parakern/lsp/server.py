@@ -20,6 +20,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
+from parakern.lsp.benchcommand import OFFERS
 from parakern.lsp.documents import AnalysisError
 from parakern.lsp.engine import Engine
 from parakern.lsp.positions import from_client_position, from_client_range, line_text, to_client_range
@@ -491,10 +492,20 @@ async def insert_dispatcher(ls: ParakernServer, *args):
 
 @server.command(CMD_BENCH)
 async def bench(ls: ParakernServer, *args):
-    """[uri, schedule id, optional {data, sweep, repeat, device}]: the bench's tables and figures."""
+    """[uri, schedule id, optional {data, sweep, repeat, device}]: the bench's tables and figures.
+    Where it cannot run (no GPU, no pycuda), the message offers what needs no GPU as buttons
+    (window/showMessageRequest); the one chosen runs, and its result is the command's."""
     try:
         values = _args(args, 2, CMD_BENCH)
-        result = await ls.engine.bench(values[0], values[1], values[2] if len(values) > 2 else None)
+        uri, ident, override = values[0], values[1], values[2] if len(values) > 2 else None
+        result = await ls.engine.bench(uri, ident, override)
+        if result["status"] == "missing" and result.get("offers"):
+            mode = OFFERS.get(await _ask(ls, types.MessageType.Warning, result["message"], result["offers"]))
+            if mode is None:
+                return result
+            result = await ls.engine.bench(uri, ident, override, mode)
+            if result["status"] == "done":
+                result["schedule"] = ident
     except AnalysisError as exc:
         ls.engine.client.show_message("warning", f"parakern bench: {exc}")
         return {"status": "error", "message": f"parakern bench: {exc}"}
@@ -503,6 +514,18 @@ async def bench(ls: ParakernServer, *args):
         kind = "error"
     ls.engine.client.show_message(kind, result["message"])
     return result
+
+
+async def _ask(ls: ParakernServer, kind: types.MessageType, message: str, titles: list) -> "str | None":
+    """The title of the button chosen, or None (closed, or a client that cannot ask)."""
+    try:
+        chosen = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=kind, message=message, actions=[types.MessageActionItem(title=t) for t in titles]))
+    except Exception as exc:   # the client refused the request: the message is all it gets
+        log.info("window/showMessageRequest failed: %s", exc)
+        ls.engine.client.show_message("warning", message)
+        return None
+    return chosen.title if chosen is not None else None
 
 
 @server.command(CMD_TREE)
