@@ -11,10 +11,14 @@ Nothing here imports pygls; benchcommand.py turns these events into work-done pr
 from __future__ import annotations
 
 import asyncio
+import itertools
 import multiprocessing
 import os
 import queue as queues
 from dataclasses import dataclass, field
+
+from parakern.devices import get_profile
+from parakern.tuning.report import configuration_text, time_text, tuning_text
 
 DEFAULT_DATA = 1024          # every data parameter: a quick first look; set parakern.bench.data for more
 DEFAULT_BLOCK_1D = [32, 64, 128, 256]
@@ -222,11 +226,7 @@ def _plans(request: BenchRequest, result, data: dict, sweep: dict, defaulted: li
 
 def _tunings(request: BenchRequest, result, data: dict, defaulted: list) -> dict:
     """tune for each profile, at each point of the data values: the model's best program parameters."""
-    import itertools
-
-    from parakern.devices import get_profile
-    from parakern.tuning import model, search
-    from parakern.tuning.report import configuration_text, time_text, tuning_text
+    from parakern.tuning import model, search   # sympy: in the bench process only
     names = list(data)
     points = [dict(zip(names, combo)) for combo in itertools.product(*(data[n] for n in names))]
     parts, summary = [], []
