@@ -12,7 +12,8 @@
 # postinstall of code-server done by hand (it would download ripgrep from GitHub: Debian's is
 # linked instead), parakern's .venv made when missing. It is skipped, saying why, only where
 # that install is impossible (not root and packages missing, no apt-get, no Node 20, no registry).
-# PARAKERN_E2E_KEEP=DIR keeps the install in DIR and reuses it (for trying changes).
+# The built code-server is kept in ~/.cache/parakern-e2e (PARAKERN_E2E_CACHE) and reused by
+# the next run on this machine; PARAKERN_E2E_FRESH=1 builds it again from the npm registry.
 set -euo pipefail
 e2e="$(cd "$(dirname "$0")" && pwd)"
 ext="$(cd "$e2e/.." && pwd)"
@@ -50,38 +51,48 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # ---------------------------------------------------------------- code-server and playwright-core
-install="${PARAKERN_E2E_KEEP:-$work/install}"
-cs="$install/node_modules/code-server"
-vscode="$cs/lib/vscode"
+version_cs="$(node -p "require('$e2e/package.json').dependencies['code-server']")"
+cache="${PARAKERN_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/parakern-e2e}"
+install="$cache/code-server-$version_cs-node-abi$(node -p process.versions.modules)"
+[ "${PARAKERN_E2E_FRESH:-}" = 1 ] && rm -rf "$install"
 if [ ! -f "$install/.complete" ]; then
-  rm -rf "$install" && mkdir -p "$install"
-  cp "$e2e/package.json" "$e2e/package-lock.json" "$install/"
+  build="$work/install"     # built aside, moved into the cache once complete
+  cs="$build/node_modules/code-server"; vscode="$cs/lib/vscode"
+  mkdir -p "$build"
+  cp "$e2e/package.json" "$e2e/package-lock.json" "$build/"
   say "npm ci code-server playwright-core (no install scripts)"
-  ( cd "$install" && npm ci --ignore-scripts --no-audit --no-fund ) >"$work/npm.log" 2>&1 \
+  ( cd "$build" && npm ci --ignore-scripts --no-audit --no-fund ) >"$work/npm.log" 2>&1 \
     || skip "npm ci of code-server failed (is the npm registry reachable?): $(grep -m1 -i 'npm error' "$work/npm.log" || tail -n 1 "$work/npm.log")"
   ( cd "$vscode" && npm install --omit=dev --ignore-scripts --no-audit --no-fund ) >>"$work/npm.log" 2>&1 \
     || skip "npm install in code-server's lib/vscode failed: $(grep -m1 -i 'npm error' "$work/npm.log" || tail -n 1 "$work/npm.log")"
   ( cd "$vscode/extensions" && npm install --omit=dev --no-audit --no-fund ) >>"$work/npm.log" 2>&1 \
     || skip "npm install in code-server's lib/vscode/extensions failed: $(tail -n 1 "$work/npm.log")"
   # code-server's postinstall, by hand: native modules built with npm's own node-gyp against this
-  # Node's headers (nothing downloaded), Debian's ripgrep where @vscode/ripgrep would fetch one
+  # Node's headers (nothing downloaded), unoptimised (-O0: minutes less on two cores, and nothing
+  # here is hot), Debian's ripgrep where @vscode/ripgrep would fetch one
   say "native modules (node-gyp), ripgrep, links"
   gyp="$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js"
   nodedir="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
   [ -f "$nodedir/include/node/node.h" ] || nodedir=/usr
+  export CFLAGS=-O0 CXXFLAGS=-O0
   # argon2 (loaded even with --auth none) through node-pre-gyp, which builds it here with --build-from-source
-  ( cd "$install" && npm rebuild argon2 --build-from-source --nodedir="$nodedir" ) >"$work/gyp.log" 2>&1 \
+  ( cd "$build" && npm rebuild argon2 --build-from-source --nodedir="$nodedir" ) >"$work/gyp.log" 2>&1 \
     || { tail -n 20 "$work/gyp.log"; echo "e2e: building argon2 failed"; exit 1; }
   for module in @vscode/spdlog @vscode/deviceid native-watchdog node-pty kerberos; do
     ( cd "$vscode/node_modules/$module" && node "$gyp" rebuild --nodedir="$nodedir" -j 2 ) >"$work/gyp.log" 2>&1 \
       || { tail -n 20 "$work/gyp.log"; echo "e2e: building $module failed"; exit 1; }
   done
+  unset CFLAGS CXXFLAGS
   mkdir -p "$vscode/node_modules/@vscode/ripgrep/bin" && ln -sf "$(command -v rg)" "$vscode/node_modules/@vscode/ripgrep/bin/rg"
   ln -sfn node_modules "$vscode/node_modules.asar"
   ln -sfn code-linux.sh "$vscode/bin/remote-cli/code-server"
   ln -sfn browser-linux.sh "$vscode/bin/helpers/browser.sh"
-  touch "$install/.complete"
+  touch "$build/.complete"
+  mkdir -p "$cache" && rm -rf "$install" && mv "$build" "$install"
+else
+  say "code-server from $install"
 fi
+cs="$install/node_modules/code-server"
 say "code-server $(node -p "require('$cs/package.json').version") installed"
 
 # ---------------------------------------------------------------- parakern and the .vsix
