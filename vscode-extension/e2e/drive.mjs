@@ -9,7 +9,7 @@
 //   E2E_SHOTS      where the screenshots go (docs/)
 //   E2E_MODULES    node_modules holding playwright-core
 //   CHROMIUM       the browser (Debian's chromium)
-//   E2E_FAILURE    where a screenshot of the page goes when a step fails
+//   E2E_FAILURE    where screenshots of the page go when a part fails (E2E_FAILURE-PART.png)
 import { strict as assert } from "node:assert";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
@@ -62,7 +62,7 @@ async function notifications(page) {
 
 /** The visible text of every frame whose body contains `marker` (webviews: the markdown preview). */
 async function frameText(page, marker) {
-    for (const frame of page.frames()) {
+    for (const frame of page.frames().filter((f) => f !== page.mainFrame())) {
         try {
             const text = await frame.evaluate(() => document.body?.innerText ?? "");
             if (text.includes(marker)) return text;
@@ -123,6 +123,24 @@ async function goTo(page, [line, column]) {
     await page.waitForTimeout(300);
 }
 
+/** The page when a part failed: E2E_FAILURE-NAME.png. */
+async function failureShot(name) {
+    if (current && process.env.E2E_FAILURE) {
+        await current.screenshot({ path: `${process.env.E2E_FAILURE}-${name}.png` }).catch(() => {});
+    }
+}
+
+/** One part of the test: an error in it (a timeout) is its failure, and the next part goes on. */
+async function section(name, body) {
+    try {
+        await body();
+    } catch (err) {
+        check(`${name}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, false);
+        await failureShot(name.replace(/\W+/g, "-"));
+        for (let i = 0; i < 3; i++) await current?.keyboard.press("Escape");
+    }
+}
+
 async function main() {
     const browser = await chromium.launch({
         executablePath: env("CHROMIUM"),
@@ -158,6 +176,7 @@ async function main() {
         step(`${FILE} open`);
 
         // code lenses: the summary (resolved once the case tree is there), Insert dispatcher, Bench
+        await section("code lenses", async () => {
         const lens = await poll("the resolved summary lens", async () => {
             const text = (await page.locator(".codelens-decoration").allInnerTexts()).join(" ");
             return / on h100/.test(text) ? text : undefined;
@@ -165,8 +184,10 @@ async function main() {
         step(`lens: ${lens.replace(/\s+/g, " ")}`);
         check("code lens: the summary of the cases", /\d+ cases? on h100, a100, t4 · \d+ in all/.test(lens), lens);
         check("code lenses: Insert dispatcher and Bench", lens.includes("Insert dispatcher") && lens.includes("Bench"), lens);
+        });
 
         // diagnostics: the case information in the Problems panel
+        await section("diagnostics", async () => {
         await page.keyboard.press("Control+Shift+M");
         const problems = await poll("the case diagnostics in Problems", async () => {
             const text = (await page.locator(".markers-panel").allInnerTexts()).join("\n");
@@ -174,8 +195,10 @@ async function main() {
         }, 30_000);
         check("diagnostics: the case information in Problems", /case 1\/\d+: .*≤/.test(problems), problems.slice(0, 300));
         await page.keyboard.press("Control+Shift+M");   // the panel closed again: room for the hover
+        });
 
         // hover on meta_schedule: the cases as a table
+        await section("hover", async () => {
         const keyword = await wordBox(page, "meta_schedule");
         await page.mouse.move(...centre(keyword));
         const hover = page.locator(".monaco-hover", { has: page.locator("table") }).first();
@@ -188,24 +211,38 @@ async function main() {
         await page.mouse.move(5, 400);
         await page.keyboard.press("Escape");
         step("hover checked");
+        });
 
         // Show Case Tree (the summary lens), twice: one read-only rendered document, no Untitled editor
+        await section("Show Case Tree", async () => {
+        const before = (await tabs(page)).length;
         for (let i = 0; i < 2; i++) {
             await page.locator(".codelens-decoration a", { hasText: / on h100/ }).first().click();
-            await poll("the case tree's preview", async () => (await tabs(page)).some((t) => t.includes("case tree")), 30_000);
+            await poll("the case tree's editor", async () => (await tabs(page)).length > before, 30_000);
             await page.waitForTimeout(1500);
         }
-        const treeTabs = (await tabs(page)).filter((t) => t.includes("case tree"));
-        check("Show Case Tree: one preview, reused", treeTabs.length === 1, JSON.stringify(await tabs(page)));
-        check("Show Case Tree: no Untitled editor", !(await tabs(page)).some((t) => /^Untitled/.test(t)),
-              JSON.stringify(await tabs(page)));
+        const all = await tabs(page);
+        check("Show Case Tree: one editor, reused", all.length === before + 1, JSON.stringify(all));
+        check("Show Case Tree: a preview of the case tree", all.some((t) => /^Preview .*case tree/.test(t)), JSON.stringify(all));
+        const unsaved = await page.locator(".tabs-container .tab.dirty").count();
+        check("Show Case Tree: nothing unsaved (no Untitled editor that asks to be saved)", unsaved === 0, `${unsaved} unsaved`);
         const tree = await poll("the rendered case tree", () => frameText(page, "Case tree of"), 30_000);
         check("Show Case Tree: rendered markdown (no raw table pipes)", !/^\|/m.test(tree) && /case 1/.test(tree),
               tree.slice(0, 200));
         step("case tree checked");
+        });
 
         // the code action at the keyword: listed once; chosen, it inserts the kernels and the dispatcher
-        await page.locator(".tabs-container .tab", { hasText: "case tree" }).first().locator(".tab-actions .action-label").click();
+        await section("code action", async () => {
+        await page.keyboard.press("Escape");
+        await page.locator(".tabs-container .tab", { hasText: FILE }).first().click();
+        await runCommand(page, "View: Close Editors in Other Groups");   // the source alone, full width
+        await page.waitForTimeout(800);
+        const dialog = page.locator(".monaco-dialog-box");   // an unsaved editor asks (the case tree did, as Untitled)
+        while (await dialog.isVisible()) {
+            await dialog.locator(".monaco-button", { hasText: "Don't Save" }).click();
+            await page.waitForTimeout(500);
+        }
         await page.locator(".tabs-container .tab", { hasText: FILE }).first().click();
         await goTo(page, keywordPosition());
         await page.keyboard.press("Control+.");
@@ -231,8 +268,10 @@ async function main() {
         check("code action: the kernels and the dispatcher inserted",
               new RegExp(`^// parakern:begin ${SCHEDULE} from=`, "m").test(saved) && saved.includes("__global__"));
         step("code action checked");
+        });
 
         // Bench without a GPU: what is missing, in plain words; the plan offered as a button, which shows it
+        await section("bench", async () => {
         await page.locator(".codelens-decoration a", { hasText: /^Bench$/ }).first().click();
         const bench = await poll("the bench's message", async () =>
             (await notifications(page)).find((n) => n.text.startsWith("parakern bench:")), 120_000);
@@ -254,6 +293,7 @@ async function main() {
         const planned = await poll("the plan's message", async () =>
             (await notifications(page)).find((n) => n.text.startsWith("parakern plan of")), 30_000);
         step(`plan: ${planned.text}`);
+        });
 
         // no error notification all along (the center keeps the toasts that hid themselves)
         await runCommand(page, "Notifications: Show Notifications");
@@ -263,13 +303,13 @@ async function main() {
 
         // parakern.trace.server: "messages" (settings.json) traced, the log level left as it was
         const logs = path.join(env("E2E_USER_DATA"), "logs");
-        const traced = fs.readdirSync(logs, { recursive: true }).map(String).filter((f) => f.endsWith("parakern Trace.log"))
+        const traced = fs.readdirSync(logs, { recursive: true }).map(String).filter((f) => /parakern.*\.log$/.test(f))
             .map((f) => fs.readFileSync(path.join(logs, f), "utf8")).join("\n");
-        check("trace: the messages in the parakern Trace channel", /Sending request 'textDocument\/hover/.test(traced),
+        check("trace: the messages in the parakern output (Trace channel)", /Sending request 'textDocument\/hover/.test(traced),
               `${traced.length} characters`);
         check("off the network: no request left the machine", blocked.length === 0, [...new Set(blocked)].join(", "));
     } catch (err) {
-        if (current && process.env.E2E_FAILURE) await current.screenshot({ path: process.env.E2E_FAILURE }).catch(() => {});
+        await failureShot("page");
         throw err;
     } finally {
         await browser.close();

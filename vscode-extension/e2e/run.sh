@@ -153,10 +153,10 @@ say "code-server on $url, $(basename "$vsix") installed"
 status=0
 E2E_URL="$url/?folder=$workspace" E2E_WORKSPACE="$workspace" E2E_FILE=matadd.c E2E_SCHEDULE=matadd:0 \
 E2E_USER_DATA="$profile" E2E_SHOTS="$repo/docs" E2E_MODULES="$install/node_modules" CHROMIUM="$(command -v chromium)" \
-E2E_FAILURE="$repo/vscode-extension/e2e-failure.png" E2E_STARTED="$started" \
+E2E_FAILURE="$repo/vscode-extension/e2e-failure" E2E_STARTED="$started" \
   timeout 240 node "$e2e/drive.mjs" || status=$?
 if [ "$status" != 0 ]; then
   echo "e2e: failed (exit $status); code-server's log:"; tail -n 30 "$work/code-server.log"
-  echo "e2e: the page when it failed: vscode-extension/e2e-failure.png"
+  echo "e2e: the page where it failed: vscode-extension/e2e-failure-*.png"
 fi
 exit "$status"
