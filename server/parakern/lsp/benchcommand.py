@@ -24,7 +24,7 @@ class BenchCommand:
 
     async def run(self, file: str, text: str, schedule_id: str, settings: Settings, override=None,
                   mode: str = "run") -> dict:
-        """Runs the bench of one schedule (or, by `mode`, its plan or tune: benchjob.MODES) in its
+        """Runs the bench of one schedule (or, by `mode`, its plan or tune: a key of PROGRESS) in its
         own process, with cancellable progress.
         {"status": done | missing | error | cancelled | busy, "message": one line, ...the results};
         a missing one has "offers": the titles of OFFERS, what can be done without a GPU."""

@@ -46,9 +46,6 @@ class BenchRequest:
     profiles: tuple = ()           # GPU profiles of plan and tune
 
 
-MODES = ("run", "plan", "tune")
-
-
 def _values(name: str, value, where: str) -> list:
     items = value if isinstance(value, list) else [value]
     if not items or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in items):
@@ -225,9 +222,10 @@ def _plans(request: BenchRequest, result, data: dict, sweep: dict, defaulted: li
 
 
 def _tunings(request: BenchRequest, result, data: dict, defaulted: list) -> dict:
-    """tune for each profile, at each point of the data values: the model's best program parameters."""
+    """tune for each profile, at each point of the data values: the model's best program parameters
+    (the data values of parameters this schedule has: the settings apply to every file)."""
     from parakern.tuning import model, search   # sympy: in the bench process only
-    names = list(data)
+    names = [n for n in data if n in {p.name for p in result.schedule.params}]
     points = [dict(zip(names, combo)) for combo in itertools.product(*(data[n] for n in names))]
     parts, summary = [], []
     for name in request.profiles:
