@@ -52,7 +52,7 @@ fi
 
 # ---------------------------------------------------------------- code-server and playwright-core
 version_cs="$(node -p "require('$e2e/package.json').dependencies['code-server']")"
-cache="${PARAKERN_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/parakern-e2e}"
+cache="${PARAKERN_E2E_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/parakern-e2e}"
 install="$cache/code-server-$version_cs-node-abi$(node -p process.versions.modules)"
 [ "${PARAKERN_E2E_FRESH:-}" = 1 ] && rm -rf "$install"
 if [ ! -f "$install/.complete" ]; then
