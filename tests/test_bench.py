@@ -239,7 +239,60 @@ def test_bench_without_gpu_exits_3():
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 3, done.stderr
     lines = [l for l in (done.stdout + done.stderr).splitlines() if l.strip()]
-    assert len(lines) == 1 and "pip install -e '.[bench]'" in lines[0] and "Traceback" not in lines[0]
+    assert lines == ["parakern bench: no NVIDIA GPU here: there is no CUDA driver (libcuda.so.1 not found); "
+                     "parakern bench FILE --plan-only --profile h100 (the case each point runs) and parakern tune "
+                     "FILE --profile h100 (the time model's best values) need no GPU"]
+
+
+class _Driver:
+    """libcuda as ctypes sees it: cuInit's status and the device count."""
+
+    def __init__(self, status: int, count: int):
+        self.status, self.count = status, count
+
+    def cuInit(self, flags):
+        return self.status
+
+    def cuDeviceGetCount(self, pointer):
+        pointer._obj.value = self.count
+        return 0
+
+
+def test_what_the_bench_lacks_is_said_most_fundamental_first(monkeypatch):
+    """The GPU (asked of the driver itself: pycuda cannot say), then nvcc, then pycuda, with advice
+    that works for an installed parakern (its environment's pip, not `pip install -e '.[bench]'`,
+    which works only inside the checkout)."""
+    import importlib.util
+    import shlex
+
+    from parakern.bench import runner
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pycuda" else real_find_spec(name, *a))
+
+    def no_library(name):
+        raise OSError(f"{name}: cannot open shared object file")
+    monkeypatch.setattr(runner.ctypes, "CDLL", no_library)
+    lack = runner.missing()
+    assert lack.no_gpu and lack.what == "no NVIDIA GPU here: there is no CUDA driver (libcuda.so.1 not found)"
+    assert lack.advice == "" and "--plan-only" in lack.line()
+
+    monkeypatch.setattr(runner.ctypes, "CDLL", lambda name: _Driver(runner.CUDA_NO_DEVICE, 0))
+    assert runner.missing().what == "no NVIDIA GPU here: the CUDA driver finds none"
+    monkeypatch.setattr(runner.ctypes, "CDLL", lambda name: _Driver(0, 0))
+    assert runner.missing().what == "no NVIDIA GPU here: the CUDA driver finds none"
+    monkeypatch.setattr(runner.ctypes, "CDLL", lambda name: _Driver(999, 0))
+    assert runner.missing().what == "the CUDA driver cannot be used here (cuInit error 999)"
+
+    monkeypatch.setattr(runner.ctypes, "CDLL", lambda name: _Driver(0, 2))     # a GPU
+    monkeypatch.setattr(runner.shutil, "which", lambda name: None)
+    lack = runner.missing()
+    assert not lack.no_gpu and lack.what == "nvcc (the CUDA toolkit) is not on PATH"
+    monkeypatch.setattr(runner.shutil, "which", lambda name: f"/usr/local/cuda/bin/{name}")
+    lack = runner.missing()
+    assert not lack.no_gpu and lack.what == "pycuda is not installed"
+    assert lack.advice == (f"install pycuda in parakern's environment: {shlex.quote(sys.executable)} -m pip install "
+                           "pycuda (pycuda builds against the CUDA toolkit)")
+    assert "-e" not in lack.advice.split()
 
 
 def test_plan_only_cli():

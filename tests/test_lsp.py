@@ -205,8 +205,8 @@ async def test_utf16_and_utf8_ranges_on_non_ascii_lines(client: Editor):
 # ------------------------------------------------------------------ code action, commands
 
 
-async def _dispatcher_action(client: Editor, uri: str, line: int, character: int, diagnostics=()):
-    actions = await client.actions(uri, line, character, diagnostics)
+async def _dispatcher_action(client: Editor, uri: str, line: int, character: int, diagnostics=(), only=None):
+    actions = await client.actions(uri, line, character, diagnostics, only)
     found = [a for a in actions if a.title.startswith("Insert comprehensive dispatcher")]
     return found
 
@@ -215,8 +215,8 @@ async def test_code_action_inserts_dispatcher_idempotently(client: Editor):
     uri, text = sample("matadd.c")
     client.open(uri, text)
     await client.wait_diagnostics(uri, lambda ds: len(cases(ds)) >= 1, timeout=90)
-    actions = await _dispatcher_action(client, uri, 9, 8)
-    (action,) = [a for a in actions if a.kind == types.CodeActionKind.Refactor]
+    (action,) = await _dispatcher_action(client, uri, 9, 8)
+    assert action.kind == types.CodeActionKind.Refactor
     if action.edit is None:
         action = await client.code_action_resolve_async(action)
     assert action.edit is not None
@@ -237,22 +237,29 @@ async def test_code_action_inserts_dispatcher_idempotently(client: Editor):
     # The new version is analysed without complaints about the inserted CUDA.
     ds = await client.wait_diagnostics(uri, lambda ds: len(cases(ds)) >= 1, timeout=30)
     assert not [d for d in ds if d.severity == types.DiagnosticSeverity.Error]
-    actions = await _dispatcher_action(client, uri, 9, 8)
-    (again,) = [a for a in actions if a.kind == types.CodeActionKind.Refactor]
+    (again,) = await _dispatcher_action(client, uri, 9, 8)
     if again.edit is None:
         again = await client.code_action_resolve_async(again)
     client.apply_workspace_edit(again.edit)
     assert client.texts[uri] == once
 
-    # Offered as a quickfix on one of our diagnostics too.
+    # On one of our case diagnostics it is a quick fix of it, listed once (the same edit as a
+    # quickfix and a refactor was listed twice: under Quick Fix and under More Actions)
     ds = await client.wait_diagnostics(uri, lambda ds: len(cases(ds)) >= 1, timeout=30)
     actions = await _dispatcher_action(client, uri, 9, 8, diagnostics=cases(ds)[:1])
-    assert {a.kind for a in actions} == {types.CodeActionKind.Refactor, types.CodeActionKind.QuickFix}
+    assert [a.kind for a in actions] == [types.CodeActionKind.QuickFix]
+    assert [d.code for d in actions[0].diagnostics] == ["PK100"]
+    # ... a refactor where the client asks for refactors only (VS Code's Refactor… menu)
+    actions = await _dispatcher_action(client, uri, 9, 8, diagnostics=cases(ds)[:1],
+                                       only=[types.CodeActionKind.Refactor])
+    assert [a.kind for a in actions] == [types.CodeActionKind.Refactor] and actions[0].diagnostics is None
+    # ... nothing where it asks for what the action is not
+    assert await _dispatcher_action(client, uri, 9, 8, only=[types.CodeActionKind.Source]) == []
     # ... and not on a warning it does not fix (it was offered on PK040, which stayed)
     warning = types.Diagnostic(range=cases(ds)[0].range, message="uncoalesced", source="parakern", code="PK040",
                                severity=types.DiagnosticSeverity.Warning)
     actions = await _dispatcher_action(client, uri, 9, 8, diagnostics=[warning])
-    assert {a.kind for a in actions} == {types.CodeActionKind.Refactor}
+    assert [a.kind for a in actions] == [types.CodeActionKind.Refactor]
 
     # The function edited: PK041 on the begin marker, where inserting again is offered, and fixes it
     edited = once.replace("c[i][j] = a[i][j] + b[i][j];", "c[i][j] = a[i][j] - b[i][j];", 1)
@@ -263,8 +270,8 @@ async def test_code_action_inserts_dispatcher_idempotently(client: Editor):
     (stale,) = [d for d in ds if d.code == "PK041"]
     assert stale.range.start.line == marker
     actions = await _dispatcher_action(client, uri, marker, 3, diagnostics=[stale])
-    assert {a.kind for a in actions} == {types.CodeActionKind.Refactor, types.CodeActionKind.QuickFix}
-    (fix,) = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+    (fix,) = actions
+    assert fix.kind == types.CodeActionKind.QuickFix and list(fix.diagnostics) == [stale]
     if fix.edit is None:
         fix = await client.code_action_resolve_async(fix)
     client.apply_workspace_edit(fix.edit)
@@ -302,22 +309,66 @@ async def test_show_case_tree_markdown_and_dot(client: Editor):
 
 
 async def test_bench_says_what_is_missing(client: Editor):
-    """This machine has no pycuda and no GPU: one clear line, no trace (the emulated bench is
-    tested in test_lsp_bench.py)."""
+    """This machine has no GPU (no CUDA driver) and no pycuda: the message says the GPU is what is
+    missing, as plain text (no markdown backticks), and offers as buttons what needs no GPU (the
+    emulated bench is tested in test_lsp_bench.py)."""
     uri, text = sample("matadd.c")
     client.open(uri, text)
     client.messages.clear()
-    result = await client.command("parakern.bench", uri, "matadd:0")
-    await client.wait_for(lambda: client.messages, what="window/showMessage")
-    message = client.messages[-1].message
-    assert result["status"] == "missing" and result["message"] == message
-    assert "Traceback" not in message and "\n" not in message
-    assert "pip install -e '.[bench]'" in message and "NVIDIA GPU" in message
-    assert client.messages[-1].type == types.MessageType.Warning
+    asked = len(client.asked)
+    result = await client.command("parakern.bench", uri, "matadd:0")   # the request closed: nothing runs
+    (request,) = client.asked[asked:]
+    assert result["status"] == "missing" and result["message"] == request.message
+    assert request.type == types.MessageType.Warning
+    assert request.message.startswith("parakern bench: no NVIDIA GPU here: there is no CUDA driver "
+                                      "(libcuda.so.1 not found).")
+    assert "Without a GPU: show the plan (the case each point runs) or tune (the time model's best values) " \
+        "for h100, a100, t4." in request.message
+    assert "Traceback" not in request.message and "\n" not in request.message and "`" not in request.message
+    assert "pip install -e" not in request.message and "pycuda" not in request.message
+    assert [a.title for a in request.actions] == result["offers"] == ["Show the plan", "Tune"]
+    assert not client.messages      # the request is the message: not shown twice
     bad = await client.command("parakern.bench", uri, "matadd:0", {"sweep": {"B0": [0]}})
     assert bad["status"] == "error" and "parakern.bench.sweep.B0 must be a positive integer" in bad["message"]
     gone = await client.command("parakern.bench", uri, "nothere:0")
     assert gone["status"] == "error" and "no meta_schedule 'nothere:0'" in gone["message"]
+    client.close(uri)
+
+
+async def test_bench_without_a_gpu_offers_the_plan_and_tune(client: Editor):
+    """The buttons run what needs no GPU, on parakern.gpuProfiles, and the command's result is it:
+    the plan (the case of each point, as `bench --plan-only` prints it) and tune's ranking."""
+    await configure(client, gpuProfiles=["h100", "t4"], bench={"data": {"N": 2048}, "sweep": {"B0": [8, 32], "B1": [32]}})
+    uri, text = sample("matadd.c")
+    client.open(uri, text)
+    client.messages.clear()
+    client.answers[:] = ["Show the plan"]
+    plan = await client.command("parakern.bench", uri, "matadd:0")
+    assert plan["status"] == "done" and plan["mode"] == "plan" and plan["schedule"] == "matadd:0"
+    assert plan["summary"] == ["h100: case 1 at 2 of 2 points", "t4: case 1 at 2 of 2 points"]
+    markdown = plan["markdown"]
+    assert markdown.startswith("Points: N=2048 B0=[8, 32] B1=32\n")
+    assert "## h100 (NVIDIA H100 SXM5 80GB)" in markdown and "## t4 (NVIDIA T4)" in markdown
+    assert re.search(r"N=2048 B0=32 B1=32 +case 1  grid \(32, 64, 1\) block \(32, 32, 1\)", markdown), markdown
+    await client.wait_for(lambda: client.messages, what="window/showMessage")
+    assert client.messages[-1].message == \
+        "parakern plan of matadd:0: h100: case 1 at 2 of 2 points; t4: case 1 at 2 of 2 points"
+
+    client.answers[:] = ["Tune"]
+    tuned = await client.command("parakern.bench", uri, "matadd:0")
+    assert tuned["status"] == "done" and tuned["mode"] == "tune"
+    assert [line.split(":")[0] for line in tuned["summary"]] == ["h100 at N=2048", "t4 at N=2048"]
+    assert re.match(r"h100 at N=2048: case 1: B0=\d+ B1=\d+, [\d.]+ µs$", tuned["summary"][0]), tuned["summary"]
+    assert "matadd:0 on h100 (NVIDIA H100 SXM5 80GB) at N=2048: tuned B0, B1" in tuned["markdown"]
+    assert "rank  case  B0  B1    predicted" in tuned["markdown"]
+
+    # a data parameter not given: the default, said; an unknown profile cannot be asked for (settings)
+    await configure(client, gpuProfiles=["a100"], bench={})
+    client.answers[:] = ["Tune"]
+    tuned = await client.command("parakern.bench", uri, "matadd:0")
+    assert tuned["status"] == "done" and tuned["defaulted"] == ["N"], tuned["message"]
+    assert tuned["message"].startswith("parakern tune of matadd:0 (defaults: N=[1024]; set parakern.bench.data")
+    await configure(client, gpuProfiles=["h100", "a100", "t4"])
     client.close(uri)
 
 

@@ -94,6 +94,8 @@ class Editor(LanguageClient):
         self.profile = ""
         self.result: "types.InitializeResult | None" = None
         self.opened_at: dict[str, int] = {}
+        self.asked: list[types.ShowMessageRequestParams] = []   # window/showMessageRequest, in order
+        self.answers: list["str | None"] = []    # the button titles it answers with, in order (then: closed)
 
     async def start_session(self, profile: str, capabilities, options: dict) -> types.InitializeResult:
         self.profile = profile
@@ -211,6 +213,12 @@ def _apply_edit(client: Editor, params: types.ApplyWorkspaceEditParams):
     return types.ApplyWorkspaceEditResult(applied=True)
 
 
+def _message_request(client: Editor, params: types.ShowMessageRequestParams):
+    client.asked.append(params)
+    title = client.answers.pop(0) if client.answers else None
+    return None if title is None else types.MessageActionItem(title=title)
+
+
 def _refresh(client: Editor, params):
     client.lens_refreshes += 1
     return None
@@ -222,6 +230,7 @@ def make_editor() -> Editor:
     features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _publish
     features[types.WORKSPACE_APPLY_EDIT] = _apply_edit
     features[types.WORKSPACE_CODE_LENS_REFRESH] = _refresh
+    features[types.WINDOW_SHOW_MESSAGE_REQUEST] = _message_request
     register_lsp_features(client, features)
     return client
 

@@ -2,9 +2,11 @@
  * The server's commands are registered by vscode-languageclient itself (from the
  * server's executeCommandProvider); this middleware only completes their arguments
  * when they come from the command palette (no arguments: the active editor and the
- * meta_schedule at or above the cursor), and shows the case tree the server returns.
+ * meta_schedule at or above the cursor), and shows the case tree, the bench's tables (or, without
+ * a GPU, the plan or tune chosen from the bench's message) the server returns.
  */
 import * as vscode from "vscode";
+import { ResultDocuments, ResultKind, resultUri } from "./results";
 
 export const SERVER_COMMANDS = ["parakern.insertDispatcher", "parakern.bench", "parakern.showCaseTree"] as const;
 export const LANGUAGES = ["c", "cpp", "cuda-cpp"] as const;
@@ -57,6 +59,7 @@ export async function completeArguments(command: string, args: unknown[]): Promi
 
 interface BenchResult {
     status?: string;
+    mode?: string;
     schedule?: string;
     device?: string;
     markdown?: string;
@@ -64,20 +67,38 @@ interface BenchResult {
     plan?: string;
 }
 
-/** The bench's report as markdown: the tables, the summary and the plan (which case ran where). */
+const WITHOUT_GPU: Record<string, string> = {
+    plan: "the case each point runs on each GPU profile (no GPU needed)",
+    tune: "the time model's best values on each GPU profile (no GPU needed)",
+};
+
+/** The bench's report as markdown: the tables, the summary and the plan (which case ran where);
+ *  or the plan or tune made instead where there is no GPU. */
 export function benchMarkdown(result: BenchResult): string | undefined {
     if (result.status !== "done" || typeof result.markdown !== "string") return undefined;
-    const parts = [`# Bench of \`${result.schedule ?? "?"}\` on ${result.device ?? "the GPU"}`, "", result.markdown];
+    const schedule = `\`${result.schedule ?? "?"}\``;
+    if (result.mode === "plan" || result.mode === "tune") {
+        const title = result.mode === "plan" ? "Plan" : "Tune";
+        return [`# ${title} of ${schedule}: ${WITHOUT_GPU[result.mode]}`, "", result.markdown].join("\n");
+    }
+    const parts = [`# Bench of ${schedule} on ${result.device ?? "the GPU"}`, "", result.markdown];
     if (result.plan) parts.push("", "## Plan", "", "```", result.plan, "```");
     return parts.join("\n");
 }
 
-/** What to do with a command's result: show the case tree, or the bench's tables, in a markdown document. */
-export async function showResult(command: string, result: unknown): Promise<void> {
+/** What to do with a command's result: show the case tree, or the bench's tables, as a read-only
+ *  rendered document, one per file, schedule and kind (shown again: updated in place). */
+export async function showResult(command: string, args: unknown[], result: unknown, documents: ResultDocuments): Promise<void> {
+    const [source, schedule] = args;
+    if (typeof source !== "string" || typeof schedule !== "string") return;
     let content: string | undefined;
+    let kind: ResultKind = "case tree";
     if (command === "parakern.showCaseTree" && typeof result === "string") content = result;
-    if (command === "parakern.bench" && result && typeof result === "object") content = benchMarkdown(result as BenchResult);
+    if (command === "parakern.bench" && result && typeof result === "object") {
+        const bench = result as BenchResult;
+        content = benchMarkdown(bench);
+        kind = bench.mode === "plan" || bench.mode === "tune" ? bench.mode : "bench";
+    }
     if (content === undefined) return;
-    const doc = await vscode.workspace.openTextDocument({ language: "markdown", content });
-    await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+    await documents.show(resultUri(source, schedule, kind), content);
 }

@@ -6,10 +6,14 @@ import { completeArguments, LANGUAGES, SERVER_COMMANDS, showResult } from "./com
 import { activeInterpreter, onInterpreterChange } from "./python";
 import { RESTRICTED_MESSAGE, isResolved, resolveServer } from "./resolve";
 import { clientSettings, needsRestart, serverSettings } from "./settings";
+import { ResultDocuments } from "./results";
 import { StatusItem } from "./status";
+import { TraceChannel } from "./trace";
 
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel;
+let trace: TraceChannel;
+let documents: ResultDocuments;
 let status: StatusItem;
 let starting: Promise<void> | undefined;
 
@@ -19,6 +23,30 @@ function log(message: string): void {
 
 function workspaceFolder(): string | undefined {
     return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+}
+
+/** The client's options: the documents, the settings sent, the channels, the commands' middleware. */
+export function clientOptions(log: vscode.LogOutputChannel, traces: vscode.LogOutputChannel,
+                              results: ResultDocuments): LanguageClientOptions {
+    return {
+        documentSelector: LANGUAGES.flatMap((language) => [
+            { scheme: "file", language }, { scheme: "untitled", language },
+        ]),
+        initializationOptions: serverSettings(),
+        synchronize: { configurationSection: "parakern" },
+        outputChannel: log,
+        // its level follows parakern.trace.server (the log channel's stays the user's)
+        traceOutputChannel: traces,
+        middleware: {
+            executeCommand: async (command, args, next) => {
+                const full = await completeArguments(command, args);
+                if (full === undefined) return undefined;
+                const result = await next(command, full);
+                await showResult(command, full, result, results);
+                return result;
+            },
+        },
+    };
 }
 
 async function start(): Promise<void> {
@@ -60,24 +88,7 @@ async function start(): Promise<void> {
         transport: TransportKind.stdio,
         options: { cwd: workspaceFolder() },
     };
-    const clientOptions: LanguageClientOptions = {
-        documentSelector: LANGUAGES.flatMap((language) => [
-            { scheme: "file", language }, { scheme: "untitled", language },
-        ]),
-        initializationOptions: serverSettings(),
-        synchronize: { configurationSection: "parakern" },
-        outputChannel: output,
-        middleware: {
-            executeCommand: async (command, args, next) => {
-                const full = await completeArguments(command, args);
-                if (full === undefined) return undefined;
-                const result = await next(command, full);
-                await showResult(command, result);
-                return result;
-            },
-        },
-    };
-    const c = new LanguageClient("parakern", "parakern", serverOptions, clientOptions);
+    const c = new LanguageClient("parakern", "parakern", serverOptions, clientOptions(output, trace, documents));
     client = c;
     c.onDidChangeState((e) => {
         if (e.newState === State.Starting) status.set("starting");
@@ -119,8 +130,10 @@ async function restart(): Promise<void> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
     output = vscode.window.createOutputChannel("parakern", { log: true });
+    trace = new TraceChannel();
+    documents = new ResultDocuments();
     status = new StatusItem();
-    context.subscriptions.push(output, status);
+    context.subscriptions.push(output, trace, documents, status);
     void vscode.commands.executeCommand("setContext", "parakern.languages", [...LANGUAGES]);
     context.subscriptions.push(
         vscode.commands.registerCommand("parakern.restartServer", restart),

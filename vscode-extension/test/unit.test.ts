@@ -12,6 +12,10 @@ import { SERVER_KEYS, clientSettings, needsRestart, serverSettings } from "../sr
 import { benchMarkdown, completeArguments, pickSchedule, schedulesFromLenses, showResult } from "../src/commands";
 import { activeInterpreter } from "../src/python";
 import { StatusItem } from "../src/status";
+import { PREVIEW_COMMAND, ResultDocuments, SCHEME } from "../src/results";
+import { TRACE_CHANNEL, TraceChannel } from "../src/trace";
+import { clientOptions } from "../src/extension";
+import { LanguageClient, Trace } from "vscode-languageclient/node";
 
 function tree(): { root: string; exe: (rel: string) => string } {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "parakern-ext-"));
@@ -306,23 +310,78 @@ describe("status bar and palette", () => {
 describe("command results", () => {
     beforeEach(() => mock.reset());
 
-    it("shows the bench's tables and plan in a markdown document", async () => {
+    /** The content the parakern: provider gives for the document the preview command was run on, each time. */
+    function previews(): { uri: string; path: string; content: string }[] {
+        const provider = mock.state.providers.get(SCHEME)!;
+        return mock.state.executed.filter((a) => a[0] === PREVIEW_COMMAND).map((a) => {
+            const uri = a[1] as mock.Uri;
+            return { uri: uri.toString(), path: uri.path, content: provider.provideTextDocumentContent(uri) };
+        });
+    }
+
+    it("shows the bench's tables and plan as a rendered, read-only parakern: document", async () => {
+        const documents = new ResultDocuments();
         const result = { status: "done", schedule: "matadd:0", device: "NVIDIA H100", plan: "matadd:0: 2 points",
                          markdown: "**case 1, N=64: speedup over serial C**\n\n| B0xB1 | speedup |", summary: [] };
-        await showResult("parakern.bench", result);
-        assert.equal(mock.state.shown.length, 1);
-        const shown = mock.state.shown[0];
-        assert.equal(shown.language, "markdown");
+        await showResult("parakern.bench", ["file:///w/matadd.c", "matadd:0"], result, documents);
+        const [shown] = previews();
+        assert.equal(shown.path, "/matadd:0 bench.md");
         assert.match(shown.content, /^# Bench of `matadd:0` on NVIDIA H100/);
         assert.match(shown.content, /\| B0xB1 \| speedup \|/);
         assert.match(shown.content, /## Plan\n\n```\nmatadd:0: 2 points\n```/);
+        assert.deepEqual(mock.state.untitled, [], "no Untitled document");
+    });
+
+    it("Show Case Tree: one document per file and schedule, updated in place; never an Untitled editor", async () => {
+        const documents = new ResultDocuments();
+        const changed: string[] = [];
+        documents.onDidChange((uri) => changed.push(uri.toString()));
+        const tree = (n: number) => `# Case tree of \`f:0\`\n\nrun ${n}`;
+        await showResult("parakern.showCaseTree", ["file:///w/a.c", "f:0", "markdown"], tree(1), documents);
+        await showResult("parakern.showCaseTree", ["file:///w/a.c", "f:0", "markdown"], tree(2), documents);
+        await showResult("parakern.showCaseTree", ["file:///w/a.c", "f:1", "markdown"], "# other", documents);
+        await showResult("parakern.showCaseTree", ["file:///v/a.c", "f:0", "markdown"], "# other file", documents);
+        const shown = previews();
+        assert.equal(shown.length, 4);
+        assert.equal(shown[0].uri, shown[1].uri, "the same document again");
+        assert.equal(shown[1].content, tree(2), "with the new content");
+        assert.deepEqual(changed, [shown[0].uri], "its preview told to refresh");
+        assert.equal(new Set(shown.map((s) => s.uri)).size, 3);
+        assert.ok(shown.every((s) => s.uri.startsWith("parakern:")));
+        assert.equal(shown[0].path, "/f:0 case tree.md");
+        assert.deepEqual(mock.state.untitled, [], "no Untitled document, so nothing asks to be saved");
+        assert.deepEqual(mock.state.shown, [], "rendered by the markdown preview, not opened as text");
+    });
+
+    it("without the markdown preview, the read-only document itself is opened", async () => {
+        const documents = new ResultDocuments();
+        mock.state.failing.add(PREVIEW_COMMAND);
+        await showResult("parakern.showCaseTree", ["file:///w/a.c", "f:0", "markdown"], "# tree", documents);
+        const [doc] = mock.state.shown as { uri: mock.Uri; content: string }[];
+        assert.equal(doc.uri.scheme, SCHEME);
+        assert.equal(doc.content, "# tree");
+        assert.deepEqual(mock.state.untitled, []);
+    });
+
+    it("a plan or tune made instead of the bench (no GPU) is shown as such", async () => {
+        const documents = new ResultDocuments();
+        const plan = { status: "done", mode: "plan", schedule: "matadd:0", markdown: "## h100 (NVIDIA H100)\n\n```\nN=1024 case 1\n```" };
+        await showResult("parakern.bench", ["file:///w/matadd.c", "matadd:0"], plan, documents);
+        await showResult("parakern.bench", ["file:///w/matadd.c", "matadd:0"], { ...plan, mode: "tune" }, documents);
+        const [first, second] = previews();
+        assert.equal(first.path, "/matadd:0 plan.md");
+        assert.match(first.content, /^# Plan of `matadd:0`: the case each point runs on each GPU profile \(no GPU needed\)\n\n## h100/);
+        assert.equal(second.path, "/matadd:0 tune.md");
+        assert.match(second.content, /^# Tune of `matadd:0`: the time model's best values/);
     });
 
     it("shows nothing for a bench that did not run (the server's message says why)", async () => {
-        await showResult("parakern.bench", { status: "missing", message: "pycuda is not installed" });
-        await showResult("parakern.bench", undefined);
+        const documents = new ResultDocuments();
+        await showResult("parakern.bench", ["file:///x.c", "f:0"], { status: "missing", message: "no GPU" }, documents);
+        await showResult("parakern.bench", ["file:///x.c", "f:0"], undefined, documents);
         assert.equal(benchMarkdown({ status: "cancelled" }), undefined);
-        assert.equal(mock.state.shown.length, 0);
+        assert.deepEqual(previews(), []);
+        assert.deepEqual(mock.state.shown, []);
     });
 
     it("keeps the arguments of a lens and asks for an editor from the palette", async () => {
@@ -337,5 +396,50 @@ describe("extension code", () => {
         const src = ["extension.ts", "commands.ts"].map((f) => fs.readFileSync(path.join(__dirname, "../../src", f), "utf8")).join("\n");
         const registered = [...src.matchAll(/registerCommand\(\s*"([^"]+)"/g)].map((m) => m[1]);
         assert.deepEqual(registered.sort(), ["parakern.restartServer", "parakern.showOutput"]);
+    });
+});
+
+describe("trace", () => {
+    beforeEach(() => mock.reset());
+
+    function changeSetting(value: string): void {
+        mock.state.config["parakern.trace.server"] = value;
+        for (const listener of mock.state.configListeners) listener({ affectsConfiguration: (k) => "parakern.trace.server".startsWith(k) });
+    }
+
+    it("parakern.trace.server: messages traces with the log channel at its default level (Info)", () => {
+        mock.reset({ "parakern.trace.server": "messages" });
+        const log = mock.window.createOutputChannel("parakern", { log: true });
+        assert.equal(log.logLevel, mock.LogLevel.Info);
+        const traces = new TraceChannel();
+        const options = clientOptions(log as never, traces, new ResultDocuments());
+        // the real vscode-languageclient decides from these options whether it traces
+        const client = new LanguageClient("parakern", "parakern", { command: "parakern" }, options);
+        const traced: unknown[] = [];
+        const connection = { trace: async (value: unknown) => { traced.push(value); } };
+        (client as unknown as { refreshTrace(c: unknown): void }).refreshTrace(connection);
+        assert.deepEqual(traced, [Trace.Messages]);
+
+        (client as unknown as { hookLogLevelChanged(c: unknown): void }).hookLogLevelChanged(connection);
+        changeSetting("off");
+        assert.deepEqual(traced, [Trace.Messages, Trace.Off]);
+        changeSetting("verbose");
+        assert.deepEqual(traced, [Trace.Messages, Trace.Off, Trace.Verbose]);
+    });
+
+    it("the trace goes to a plain channel, whatever its log level, created on the first line", () => {
+        const traces = new TraceChannel();
+        assert.equal(traces.logLevel, mock.LogLevel.Info);
+        assert.deepEqual(mock.state.channels, []);
+        const levels: number[] = [];
+        traces.onDidChangeLogLevel((level) => levels.push(level));
+        changeSetting("messages");
+        assert.deepEqual(levels, [mock.LogLevel.Trace]);
+        traces.trace("[Trace - 10:00:00] Sending request 'textDocument/hover - (7)'.");
+        assert.deepEqual(mock.state.channels, [{ name: TRACE_CHANNEL, log: false,
+            lines: ["[Trace - 10:00:00] Sending request 'textDocument/hover - (7)'."] }]);
+        traces.dispose();
+        changeSetting("off");
+        assert.deepEqual(levels, [mock.LogLevel.Trace], "no event after dispose");
     });
 });

@@ -17,9 +17,12 @@ run this module against a pycuda and an nvcc that execute on parakern's CPU emul
 from __future__ import annotations
 
 import ctypes
+import shlex
 import shutil
 import statistics
 import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from parakern.counters.registers import registers_per_block
@@ -44,30 +47,85 @@ __global__ void {SPIN_KERNEL}(unsigned long long ns)
 }}
 """
 DEFAULT_SHARED_LIMIT = 48 * 1024   # above it a kernel must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize)
-INSTALL_HINT = ("install it with `pip install -e '.[bench]'` together with the CUDA toolkit, "
-                "on a machine with an NVIDIA GPU (`parakern bench --plan-only --profile h100` works without one)")
+WITHOUT_GPU = ("parakern bench FILE --plan-only --profile h100 (the case each point runs) and "
+               "parakern tune FILE --profile h100 (the time model's best values) need no GPU")
+CUDA_NO_DEVICE = 100   # cuInit's CUDA_ERROR_NO_DEVICE
 
 
 class DoesNotFit(Exception):
     """nvcc's kernel of a case needs more registers or shared memory than the device gives."""
 
 
-def requirements() -> str:
-    """'' when numpy, pycuda, nvcc and a GPU are all there; else one line: what is missing."""
+@dataclass(frozen=True)
+class Missing:
+    """What the bench lacks on this machine, most fundamental first: the GPU (its driver), the
+    CUDA toolkit, then the Python modules."""
+    what: str          # "no NVIDIA GPU: ...", "pycuda is not installed in ..."
+    advice: str = ""   # how to get it where it can be installed; "" where it is the machine
+    no_gpu: bool = False
+
+    def line(self) -> str:
+        """One line for the terminal: what is missing, then what to do."""
+        return f"parakern bench: {self.what}; {self.advice or WITHOUT_GPU}"
+
+
+def driver_problem() -> str:
+    """'' when the CUDA driver (libcuda, loaded with ctypes: no pycuda needed) sees a GPU, else why not."""
+    names = ["nvcuda.dll"] if sys.platform == "win32" else ["libcuda.so.1", "libcuda.so", "libcuda.dylib"]
+    for name in names:
+        try:
+            driver = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    else:
+        return f"no NVIDIA GPU here: there is no CUDA driver ({names[0]} not found)"
+    status = driver.cuInit(0)
+    count = ctypes.c_int(0)
+    if status == 0:
+        status = driver.cuDeviceGetCount(ctypes.byref(count))
+    if status == CUDA_NO_DEVICE or (status == 0 and count.value < 1):
+        return "no NVIDIA GPU here: the CUDA driver finds none"
+    if status != 0:
+        return f"the CUDA driver cannot be used here (cuInit error {status})"
+    return ""
+
+
+def _install(modules: str) -> str:
+    """Advice that works for an installed parakern: pip of the environment parakern runs in."""
+    return f"install {modules} in parakern's environment: {shlex.quote(sys.executable)} -m pip install {modules}" + \
+        (" (pycuda builds against the CUDA toolkit)" if "pycuda" in modules else "")
+
+
+def missing() -> "Missing | None":
+    """None when a GPU, its driver, nvcc, numpy and pycuda are all there; else what is missing first."""
     import importlib.util
-    for module in ("numpy", "pycuda"):
-        if importlib.util.find_spec(module) is None:
-            return f"parakern bench: {module} is not installed; {INSTALL_HINT}"
+    have = {m: importlib.util.find_spec(m) is not None for m in ("numpy", "pycuda")}
+    if not have["pycuda"]:   # pycuda cannot tell whether there is a GPU: ask the driver itself
+        problem = driver_problem()
+        if problem:
+            return Missing(problem, no_gpu=True)
     if shutil.which("nvcc") is None:
-        return f"parakern bench: nvcc (the CUDA toolkit) is not on PATH; {INSTALL_HINT}"
+        return Missing("nvcc (the CUDA toolkit) is not on PATH",
+                       "install the CUDA toolkit and put its bin folder on PATH")
+    absent = " ".join(m for m in ("pycuda", "numpy") if not have[m])
+    if absent:
+        return Missing(f"{absent.replace(' ', ' and ')} {'is' if ' ' not in absent else 'are'} not installed",
+                       _install(absent))
     try:
         import pycuda.driver as cuda
         cuda.init()
         if cuda.Device.count() < 1:
-            return f"parakern bench: no NVIDIA GPU found; {INSTALL_HINT}"
+            return Missing("no NVIDIA GPU here: the CUDA driver finds none", no_gpu=True)
     except Exception as exc:  # the driver is missing or broken
-        return f"parakern bench: the CUDA driver cannot be used ({type(exc).__name__}: {exc}); {INSTALL_HINT}"
-    return ""
+        return Missing(f"the CUDA driver cannot be used here ({type(exc).__name__}: {exc})", no_gpu=True)
+    return None
+
+
+def requirements() -> str:
+    """'' when the bench can run here; else one line: what is missing and what to do."""
+    lack = missing()
+    return "" if lack is None else lack.line()
 
 
 def kernels_source(code) -> str:

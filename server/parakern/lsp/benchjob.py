@@ -3,16 +3,22 @@
 The bench runs in a spawned process (pycuda and the CUDA driver never enter the server,
 a hung or crashed GPU run cannot take the server down, and stopping a bench is
 terminating that process). It reports through a queue: ("plan", text), ("progress",
-done, total, what), then one of ("done", result), ("missing", line) or ("error", line).
+done, total, what), then one of ("done", result), ("missing", {what, advice, no_gpu}) or
+("error", line). The same process makes what needs no GPU (mode "plan": the case each
+point runs; "tune": the time model's best values), on the profiles of parakern.gpuProfiles.
 Nothing here imports pygls; benchcommand.py turns these events into work-done progress.
 """
 from __future__ import annotations
 
 import asyncio
+import itertools
 import multiprocessing
 import os
 import queue as queues
 from dataclasses import dataclass, field
+
+from parakern.devices import get_profile
+from parakern.tuning.report import configuration_text, time_text, tuning_text
 
 DEFAULT_DATA = 1024          # every data parameter: a quick first look; set parakern.bench.data for more
 DEFAULT_BLOCK_1D = [32, 64, 128, 256]
@@ -36,6 +42,8 @@ class BenchRequest:
     sweep: dict = field(default_factory=dict)
     repeat: int = DEFAULT_REPEAT
     device: int = 0
+    mode: str = "run"              # run (on the GPU) | plan | tune (no GPU: on the profiles)
+    profiles: tuple = ()           # GPU profiles of plan and tune
 
 
 def _values(name: str, value, where: str) -> list:
@@ -78,7 +86,8 @@ def bench_values(settings: dict, override=None) -> dict:
 
 
 def request_from(settings: dict, override, base: dict) -> BenchRequest:
-    """The request for one schedule (`base`: text, file, schedule, target, strategies)."""
+    """The request for one schedule (`base`: text, file, schedule, target, strategies, and
+    mode and profiles where it is not a run on the GPU)."""
     return BenchRequest(**base, **bench_values(settings, override))
 
 
@@ -136,7 +145,8 @@ def run_child(request: BenchRequest, events, parent: "int | None" = None) -> Non
     try:
         events.put(("done", _bench(request, events)))
     except _Missing as exc:
-        events.put(("missing", str(exc)))
+        lack = exc.args[0]
+        events.put(("missing", {"what": lack.what, "advice": lack.advice, "no_gpu": lack.no_gpu}))
     except Exception as exc:  # one line for the user, never a traceback
         excerpt = getattr(exc, "excerpt", None)
         detail = f": {excerpt(3)}" if callable(excerpt) else ""
@@ -150,19 +160,16 @@ class _Missing(Exception):
 def _bench(request: BenchRequest, events) -> dict:
     from parakern.bench import plan as planning
     from parakern.bench import report, session
-    from parakern.bench.runner import GpuRunner, requirements
-    missing = requirements()
-    if missing:
-        raise _Missing(missing.replace("parakern bench: ", "", 1))
-    from parakern.lsp import worker
-    from parakern.pipeline import optimize_schedule
-    job = worker.AnalysisJob(text=request.text, file=request.file, id=request.schedule, target=request.target,
-                             strategies=None if request.strategies is None else tuple(request.strategies))
-    schedule = worker.schedule_of(job)
-    result = optimize_schedule(schedule, worker.options_of(job))
-    if result.tree is None or not result.tree.cases:
-        raise ValueError(f"meta_schedule {request.schedule} has no case tree: fix its errors first")
+    from parakern.bench.runner import GpuRunner, missing
+    lack = missing() if request.mode == "run" else None
+    if lack is not None:
+        raise _Missing(lack)
+    schedule, result = _analysed(request)
     data, sweep, defaulted = complete_sweep(schedule, result.tree, request.data, request.sweep)
+    if request.mode == "plan":
+        return _plans(request, result, data, sweep, defaulted)
+    if request.mode == "tune":
+        return _tunings(request, result, data, [n for n in defaulted if n in data])   # tune picks the rest
     try:
         outcome = session.bench(
             request.text, request.file, result, data, sweep, GpuRunner, request.device, request.repeat,
@@ -179,6 +186,62 @@ def _bench(request: BenchRequest, events) -> dict:
                                       dispatches=outcome.dispatches),
         "summary": report.summary_lines(outcome.measurements, outcome.dispatches)})
     return document
+
+
+def _analysed(request: BenchRequest):
+    from parakern.lsp import worker
+    from parakern.pipeline import optimize_schedule
+    job = worker.AnalysisJob(text=request.text, file=request.file, id=request.schedule, target=request.target,
+                             strategies=None if request.strategies is None else tuple(request.strategies))
+    schedule = worker.schedule_of(job)
+    result = optimize_schedule(schedule, worker.options_of(job))
+    if result.tree is None or not result.tree.cases:
+        raise ValueError(f"meta_schedule {request.schedule} has no case tree: fix its errors first")
+    return schedule, result
+
+
+def _values_text(values: dict) -> str:
+    return " ".join(f"{n}={v[0] if len(v) == 1 else v}" for n, v in values.items())
+
+
+def _plans(request: BenchRequest, result, data: dict, sweep: dict, defaulted: list) -> dict:
+    """--plan-only for each profile: the case each point of the bench would run there."""
+    from parakern.bench import plan as planning
+    parts, summary = [], []
+    for name in request.profiles:
+        try:
+            plan = planning.make_plan(result, data, sweep, planning.profile_machine(name))
+        except planning.PlanError as exc:
+            raise ValueError(str(exc)) from None
+        cases = sorted({p.case for p in plan.runnable})
+        summary.append(f"{name}: case {', '.join(map(str, cases))} at {len(plan.runnable)} of {len(plan.points)} "
+                       "points" if cases else f"{name}: no point runs ({plan.points[0].reason})")
+        parts += [f"## {name} ({plan.machine['name']})", "", "```", planning.plan_text(plan), "```", ""]
+    return {"mode": "plan", "data": data, "sweep": sweep, "defaulted": defaulted, "summary": summary,
+            "markdown": "\n".join([f"Points: {_values_text({**data, **sweep})}", "", *parts]).rstrip()}
+
+
+def _tunings(request: BenchRequest, result, data: dict, defaulted: list) -> dict:
+    """tune for each profile, at each point of the data values: the model's best program parameters
+    (the data values of parameters this schedule has: the settings apply to every file)."""
+    from parakern.tuning import model, search   # sympy: in the bench process only
+    names = [n for n in data if n in {p.name for p in result.schedule.params}]
+    points = [dict(zip(names, combo)) for combo in itertools.product(*(data[n] for n in names))]
+    parts, summary = [], []
+    for name in request.profiles:
+        try:
+            device = model.model_device(get_profile(name), name)
+            tunings = [(result, fixed, search.tune(result, fixed, device)) for fixed in points]
+        except (model.ModelError, search.TuneError) as exc:
+            raise ValueError(f"{exc} (set parakern.bench.data)") from None
+        for fixed, (_, _, t) in zip(points, tunings):
+            at = f" at {_values_text({n: [v] for n, v in fixed.items()})}" if fixed else ""
+            summary.append(f"{name}{at}: {configuration_text(t.pick)}, {time_text(t.pick.prediction.time)}"
+                           if t.pick is not None else f"{name}{at}: no feasible configuration")
+        parts += [f"## {name} ({device.profile.name})", "", "```",
+                  tuning_text(tunings, device, 5, False, request.file), "```", ""]
+    return {"mode": "tune", "data": data, "defaulted": defaulted, "summary": summary,
+            "markdown": "\n".join(parts).rstrip()}
 
 
 class BenchProcess:

@@ -518,10 +518,10 @@ class Engine:
                 f'digraph "{view.id}" {{ label="no case tree: {summary.status}"; }}'
         return texts.tree_markdown(view.id, summary)
 
-    async def bench(self, uri: str, schedule_id: str, override=None) -> dict:
-        """The bench of one schedule of the document's current version (BenchCommand.run)."""
+    async def bench(self, uri: str, schedule_id: str, override=None, mode: str = "run") -> dict:
+        """The bench of one schedule of the document's current version, or its plan or tune (BenchCommand.run)."""
         doc, snap, view = await self.fresh_view(uri, schedule_id)
-        return await self.bench_command.run(doc.file, snap.text, view.id, self.settings, override)
+        return await self.bench_command.run(doc.file, snap.text, view.id, self.settings, override, mode)
 
     def dispatcher_cached(self, uri: str, schedule_id: str):
         """The dispatcher edit when its code is already generated for the current version, else None."""

@@ -20,6 +20,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
+from parakern.lsp.benchcommand import OFFERS
 from parakern.lsp.documents import AnalysisError
 from parakern.lsp.engine import Engine
 from parakern.lsp.positions import from_client_position, from_client_range, line_text, to_client_range
@@ -403,30 +404,39 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
         # a quick fix of the case diagnostics only (inserting the kernels is what they describe),
         # not of a warning it leaves as it is (PK040's uncoalesced access)
         cases = [d for d in ours if d.code in (CASE_CODE, STALE_CODE)]
-        kinds = [types.CodeActionKind.Refactor] + ([types.CodeActionKind.QuickFix] if cases else [])
-        for kind in kinds:
-            if not _wants(only, kind):
-                continue
-            action = types.CodeAction(
-                title=f"{ACTION_TITLE} ({view.id})", kind=kind, disabled=disabled,
-                diagnostics=cases if kind == types.CodeActionKind.QuickFix else None,
-                data={"uri": uri, "id": view.id})
-            if disabled is None:
-                cached = ls.engine.dispatcher_cached(uri, view.id)
-                if cached is not None:
-                    action.edit = _workspace_edit(ls, uri, *cached)
-                elif by_command:
-                    action.command = types.Command(title=action.title, command=CMD_INSERT, arguments=[uri, view.id])
-                elif not resolvable:
-                    try:
-                        action.edit = _workspace_edit(ls, uri, *await ls.engine.dispatcher_edit(uri, view.id))
-                    except AnalysisError as exc:
-                        action.disabled = types.CodeActionDisabled(reason=str(exc)) \
-                            if ls.cap("text_document.code_action.disabled_support", False) else None
-                        if action.disabled is None:
-                            continue
-            actions.append(action)
+        kind = _action_kind(only, bool(cases))
+        if kind is None:
+            continue
+        action = types.CodeAction(
+            title=f"{ACTION_TITLE} ({view.id})", kind=kind, disabled=disabled,
+            diagnostics=cases if kind == types.CodeActionKind.QuickFix else None,
+            data={"uri": uri, "id": view.id})
+        if disabled is None:
+            cached = ls.engine.dispatcher_cached(uri, view.id)
+            if cached is not None:
+                action.edit = _workspace_edit(ls, uri, *cached)
+            elif by_command:
+                action.command = types.Command(title=action.title, command=CMD_INSERT, arguments=[uri, view.id])
+            elif not resolvable:
+                try:
+                    action.edit = _workspace_edit(ls, uri, *await ls.engine.dispatcher_edit(uri, view.id))
+                except AnalysisError as exc:
+                    action.disabled = types.CodeActionDisabled(reason=str(exc)) \
+                        if ls.cap("text_document.code_action.disabled_support", False) else None
+                    if action.disabled is None:
+                        continue
+        actions.append(action)
     return actions
+
+
+def _action_kind(only, fixes_cases: bool) -> "str | None":
+    """One action per schedule (an editor lists each kind in its own group: the same edit as a
+    quickfix and a refactor showed twice): a quick fix where it fixes the case diagnostics (or
+    PK041) given, else a refactor; None where the client asked for neither."""
+    for kind in ([types.CodeActionKind.QuickFix] if fixes_cases else []) + [types.CodeActionKind.Refactor]:
+        if _wants(only, kind):
+            return kind
+    return None
 
 
 def _region_fixes(ls: ParakernServer, uri: str, wanted, ours) -> list[types.CodeAction]:
@@ -482,10 +492,20 @@ async def insert_dispatcher(ls: ParakernServer, *args):
 
 @server.command(CMD_BENCH)
 async def bench(ls: ParakernServer, *args):
-    """[uri, schedule id, optional {data, sweep, repeat, device}]: the bench's tables and figures."""
+    """[uri, schedule id, optional {data, sweep, repeat, device}]: the bench's tables and figures.
+    Where it cannot run (no GPU, no pycuda), the message offers what needs no GPU as buttons
+    (window/showMessageRequest); the one chosen runs, and its result is the command's."""
     try:
         values = _args(args, 2, CMD_BENCH)
-        result = await ls.engine.bench(values[0], values[1], values[2] if len(values) > 2 else None)
+        uri, ident, override = values[0], values[1], values[2] if len(values) > 2 else None
+        result = await ls.engine.bench(uri, ident, override)
+        if result["status"] == "missing" and result.get("offers"):
+            mode = OFFERS.get(await _ask(ls, types.MessageType.Warning, result["message"], result["offers"]))
+            if mode is None:
+                return result
+            result = await ls.engine.bench(uri, ident, override, mode)
+            if result["status"] == "done":
+                result["schedule"] = ident
     except AnalysisError as exc:
         ls.engine.client.show_message("warning", f"parakern bench: {exc}")
         return {"status": "error", "message": f"parakern bench: {exc}"}
@@ -494,6 +514,18 @@ async def bench(ls: ParakernServer, *args):
         kind = "error"
     ls.engine.client.show_message(kind, result["message"])
     return result
+
+
+async def _ask(ls: ParakernServer, kind: types.MessageType, message: str, titles: list) -> "str | None":
+    """The title of the button chosen, or None (closed, or a client that cannot ask)."""
+    try:
+        chosen = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=kind, message=message, actions=[types.MessageActionItem(title=t) for t in titles]))
+    except Exception as exc:   # the client refused the request: the message is all it gets
+        log.info("window/showMessageRequest failed: %s", exc)
+        ls.engine.client.show_message("warning", message)
+        return None
+    return chosen.title if chosen is not None else None
 
 
 @server.command(CMD_TREE)

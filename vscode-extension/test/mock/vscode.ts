@@ -10,7 +10,11 @@ export const state = {
     executed: [] as unknown[][],
     output: [] as string[],
     configListeners: [] as ((e: { affectsConfiguration(k: string): boolean }) => void)[],
-    shown: [] as { language: string; content: string }[],
+    shown: [] as unknown[],
+    untitled: [] as { language: string; content: string }[],
+    providers: new Map<string, { provideTextDocumentContent(uri: Uri): string; onDidChange?: (l: (u: Uri) => void) => unknown }>(),
+    channels: [] as { name: string; log: boolean; lines: string[] }[],
+    failing: new Set<string>(),
 };
 
 export function reset(config: Record<string, unknown> = {}): void {
@@ -27,6 +31,10 @@ export function reset(config: Record<string, unknown> = {}): void {
     state.output = [];
     state.configListeners = [];
     state.shown = [];
+    state.untitled = [];
+    state.providers = new Map();
+    state.channels = [];
+    state.failing = new Set();
 }
 
 const disposable = { dispose() { /* nothing */ } };
@@ -37,6 +45,17 @@ export class ThemeColor {
 
 export enum StatusBarAlignment { Left = 1, Right = 2 }
 export enum ViewColumn { Beside = -2 }
+export enum LogLevel { Off = 0, Trace = 1, Debug = 2, Info = 3, Warning = 4, Error = 5 }
+
+export class EventEmitter<T> {
+    private listeners: ((value: T) => void)[] = [];
+    event = (listener: (value: T) => void) => {
+        this.listeners.push(listener);
+        return { dispose: () => { this.listeners = this.listeners.filter((l) => l !== listener); } };
+    };
+    fire(value: T): void { for (const l of [...this.listeners]) l(value); }
+    dispose(): void { this.listeners = []; }
+}
 
 export class StatusBarItemMock {
     text = "";
@@ -51,9 +70,17 @@ export class StatusBarItemMock {
     dispose(): void { this.visible = false; }
 }
 
+export const version = "1.100.3";
+
+/** An event nothing fires (what vscode-languageclient subscribes to when it is constructed). */
+const quiet = () => disposable;
+
 export const workspace = {
     workspaceFolders: undefined as { uri: { fsPath: string } }[] | undefined,
     isTrusted: true,
+    textDocuments: [] as unknown[],
+    onDidOpenTextDocument: quiet, onDidChangeTextDocument: quiet, onDidCloseTextDocument: quiet,
+    onDidSaveTextDocument: quiet, onWillSaveTextDocument: quiet, onDidChangeWorkspaceFolders: quiet,
     onDidChangeConfiguration(listener: (e: { affectsConfiguration(k: string): boolean }) => void) {
         state.configListeners.push(listener);
         return disposable;
@@ -62,7 +89,18 @@ export const workspace = {
         state.trustListeners.push(listener);
         return disposable;
     },
-    async openTextDocument(init: { language: string; content: string }) { return { ...init }; },
+    async openTextDocument(init: { language: string; content: string } | Uri) {
+        if (init instanceof Uri) {
+            const provider = state.providers.get(init.scheme);
+            return { uri: init, content: provider?.provideTextDocumentContent(init) };
+        }
+        state.untitled.push(init);
+        return { ...init };
+    },
+    registerTextDocumentContentProvider(scheme: string, provider: { provideTextDocumentContent(uri: Uri): string }) {
+        state.providers.set(scheme, provider);
+        return { dispose() { state.providers.delete(scheme); } };
+    },
     getConfiguration(section?: string) {
         const prefix = section ? `${section}.` : "";
         return {
@@ -90,11 +128,14 @@ export const window = {
     showErrorMessage(text: string) { state.messages.push({ level: "error", text }); return Promise.resolve(undefined); },
     showWarningMessage(text: string) { state.messages.push({ level: "warning", text }); return Promise.resolve(undefined); },
     activeTextEditor: undefined as unknown,
-    async showTextDocument(doc: { language: string; content: string }) { state.shown.push(doc); return doc; },
-    createOutputChannel(name: string) {
-        const line = (level: string) => (m: string) => { state.output.push(`${level} ${m}`); };
+    async showTextDocument(doc: unknown) { state.shown.push(doc); return doc; },
+    createOutputChannel(name: string, options?: { log: true }) {
+        const channel = { name, log: Boolean(options?.log), lines: [] as string[] };
+        state.channels.push(channel);
+        const line = (level: string) => (m: string) => { channel.lines.push(m); state.output.push(`${level} ${m}`); };
         return { name, info: line("info"), error: line("error"), warn: line("warn"), trace: line("trace"),
-                 debug: line("debug"), appendLine: line("info"), append: line("info"), show() {}, dispose() {} };
+                 debug: line("debug"), appendLine: line("info"), append: line("info"), replace() {}, clear() {},
+                 show() {}, hide() {}, dispose() {}, logLevel: LogLevel.Info, onDidChangeLogLevel: new EventEmitter<LogLevel>().event };
     },
 };
 
@@ -103,7 +144,11 @@ export const extensions = {
 };
 
 export const commands = {
-    executeCommand: async (...args: unknown[]) => { state.executed.push(args); return undefined as unknown; },
+    executeCommand: async (...args: unknown[]) => {
+        state.executed.push(args);
+        if (state.failing.has(String(args[0]))) throw new Error(`command '${String(args[0])}' not found`);
+        return undefined as unknown;
+    },
     registerCommand(id: string, fn: (...args: unknown[]) => unknown) {
         if (state.commands.has(id)) throw new Error(`command '${id}' already exists`);
         state.commands.set(id, fn);
@@ -112,6 +157,12 @@ export const commands = {
 };
 
 export class Uri {
-    constructor(public fsPath: string) {}
-    toString() { return `file://${this.fsPath}`; }
+    constructor(public fsPath: string, public scheme = "file", public path = fsPath, public query = "") {}
+    static from(parts: { scheme: string; path: string; query?: string }): Uri {
+        return new Uri(parts.path, parts.scheme, parts.path, parts.query ?? "");
+    }
+    toString() {
+        return this.scheme === "file" ? `file://${this.fsPath}`
+            : `${this.scheme}:${encodeURI(this.path)}${this.query ? `?${encodeURIComponent(this.query)}` : ""}`;
+    }
 }
