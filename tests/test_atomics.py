@@ -352,6 +352,8 @@ REFUSED = [
     # a scatter: plain stores through an index read from an array
     ("int p = i * B + j; a[idx[p]] = x[p];", "a scatter", "idx[p] = "),
     ("int p = i * B + j; a[idx[p] % 7] = x[p] + 1;", "a scatter", "idx[p] % 7 = "),
+    # a gather from the array the iterations write
+    ("int p = i * B + j; a[p] = a[idx[p]] + 1;", "may name an element another iteration writes", "idx[p] = "),
     # no atomic for *=, nor for a float maximum
     ("int p = i * B + j; a[idx[p]] *= 2;", "no atomic for `*=`", "idx[p] = "),
     ("int p = i * B + j; if (w[p] > f[0]) f[0] = w[p];", "integers only", ""),
@@ -365,7 +367,7 @@ REFUSED = [
 
 
 @pytest.mark.parametrize("body, why, values", REFUSED,
-                         ids=["scatter", "scatter-mod", "times", "float-max", "plain-read", "two-kinds", "rounding"])
+                         ids=["scatter", "scatter-mod", "gather", "times", "float-max", "plain-read", "two-kinds", "rounding"])
 def test_writes_that_may_meet_without_an_atomic_are_errors(body, why, values):
     s = _schedule(f"""
         #include "metafork.h"
@@ -572,3 +574,15 @@ def test_the_static_traffic_of_atomics_is_what_the_emulation_counts(name):
         measured = measure(result, point)
         for k, t in enumerate(per_case, 1):
             assert not isinstance(t, str) and _differences(t, measured[k]) == [], (name, k, point)
+
+
+def test_the_cli_refuses_a_double_atomic_below_sm60(tmp_path, monkeypatch, capsys):
+    """`--target sm_52` (a ptxas that builds for it, CUDA 12's): the error, at the update, exit 0."""
+    from parakern import cli, targets
+    monkeypatch.setattr(targets, "_ptxas_targets", lambda ptxas: frozenset({"sm_52", "sm_80"}))
+    path = _write(tmp_path, "coo_spmv")
+    assert cli.main(["optimize", str(path), "--target", "sm_52"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"coo_spmv\.c:7:9: error: iterations of this meta_for may both access an element of y: "
+                     r"y\[row\[k\]\] read and written at line 11 by two different iterations .*atomicAdd on double "
+                     r"needs sm_60 or later, and the target is sm_52.*\[PK020\]", out), out

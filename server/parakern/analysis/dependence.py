@@ -138,8 +138,11 @@ def _advice(schedule: Schedule, a1: Access, a2: Access, o1, o2, pair: "_Pair") -
         return (f"; {_name(schedule, update.target)} is updated atomically ({update.text()}) where iterations may "
                 "meet, but the other access is not an update of that kind: it may run between the atomic "
                 "updates of another iteration")
+    if data and not any(a.is_write for a in data):   # a gather from an array others write
+        return (f"; the subscript of {_name(schedule, data[0])} reads array values, which may name an element "
+                "another iteration writes")
     if data:
-        write = next((a for a in (a1, a2) if a.is_write), a1)
+        write = next((a for a in data if a.is_write), data[0])
         stmt = _statement_of(schedule, write.span)
         op = stmt.op if isinstance(stmt, syntax.Assign) else "="
         if op == "=":
