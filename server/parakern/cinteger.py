@@ -13,6 +13,21 @@ otherwise (hypothesis (H1) of the paper for parameters; a loop variable from its
 and a divisor is never 0 (C leaves division by zero undefined, and the front end makes
 every symbolic divisor a fact), so a divisor >= 0 is >= 1, and so is each symbol of a
 product that divides.
+
+Where C's / and % become sympy or z3, and what each reads:
+- the front end (frontend/nest.py, schedule.py): the model's subscripts, guards, bounds,
+  derived scalars and facts, with each loop variable's start; frontend/signs.py then settles
+  with the facts what it can (assert(N >= 2), a meta_for bound >= 1);
+- z3 (constraints.to_z3: the dependence test, the footprint prover, the case tree, the
+  dispatcher's facts): cdiv / cmod exactly, the remainder with the dividend's sign;
+- exact.py, lambdify (LAMBDIFY_MODULES), the IR (sdiv / srem) and the C printers (`/`, `%`):
+  C's values;
+- analysis/traffic.py's walk of a body's locals and conditions, analysis/settled.py and the
+  strategies' comparisons of loop bounds: the loop variables they see from 0 (H1) unless
+  told their start (settled.py is); a static traffic figure of a loop from a negative start
+  may differ by a sector, which `profile --emulate` shows;
+- tune's divisor parameters (tuning/search.py) and verify's uneven sizes (verify/points.py)
+  look for floor divisions: a quotient the facts cannot settle is no divisor to them.
 """
 from __future__ import annotations
 
