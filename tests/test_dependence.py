@@ -122,11 +122,22 @@ def test_independent_snippets(tmp_path):
 # ------------------------------------------------------------------ undecided
 
 def test_opaque_subscript_is_a_warning(tmp_path):
-    path, s = snippet(tmp_path, "                a[a[i]] = 1;")
+    """`^` has no form in the analysis: a permutation here, but nothing proves it."""
+    path, s = snippet(tmp_path, "                a[(i * B + j) ^ 1] = 1;")
     (d,) = check(s)
     assert d.code == "PK021" and d.severity == Severity.WARNING and keyword(d.span) == GRID
     assert d.message.startswith("independence of this meta_for could not be proved")
+    assert [text_at(path, r.span) for r in d.related] == ["a[(i * B + j) ^ 1]"] * 2
+
+
+def test_a_subscript_read_from_an_array_is_an_error_with_the_values_read(tmp_path):
+    """The values of a[i] may be anything: a collision the data decides is a race, with the
+    values of the witness (it was a warning, and verify said "verified")."""
+    path, s = snippet(tmp_path, "                a[a[i]] = 1;")
+    (d,) = check(s)
+    assert d.code == "PK020" and d.severity == Severity.ERROR and keyword(d.span) == GRID
     assert [text_at(path, r.span) for r in d.related] == ["a[a[i]]", "a[i]"]
+    assert "a scatter" in d.message and "a[i] = " in d.message
 
 
 def test_solver_giving_up_is_a_warning_not_a_proof(tmp_path):
@@ -170,3 +181,40 @@ def test_serial_loop_writing_one_element_is_dependent(tmp_path):
 def test_unknown_loop_name_is_a_caller_error():
     with pytest.raises(ValueError):
         iterations_independent(schedule_of("jacobi1d"), "i")   # a meta_for, not a serial loop
+
+
+# ------------------------------------------------------------------ ?: is the if it is
+
+@pytest.mark.parametrize("conditional, statement", [
+    # the else never runs (p < dim*B always holds): no thread reads its neighbour's element
+    ("int p = i * B + j; a[p] = (p < dim * B) ? a[p] + 1 : a[p + 1];",
+     "int p = i * B + j; if (p < dim * B) a[p] = a[p] + 1; else a[p] = a[p + 1];"),
+    # j < 0 never holds: a[2p + 2], another thread's even element, is never read
+    ("int p = i * B + j; a[2 * p] = (j < 0) ? a[2 * p + 2] : a[2 * p + 1];",
+     "int p = i * B + j; if (j < 0) a[2 * p] = a[2 * p + 2]; else a[2 * p] = a[2 * p + 1];"),
+    # a condition on parameters only, and the branch it takes reads the thread's own element
+    ("int p = i * B + j; if (N > 0) a[p] = (N > 0) ? a[p] : a[p + 1];",
+     "int p = i * B + j; if (N > 0) { if (N > 0) a[p] = a[p]; else a[p] = a[p + 1]; }"),
+])
+def test_a_conditional_expression_guards_its_branches_as_an_if_does(tmp_path, conditional, statement):
+    for body in (conditional, statement):
+        _, s = snippet(tmp_path, "                " + body)
+        assert check(s) == (), body
+
+
+@pytest.mark.parametrize("body, read", [
+    ("int p = i * B + j; a[p] = (j > 0) ? a[p - 1] : 0;", "a[p - 1]"),
+    ("int p = i * B + j; a[2 * p] = (j == 0) ? 0 : a[2 * p - 2];", "a[2 * p - 2]"),
+    ("int p = i * B + j; a[2 * p] = (a[2 * p + 1] > 0) ? a[2 * p + 2] : 0;", "a[2 * p + 2]"),  # on data
+])
+def test_a_race_under_a_conditional_expression_is_refused_with_a_witness_that_takes_the_branch(tmp_path, body, read):
+    """The witness's reading iteration takes the branch: j = 1 reads a[p - 1], which j = 0
+    writes (the condition ignored, the witness was j = 0 reading a[-1])."""
+    import re
+    _, s = snippet(tmp_path, "                " + body)
+    (d,) = check(s)
+    assert d.code == "PK020" and read in d.message
+    if "j > 0" in body or "j == 0" in body:
+        js = [int(v) for v in re.findall(r"j = (\d+)", d.message)]
+        assert len(js) == 2 and max(js) >= 1 and js[0] != js[1]
+        assert d.message.count("B = ") == 1 and "B = 1:" not in d.message

@@ -156,7 +156,7 @@ def test_where_the_block_shapes_tie_the_pick_has_full_warps_on_every_sm():
 def test_formula_is_the_same_text_in_c():
     lines = model.formula_c()
     assert ("const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), "
-            "fmax(t_l1, t_blocks)), t_l2);") in lines
+            "fmax(t_l1, t_blocks)), fmax(t_l2, t_atomic));") in lines
     assert lines[-1] == "const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));"
     assert len(lines) == len(model.FORMULA)
 

@@ -25,6 +25,7 @@ import sympy
 import z3
 
 from parakern import exact
+from parakern.cinteger import cdiv, cmod
 from parakern.printing import to_c, to_text
 from parakern.relations import integral_sides, relation_of
 from parakern.symbols import P_OCC
@@ -135,6 +136,30 @@ class Env:
     def quotient_constant(self, num: z3.ExprRef, den: z3.ExprRef) -> z3.ExprRef:
         return self.fresh(z3.Int, "q")
 
+    def truncated(self, num: z3.ExprRef, den: z3.ExprRef) -> z3.ExprRef:
+        """C's num / den (truncated toward zero) as a fresh integer q pinned by side conditions:
+        the remainder num - den*q has the sign of num and is smaller than |den| (none when
+        den = 0, where C is undefined)."""
+        key = ("trunc", num.get_id(), den.get_id())
+        if key not in self.quotients:
+            q = self.truncated_constant(num, den)
+            r = num - den * q
+            if z3.is_int_value(den):
+                size = abs(den.as_long())
+                bounded = z3.And(r < size, -size < r) if size else z3.BoolVal(True)
+                nonzero = z3.BoolVal(size != 0)
+            else:
+                size = z3.If(den >= 0, den, -den)
+                bounded = z3.And(r < size, -size < r)
+                nonzero = den != 0
+            self.side.append(z3.Implies(nonzero, z3.And(bounded, z3.Implies(num >= 0, r >= 0),
+                                                        z3.Implies(num < 0, r <= 0))))
+            self.quotients[key] = (num, den, q)
+        return self.quotients[key][2]
+
+    def truncated_constant(self, num: z3.ExprRef, den: z3.ExprRef) -> z3.ExprRef:
+        return self.fresh(z3.Int, "t")
+
     def quotient_of(self, num: sympy.Expr, den: sympy.Expr) -> z3.ExprRef:
         """floor(num/den) for integer num and den: the operands translated, then `quotient`.
         An environment may pin its quotients another way (analysis/prover.py does)."""
@@ -196,6 +221,10 @@ def _term(e, env: Env) -> z3.ExprRef:
     if isinstance(e, sympy.Mod):
         a, b = e.args
         return _term(a, env) - _term(b, env) * _floor(a / b, env)
+    if isinstance(e, (cdiv, cmod)):   # C's truncating / and %
+        num, den = _term(e.args[0], env), _term(e.args[1], env)
+        q = env.truncated(num, den)
+        return q if isinstance(e, cdiv) else num - den * q
     if isinstance(e, (sympy.Max, sympy.Min)):
         pick = (lambda x, y: z3.If(x >= y, x, y)) if isinstance(e, sympy.Max) else \
             (lambda x, y: z3.If(x <= y, x, y))
@@ -292,6 +321,9 @@ class _Canonical(Env):
 
     def quotient_constant(self, num: z3.ExprRef, den: z3.ExprRef) -> z3.ExprRef:
         return z3.Int(f"?floor({num.sexpr()} / {den.sexpr()})")
+
+    def truncated_constant(self, num: z3.ExprRef, den: z3.ExprRef) -> z3.ExprRef:
+        return z3.Int(f"?trunc({num.sexpr()} / {den.sexpr()})")
 
 
 _FRESH = itertools.count()
@@ -439,7 +471,7 @@ def _nonlinear_divisions(relation) -> frozenset:
     for node in sympy.preorder_traversal(relation):
         if isinstance(node, (sympy.floor, sympy.ceiling)):
             quotient = node.args[0]
-        elif isinstance(node, sympy.Mod):
+        elif isinstance(node, (sympy.Mod, cdiv, cmod)):
             quotient = node.args[0] / node.args[1]
         else:
             continue

@@ -17,6 +17,8 @@ from typing import Callable, Mapping
 
 import sympy
 
+from parakern.cinteger import cdiv, cmod, evaluate_division
+
 
 class _Unsupported(Exception):
     pass
@@ -58,6 +60,9 @@ def _compile(e) -> Callable:
         return lambda env: max(p(env) for p in parts)
     if isinstance(e, sympy.Mod):
         return lambda env: parts[0](env) % parts[1](env)
+    if isinstance(e, (cdiv, cmod)):
+        kind = type(e)
+        return lambda env: evaluate_division(kind, parts[0](env), parts[1](env))
     raise _Unsupported(type(e).__name__)
 
 

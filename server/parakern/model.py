@@ -115,6 +115,17 @@ class Access:
     guards: tuple[Guard, ...]
     loops: tuple[str, ...]  # enclosing serial loop variables, outer first
     span: Span
+    data: bool = False      # a subscript reads array values (directly or through a local): `h[in[i] % 16]`
+
+
+@dataclass(frozen=True)
+class AtomicUpdate:
+    """An update of one array element (`h[in[i] % NBINS] += 1`, analysis/updates.py) that several
+    iterations of a meta_for may make at once: the kernels make it with a CUDA atomic."""
+    span: Span      # the statement (the `if` of `if (v > m[k]) m[k] = v`)
+    array: str
+    op: str         # "add", "sub", "max" or "min"
+    function: str   # the CUDA function: atomicAdd, atomicSub, atomicMax, atomicMin
 
 
 @dataclass(frozen=True)
@@ -153,6 +164,7 @@ class Schedule:
     host_loops: tuple[str, ...]       # variables of the host code's for loops around the block
     text: str                         # source text of the block, for caching results
     function_span: "Span | None" = None   # the enclosing function definition, signature to `}`
+    atomics: tuple[AtomicUpdate, ...] = ()  # updates made atomically (the dependence test decides)
 
     @property
     def data_params(self) -> tuple[Param, ...]:

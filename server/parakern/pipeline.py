@@ -103,9 +103,12 @@ def optimize_schedule(schedule: Schedule, options: Options = Options(), complete
     at the cases (the editor shows them first): `completed` adds the no-fit regions, the
     coverage proof and the coalescing warnings."""
     try:
-        found = dependence.check(schedule) + narrow_blocks(schedule)
+        verdict = dependence.examine(schedule, target=options.target)
+        found = verdict.diagnostics + narrow_blocks(schedule)
         if any(d.severity.value == "error" for d in found):
             return ScheduleResult(schedule, None, found)
+        # the updates iterations may make to one element at once: every kernel makes them atomically
+        schedule = dataclasses.replace(schedule, atomics=verdict.atomics)
         device = get_profile(options.occupancy) if options.occupancy else None
         counters = default_counters(options.target, device, options.staging)
         strategies = tuple(s for s in default_strategies() if _enabled(s, options))

@@ -4,7 +4,8 @@
 constraints.py decides systems with z3; this module only writes them, so printing needs no
 solver. `CPrinter` is also the base of the code generator's integer printer
 (codegen/cprint.py): floor(a/b) prints as C's `a/b` and Mod(a, b) as `a % b`, which is what
-they are for the non-negative values hypothesis (H1) of the paper allows.
+they are for the non-negative values hypothesis (H1) of the paper allows; cdiv / cmod, C's
+own truncating `/` and `%` where an operand may be negative (cinteger.py), print the same.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import sympy
 from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.str import StrPrinter
 
+from parakern.cinteger import cdiv, cmod
 from parakern.relations import integral_sides, relation_of
 
 _MAX_PRODUCT_POWER = 16   # x**n prints as x*x*...*x up to this exponent (C has no integer pow)
@@ -62,7 +64,7 @@ class CPrinter(StrPrinter):
     _relationals = {"==": "==", "!=": "!="}
 
     def _division_like(self, item) -> bool:
-        return isinstance(item, sympy.Mod) or \
+        return isinstance(item, (sympy.Mod, cdiv, cmod)) or \
             (isinstance(item, (sympy.floor, sympy.ceiling)) and _division(item.args[0]) is not None)
 
     def parenthesize(self, item, level, strict=False):
@@ -117,6 +119,13 @@ class CPrinter(StrPrinter):
         a, b = expr.args
         return "%s %% %s" % (self.parenthesize(a, PRECEDENCE["Mul"]),
                              self.parenthesize(b, PRECEDENCE["Mul"]))
+
+    _print_cmod = _print_Mod   # C's % is what cmod means
+
+    def _print_cdiv(self, expr):
+        a, b = expr.args
+        return "%s/%s" % (self.parenthesize(a, PRECEDENCE["Mul"], strict=True),
+                          self.parenthesize(b, PRECEDENCE["Mul"]))
 
     def _print_Pow(self, expr, rational=False):
         if expr.exp.is_Integer and 0 < int(expr.exp) <= _MAX_PRODUCT_POWER:
@@ -193,6 +202,14 @@ class MathPrinter(StrPrinter):
     def _print_Mod(self, expr):
         a, b = expr.args
         return "%s mod %s" % (self.parenthesize(a, PRECEDENCE["Mul"]), self.parenthesize(b, PRECEDENCE["Mul"]))
+
+    def _print_cdiv(self, expr):   # C's /: the quotient truncated toward zero
+        return "trunc(%s/%s)" % (self.parenthesize(expr.args[0], PRECEDENCE["Mul"], strict=True),
+                                 self.parenthesize(expr.args[1], PRECEDENCE["Mul"]))
+
+    def _print_cmod(self, expr):   # C's %: the remainder with the sign of the dividend
+        a, b = expr.args
+        return "%s rem %s" % (self.parenthesize(a, PRECEDENCE["Mul"]), self.parenthesize(b, PRECEDENCE["Mul"]))
 
     def _print_Max(self, expr):
         return "max(%s)" % ", ".join(self._print(a) for a in expr.args)

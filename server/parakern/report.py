@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sympy
 
+from parakern.analysis.updates import described
 from parakern.model import Schedule
 from parakern.pipeline import Analysis, ScheduleResult
 from parakern.symbols import opaque
@@ -64,6 +65,9 @@ def _schedule_fields(schedule: Schedule) -> dict:
                     "range": loop.keyword_span.to_lsp()}
                    for loop in schedule.between + schedule.serial],
         "cache": [c.name for c in schedule.cache],
+        "atomics": [{"line": line, "statement": statement, "array": a.array, "op": a.op, "function": function,
+                     "range": a.span.to_lsp()}
+                    for a, (line, statement, function) in zip(schedule.atomics, described(schedule))],
         "facts": [_s(f.relation) for f in schedule.facts],
         "accesses": [{"array": a.array, "indices": [_s(i) for i in a.indices],
                       "read": a.is_read, "write": a.is_write, "exact": a.exact,
@@ -120,6 +124,8 @@ def text(analysis: Analysis) -> str:
             use = ", ".join(u for u, on in (("read", a.read), ("written", a.written),
                                             ("cached", a.name in cached)) if on)
             lines.append(f"  array {a.name}: {a.ctype}{dims}  {use}")
+        for line, statement, function in described(s):
+            lines.append(f"  atomic {statement} (line {line}): {function}, iterations may update one element at once")
         if s.facts:
             lines.append(f"  facts  {'; '.join(_s(f.relation) for f in s.facts)}")
         if r.tree is not None:

@@ -13,6 +13,7 @@ from typing import Union
 
 import sympy
 
+from parakern import cinteger
 from parakern.diagnostics import Span
 from parakern.symbols import sym
 
@@ -254,6 +255,21 @@ def replaced(node, replacement):
 _COMPOUND = (Index, Unary, Binary, Ternary, Call, Cast, Decl, Assign, If, Loop, Block)   # nodes holding nodes
 
 
+_POSITIONS = frozenset({"span", "array_span", "keyword_span", "text"})
+
+
+def same(a, b) -> bool:
+    """Structural equality of syntax trees, ignoring source positions."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if not dataclasses.is_dataclass(a):
+        return a == b
+    return all(same(getattr(a, f.name), getattr(b, f.name))
+               for f in dataclasses.fields(a) if f.name not in _POSITIONS)
+
+
 def variables(expr) -> frozenset[str]:
     """Names of the scalars an expression reads (array names excluded)."""
     return frozenset(n.name for n in walk(expr) if isinstance(n, Var))
@@ -279,14 +295,16 @@ def renamed(node, names: dict):
     return replaced(node, swap)
 
 
-def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None) -> "sympy.Expr | None":
+def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None,
+             lower: "cinteger.Bounds | None" = None) -> "sympy.Expr | None":
     """The value of an integer expression as a sympy expression, or None.
 
-    C integer division and modulo become floor / Mod: they agree with C's
-    truncation on the non-negative values that hypothesis (H1) of the paper
-    assumes for parameters and loop variables. `env` substitutes local
-    scalars by their definitions. Floating-point, calls and array reads
-    have no symbolic value here and give None.
+    C integer division and modulo truncate toward zero: they become floor / Mod
+    where their operands are known non-negative (and the divisor positive), cdiv /
+    cmod otherwise (cinteger.py). `lower` gives the least value of the symbols
+    whose sign is not that of (H1) (a loop variable that may start below 0; None:
+    unknown). `env` substitutes local scalars by their definitions.
+    Floating-point, calls and array reads have no symbolic value here and give None.
     """
     env = env or {}
     if isinstance(expr, Const):
@@ -296,9 +314,9 @@ def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None) -> "sympy
             return env[expr.name]
         return sym(expr.name) if is_integer(expr.ctype) else None
     if isinstance(expr, Cast):
-        return to_sympy(expr.operand, env) if is_integer(expr.ctype) else None
+        return to_sympy(expr.operand, env, lower) if is_integer(expr.ctype) else None
     if isinstance(expr, Unary):
-        inner = to_sympy(expr.operand, env)
+        inner = to_sympy(expr.operand, env, lower)
         if inner is None:
             return None
         if expr.op == "-":
@@ -309,7 +327,7 @@ def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None) -> "sympy
             return sympy.Piecewise((1, sympy.Eq(inner, 0)), (0, True))
         return None
     if isinstance(expr, Binary):
-        left, right = to_sympy(expr.left, env), to_sympy(expr.right, env)
+        left, right = to_sympy(expr.left, env, lower), to_sympy(expr.right, env, lower)
         if left is None or right is None:
             return None
         if expr.op in COMPARISONS or expr.op in LOGICAL:
@@ -323,15 +341,15 @@ def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None) -> "sympy
         if expr.op in ("/", "%") and right.is_zero:
             return None  # division by zero has no value (the C program is undefined there)
         if expr.op == "/" and is_integer(expr.ctype):
-            return sympy.floor(left / right)
+            return cinteger.quotient(left, right, lower)
         if expr.op == "%" and is_integer(expr.ctype):
-            return sympy.Mod(left, right)
+            return cinteger.remainder(left, right, lower)
         if expr.op == "<<" and right.is_Integer and 0 <= int(right) < 64:
             return left * 2 ** int(right)
         return None
     if isinstance(expr, Ternary):
-        cond = to_sympy_condition(expr.cond, env)
-        then, other = to_sympy(expr.then, env), to_sympy(expr.other, env)
+        cond = to_sympy_condition(expr.cond, env, lower)
+        then, other = to_sympy(expr.then, env, lower), to_sympy(expr.other, env, lower)
         if cond is None or then is None or other is None:
             return None
         return sympy.Piecewise((then, cond), (other, True))
@@ -342,21 +360,22 @@ _RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge,
               "==": sympy.Eq, "!=": sympy.Ne}
 
 
-def to_sympy_condition(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None):
+def to_sympy_condition(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None,
+                       lower: "cinteger.Bounds | None" = None):
     """A C condition as a sympy boolean, or None when it has no symbolic form."""
     if isinstance(expr, Binary) and expr.op in _RELATIONS:
-        left, right = to_sympy(expr.left, env), to_sympy(expr.right, env)
+        left, right = to_sympy(expr.left, env, lower), to_sympy(expr.right, env, lower)
         if left is None or right is None:
             return None
         return _RELATIONS[expr.op](left, right)
     if isinstance(expr, Binary) and expr.op in LOGICAL:
-        left = to_sympy_condition(expr.left, env)
-        right = to_sympy_condition(expr.right, env)
+        left = to_sympy_condition(expr.left, env, lower)
+        right = to_sympy_condition(expr.right, env, lower)
         if left is None or right is None:
             return None
         return sympy.And(left, right) if expr.op == "&&" else sympy.Or(left, right)
     if isinstance(expr, Unary) and expr.op == "!":
-        inner = to_sympy_condition(expr.operand, env)
+        inner = to_sympy_condition(expr.operand, env, lower)
         return None if inner is None else sympy.Not(inner)
-    value = to_sympy(expr, env)
+    value = to_sympy(expr, env, lower)
     return None if value is None else sympy.Ne(value, 0)

@@ -7,7 +7,8 @@ import re
 import shutil
 import subprocess
 
-TARGETS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
+# Maxwell and Pascal too (CUDA 12's ptxas builds for them): an atomicAdd on double needs sm_60
+TARGETS = ("sm_52", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
 DEFAULT_TARGET = "sm_80"
 
 

@@ -703,7 +703,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
 }
 
 /* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines)
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines, double atomics, double atomic_spread)
 {
     const double sms = d->sms;
     const double bandwidth = d->bandwidth;
@@ -729,7 +729,8 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
     const double t_blocks = ceil(blocks / sms) * block_time;
     const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
-    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), t_l2);
+    const double t_atomic = waves * active * atomics / (atomic_spread * clock);
+    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), fmax(t_l2, t_atomic));
     const double lanes = threads / (ceil(threads / 32.0) * 32.0);
     const double spread = fmin(blocks, sms) / sms;
     const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));
@@ -752,10 +753,12 @@ static double matmul_0_time_case1(const parakern_model_device *dev, long long n,
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 32);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
 /* matmul:0, case 2: the time model (tuning/model.py) */
@@ -773,10 +776,12 @@ static double matmul_0_time_case2(const parakern_model_device *dev, long long n,
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     const long long l2_lines = PARAKERN_CEIL_DIV(B0*(n/B0)*((B0 + 3)/4) + 16*((4*s*ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 8*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 8);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
 /* matmul:0, case 3: the time model (tuning/model.py) */
@@ -794,10 +799,12 @@ static double matmul_0_time_case3(const parakern_model_device *dev, long long n,
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 256*s*((ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     const long long l2_lines = PARAKERN_CEIL_DIV(B0*(n/B0)*((B0 + 3)/4) + 16*((4*s*ub1*((B0 + 3)/4) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 8*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 8);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
 /* matmul:0, case 4: the time model (tuning/model.py) */
@@ -815,10 +822,12 @@ static double matmul_0_time_case4(const parakern_model_device *dev, long long n,
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 32);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case4, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
 /* matmul:0, case 5: the time model (tuning/model.py) */
@@ -836,10 +845,12 @@ static double matmul_0_time_case5(const parakern_model_device *dev, long long n,
     const long long ops64 = 0;
     const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
     const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 32);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case5, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
 /* matmul:0: the share of the serial program's iterations these values run (tuning/coverage.py) */

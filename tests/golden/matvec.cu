@@ -301,7 +301,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
 }
 
 /* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines)
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines, double atomics, double atomic_spread)
 {
     const double sms = d->sms;
     const double bandwidth = d->bandwidth;
@@ -327,7 +327,8 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
     const double t_blocks = ceil(blocks / sms) * block_time;
     const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
-    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), t_l2);
+    const double t_atomic = waves * active * atomics / (atomic_spread * clock);
+    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), fmax(t_l2, t_atomic));
     const double lanes = threads / (ceil(threads / 32.0) * 32.0);
     const double spread = fmin(blocks, sms) / sms;
     const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));
@@ -350,10 +351,12 @@ static double matvec_0_time_case1(const parakern_model_device *dev, long long m,
     const long long ops64 = 2*n;
     const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
     const long long l2_lines = PARAKERN_CEIL_DIV(B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16)), 16);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
 /* matvec:0, case 2: the time model (tuning/model.py) */
@@ -371,10 +374,12 @@ static double matvec_0_time_case2(const parakern_model_device *dev, long long m,
     const long long ops64 = 2*n;
     const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
     const long long l2_lines = PARAKERN_CEIL_DIV(B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16)), 16);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
 /* matvec:0: the share of the serial program's iterations these values run (tuning/coverage.py) */

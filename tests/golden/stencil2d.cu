@@ -415,7 +415,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
 }
 
 /* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines)
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines, double atomics, double atomic_spread)
 {
     const double sms = d->sms;
     const double bandwidth = d->bandwidth;
@@ -441,7 +441,8 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
     const double t_blocks = ceil(blocks / sms) * block_time;
     const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
-    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), t_l2);
+    const double t_atomic = waves * active * atomics / (atomic_spread * clock);
+    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), fmax(t_l2, t_atomic));
     const double lanes = threads / (ceil(threads / 32.0) * 32.0);
     const double spread = fmin(blocks, sms) / sms;
     const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));
@@ -464,10 +465,12 @@ static double stencil2d_0_time_case1(const parakern_model_device *dev, long long
     const long long ops64 = 0;
     const long long l1_traffic = 28*Bx*By + 16*Bx + 16*By + 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 32;
     const long long l2_lines = PARAKERN_CEIL_DIV(Bx*By*((Bx + 33)/32) + 2*Bx*((Bx + 33)/32) + 2*By*((Bx + 33)/32) + (Bx + 2)*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32)) + 4*((Bx + 33)/32), Bx + 2);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil2d_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
 /* stencil2d:0, case 2: the time model (tuning/model.py) */
@@ -485,10 +488,12 @@ static double stencil2d_0_time_case2(const parakern_model_device *dev, long long
     const long long ops64 = 0;
     const long long l1_traffic = 192*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8));
     const long long l2_lines = ((((32) <= (Bx) ? (32) : (Bx)) + ((5*Bx*By) <= (Bx*By + 2*Bx + 2*By + 4) ? (5*Bx*By) : (Bx*By + 2*Bx + 2*By + 4)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32)) + ((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32));
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil2d_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
 /* stencil2d:0: the share of the serial program's iterations these values run (tuning/coverage.py) */

@@ -8,7 +8,8 @@ footprint.py        the elements one thread block touches, per array; built from
 staging.py          the shared-memory plan of a variant's cached arrays: what, where, layout
   staging_routes.py   which accesses go to shared memory, and to which slot
   staging_phases.py   when the block copies and synchronises around the body
-dependence.py       are the iterations of the meta_for levels independent?
+dependence.py       are the iterations of the meta_for levels independent? which updates are atomic
+  updates.py          read-modify-write updates (h[k] += v, maxima) and the CUDA atomic of each
 
 Pure sympy / z3 work on the frozen model: nothing here lowers, prints, or
 imports the stages that consume it.

@@ -12,7 +12,14 @@ block levels, which order them).
 
 z3 "unsat" is a proof of independence; "sat" is a real collision (an error)
 when every subscript, bound and fact was translated exactly, a possible one
-(a warning) otherwise; "unknown" is a warning, never a proof.
+(a warning) otherwise; "unknown" is a warning, never a proof. A subscript that
+reads array values (`a[idx[i]]`) may take any value: its "sat" is an error too
+(the data can make the iterations collide), with the values they read in the witness.
+
+Two updates of one kind (analysis/updates.py: `h[k] += v`, a maximum into m[k]) may
+meet on an element: their order does not change the result, so the kernels make them
+with CUDA's atomics (`examine(...).atomics`) instead of refusing them; any other access
+that may meet them is still a collision.
 """
 from __future__ import annotations
 
@@ -26,10 +33,12 @@ import z3
 
 from parakern import interrupts
 from parakern import syntax
+from parakern.analysis.updates import Update, atomic_for, updates
 from parakern.constraints import Env, Untranslatable, to_z3, z3_check
 from parakern.diagnostics import Diagnostic, Related, Span, error, warning
-from parakern.model import Access, Schedule
+from parakern.model import Access, AtomicUpdate, Schedule
 from parakern.symbols import sym
+from parakern.targets import DEFAULT_TARGET
 
 DEFAULT_TIMEOUT_MS = 2000
 _FAILURES = (Untranslatable, z3.Z3Exception, TypeError, ValueError)
@@ -37,31 +46,128 @@ _FAILURES = (Untranslatable, z3.Z3Exception, TypeError, ValueError)
 
 # ------------------------------------------------------------------ public API
 
-def check(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> tuple[Diagnostic, ...]:
+@dataclass(frozen=True)
+class Verdict:
+    diagnostics: tuple[Diagnostic, ...]
+    atomics: tuple[AtomicUpdate, ...]     # the updates iterations may make to one element at once
+
+
+def check(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+          target: str = DEFAULT_TARGET) -> tuple[Diagnostic, ...]:
     """PK020 (error) where two iterations of a meta_for may collide, PK021 (warning)
     where their independence could not be proved; nothing when it is proved.
     At most one diagnostic per meta_for and array (an error replaces a warning)."""
+    return examine(schedule, timeout_ms, target).diagnostics
+
+
+def examine(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS, target: str = DEFAULT_TARGET) -> Verdict:
+    """The diagnostics of `check`, and the updates the kernels must make atomically (for the
+    GPU architecture `target`: atomicAdd on double needs sm_60)."""
     try:
-        return _check(schedule, timeout_ms)
+        return _check(schedule, timeout_ms, target)
     except Exception as exc:  # an analysis bug must not cost the user the other results
         interrupts.reraise()
-        return (warning("PK099", "the independence of the meta_for iterations could not be checked "
-                        f"(internal error: {type(exc).__name__}: {exc})", schedule.keyword_span),)
+        return Verdict((warning("PK099", "the independence of the meta_for iterations could not be checked "
+                                f"(internal error: {type(exc).__name__}: {exc})", schedule.keyword_span),), ())
 
 
-def _check(schedule: Schedule, timeout_ms: int) -> tuple[Diagnostic, ...]:
+@dataclass(frozen=True)
+class _Owner:
+    """The update statement an access belongs to, and how CUDA makes it (None: it cannot)."""
+    update: Update
+    atomic: "AtomicUpdate | None"
+    why: str
+
+
+def _owners(schedule: Schedule, target: str) -> dict:
+    """{access span: _Owner} for every reference to the element of an update statement."""
+    owners = {}
+    for u in updates(schedule.body):
+        made, why = atomic_for(u, target)
+        atomic = AtomicUpdate(u.span, u.target.array, u.op, made.function) if made else None
+        for span in u.references:
+            owners[span] = _Owner(u, atomic, why)
+    return owners
+
+
+def _check(schedule: Schedule, timeout_ms: int, target: str) -> Verdict:
     prover = _prover(schedule, timeout_ms)
+    owners = _owners(schedule, target)
     found: dict = {}
-    for a1, a2 in _conflicting_pairs(schedule.accesses):
+    atomic: dict = {}
+    for a1, a2 in _conflicting_pairs(schedule.accesses, owners):
         pair = prover.pair(a1, a2)
+        o1, o2 = owners.get(a1.span), owners.get(a2.span)
+        together = o1 is not None and o2 is not None and o1.update.kind == o2.update.kind
         for level, outcome in _carriers(pair):
             key = (level.var, a1.array)
-            if outcome == "sat" and pair.exact:
+            if together and o1.atomic and o2.atomic:
+                atomic[o1.update.span], atomic[o2.update.span] = o1.atomic, o2.atomic
+            elif together:   # updates that may meet, and no atomic makes one of them
                 if key not in found or found[key].code != "PK020":
-                    found[key] = _collision(schedule, level, a1, a2, pair.example())
+                    why = o1.why or o2.why
+                    found[key] = _collision(schedule, level, a1, a2, _example(schedule, pair),
+                                            f"; they are updates that an atomic would make safe, but {why}")
+            elif outcome == "sat" and (pair.exact or _on_data(pair)):
+                if key not in found or found[key].code != "PK020":
+                    found[key] = _collision(schedule, level, a1, a2, _example(schedule, pair),
+                                            _advice(schedule, a1, a2, o1, o2, pair))
             elif key not in found:
                 found[key] = _unproved(schedule, level, a1, a2, pair, outcome)
-    return tuple(sorted(found.values(), key=lambda d: (d.span, d.code)))
+    diagnostics = tuple(sorted(found.values(), key=lambda d: (d.span, d.code)))
+    if any(d.code == "PK020" for d in diagnostics):
+        return Verdict(diagnostics, ())
+    return Verdict(diagnostics, tuple(sorted(atomic.values(), key=lambda a: a.span)))
+
+
+def _on_data(pair: "_Pair") -> bool:
+    """A possible collision that only the values read from arrays decide: an access's subscript
+    reads them (`h[in[i] % 16]`) and everything else was translated exactly. Such values may
+    be anything, so the collision happens for some data."""
+    return not pair.notes and any(a.data and not a.exact for a in pair.accesses)
+
+
+def _advice(schedule: Schedule, a1: Access, a2: Access, o1, o2, pair: "_Pair") -> str:
+    """What to change, where the collision involves an update or a subscript read from an array."""
+    data = [a for a in (a1, a2) if a.data and not a.exact]
+    if o1 is not None and o2 is not None:
+        return (f"; {o1.update.text()} and {o2.update.text()} are updates of different kinds: the result depends "
+                "on their order")
+    if (o1 is None) != (o2 is None):
+        update = (o1 or o2).update
+        return (f"; {_name(schedule, update.target)} is updated atomically ({update.text()}) where iterations may "
+                "meet, but the other access is not an update of that kind: it may run between the atomic "
+                "updates of another iteration")
+    if data and not any(a.is_write for a in data):   # a gather from an array others write
+        return (f"; the subscript of {_name(schedule, data[0])} reads array values, which may name an element "
+                "another iteration writes")
+    if data:
+        write = next((a for a in data if a.is_write), data[0])
+        stmt = _statement_of(schedule, write.span)
+        op = stmt.op if isinstance(stmt, syntax.Assign) else "="
+        if op == "=":
+            return ("; the subscript reads array values, which may repeat: different iterations may store to "
+                    "one element (a scatter), and no atomic orders plain stores")
+        return (f"; the subscript reads array values, which may repeat, and CUDA has no atomic for `{op}` "
+                "(there are for +=, -= and a maximum or minimum of integers)")
+    return ""
+
+
+def _statement_of(schedule: Schedule, span: Span):
+    """The assignment whose target is the array reference at `span` (None: none)."""
+    for n in syntax.walk(schedule.body):
+        if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Index) and n.target.span == span:
+            return n
+    return None
+
+
+def _example(schedule: Schedule, pair: "_Pair") -> str:
+    """The pair's colliding iterations, and the values their subscripts read from arrays."""
+    example = pair.example()
+    values = pair.opaque_values()
+    if not example or not values:
+        return example
+    return example + ", " + "; ".join(values)
 
 
 def _carriers(pair: "_Pair") -> list:
@@ -167,10 +273,11 @@ def threads_communicate(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS
 
 # ------------------------------------------------------------------ pairs of accesses
 
-def _conflicting_pairs(accesses) -> list[tuple[Access, Access]]:
+def _conflicting_pairs(accesses, owners: "dict | None" = None) -> list[tuple[Access, Access]]:
     """Pairs of accesses to one array, one of them writing, that a uniform guard does
     not put on exclusive paths (`if (t % 2) a[p1] = …; else a[np1] = …;`), one pair per
-    distinct collision problem."""
+    distinct collision problem (an update's references apart from plain ones: `owners`)."""
+    owners = owners or {}
     pairs, seen = [], set()
     for k, a1 in enumerate(accesses):
         for a2 in accesses[k:]:
@@ -179,17 +286,20 @@ def _conflicting_pairs(accesses) -> list[tuple[Access, Access]]:
             if len(a1.indices) != len(a2.indices) or _exclusive(a1, a2):
                 continue
             # `c[p] = c[p] + 1` reads and writes one place: one question for both pairs
-            shape = frozenset((_shape(a1), _shape(a2)))
+            shape = frozenset((_shape(a1, owners), _shape(a2, owners)))
             if shape not in seen:
                 seen.add(shape)
                 pairs.append((a1, a2) if a1.is_write or not a2.is_write else (a2, a1))  # the write first
     return pairs
 
 
-def _shape(access: Access) -> tuple:
-    """What the collision problem of an access depends on (not its span or direction)."""
-    return (access.array, access.indices, access.exact, access.loops,
-            tuple((g.condition, g.taken, g.uniform) for g in access.guards))
+def _shape(access: Access, owners: "dict | None" = None) -> tuple:
+    """What the collision problem of an access depends on (not its span or direction; the kind
+    of update it belongs to)."""
+    owner = (owners or {}).get(access.span)
+    return (access.array, access.indices, access.exact, access.data, access.loops,
+            tuple((g.condition, g.taken, g.uniform) for g in access.guards),
+            None if owner is None else (owner.update.kind, owner.atomic is not None))
 
 
 def _exclusive(a1: Access, a2: Access) -> bool:
@@ -390,6 +500,42 @@ class _Pair:
                           for p in params)
         return (f"with {given}: " if given else "") + f"({shown[0]}) and ({shown[1]})"
 
+    def opaque_values(self) -> list[str]:
+        """`in[i] % NBINS = 3 in both`: the values of the last model for the subscripts read
+        from arrays (and the locals they go through), as written in the source."""
+        if self.model is None:
+            return []
+        texts = _opaque_texts(self.schedule)
+        known = self.prover.shared | set(self.prover.bounds)
+        seen: dict = {}   # symbol -> its value in each copy that reads it
+        for access, env in zip(self.accesses, self.copies):
+            for e in access.indices if not access.exact else ():
+                for s in sorted(e.free_symbols, key=lambda x: x.name):
+                    if s.name not in known and s.name in env.rename:
+                        values = seen.setdefault(s.name, [])
+                        value = self.model.eval(env.rename[s.name], model_completion=True)
+                        if len(values) < 2:
+                            values.append(value)
+        shown = []
+        for name, values in seen.items():
+            text = texts.get(name, name)
+            if len(values) == 2 and values[0].eq(values[1]):
+                shown.append(f"{text} = {values[0]} in both")
+            else:
+                shown.append(f"{text} = " + " and ".join(str(v) for v in values))
+        return shown
+
+
+@functools.lru_cache(maxsize=64)
+def _opaque_texts(schedule: Schedule) -> dict:
+    """{opaque subscript symbol (frontend/nest.py's `?a0_line_col`): the subscript as written}."""
+    texts = {}
+    for node in syntax.walk(schedule.nest):
+        if isinstance(node, syntax.Index):
+            for k, idx in enumerate(node.indices):
+                texts[f"?{node.array}{k}_{idx.span.line}_{idx.span.col}"] = source_text(schedule, idx.span) or "it"
+    return texts
+
 
 # ------------------------------------------------------------------ hints z3 needs
 
@@ -476,10 +622,11 @@ def _related(schedule: Schedule, a1: Access, a2: Access) -> tuple[Related, Relat
             Related(a2.span, f"{n2} {_verb(a2)} by another iteration"))
 
 
-def _collision(schedule, level, a1, a2, example: str) -> Diagnostic:
+def _collision(schedule, level, a1, a2, example: str, advice: str = "") -> Diagnostic:
     message = (f"iterations of this meta_for may both access an element of {a1.array}: "
                f"{_both(schedule, a1, a2)}"
                + (f" ({example})" if example else "")
+               + advice
                + "; make the writes disjoint or make this loop serial")
     return error("PK020", message, level.keyword_span, *_related(schedule, a1, a2))
 

@@ -18,6 +18,7 @@ import sympy
 
 from parakern import constraints as cs
 from parakern import syntax
+from parakern.cinteger import lower_bound
 from parakern.model import Schedule
 from parakern.symbols import sym
 
@@ -31,7 +32,10 @@ def settled(s: Schedule, fixed: tuple) -> Schedule:
     outside = {p.name for p in s.params} | {d.name for d in s.derived} | {lp.var for lp in s.loops}
     outside |= {lp.var for lp in s.between}
     known = outside - declared   # a local named like a parameter shadows it
-    env = _local_values(s.body, known)
+    lower: dict = {}   # C's / and % of a loop variable that may start below 0 (cinteger.py)
+    for loop in tuple(s.loops) + tuple(s.between):
+        lower[loop.var] = lower_bound(loop.lo, lower)
+    env = _local_values(s.body, known, lower)
     premises = [f.relation for f in s.facts]
     premises += [sympy.Eq(sym(n), v) for n, v in fixed]
     for loop in tuple(s.loops) + tuple(s.between):
@@ -41,7 +45,7 @@ def settled(s: Schedule, fixed: tuple) -> Schedule:
     def holds(cond) -> bool:
         if not syntax.variables(cond) <= set(env) | known:
             return False   # it reads a loop of the body or a local that changes
-        relation = syntax.to_sympy_condition(cond, env)
+        relation = syntax.to_sympy_condition(cond, env, lower)
         return relation is not None and cs.implies(system, relation) == "proved"
 
     def swap(node):
@@ -58,7 +62,7 @@ def settled(s: Schedule, fixed: tuple) -> Schedule:
     return s if body is s.body else replace(s, body=body)
 
 
-def _local_values(body: syntax.Block, known: set) -> dict:
+def _local_values(body: syntax.Block, known: set, lower: dict) -> dict:
     """name -> the value of each integer local declared once, never assigned and computed
     from `known` names (parameters, meta_for and between-loop variables) and such locals."""
     decls = [n for n in syntax.walk(body) if isinstance(n, syntax.Decl)]
@@ -68,7 +72,7 @@ def _local_values(body: syntax.Block, known: set) -> dict:
     for d in decls:   # in source order: a value reads the locals before it
         if d.name in once and d.name not in assigned and d.init is not None and syntax.is_integer(d.ctype) \
                 and syntax.variables(d.init) <= known | set(env):
-            value = syntax.to_sympy(d.init, env)
+            value = syntax.to_sympy(d.init, env, lower)
             if value is not None:
                 env[d.name] = value
     return env

@@ -96,7 +96,7 @@ def plan(kernel: Kernel) -> tuple[Staged, ...]:
     """Where each cached array lives; StagingError when one cannot be staged."""
     s = kernel.schedule
     loop_types = tuple((n.var, n.ctype) for n in syntax.walk(s.nest) if isinstance(n, syntax.Loop))
-    return _plan(Shape(s, (s.cache, s.keyword_span, loop_types, written_first(s))), kernel.cached)
+    return _plan(Shape(s, (s.cache, s.keyword_span, loop_types, s.atomics, written_first(s))), kernel.cached)
 
 
 def stageable(kernel: Kernel) -> bool:
@@ -123,6 +123,16 @@ def _plan(shape: Shape, cached: tuple[str, ...]) -> tuple[Staged, ...]:
         if name not in known:
             raise StagingError(f"cannot stage '{name}' in shared memory: not an array of the schedule",
                                _cache_span(s, name))
+    for name in cached:
+        update = next((a for a in s.atomics if a.array == name), None)
+        if update is not None:
+            # A block's copy would take its own threads' updates only: those of other blocks
+            # meet the element in global memory, and the copy written back would undo them.
+            raise StagingError(f"cannot stage '{name}' in shared memory: iterations of other blocks may update "
+                               f"the same elements (line {update.span.line}, made with {update.function}), and a "
+                               "block's copy written back would overwrite their updates",
+                               _cache_span(s, name),
+                               f"the kernels update '{name}' with atomics in global memory; remove it from cache()")
     arrays = sorted((s.array(n) for n in cached), key=lambda a: -a.element_size)
     prints = {fp.array: fp for fp in footprints(s, [a.name for a in arrays])}
     staged, offset = [], sympy.S.Zero

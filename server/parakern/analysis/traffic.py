@@ -43,11 +43,13 @@ import sympy
 
 from parakern import syntax
 from parakern.analysis import warps as W
+from parakern.cinteger import LAMBDIFY_MODULES
 from parakern.analysis.dependence import source_text
 from parakern.analysis.footprint import footprint
 from parakern.analysis.lifted import lifted
 from parakern.analysis.point import evaluate
 from parakern.analysis.read_boxes import read_boxes
+from parakern.analysis.updates import made_atomically
 from parakern.analysis.written_first import written_first
 from parakern.diagnostics import Span
 from parakern.kernel import Kernel
@@ -655,7 +657,7 @@ class _At:
         names = list(self.threads) + [g for g, _, _ in grid]
         if condition.free_symbols - set(names):
             return None
-        test = sympy.lambdify(names, condition, modules="math")
+        test = sympy.lambdify(names, condition, modules=LAMBDIFY_MODULES)
         total = math.prod(extent for _, _, extent in grid)
         blocks = sorted({k * total // min(total, SAMPLED_BLOCKS) for k in range(min(total, SAMPLED_BLOCKS))})
         bx, by, bz = self.block
@@ -706,7 +708,7 @@ class _At:
             if math.prod(len(domain[v]) for v in free) > MAX_COUNTED:
                 return None
             # floats are exact here: the indices at a profile point are far below 2**53
-            f = sympy.lambdify(free, linear, "math")
+            f = sympy.lambdify(free, linear, LAMBDIFY_MODULES)
             for values in itertools.product(*(domain[v] for v in free)):
                 index = f(*values)
                 if index != int(index):
@@ -741,7 +743,16 @@ class _Walk:
             self.stmt(stmt, env, weight)
 
     def stmt(self, stmt, env: dict, weight: float) -> None:
-        if isinstance(stmt, syntax.Block):
+        update = made_atomically(self.at.s, stmt)
+        if update is not None:   # one atomic on the element: L2 reads and writes its sectors
+            if update.guard is not None:   # a guard on the thread, counted as holding (as an if's)
+                self.expr(update.guard, weight, env)
+            self.expr(update.value, weight, env)
+            for index in update.target.indices:
+                self.expr(index, weight, env)
+            self.at.use(self.found, update.target, "read", weight, self.on_values > 0)
+            self.at.use(self.found, update.target, "write", weight, self.on_values > 0)
+        elif isinstance(stmt, syntax.Block):
             self.block(stmt, env, weight)
         elif isinstance(stmt, syntax.Decl):
             if stmt.init is not None:

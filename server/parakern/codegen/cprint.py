@@ -9,7 +9,9 @@ braces everywhere and canonical loops `for (int i = lo; i < hi; i++)`.
 sympy expressions are integer values of the model (region bounds, launch
 sizes, constraints). floor(a/b) prints as C's `a/b` and Mod(a, b) as
 `a % b`: C truncates, which is floor and mod for the non-negative values
-hypothesis (H1) of the paper allows, and the generated file says so.
+hypothesis (H1) of the paper allows, and the generated file says so; a C
+division of operands that may be negative is cdiv / cmod (cinteger.py),
+printed as the same `/` and `%`.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 import sympy
 
 from parakern import printing, syntax
+from parakern.cinteger import cdiv, cmod
 
 INDENT = "    "
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -84,7 +87,7 @@ def sym_prec(expr) -> int:
         return POSTFIX
     if isinstance(expr, sympy.Add) or (isinstance(expr, sympy.Mul) and expr.could_extract_minus_sign()):
         return BINARY["+"]  # `-B*s` reads better parenthesised wherever a sum would be
-    if isinstance(expr, (sympy.Mul, sympy.Pow, sympy.floor, sympy.ceiling, sympy.Mod)):
+    if isinstance(expr, (sympy.Mul, sympy.Pow, sympy.floor, sympy.ceiling, sympy.Mod, cdiv, cmod)):
         return BINARY["*"]
     if isinstance(expr, sympy.core.relational.Relational):
         return BINARY["=="] if expr.rel_op in ("==", "!=") else BINARY["<"]

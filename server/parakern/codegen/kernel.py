@@ -22,7 +22,8 @@ from parakern.analysis.fixed import Point, condition, suffix
 from parakern.analysis.lifted import lifted
 from parakern.analysis.traffic import access_key
 from parakern.codegen.trace import Sites
-from parakern.codegen.cprint import INDENT, CPrinter, Names, identifiers, relation_c, sym_c
+from parakern.analysis.updates import Update, atomic_for, atomic_statement, made_atomically
+from parakern.codegen.cprint import INDENT, CodegenError, CPrinter, Names, identifiers, relation_c, sym_c
 from parakern.codegen.launch import launch_of
 from parakern.codegen.memory import Staging, global_element
 from parakern.comprehensive import Case
@@ -34,6 +35,7 @@ from parakern.strategies.decisions import comment_words
 from parakern.strategies.rebuild import chain, used_names
 from parakern.symbols import sym
 from parakern.ctext import in_comment
+from parakern.targets import DEFAULT_TARGET
 
 _WIDTH = 100
 
@@ -79,7 +81,7 @@ def kernel_source(case: Case, k: int, cases: int = 0, trace: "Sites | None" = No
     if trace is not None:
         trace.case = k
     staging = Staging(kernel, names, no_unroll=kernel.ir_level >= 1, sites=trace) if kernel.cached else None
-    printer = _BodyPrinter(s, staging, no_unroll=kernel.ir_level >= 1, sites=trace)
+    printer = _BodyPrinter(s, staging, no_unroll=kernel.ir_level >= 1, sites=trace, target=kernel.target)
     # accumulators kept in registers across the between loops, as the IR does (an instance: also
     # those of loops its constants unroll)
     plan = lifted(kernel, fixed)
@@ -137,11 +139,13 @@ def signature(head: str, args: list[str]) -> str:
 class _BodyPrinter(CPrinter):
     """The per-thread statements: array elements in global memory or in their staged copy."""
 
-    def __init__(self, schedule: Schedule, staging: "Staging | None", no_unroll: bool, sites: "Sites | None" = None):
+    def __init__(self, schedule: Schedule, staging: "Staging | None", no_unroll: bool, sites: "Sites | None" = None,
+                 target: str = DEFAULT_TARGET):
         super().__init__(no_unroll)
         self.schedule = schedule
         self.staging = staging
         self.sites = sites
+        self.target = target
 
     def _site(self, e: syntax.Index, space: str) -> "int | None":
         return None if self.sites is None else self.sites.site(access_key(e.array, e.span, space))
@@ -150,6 +154,12 @@ class _BodyPrinter(CPrinter):
         return self.sites.instance() if self.sites else "0"
 
     def stmt(self, s, depth: int) -> list[str]:
+        update = made_atomically(self.schedule, s)
+        if update is not None:
+            if update.guard is not None:   # `if (i < n && v > m[k])`: the atomic where the rest holds
+                return [INDENT * depth + f"if ({self.expr(update.guard)}) {{",
+                        INDENT * (depth + 1) + self._atomic(update), INDENT * depth + "}"]
+            return [INDENT * depth + self._atomic(update)]
         if self.sites is None or not isinstance(s, syntax.Loop):
             return super().stmt(s, depth)
         self.sites.loops.append(s.var)   # traced: the loop is part of each execution's identity
@@ -157,6 +167,17 @@ class _BodyPrinter(CPrinter):
             return super().stmt(s, depth)
         finally:
             self.sites.loops.pop()
+
+    def _atomic(self, update: Update) -> str:
+        """`atomicAdd(&h[k], v);`: the update made by CUDA's atomic (an atomically updated array
+        is never staged: analysis/staging.py)."""
+        atomic, why = atomic_for(update, self.target)
+        if atomic is None:
+            raise CodegenError(why, update.span)
+        e = update.target
+        element = global_element(self.schedule.array(e.array), [self.raw(i) for i in e.indices],
+                                 self._site(e, "global"), self._instance(), atomic=True)
+        return atomic_statement(update, atomic, element, self.expr(update.value))
 
     def index(self, e: syntax.Index) -> str:
         route = self.staging.route(e) if self.staging else None

@@ -34,10 +34,12 @@ from parakern.model import Array
 _SUM = BINARY["+"]
 
 
-def global_element(array: Array, subscripts: list[Raw], site: "int | None" = None, instance: str = "0") -> str:
-    """array[s0][s1]... as one subscript of the flattened array (traced: trace.py)."""
+def global_element(array: Array, subscripts: list[Raw], site: "int | None" = None, instance: str = "0",
+                   atomic: bool = False) -> str:
+    """array[s0][s1]... as one subscript of the flattened array (traced: trace.py; `atomic`: the
+    element an atomic function updates)."""
     if len(subscripts) == 1:
-        return traced(site, False, array.name, subscripts[0].text, instance)
+        return traced(site, False, array.name, subscripts[0].text, instance, atomic)
     if len(array.dims) != len(subscripts):
         raise CodegenError(f"the extents of '{array.name}' are not known, so it cannot be flattened",
                            array.span)
@@ -45,7 +47,7 @@ def global_element(array: Array, subscripts: list[Raw], site: "int | None" = Non
     offset = Raw(f"(long long){wrap(first, UNARY)}", UNARY)
     for dim, sub in zip(array.dims[1:], subscripts[1:]):
         offset = binop(binop(offset, "*", sym_raw(dim)), "+", sub)
-    return traced(site, False, array.name, offset.text, instance)
+    return traced(site, False, array.name, offset.text, instance, atomic)
 
 
 class Staging:

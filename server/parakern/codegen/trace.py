@@ -3,7 +3,9 @@ reference of the CUDA comes from.
 
 With a `Sites`, codegen prints every element reference as PARAKERN_AT(site, array, index)
 or PARAKERN_AT_SHARED(site, part, index) (verify/parakern_trace.h counts the warp requests
-of each site on the CPU emulation); without one, as plain subscripts. The keys are those
+of each site on the CPU emulation), and the element an atomic function updates as
+PARAKERN_AT_ATOMIC(site, array, index), a real lvalue whose address the atomic takes;
+without one, as plain subscripts. The keys are those
 of the static analysis (analysis/traffic.py: access_key, copy_key), so the two sets of
 figures meet per case and key.
 """
@@ -34,8 +36,10 @@ class Sites:
         return self._numbers[entry]
 
 
-def traced(site: "int | None", shared: bool, name: str, index: str, instance: str = "0") -> str:
-    """`name[index]`, or its traced form."""
+def traced(site: "int | None", shared: bool, name: str, index: str, instance: str = "0",
+           atomic: bool = False) -> str:
+    """`name[index]`, or its traced form (`atomic`: the element an atomic function updates)."""
     if site is None:
         return f"{name}[{index}]"
-    return f"PARAKERN_AT{'_SHARED' if shared else ''}({site}, {instance}, {name}, {index})"
+    kind = "_ATOMIC" if atomic else "_SHARED" if shared else ""
+    return f"PARAKERN_AT{kind}({site}, {instance}, {name}, {index})"

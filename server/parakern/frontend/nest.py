@@ -11,11 +11,13 @@ from dataclasses import replace
 
 import sympy
 
-from parakern import model, syntax
+from parakern import cinteger, model, syntax
+from parakern.cinteger import cdiv, cmod
 from parakern.diagnostics import Related, error
 from parakern.symbols import sym
 
 MAX_LEVELS = 3           # grid levels, and block levels: CUDA's three dimensions
+_LOWER = "?lower"         # the key of an environment's loop-variable bounds (no C name has a `?`)
 AXES = ("x", "y", "z")
 
 
@@ -80,17 +82,27 @@ def axis(k: int, n_grid: int, n_levels: int) -> str:
 
 # ------------------------------------------------------------------- values
 
-def symbolic(expr: syntax.Expr, env=None) -> sympy.Expr:
+def symbolic(expr: syntax.Expr, env=None, lower=None) -> sympy.Expr:
     """`expr` in sympy, or an opaque symbol named after its position where it has no polynomial value."""
-    value = syntax.to_sympy(expr, env)
+    value = syntax.to_sympy(expr, env, lower)
     return value if value is not None else \
         sympy.Symbol(f"?{expr.span.line}_{expr.span.col}", integer=True)
 
 
-def serial_loop(loop: syntax.Loop, between: bool, env=None) -> model.SerialLoop:
+def serial_loop(loop: syntax.Loop, between: bool, env=None, lower=None) -> model.SerialLoop:
     """A serial loop with its bounds in loop variables and parameters (locals substituted)."""
-    return model.SerialLoop(loop.var, symbolic(loop.lo, env), symbolic(loop.hi, env),
-                            symbolic(loop.step, env), between, loop.span, loop.keyword_span)
+    return model.SerialLoop(loop.var, symbolic(loop.lo, env, lower), symbolic(loop.hi, env, lower),
+                            symbolic(loop.step, env, lower), between, loop.span, loop.keyword_span)
+
+
+def loop_bounds(loops, lower: "dict | None" = None, env=None) -> dict:
+    """`lower` with the least value of each loop's variable (from its start; None: unknown,
+    a start that may be negative), outer loops first: what C's / and % need to know
+    (cinteger.py)."""
+    lower = dict(lower or {})
+    for loop in loops:
+        lower[loop.var] = cinteger.lower_bound(symbolic(loop.lo, env, lower), lower)
+    return lower
 
 
 def divisors(expr: sympy.Expr):
@@ -100,7 +112,7 @@ def divisors(expr: sympy.Expr):
             _, den = sympy.fraction(sympy.together(node.args[0]))
             if not den.is_number:
                 yield den
-        elif isinstance(node, sympy.Mod) and not node.args[1].is_number:
+        elif isinstance(node, (sympy.Mod, cdiv, cmod)) and not node.args[1].is_number:
             yield node.args[1]
 
 
@@ -136,14 +148,31 @@ def scan_body(body: syntax.Block, levels, between_loops, param_names: set[str], 
     `assigned_locals`: the locals assigned after their declaration (they have no single value)."""
     loop_names = {lp.var for lp in levels} | {lp.var for lp in between_loops}
     known = {sym(n) for n in param_names | loop_names}
+    dependent = _data_locals(body)
+    outer = loop_bounds(list(levels) + list(between_loops))
     accesses: list[model.Access] = []
     locals_: list[model.LocalScalar] = []
     serial: list[model.SerialLoop] = []
 
+    def guard(cond, env, taken: bool) -> model.Guard:
+        condition = syntax.to_sympy_condition(cond, env, env[_LOWER])
+        uniform = condition is not None and {s.name for s in condition.free_symbols} <= param_names
+        return model.Guard(condition, taken, uniform, cond.span)
+
     def record(expr, env, guards, loops):
-        for node in syntax.walk(expr):
-            if isinstance(node, syntax.Index):
-                accesses.append(_access(node, env, guards, loops, known, read=True, write=False))
+        """The array reads of an expression; those in a branch of `?:` under its condition,
+        as under an if's."""
+        if isinstance(expr, syntax.Index):
+            accesses.append(_access(expr, env, guards, loops, known, read=True, write=False, data=dependent))
+            for idx in expr.indices:
+                record(idx, env, guards, loops)
+        elif isinstance(expr, syntax.Ternary):
+            record(expr.cond, env, guards, loops)
+            record(expr.then, env, guards + (guard(expr.cond, env, True),), loops)
+            record(expr.other, env, guards + (guard(expr.cond, env, False),), loops)
+        else:
+            for child in syntax.children(expr):
+                record(child, env, guards, loops)
 
     def visit(stmt, env, guards, loops):
         if isinstance(stmt, syntax.Block):
@@ -155,13 +184,14 @@ def scan_body(body: syntax.Block, levels, between_loops, param_names: set[str], 
             locals_.append(model.LocalScalar(stmt.name, stmt.ctype, stmt.span))
             if stmt.init is not None:
                 record(stmt.init, env, guards, loops)
-            value = syntax.to_sympy(stmt.init, env) if stmt.init is not None else None
+            value = syntax.to_sympy(stmt.init, env, env[_LOWER]) if stmt.init is not None else None
             env = dict(env)
             # A local assigned again later has no single value: keep it opaque.
             opaque = stmt.name in assigned_locals or value is None
             env[stmt.name] = sympy.Symbol(stmt.name, integer=True) if opaque else value
             if opaque:
                 known.discard(sympy.Symbol(stmt.name, integer=True))
+                env[_LOWER] = {**env[_LOWER], stmt.name: None}   # any sign
             return env
         if isinstance(stmt, syntax.Assign):
             record(stmt.value, env, guards, loops)
@@ -169,37 +199,35 @@ def scan_body(body: syntax.Block, levels, between_loops, param_names: set[str], 
                 for idx in stmt.target.indices:
                     record(idx, env, guards, loops)
                 accesses.append(_access(stmt.target, env, guards, loops, known,
-                                        read=stmt.op != "=", write=True))
+                                        read=stmt.op != "=", write=True, data=dependent))
             return None
         if isinstance(stmt, syntax.If):
             record(stmt.cond, env, guards, loops)
-            condition = syntax.to_sympy_condition(stmt.cond, env)
-            uniform = condition is not None and \
-                {s.name for s in condition.free_symbols} <= param_names
-            visit(stmt.then, env, guards + (model.Guard(condition, True, uniform, stmt.cond.span),), loops)
+            visit(stmt.then, env, guards + (guard(stmt.cond, env, True),), loops)
             if stmt.other is not None:
-                visit(stmt.other, env,
-                      guards + (model.Guard(condition, False, uniform, stmt.cond.span),), loops)
+                visit(stmt.other, env, guards + (guard(stmt.cond, env, False),), loops)
             return None
         if isinstance(stmt, syntax.Loop):
             for bound in (stmt.lo, stmt.hi, stmt.step):
                 record(bound, env, guards, loops)
-            serial.append(_unknown_as_opaque(serial_loop(stmt, between=False, env=env), known))
+            serial.append(_unknown_as_opaque(serial_loop(stmt, between=False, env=env, lower=env[_LOWER]), known))
             inner = dict(env)
             inner[stmt.var] = sym(stmt.var)
+            inner[_LOWER] = loop_bounds([stmt], env[_LOWER], env)
             known.add(sym(stmt.var))
             visit(stmt.body, inner, guards, loops + (stmt.var,))
             return None
         return None
 
     serial_vars = tuple(lp.var for lp in between_loops)
+    start = {_LOWER: outer}
     for level in levels:
         for bound in (level.lo, level.hi):
-            record(bound, {}, (), ())
+            record(bound, start, (), ())
     for lp in between_loops:
         for bound in (lp.lo, lp.hi, lp.step):
-            record(bound, {}, (), ())
-    visit(body, {}, (), serial_vars)
+            record(bound, start, (), ())
+    visit(body, start, (), serial_vars)
     return tuple(accesses), tuple(locals_), tuple(serial)
 
 
@@ -218,17 +246,38 @@ def _unknown_as_opaque(loop: model.SerialLoop, known: set) -> model.SerialLoop:
                    step=sympy.sympify(loop.step).xreplace(unknown))
 
 
-def _access(node: syntax.Index, env, guards, loops, known, read: bool, write: bool) -> model.Access:
+def _data_locals(body) -> frozenset[str]:
+    """The locals whose value may read array elements: declared or assigned from an expression
+    that reads an array or another such local."""
+    values = [(n.name, n.init) for n in syntax.walk(body) if isinstance(n, syntax.Decl) and n.init is not None]
+    values += [(n.target.name, n.value) for n in syntax.walk(body)
+               if isinstance(n, syntax.Assign) and isinstance(n.target, syntax.Var)]
+    found: set[str] = set()
+    while True:
+        more = {name for name, value in values if name not in found and _reads_data(value, found)}
+        if not more:
+            return frozenset(found)
+        found |= more
+
+
+def _reads_data(expr, locals_: "set[str] | frozenset[str]") -> bool:
+    return any(isinstance(n, syntax.Index) or (isinstance(n, syntax.Var) and n.name in locals_)
+               for n in syntax.walk(expr))
+
+
+def _access(node: syntax.Index, env, guards, loops, known, read: bool, write: bool,
+            data: frozenset = frozenset()) -> model.Access:
     indices, exact = [], True
     for k, idx in enumerate(node.indices):
-        value = syntax.to_sympy(idx, env)
+        value = syntax.to_sympy(idx, env, env.get(_LOWER))
         if value is None:
             value = sympy.Symbol(f"?{node.array}{k}_{idx.span.line}_{idx.span.col}", integer=True)
             exact = False
         elif not value.free_symbols <= known:
             exact = False
         indices.append(value)
-    return model.Access(node.array, tuple(indices), read, write, exact, guards, loops, node.span)
+    reads = any(_reads_data(idx, data) for idx in node.indices)
+    return model.Access(node.array, tuple(indices), read, write, exact, guards, loops, node.span, reads)
 
 
 def mark_use(array: model.Array, accesses) -> model.Array:

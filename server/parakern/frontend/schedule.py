@@ -11,8 +11,9 @@ from parakern.diagnostics import Diagnostic, Related, Span, error, warning
 from parakern.frontend.context import FileContext, FunctionContext, declarations, identifiers
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol
-from parakern.frontend.nest import (MAX_LEVELS, axis, body_operand_facts, divisors, grid_count, mark_use, scan_body,
-                                    serial_loop, split_nest, symbolic)
+from parakern.frontend.nest import (MAX_LEVELS, axis, body_operand_facts, divisors, grid_count, loop_bounds, mark_use,
+                                    scan_body, serial_loop, split_nest, symbolic)
+from parakern.frontend.signs import settled
 from parakern.symbols import sym
 
 # C++ keywords that C allows as names: the generated CUDA is C++, where nvcc rejects them
@@ -131,12 +132,13 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
     schedule = model.Schedule(
         id=f"{fctx.name}:{site.index}", function=fctx.name, index=site.index, span=span,
         keyword_span=keyword, grid=parallel[:n_grid], block=parallel[n_grid:],
-        between=tuple(serial_loop(loop, between=True) for loop in between[0]),
+        between=tuple(serial_loop(loop, between=True, lower=loop_bounds(levels + list(between[0])))
+                      for loop in between[0]),
         serial=tuple(serial_inside), body=body, nest=nest, accesses=accesses, locals=locals_,
         params=params, derived=tuple(scalars.derived), arrays=arrays, cache=cache, facts=facts,
         host_loops=tuple(name for name, _ in site.host_loops if name), text=ctx.text_of(span),
         function_span=fctx.span)
-    return schedule, diagnostics
+    return settled(schedule), diagnostics
 
 
 # ----------------------------------------------------------------- structure

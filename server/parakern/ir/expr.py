@@ -14,6 +14,7 @@ import sympy
 from llvmlite import ir
 
 from parakern import syntax
+from parakern.cinteger import cdiv, cmod
 from parakern.ir.memory import Memory
 from parakern.ir.types import (I1, LoweringError, constant, convert, is_float, llvm_type,
                                truth)
@@ -299,7 +300,7 @@ class ExprLowerer:
         """An integer sympy expression of the model with C integer semantics, in `ctype`.
 
         floor(a/b) is C division and Mod is C %: they agree on the non-negative
-        values that hypothesis (H1) of the paper assumes.
+        values that hypothesis (H1) of the paper assumes; cdiv / cmod are C's / and %.
         """
         b = builder or self.builder
         expr = sympy.sympify(expr)
@@ -324,8 +325,9 @@ class ExprLowerer:
             if isinstance(expr, sympy.ceiling):  # (n + d - 1) / d for n >= 0, d > 0
                 n = self._fold(b, "+", [n, d, constant(ctype, -1)], ctype)
             return self._int_op(b, "/", n, d, ctype)
-        if isinstance(expr, sympy.Mod):
-            return self._int_op(b, "%", self.sym_value(expr.args[0], ctype, b),
+        if isinstance(expr, (sympy.Mod, cdiv, cmod)):   # C's / and % (LLVM's sdiv / srem truncate too)
+            op = "/" if isinstance(expr, cdiv) else "%"
+            return self._int_op(b, op, self.sym_value(expr.args[0], ctype, b),
                                 self.sym_value(expr.args[1], ctype, b), ctype)
         if isinstance(expr, (sympy.Min, sympy.Max)):
             args = [self.sym_value(a, ctype, b) for a in expr.args]

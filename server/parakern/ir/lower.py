@@ -19,15 +19,18 @@ between its barriers; `GlobalMemory` otherwise.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from llvmlite import ir
 from llvmlite.ir import values
 
 from parakern import syntax
 from parakern.analysis.lifted import lifted
+from parakern.analysis.updates import Update, made_atomically
 from parakern.ir.expr import ExprLowerer
 from parakern.ir.memory import GlobalMemory, Memory
 from parakern.ir.targets import DEVICE_TRIPLE, device_layout, host_triple
-from parakern.ir.types import GLOBAL, I32, LoweringError, convert, llvm_type
+from parakern.ir.types import GLOBAL, I32, LoweringError, convert, is_float, llvm_type
 from parakern.kernel import Kernel
 from parakern.model import Schedule
 
@@ -252,6 +255,8 @@ class _StmtLowerer(ExprLowerer):
             slot = self.declare(s.name, s.ctype, s.span)  # after init: `int x = x;` reads the outer x
             if init is not None:
                 b.store(init, slot.pointer)
+        elif made_atomically(self.schedule, s) is not None:
+            self._atomic(made_atomically(self.schedule, s))
         elif isinstance(s, syntax.Assign):
             self._assign(s)
         elif isinstance(s, syntax.If):
@@ -319,6 +324,32 @@ class _StmtLowerer(ExprLowerer):
             _hook(self.memory, "store")(self, pointer, result, align)
         else:
             b.store(result, pointer, align=align)
+
+    def _atomic(self, update: Update) -> None:
+        """An update other iterations may make to the same element at once: one atomicrmw
+        (relaxed, as CUDA's atomicAdd / atomicMax are), which NVPTX emits as atom/red.global."""
+        b = self.builder
+        if update.guard is not None:   # `if (i < n && v > m[k])`: the atomic where the rest holds
+            then, end = self.block("atomic.then"), self.block("atomic.end")
+            b.cbranch(self.cond(update.guard), then, end)
+            b.position_at_end(then)
+            self._atomic(dataclasses.replace(update, guard=None))
+            b.branch(end)
+            b.position_at_end(end)
+            return
+        ctype = update.target.ctype
+        pointer = self.element_pointer(update.target)
+        value = convert(b, self.value(update.value), update.value.ctype, ctype)
+        if update.kind == "add":
+            if is_float(ctype):
+                if update.op == "sub":   # atomicAdd(&x, -v): there is no atomic float subtraction
+                    value = b.fsub(ir.Constant(value.type, -0.0), value)
+                op = "fadd"
+            else:
+                op = "sub" if update.op == "sub" else "add"
+        else:
+            op = ("u" if syntax.is_unsigned(ctype) else "") + update.kind
+        b.atomic_rmw(op, pointer, value, "monotonic")
 
     def _if(self, s: syntax.If) -> None:
         b = self.builder

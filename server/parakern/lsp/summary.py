@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Iterable
 
+from parakern.analysis.updates import described
 from parakern.frontend.lexical import file_scope_code
 from parakern.lsp.ranges import Range, shifted, span_range
 
@@ -99,6 +100,7 @@ class ScheduleSummary:
     traffic_point: str = ""        # where the cases' memory traffic is evaluated: "n=1024 B0=8 ..."
     tuning: tuple = ()             # TuneInfo per GPU profile
     complete: bool = True          # False: the cases alone, the rest follows (worker.cases, then worker.analyse)
+    atomics: tuple = ()            # ((line, statement, CUDA function), ...): the updates made atomically (7)
 
     @property
     def has_tree(self) -> bool:
@@ -317,10 +319,12 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
     if tree is None:
         return ScheduleSummary(key, schedule.id, schedule.function, "no-tree",
                                diagnostics=diagnostics, seconds=seconds)
+    atomics = described(schedule)
     if not tree.complete:   # the cases, at once; where they run, traffic and the rest follow
         return ScheduleSummary(key, schedule.id, schedule.function, "ok", diagnostics=diagnostics,
                                cases=tuple(case_info(c, k) for k, c in enumerate(tree.cases, 1)),
-                               seconds=seconds, not_applied=tuple(result.not_applied), complete=False)
+                               seconds=seconds, not_applied=tuple(result.not_applied), complete=False,
+                               atomics=atomics)
     from parakern.casetree_report import tree_dot, tree_text
     from parakern.printing import to_math
     from parakern.dispatch import reachable
@@ -337,7 +341,7 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
                            profiles=infos, tree_text="\n".join(tree_text(tree, on)),
                            tree_dot=tree_dot(tree, schedule.id), seconds=seconds,
                            not_applied=tuple(result.not_applied), traffic_point=point,
-                           tuning=tunings(result, profiles) if tune else ())
+                           tuning=tunings(result, profiles) if tune else (), atomics=atomics)
 
 
 def tunings(result, profiles: Iterable[str]) -> tuple:

@@ -137,6 +137,8 @@ def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token:
                      f"{', '.join(staged) or '—'}; from global memory in "
                      f"case{'s' * (len(plain) != 1)} {', '.join(plain) or '—'}")
     parts.append(cases_table(summary))
+    if summary.atomics:
+        parts.append(atomics_markdown(summary))
     if not summary.complete:
         parts.append("_which case runs on which GPU, where no kernel fits, memory traffic: analysing…_")
     theoretical = [str(c.index) for c in summary.cases if not c.profiles] if summary.complete else []
@@ -156,6 +158,14 @@ def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token:
     if summary.not_applied:
         parts.append(not_applied_markdown(summary))
     return "\n\n".join(parts)
+
+
+def atomics_markdown(summary: ScheduleSummary) -> str:
+    """(7): the updates every case makes with CUDA atomics, and why."""
+    return ("**Atomic updates** (7): iterations may update one element at once, so every case makes these "
+            "updates with CUDA's atomics\n\n"
+            + "\n".join(f"- line {line}: `{statement}` → `{function}`" for line, statement, function in
+                        summary.atomics))
 
 
 def traffic_markdown(summary: ScheduleSummary) -> str:

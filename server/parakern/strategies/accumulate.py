@@ -17,6 +17,12 @@ first when z3 proves it legal (no two iterations of the nest touch one element, 
 writing, in the order the interchange reverses); the order in which each element's terms are
 added is unchanged, so the result is the serial C's to the bit (up to FMA contraction).
 
+An element other threads update at the same time with atomics (analysis/updates.py: a
+histogram bin, q[t % 4] += x[...]) cannot be loaded and stored: the loop's additions are summed
+in a register from 0 instead, and added to the element with one atomic after the loop (one
+atomic per thread and loop instead of one per iteration; the float sum is then rounded in
+another order, as a GPU's atomics round it anyway). Maxima and minima are left alone.
+
 Declarations in the loop whose value does not change over it (`int x = w * ub1;`) move in
 front of it, so that the accumulator's subscript reads as the source's. A source-level
 rewrite: the IR the registers are counted on and the CUDA text both see it. Applied once to
@@ -31,6 +37,7 @@ import sympy
 
 from parakern import constraints as cs
 from parakern import syntax
+from parakern.analysis.updates import made_atomically
 from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.strategies import rebuild
@@ -49,8 +56,10 @@ class RegisterAccumulators(Strategy):
         return None if schedule is None else {"schedule": schedule}
 
     def why_not(self, kernel: Kernel) -> str:
+        atomic = ", ".join(dict.fromkeys(a.array for a in kernel.schedule.atomics if a.op in ("max", "min")))
         return ("register accumulators: no array element is read and written at one index on every "
-                "iteration of a serial loop (or the loops around it could not be interchanged)")
+                "iteration of a serial loop (or the loops around it could not be interchanged)"
+                + (f"; the maxima or minima of {atomic} are made with atomics in memory" if atomic else ""))
 
     @classmethod
     def comment_words(cls, kernel: Kernel, cap: "int | None") -> "str | None":
@@ -146,11 +155,15 @@ class _Rewriter:
         inner_vars = {n.var for n in syntax.walk(body) if isinstance(n, syntax.Loop)}
         bound_inside = {n.name for n in syntax.walk(body) if isinstance(n, syntax.Decl)}
         loads, stores, replaced = [], [], {}
+        atomic = {a.array for a in self.schedule.atomics}
         for stmt in kept:
             if not (isinstance(stmt, syntax.Assign) and isinstance(stmt.target, syntax.Index)):
                 continue
             target = stmt.target
             if target.array in replaced:
+                continue
+            partial = target.array in atomic   # other threads update the element at the same time
+            if partial and not self._sums_only(target.array, body):
                 continue
             index = self._index(target)
             if index is None:
@@ -167,8 +180,14 @@ class _Rewriter:
             name = next(rebuild.fresh_names(self.taken, f"{target.array}_acc", numbered_only=False))
             ctype = self.arrays[target.array].ctype
             element = replace(target, indices=subscripts)
-            loads.append(syntax.Decl(name, ctype, element, target.span))
-            stores.append(syntax.Assign(element, "=", syntax.Var(name, ctype, target.span), stmt.span))
+            if partial:   # this thread's sum, added with one atomic (the statement's span: atomics)
+                zero = "0.0f" if ctype == "float" else "0.0" if ctype == "double" else "0"
+                loads.append(syntax.Decl(name, ctype, syntax.Const(0.0 if "." in zero else 0, ctype, target.span,
+                                                                   zero), target.span))
+                stores.append(syntax.Assign(element, "+=", syntax.Var(name, ctype, target.span), stmt.span))
+            else:
+                loads.append(syntax.Decl(name, ctype, element, target.span))
+                stores.append(syntax.Assign(element, "=", syntax.Var(name, ctype, target.span), stmt.span))
             replaced[target.array] = syntax.Var(name, ctype, target.span)
         if not replaced:
             return None
@@ -179,6 +198,20 @@ class _Rewriter:
             cond = syntax.Binary("<", loop.lo, loop.hi, "int", loop.keyword_span)
             return [syntax.If(cond, syntax.Block(tuple(statements), loop.span), None, loop.keyword_span)]
         return statements
+
+    def _sums_only(self, array: str, body: syntax.Block) -> bool:
+        """Whether every reference to an atomically updated array in the loop belongs to an
+        atomic addition or subtraction (the other threads' updates then commute with this
+        thread's partial sum)."""
+        references = [n.span for n in syntax.walk(body) if isinstance(n, syntax.Index) and n.array == array]
+        owned = set()
+        for n in syntax.walk(body):
+            update = made_atomically(self.schedule, n)
+            if update is not None and update.target.array == array:
+                if update.kind != "add":
+                    return False
+                owned |= update.references
+        return bool(references) and all(span in owned for span in references)
 
     def _index(self, node: syntax.Index) -> "tuple | None":
         access = self.accesses.get((node.span, node.array))

@@ -73,6 +73,8 @@ def _level(schedule: Schedule) -> "syntax.Loop | None":
 
 def _refusal(schedule: Schedule) -> str:
     """Why the schedule is not coarsened ('' where it is), in the user's terms."""
+    if schedule.atomics:   # the jamming regroups ifs around statements: a compare-and-store must stay whole
+        return f"the schedule updates {', '.join(dict.fromkeys(a.array for a in schedule.atomics))} atomically"
     level = _level(schedule)
     if level is None:
         return "the block has one level (.x), whose threads read neighbouring elements"

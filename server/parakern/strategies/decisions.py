@@ -1,14 +1,23 @@
 """The decision codes and their words, derived from the strategy classes (`KINDS`): the trail
-of a variant, the codes a user may enable, the editor's words and the CUDA comment's words."""
+of a variant, the codes a user may enable, the editor's words and the CUDA comment's words.
+
+Beside the strategies' codes, (7) notes that the kernel makes some updates with CUDA atomics
+(analysis/updates.py): not a strategy one may turn off, since the kernel needs them wherever
+iterations may update one element at once (the dependence test decides)."""
 from __future__ import annotations
 
 from parakern.kernel import Kernel
 from parakern.strategies import KINDS
 
+ATOMICS = "(7)"
+ATOMICS_WORDS = "atomic updates"
+
 
 def trail(kernel: Kernel) -> tuple[str, ...]:
-    """The paper's decision codes of a variant: what was applied, and what was not."""
-    return tuple(code for kind in KINDS for code in kind.trail(kernel))
+    """The paper's decision codes of a variant: what was applied, and what was not; (7) where
+    it makes updates atomically."""
+    codes = tuple(code for kind in KINDS for code in kind.trail(kernel))
+    return codes + ((ATOMICS,) if kernel.schedule.atomics else ())
 
 
 def strategy_codes() -> tuple[str, ...]:
@@ -23,6 +32,7 @@ def editor_words() -> dict[str, str]:
         words[kind.code] = kind.applied_words
         if kind.keep_code:
             words[kind.keep_code] = kind.kept_words
+    words[ATOMICS] = ATOMICS_WORDS
     return words
 
 
@@ -34,4 +44,15 @@ def plain_codes() -> frozenset[str]:
 def comment_words(kernel: Kernel, cap: "int | None") -> str:
     """What the CUDA kernel's comment says of the decisions on `kernel`, compiled under
     the ptxas register cap `cap`."""
-    return ", ".join(words for kind in KINDS if (words := kind.comment_words(kernel, cap)))
+    parts = [words for kind in KINDS if (words := kind.comment_words(kernel, cap))]
+    if kernel.schedule.atomics:
+        parts.append(atomic_words(kernel.schedule.atomics))
+    return ", ".join(parts)
+
+
+def atomic_words(atomics) -> str:
+    """`atomicAdd on h, w; atomicMax on m`: what (7) does."""
+    by_function: dict = {}
+    for a in atomics:
+        by_function.setdefault(a.function, {})[a.array] = None
+    return "; ".join(f"{function} on {', '.join(arrays)}" for function, arrays in by_function.items())

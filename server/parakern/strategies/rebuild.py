@@ -16,19 +16,19 @@ integer polynomial (sympy) back as typed C syntax.
 """
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from dataclasses import replace
 
 import sympy
 
 from parakern import model, syntax
+from parakern.cinteger import cdiv, cmod
+from parakern.syntax import same  # noqa: F401  (the strategies' name for it)
 from parakern.diagnostics import Span
-from parakern.frontend.nest import (MAX_LEVELS, axis, body_operand_facts, divisors, mark_use, only_statement, scan_body,
-                                    serial_loop, split_nest, symbolic)
+from parakern.frontend.nest import (MAX_LEVELS, axis, body_operand_facts, divisors, loop_bounds, mark_use,
+                                    only_statement, scan_body, serial_loop, split_nest, symbolic)
+from parakern.frontend.signs import settled
 
-
-_IGNORED_FIELDS = frozenset({"span", "array_span", "keyword_span", "text"})
 
 
 class RebuildError(ValueError):
@@ -63,11 +63,12 @@ def rebuild(old: model.Schedule, nest: syntax.Loop, n_grid: int) -> model.Schedu
     assigned = syntax.assigned_names(nest)
     accesses, locals_, serial = scan_body(body, levels, between_loops, param_names, assigned)
     arrays = tuple(mark_use(a, accesses) for a in old.arrays)
-    return replace(
+    bounds = loop_bounds(list(levels) + list(between_loops))
+    return settled(replace(
         old, grid=tuple(parallel[:n_grid]), block=tuple(parallel[n_grid:]),
-        between=tuple(serial_loop(loop, between=True) for loop in between_loops),
+        between=tuple(serial_loop(loop, between=True, lower=bounds) for loop in between_loops),
         serial=tuple(serial), body=body, nest=nest, accesses=accesses, locals=locals_, arrays=arrays,
-        facts=_facts(old, tuple(parallel), nest))
+        facts=_facts(old, tuple(parallel), nest)))
 
 
 def _facts(old: model.Schedule, parallel, nest) -> tuple[model.Fact, ...]:
@@ -140,18 +141,6 @@ def fresh_names(taken: set[str], stem: str, numbered_only: bool = True):
 
 # ------------------------------------------------------------------ syntax
 
-def same(a, b) -> bool:
-    """Structural equality of syntax trees, ignoring source positions."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if not dataclasses.is_dataclass(a):
-        return a == b
-    return all(same(getattr(a, f.name), getattr(b, f.name))
-               for f in dataclasses.fields(a) if f.name not in _IGNORED_FIELDS)
-
-
 def binary(op: str, left: syntax.Expr, right: syntax.Expr, span: Span) -> syntax.Binary:
     return syntax.Binary(op, left, right, syntax.arithmetic_result(left.ctype, right.ctype), span)
 
@@ -213,8 +202,10 @@ def to_syntax(value: sympy.Expr, ctype: str, names: dict[str, str], span: Span,
         if isinstance(e, sympy.floor):
             num, den = sympy.fraction(sympy.together(e.args[0]))
             return binary("/", go(sympy.expand(num)), go(sympy.expand(den)), span)
-        if isinstance(e, sympy.Mod):
+        if isinstance(e, (sympy.Mod, cmod)):
             return binary("%", go(e.args[0]), go(e.args[1]), span)
+        if isinstance(e, cdiv):
+            return binary("/", go(e.args[0]), go(e.args[1]), span)
         raise ValueError(f"no integer C form for {e}")
 
     return go(sympy.sympify(value))

@@ -33,7 +33,13 @@ cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks resident per
     t_l2        = waves · active · l2_lines / (l2_lines_per_clock · clock)
                   L2 serves a warp's request a 128-byte line at a time, whatever sectors of it are
                   asked: rows of 8 floats per block ask 4 lines per warp where rows of 32 ask 1
-    time        = launch_overhead + max(t_global, t_compute, t_l1, t_blocks, t_l2)
+    t_atomic    = waves · active · atomics / (atomic_spread · clock)
+                  atomic updates of one element are served one after another in its L2 slice,
+                  about one a clock: a block's `atomics` updates (analysis/updates.py) spread over
+                  at most `atomic_spread` elements, the updated arrays' (a 16-bin histogram of
+                  2^24 values waits 2^20 clocks; a scatter-add over 10^6 elements, next to none:
+                  its sectors are in global_bytes and l2_lines as the plain update's were)
+    time        = launch_overhead + max(t_global, t_compute, t_l1, t_blocks, t_l2, t_atomic)
     lanes       = threads / (⌈threads / 32⌉ · 32)         the lanes of its warps the block uses
     spread      = min(blocks, SMs) / SMs                   the SMs that get a block
     ranked      = time · (1 + 10⁻⁶ · (2 - lanes - spread))
@@ -56,6 +62,7 @@ import sympy
 
 from parakern import exact, syntax
 from parakern.analysis.dependence import threads_communicate
+from parakern.analysis.updates import updates
 from parakern.codegen.launch import in_parameters, launch_of
 from parakern.counters.occupancy import occupancy_detail
 from parakern.devices import DeviceProfile
@@ -137,23 +144,28 @@ FORMULA = (
     ("t_l1", "waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock)"),
     ("t_blocks", "ceil(blocks / sms) * block_time"),
     ("t_l2", "waves * active * l2_lines / (l2_lines_per_clock * clock)"),
-    ("time", "launch_overhead + max(max(max(t_global, t_compute), max(t_l1, t_blocks)), t_l2)"),
+    ("t_atomic", "waves * active * atomics / (atomic_spread * clock)"),
+    ("time", "launch_overhead + max(max(max(t_global, t_compute), max(t_l1, t_blocks)), max(t_l2, t_atomic))"),
     ("lanes", "threads / (ceil(threads / 32.0) * 32.0)"),
     ("spread", "min(blocks, sms) / sms"),
     ("ranked", "time * (1.0 + 1e-6 * (2.0 - lanes - spread))"),
 )
 QUANTITY_NAMES = ("blocks", "threads", "resident", "global_bytes", "unique_bytes", "read_bytes", "synchronised",
-                  "ops32", "ops64", "l1_traffic", "l2_lines")
+                  "ops32", "ops64", "l1_traffic", "l2_lines", "atomics", "atomic_spread")
 DEVICE_NAMES = ("sms", "bandwidth", "clock", "lanes32", "lanes64", "threads_per_sm", "shared_bytes_per_clock",
                 "l2_bytes", "launch_overhead", "block_time", "l2_lines_per_clock")
-TERMS = ("t_global", "t_compute", "t_l1", "t_blocks", "t_l2")
+TERMS = ("t_global", "t_compute", "t_l1", "t_blocks", "t_l2", "t_atomic")
 _COMPILED = tuple((name, compile(text, name, "eval")) for name, text in FORMULA)
 _BUILTINS = {"__builtins__": {}, "min": min, "max": max, "ceil": math.ceil}
 
 
+# what a schedule without atomic updates has (inputs may leave them out)
+QUIET = {"atomics": 0.0, "atomic_spread": 1.0}
+
+
 def evaluate(inputs: dict) -> dict:
     """Every step of FORMULA at these inputs (names -> numbers); the result has them all."""
-    env = {k: float(v) for k, v in inputs.items()}
+    env = {**QUIET, **{k: float(v) for k, v in inputs.items()}}
     for name, code in _COMPILED:
         env[name] = float(eval(code, _BUILTINS, env))   # noqa: S307 - our own constant text
     return env
@@ -185,12 +197,15 @@ class Quantities:
     read_bytes: sympy.Expr           # the arrays the launch reads, each once
     synchronised: int                # 1 where the block waits at barriers (staging, threads that communicate), else 0
     l2_lines: sympy.Expr = sympy.S.Zero   # per block, 128-byte lines its warps' global requests touch
+    atomics: sympy.Expr = sympy.S.Zero    # per block, atomic updates its threads make
+    atomic_spread: sympy.Expr = sympy.S.One   # the elements those updates spread over, at most
 
     def expressions(self) -> dict:
         return {"blocks": self.blocks, "threads": self.threads, "shared_bytes": self.shared_bytes,
                 "global_bytes": self.global_bytes, "unique_bytes": self.unique_bytes, "read_bytes": self.read_bytes,
                 "synchronised": sympy.Integer(self.synchronised), "ops32": self.ops32, "ops64": self.ops64,
-                "l1_traffic": self.l1_traffic, "l2_lines": self.l2_lines}
+                "l1_traffic": self.l1_traffic, "l2_lines": self.l2_lines, "atomics": self.atomics,
+                "atomic_spread": self.atomic_spread}
 
 
 def quantities(case) -> Quantities:
@@ -201,9 +216,32 @@ def quantities(case) -> Quantities:
     blocks, (per_block, lines) = sympy.Mul(*launch.grid), global_traffic_per_block(case)
     whole = array_bytes(s)
     unique, read = whole if whole is not None else (blocks * per_block,) * 2
+    atomics, spread = atomic_updates(case)
     return Quantities(blocks, launch.threads, launch.shared_bytes, int(case.counter("registers")), per_block,
                       in_parameters(ops32, s), in_parameters(ops64, s), l1_traffic(case, copies), unique, read,
-                      int(bool(copies) or threads_communicate(s)), lines)
+                      int(bool(copies) or threads_communicate(s)), lines, atomics, spread)
+
+
+# where an updated array's size is not visible (a pointer): its updates may spread over any
+# number of elements, and wait for none
+UNBOUNDED_SPREAD = sympy.Integer(2) ** 40
+
+
+def atomic_updates(case) -> tuple:
+    """(atomic updates one block of the case makes: each atomic statement's executions by every
+    thread, the fewest elements of the arrays they update), (0, 1) where it makes none."""
+    s = case.kernel.schedule
+    if not s.atomics:
+        return sympy.S.Zero, sympy.S.One
+    spans = {a.span for a in s.atomics}
+    targets = {u.target.span for u in updates(s.body) if u.span in spans}
+    per_thread = sum((_executions(a, s) for a in s.accesses if a.is_write and a.span in targets), sympy.S.Zero)
+    sizes = []
+    for name in dict.fromkeys(a.array for a in s.atomics):
+        array = s.array(name)
+        known = array.dims and all(d is not None for d in array.dims)
+        sizes.append(in_parameters(sympy.Mul(*array.dims), s) if known else UNBOUNDED_SPREAD)
+    return in_parameters(per_thread * _threads(case), s), sympy.Min(*sizes)
 
 
 def array_bytes(s) -> "tuple | None":
@@ -689,6 +727,8 @@ def formula_text(q: Quantities, k: int) -> list[str]:
              f"  arithmetic per thread = {e['ops32']} (32-bit) + {e['ops64']} (64-bit)",
              f"  L1 and shared-memory bytes per block = {e['l1_traffic']}",
              "  resident = blocks per SM by the occupancy calculator (registers, shared, threads)"]
+    if q.atomics != 0:
+        lines.insert(-1, f"  atomic updates per block = {e['atomics']}, over at most {e['atomic_spread']} elements")
     return lines + [f"  {name} = {text}" for name, text in FORMULA]
 
 

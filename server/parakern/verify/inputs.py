@@ -14,6 +14,7 @@ import random
 
 import sympy
 
+from parakern.cinteger import LAMBDIFY_MODULES
 from parakern.symbols import sym
 from parakern.frontend.constexpr import evaluate
 from parakern.verify.signature import FLOATING, Signature
@@ -114,7 +115,7 @@ def _corners(expr, ranges):
         return None
     if 2 ** len(free) > _MAX_CORNERS:
         return None
-    f = sympy.lambdify(free, expr, modules="math")
+    f = sympy.lambdify(free, expr, modules=LAMBDIFY_MODULES)
     try:
         return [int(f(*corner)) for corner in itertools.product(*(ranges[s] for s in free))]
     except (ZeroDivisionError, ValueError, TypeError, OverflowError):

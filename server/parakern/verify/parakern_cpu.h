@@ -470,4 +470,54 @@ template <class F> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int
     return cudaSuccess;
 }
 
+/* ------------------------------------------------------------------ atomics */
+/* CUDA's atomic functions that generated kernels call (parakern/analysis/updates.py), with
+ * CUDA's overloads; each returns the element's old value. The threads of a block are fibers
+ * of the launching OS thread that switch only in __syncthreads (Block::run and Block::sync
+ * above: swapcontext nowhere else) and blocks run one after another, so no other thread of
+ * the launch can run between an update's read and its write. The GCC builtins make each
+ * update one indivisible step all the same, whichever OS thread runs it (a dispatcher may be
+ * called from several host threads). */
+namespace parakern_cpu {
+template <class T, class F> inline T atomic_update(T *address, F next) {
+    T old;
+    __atomic_load(address, &old, __ATOMIC_RELAXED);
+    T value;
+    do {
+        value = next(old);
+    } while (!__atomic_compare_exchange(address, &old, &value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return old;
+}
+template <class T> inline T atomic_add(T *address, T v) { return __atomic_fetch_add(address, v, __ATOMIC_RELAXED); }
+template <class T> inline T atomic_sub(T *address, T v) { return __atomic_fetch_sub(address, v, __ATOMIC_RELAXED); }
+template <class T> inline T atomic_max(T *address, T v) { return atomic_update(address, [v](T x) { return x < v ? v : x; }); }
+template <class T> inline T atomic_min(T *address, T v) { return atomic_update(address, [v](T x) { return v < x ? v : x; }); }
+}  // namespace parakern_cpu
+
+inline int atomicAdd(int *address, int v) { return parakern_cpu::atomic_add(address, v); }
+inline unsigned int atomicAdd(unsigned int *address, unsigned int v) { return parakern_cpu::atomic_add(address, v); }
+inline unsigned long long atomicAdd(unsigned long long *address, unsigned long long v) {
+    return parakern_cpu::atomic_add(address, v);
+}
+inline float atomicAdd(float *address, float v) {
+    return parakern_cpu::atomic_update(address, [v](float x) { return x + v; });
+}
+inline double atomicAdd(double *address, double v) {   /* sm_60 and later on a GPU */
+    return parakern_cpu::atomic_update(address, [v](double x) { return x + v; });
+}
+inline int atomicSub(int *address, int v) { return parakern_cpu::atomic_sub(address, v); }
+inline unsigned int atomicSub(unsigned int *address, unsigned int v) { return parakern_cpu::atomic_sub(address, v); }
+inline int atomicMax(int *address, int v) { return parakern_cpu::atomic_max(address, v); }
+inline unsigned int atomicMax(unsigned int *address, unsigned int v) { return parakern_cpu::atomic_max(address, v); }
+inline long long atomicMax(long long *address, long long v) { return parakern_cpu::atomic_max(address, v); }
+inline unsigned long long atomicMax(unsigned long long *address, unsigned long long v) {
+    return parakern_cpu::atomic_max(address, v);
+}
+inline int atomicMin(int *address, int v) { return parakern_cpu::atomic_min(address, v); }
+inline unsigned int atomicMin(unsigned int *address, unsigned int v) { return parakern_cpu::atomic_min(address, v); }
+inline long long atomicMin(long long *address, long long v) { return parakern_cpu::atomic_min(address, v); }
+inline unsigned long long atomicMin(unsigned long long *address, unsigned long long v) {
+    return parakern_cpu::atomic_min(address, v);
+}
+
 #endif /* PARAKERN_CPU_H */

@@ -6,7 +6,11 @@
  * PARAKERN_AT(site, instance, array, index) (global memory) or
  * PARAKERN_AT_SHARED(site, instance, part, index) (shared memory), `site` naming the access
  * (or the staging copy) it comes from and `instance` its execution (the values of the loops
- * around it, mixed). Each reference notes its byte address; the references of one warp (32
+ * around it, mixed); an element an atomic function updates as
+ * PARAKERN_AT_ATOMIC(site, instance, array, index), the element itself (an lvalue whose
+ * address the atomic takes). An atomic is served in L2, which reads each sector the warp's
+ * lanes update and writes it back: it counts as a read and a write of those sectors, as the
+ * plain `h[k] += v` it replaces does (analysis/traffic.py counts both alike). Each reference notes its byte address; the references of one warp (32
  * consecutive linear thread ids of a block) to one site in one instance form one warp
  * request, as on a GPU where the warp executes the instruction together, lanes that skip it
  * (a guard) left out. A global request costs its distinct 32-byte sectors, a shared one
@@ -157,6 +161,18 @@ template <bool Shared, class T> struct Ref {
     template <class U> Ref &operator^=(U v) { put(get() ^ v); return *this; }
 };
 
+/* The element an atomic function updates: noted as read and written, then the element itself
+   (outside its array: a scratch element, counted but not touched, as Ref does). */
+template <class T> T &atomic_at(int site, long long instance, T *start, long long index) {
+    auto found = arrays.find((const void *)start);
+    bool inside = found != arrays.end() && 0 <= index && index < found->second;
+    note(site, instance, false, false, index * (long long)sizeof(T), (int)sizeof(T), start, index);
+    note(site, instance, false, true, index * (long long)sizeof(T), (int)sizeof(T), start, index);
+    static thread_local std::remove_const_t<T> scratch;
+    if (!inside) { scratch = {}; return scratch; }
+    return start[index];
+}
+
 /* Which execution of a site: the values of the loops around it, mixed into one number. */
 inline long long mix() { return 0; }
 template <class... R> long long mix(long long first, R... rest) {
@@ -200,5 +216,9 @@ inline void finish(FILE *out, int label) {
 
 #define PARAKERN_AT(site, instance, a, i) parakern_trace::at<false>((site), (long long)(instance), (a), (long long)(i))
 #define PARAKERN_AT_SHARED(site, instance, a, i) parakern_trace::at<true>((site), (long long)(instance), (a), (long long)(i))
+#ifndef PARAKERN_AT_ATOMIC   /* verify's race detection may define its own */
+#define PARAKERN_AT_ATOMIC(site, instance, a, i) \
+    parakern_trace::atomic_at((site), (long long)(instance), (a), (long long)(i))
+#endif
 
 #endif /* PARAKERN_TRACE_H */

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from parakern import constraints as cs
+from parakern.cinteger import LAMBDIFY_MODULES
 from parakern import dispatch
 from parakern.symbols import R_B, T, Z, sym
 
@@ -108,7 +109,7 @@ class Model:
 
 
 def _function(expr, names):
-    f = sympy.lambdify([sym(n) for n in names], expr, modules="math")
+    f = sympy.lambdify([sym(n) for n in names], expr, modules=LAMBDIFY_MODULES)
     return lambda values: f(*(values.get(n, 0) for n in names))
 
 
