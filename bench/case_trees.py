@@ -19,7 +19,7 @@ PAPER = ("matadd", "matmul", "jacobi1d", "transpose", "polydiv")
 _CHILD = """
 import json, sys, time
 from parakern.pipeline import Options, analyze
-import parakern.ir, parakern.constraints  # imports are not part of the figure
+import parakern.ir, parakern.symbolic.constraints  # imports are not part of the figure
 path, target = sys.argv[1], sys.argv[2]
 text = open(path).read()
 figures = []

@@ -23,7 +23,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     from parakern.counters import default_counters
-    from parakern.devices import get_profile
+    from parakern.machine.devices import get_profile
     from parakern.frontend import analyze_file
     from parakern.kernel import Kernel
     import parakern.ir  # noqa: F401  (llvmlite initialisation belongs to the import cost)

@@ -23,11 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from paper_gpu import QUICK, SUITE, messages, run_command, sizes_in_time, unknown_name, variant_file  # noqa: E402
 
-from parakern.devices import profile_key  # noqa: E402
+from parakern.machine.devices import profile_key  # noqa: E402
 
 
 def detected_profile() -> "str | None":
-    """The devices.py profile of the GPU that nvidia-smi reports, if any."""
+    """The machine/devices.py profile of the GPU that nvidia-smi reports, if any."""
     try:
         name = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
                               text=True, timeout=30).stdout.splitlines()[0]
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("samples", nargs="*", default=[])
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--profile", help="devices.py profile for the model (default: the GPU's own)")
+    parser.add_argument("--profile", help="machine/devices.py profile for the model (default: the GPU's own)")
     parser.add_argument("--top", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--quick", action="store_true")
@@ -76,7 +76,7 @@ def main(argv=None) -> int:
         parser.error(unknown)
     profile = args.profile or detected_profile()
     if profile is None:
-        print("gpu_tune: no devices.py profile matches this GPU's name; give one with --profile", file=sys.stderr)
+        print("gpu_tune: no GPU profile matches this GPU's name; give one with --profile", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     runs = []

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from parakern import dispatch
-from parakern.devices import DEFAULT_PROFILES, PROFILES
+from parakern.machine.devices import DEFAULT_PROFILES, PROFILES
 from parakern.pipeline import Options, analyze
 
 ROOT = Path(__file__).resolve().parent.parent

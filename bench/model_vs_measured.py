@@ -5,7 +5,7 @@
 Reads the bench JSON of a GPU run (bench/gpu_all.sh: every case timed at every point; where
 several folders are given, a run of a later folder replaces the run of the same name of an
 earlier one, e.g. a sample measured again after a change of its kernels) and,
-for each measured kernel, predicts its time with tuning/model.py on the device profile: the
+for each measured kernel, predicts its time with tuning/time_model.py on the device profile: the
 sample is analysed again, the measured kernel is matched to the case of today's tree whose
 launch (grid, block, dynamic shared memory) at that point is the same, and the model is fed
 the registers that nvcc gave the measured kernel. Per run it prints:
@@ -40,10 +40,11 @@ from gpu_page import dispatcher_ratios, median, read_json, sample_of  # noqa: E4
 from paper_gpu import SUITE, variant_file  # noqa: E402
 
 from parakern import dispatch  # noqa: E402
-from parakern.devices import PROFILES, get_profile, machine_values, profile_key  # noqa: E402
+from parakern.analysis.facts import substitutions  # noqa: E402
+from parakern.machine.devices import PROFILES, get_profile, machine_values, profile_key  # noqa: E402
 from parakern.pipeline import analyze  # noqa: E402
-from parakern.tuning import model  # noqa: E402
-from parakern.tuning.measure import spearman  # noqa: E402
+from parakern.tuning import time_model as model  # noqa: E402
+from parakern.bench.tune_measure import spearman  # noqa: E402
 
 DISPATCH_TARGET = 0.90
 MIN_RANKED = 5   # a rank correlation over fewer kernels says nothing (3 kernels: 6 orders in all)
@@ -73,7 +74,7 @@ def evaluate_run(run: str, doc: dict, device: model.ModelDevice, scratch: Path) 
             continue
         if r.get("compile_time"):   # the model is the parametric kernel's (an instance runs beside it)
             continue
-        subs = dispatch.substitutions(result.schedule, r["values"])
+        subs = substitutions(result.schedule, r["values"])
         choice = dispatch.choose(tree, machine, subs)
         want = _launch_key(r["launch"]["grid"], r["launch"]["block"], r["launch"]["shared_bytes"])
         same = [k for k, sizes in enumerate(choice.launches, 1)
@@ -140,7 +141,7 @@ def evaluate_tune(run: str, doc: dict, device: model.ModelDevice, scratch: Path)
         for m in measured:
             if not m.get("measured_s"):
                 continue
-            subs = dispatch.substitutions(result.schedule, {**entry["fixed"], **m["parameters"]})
+            subs = substitutions(result.schedule, {**entry["fixed"], **m["parameters"]})
             k = _same_kernel(result.tree, m)
             p = None if k is None else model.predict(quantities[k - 1], subs, device)
             if p is not None:
@@ -176,7 +177,7 @@ def _point(values: dict, data: set) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", type=Path, nargs="+", metavar="folder")
-    parser.add_argument("--profile", help="devices.py profile of the model (default: from the run's device name)")
+    parser.add_argument("--profile", help="the model's GPU profile (default: from the run's device name)")
     parser.add_argument("--markdown", action="store_true", help="a markdown table instead of text")
     parser.add_argument("--scratch", type=Path, default=Path("/tmp/parakern-model-vs-measured"))
     args = parser.parse_args(argv)

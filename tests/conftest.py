@@ -14,7 +14,7 @@ os.environ["PARAKERN_CACHE_DIR"] = tempfile.mkdtemp(prefix="parakern-test-cache-
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 # the head of a generated kernel up to its name: its register cap (IR level 3) or, for an
-# instance whose point fixes the block's size, its launch bounds (codegen/kernel.py)
+# instance whose point fixes the block's size, its launch bounds (codegen/kernel_source.py)
 KERNEL_HEAD = r"__global__ void (?:__maxnreg__\(\d+\) )?(?:__launch_bounds__\(\d+\) )?"
 WRONG = SAMPLES / "wrong"
 
@@ -47,7 +47,7 @@ def expr(text: str):
 
     import sympy
 
-    from parakern.symbols import sym
+    from parakern.symbolic.symbols import sym
     names = {n: sym(n) for n in re.findall(r"[A-Za-z_]\w*", text) if n not in ("floor", "Mod", "ceiling")}
     names.update(floor=sympy.floor, Mod=sympy.Mod, ceiling=sympy.ceiling)
     return sympy.parse_expr(text, local_dict=names)

@@ -18,9 +18,9 @@ from parakern import syntax
 from parakern.analysis.dependence import examine
 from parakern.analysis.updates import update_of
 from parakern.codegen.emit import emit
-from parakern.codegen.kernel import kernel_source
+from parakern.codegen.kernel_source import kernel_source
 from parakern.codegen.trace import Sites
-from parakern.diagnostics import Severity
+from parakern.source.diagnostics import Severity
 from parakern.frontend import analyze_source
 from parakern.ir.ptx import kernel_ptx
 from parakern.pipeline import Options, analyze
@@ -462,7 +462,7 @@ def test_the_traced_kernel_takes_the_address_of_an_atomic_lvalue():
 def test_json_text_and_hover_say_which_updates_are_atomic():
     from parakern.lsp.summary import summarize
     from parakern.lsp.texts import atomics_markdown, case_message
-    from parakern.report import document, text
+    from parakern.reports.document import document, text
     analysis = _analysis("max_cell")
     (schedule,) = document(analysis)["schedules"]
     assert [(a["line"], a["function"], a["statement"]) for a in schedule["atomics"]] == [
@@ -481,9 +481,9 @@ def test_json_text_and_hover_say_which_updates_are_atomic():
 # ------------------------------------------------------------------ the time model
 
 def test_the_time_model_counts_atomics_that_meet():
-    from parakern.devices import get_profile
-    from parakern.symbols import sym
-    from parakern.tuning.model import model_device, predict, quantities
+    from parakern.machine.devices import get_profile
+    from parakern.symbolic.symbols import sym
+    from parakern.tuning.time_model import model_device, predict, quantities
     import sympy
     device = model_device(get_profile("h100"))
     times = {}
@@ -566,8 +566,8 @@ int main() {
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ for the CPU emulation")
 @pytest.mark.parametrize("name", ["max_cell", "scatter_sub", "quarter_sums", "int_hist"])
 def test_the_static_traffic_of_atomics_is_what_the_emulation_counts(name):
-    from parakern.profile_command import _differences
-    from parakern.traffic_report import schedule_traffic
+    from parakern.commands.profile import _differences
+    from parakern.reports.traffic import schedule_traffic
     from parakern.verify.traffic import measure
     for result in _analysis(name).results:
         point, per_case = schedule_traffic(result, small=True)
@@ -578,7 +578,8 @@ def test_the_static_traffic_of_atomics_is_what_the_emulation_counts(name):
 
 def test_the_cli_refuses_a_double_atomic_below_sm60(tmp_path, monkeypatch, capsys):
     """`--target sm_52` (a ptxas that builds for it, CUDA 12's): the error, at the update, exit 0."""
-    from parakern import cli, targets
+    from parakern.commands import cli
+    from parakern.machine import targets
     monkeypatch.setattr(targets, "_ptxas_targets", lambda ptxas: frozenset({"sm_52", "sm_80"}))
     path = _write(tmp_path, "coo_spmv")
     assert cli.main(["optimize", str(path), "--target", "sm_52"]) == 0

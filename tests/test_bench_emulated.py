@@ -235,13 +235,14 @@ def test_tune_measure_runs_the_chosen_configurations_only(fake_gpu):
     other made matmul at n = 2048 outlast 278 s), and two configurations that differ only in
     their case are both measured."""
     from parakern.bench.runner import GpuRunner
-    from parakern.devices import get_profile
+    from parakern.machine.devices import get_profile
     from parakern.pipeline import analyze
-    from parakern.tuning import measure, model, search
+    from parakern.bench import tune_measure
+    from parakern.tuning import search, time_model
 
     text = (SAMPLES / "jacobi1d.c").read_text()
     (result,) = analyze(text, "jacobi1d.c").results
-    tuning = search.tune(result, {"N": 130}, model.model_device(get_profile("h100"), "h100"))
+    tuning = search.tune(result, {"N": 130}, time_model.model_device(get_profile("h100"), "h100"))
     by_point = {}
     for c in tuning.configurations:
         by_point.setdefault(c.values, []).append(c)
@@ -258,7 +259,7 @@ def test_tune_measure_runs_the_chosen_configurations_only(fake_gpu):
             dispatched.append(1)
             return super().dispatch(*args, **kwargs)
 
-    comparison = measure.measure(text, "jacobi1d.c", result, tuning, chosen, {"N": 130, "T": 2}, Counting,
+    comparison = tune_measure.measure(text, "jacobi1d.c", result, tuning, chosen, {"N": 130, "T": 2}, Counting,
                                  repeat=1)
     assert comparison.correct and not dispatched
     assert sorted(set(launched)) == sorted({c.case for c in chosen})

@@ -1,6 +1,6 @@
 """C's `/` and `%` truncate toward zero: the analysis reads them so wherever an operand may be
 negative (`(p - 1) % 2` at p = 0 is -1, `(p - 1) / 2` is 0), as floor / Mod where the signs
-allow (cinteger.py, frontend/signs.py). Races that only truncation makes are refused with a
+allow (symbolic/cinteger.py, frontend/signs.py). Races that only truncation makes are refused with a
 witness that really collides; legal code with negative operands is accepted and verifies."""
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import pytest
 import sympy
 import z3
 
-from parakern import exact
+from parakern.symbolic import exact
 from parakern.analysis.dependence import check
-from parakern.cinteger import cdiv, cmod, lower_bound, quotient, remainder, settle
-from parakern.constraints import Env, to_z3
+from parakern.symbolic.cinteger import cdiv, cmod, lower_bound, quotient, remainder, settle
+from parakern.symbolic.constraints import Env, to_z3
 from parakern.frontend import analyze_source
-from parakern.printing import to_c
-from parakern.symbols import sym
+from parakern.symbolic.printing import to_c
+from parakern.symbolic.symbols import sym
 
 ROOT = Path(__file__).resolve().parents[1]
 

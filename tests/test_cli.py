@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SAMPLES, WRONG
-from parakern.cli import main
+from parakern.commands.cli import main
 
 
 def run(*args):
@@ -355,7 +355,7 @@ def test_an_interrupt_a_library_turned_into_an_error_is_an_interrupt(monkeypatch
     (ArgumentError: KeyboardInterrupt) became PK099 and a complete-looking .cu with exit 0; z3
     took SIGINT for itself while solving, and the command went on as if nothing had happened."""
     import z3
-    from parakern import interrupts
+    from parakern.process import interrupts
     from parakern.pipeline import _failed
     from parakern.frontend import analyze_source
     schedule = analyze_source((SAMPLES / "saxpy.c").read_text(), "s.c").schedules[0]
@@ -404,7 +404,7 @@ def test_the_readmes_example_is_what_optimize_prints(capsys):
 def test_every_diagnostic_code_is_registered_and_documented():
     """diagnostics.CODES, the stable registry, lacked PK019, PK023 and PK040."""
     import re
-    from parakern.diagnostics import CODES
+    from parakern.source.diagnostics import CODES
     used = set()
     for path in (ROOT / "server" / "parakern").rglob("*.py"):
         used |= set(re.findall(r'"(PK\d{3})"', path.read_text()))

@@ -9,13 +9,13 @@ import pytest
 import sympy
 
 from conftest import KERNEL_HEAD, SAMPLES
-from parakern import constraints as cs
+from parakern.symbolic import constraints as cs
 from parakern.codegen import emit_file
 from parakern.kernel import Kernel
 from parakern.pipeline import Options, analyze
 from parakern.strategies.coarsen import CoarsenThreads
 from parakern.strategies.decisions import strategy_codes
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 MATMUL = (SAMPLES / "matmul.c").read_text()
 MATMUL_CACHED = MATMUL.replace("meta_schedule {", "meta_schedule cache(a, b) {")

@@ -20,14 +20,14 @@ from pycparser import c_ast, c_parser
 
 from conftest import KERNEL_HEAD, ROOT, SAMPLES, WRONG, sample_files
 from parakern import syntax
-from parakern.cli import main
+from parakern.commands.cli import main
 from parakern.codegen import (case_ptx, dispatcher_name, emit_file, emit_schedule, kernel_name,
                               kernel_source, launch_of, register_cap)
 from parakern.codegen.cprint import CodegenError, CPrinter, relation_c, sym_c
-from parakern.diagnostics import Span
+from parakern.source.diagnostics import Span
 from parakern.analysis import staging
 from parakern.pipeline import analyze
-from parakern.symbols import R_B, T, Z, sym
+from parakern.symbolic.symbols import R_B, T, Z, sym
 
 GOLDEN = ROOT / "tests" / "golden"
 NVCC = shutil.which("nvcc")

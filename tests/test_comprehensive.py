@@ -5,15 +5,15 @@ import pytest
 import sympy
 
 from conftest import SAMPLES, same
-from parakern import constraints as cs
+from parakern.symbolic import constraints as cs
 from parakern.comprehensive import comprehensive_optimization
 from parakern.counters.base import Counter, Measure
 from parakern.frontend import analyze_file
 from parakern.kernel import Kernel
 from parakern.pipeline import Options, optimize_schedule
-from parakern.printing import to_text
+from parakern.symbolic.printing import to_text
 from parakern.strategies.base import Strategy
-from parakern.symbols import R, T, Z, sym
+from parakern.symbolic.symbols import R, T, Z, sym
 
 
 def schedule(name):
@@ -186,7 +186,7 @@ FLAT_GRID = """void w(int n, int Bz, int By, int Bx, float a[n], float b[n])
 def test_a_witness_lies_where_the_kernel_launches():
     """The witness a case shows (optimize, hover) satisfies the launch limits too where it can:
     before, g = 699736 beside 'no kernel fits where 65536 <= g (launch)'."""
-    from parakern.limits import launch_relations
+    from parakern.machine.limits import launch_relations
     from parakern.pipeline import analyze
     (result,) = analyze(FLAT_GRID, "w.c").results
     for case in result.tree.cases:

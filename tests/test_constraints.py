@@ -7,10 +7,10 @@ import pytest
 import sympy
 import z3
 
-from parakern.constraints import Env, System, canonical, consistent, covers, implies, simplify, to_z3, z3_check
+from parakern.symbolic.constraints import Env, System, canonical, consistent, covers, implies, simplify, to_z3, z3_check
 from parakern.model import Fact
-from parakern.printing import to_c, to_math, to_text
-from parakern.symbols import P_OCC, R, T, Z, sym
+from parakern.symbolic.printing import to_c, to_math, to_text
+from parakern.symbolic.symbols import P_OCC, R, T, Z, sym
 
 B, s, N, dim, i, j, k = (sym(n) for n in ("B", "s", "N", "dim", "i", "j", "k"))
 B0, B1, t = sym("B0"), sym("B1"), sym("t")
@@ -218,7 +218,7 @@ def test_to_z3_collects_side_conditions_and_renames():
 
 def _fresh_solver_state():
     """No remembered answers or points: each test sees z3 work from scratch."""
-    from parakern import constraints
+    from parakern.symbolic import constraints
     constraints._solve_cached.cache_clear()
     constraints._POINTS.clear()
 
@@ -228,7 +228,7 @@ def test_divisibility_facts_get_an_exact_answer_in_stages(monkeypatch):
     # because of the facts tying N to the products B0 and B1*s (how fast it is depends on
     # the context's history, so here it is made to give up on them): the part without
     # them decides, and its B0, B1, s extend to an N.
-    from parakern import constraints
+    from parakern.symbolic import constraints
     _fresh_solver_state()
     real = constraints.z3_check
 
@@ -258,7 +258,7 @@ def test_staged_answer_tries_small_divisors_first():
     # the whole question timed out (0.3 s). Divisors and factors at most SMALL_PINNED first.
     import time
 
-    from parakern import constraints
+    from parakern.symbolic import constraints
     _fresh_solver_state()
     d0, d1, r_b = sym("dim0"), sym("dim1"), sym("R_B")
     premises = (sympy.Lt(Z, 8 * B0 * B1), sympy.Le(B0 * B1, T), sympy.Ge(d0, 1), sympy.Ge(d1, 1),
@@ -283,7 +283,7 @@ def test_one_floor_is_one_unknown_in_every_relation():
 
 
 def test_remembered_points_refute_without_z3(monkeypatch):
-    from parakern import constraints
+    from parakern.symbolic import constraints
     _fresh_solver_state()
     system = System([sympy.Le(8 * B * s + 8, Z), sympy.Le(B, T)], [sympy.Le(T, 1024)])
     witness = consistent(System(system.relations + (sympy.Lt(Z, 8 * B + 8 + 8 * B),), system.facts)).witness

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import SAMPLES, sample_files, text_at
 from parakern.analysis.dependence import check, iterations_independent
-from parakern.diagnostics import CODES, Severity, Span
+from parakern.source.diagnostics import CODES, Severity, Span
 from parakern.frontend import analyze_file
 
 

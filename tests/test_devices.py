@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from parakern.devices import CC_LIMITS, PROFILES, DeviceProfile, get_profile, machine_values
+from parakern.machine.devices import CC_LIMITS, PROFILES, DeviceProfile, get_profile, machine_values
 
 REQUIRED = {"v100": (7, 0), "t4": (7, 5), "a100": (8, 0), "l4": (8, 9),
             "h100": (9, 0), "h200": (9, 0), "rtx4090": (8, 9)}

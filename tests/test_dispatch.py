@@ -11,10 +11,11 @@ import sympy
 
 from conftest import SAMPLES
 from parakern import dispatch
-from parakern.bench.plan import block_parameters, substitutions
-from parakern.facts import check_facts
+from parakern.analysis.facts import substitutions
+from parakern.tuning.space import block_parameters
+from parakern.analysis.facts import check_facts
 from parakern.codegen import dispatcher_name, emit_file, kernel_name
-from parakern.codegen.dispatcher import forwarded, is_array
+from parakern.codegen.host import forwarded, is_array
 from parakern.pipeline import analyze
 from parakern.verify.build import HEADER
 
@@ -88,7 +89,7 @@ def _point(rng: random.Random, result) -> "dict | None":
         values = {p.name: (rng.choice([0.5, 2.0]) if p.ctype in ("float", "double")
                            else _value(rng, p.name in blocks)) for p in s.params}
         ints = {n: v for n, v in values.items() if isinstance(v, int)}
-        if not check_facts(s, substitutions(s, ints)):   # the facts keep C's division that of sympy
+        if not check_facts(s, substitutions(s, ints, as_run=True)):   # the facts keep C's division that of sympy
             return values
     return None
 
@@ -161,7 +162,7 @@ ALL_SAMPLES = sorted(str(p.relative_to(SAMPLES))[:-2] for p in SAMPLES.rglob("*.
 def test_the_dispatchers_take_their_arguments_in_the_c_functions_order(name):
     """saxpy(n, B, alpha, x, y) had saxpy_0_dispatch(n, B, alpha, y, x): the arrays in the order
     the body first used them. A call written as the C function's compiled, and was wrong."""
-    from parakern.codegen.dispatcher import dispatcher_arguments, host_arguments
+    from parakern.codegen.host import dispatcher_arguments, host_arguments
     from parakern.verify.signature import signature
     text = (SAMPLES / f"{name}.c").read_text()
     for r in analyze(text, f"{name}.c").results:

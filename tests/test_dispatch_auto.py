@@ -9,9 +9,9 @@ import pytest
 
 from conftest import SAMPLES
 from parakern.codegen.auto import auto_name, choice_type
-from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name, host_arguments
-from parakern.devices import get_profile, machine_values
-from parakern.tuning import model, search
+from parakern.codegen.host import dispatcher_arguments, dispatcher_name, host_arguments
+from parakern.machine.devices import get_profile, machine_values
+from parakern.tuning import search, space, time_model
 from parakern.verify.core import Session
 from parakern.verify.points import Device
 
@@ -22,7 +22,7 @@ SMS, CC, THREADS_PER_SM, BLOCKS_PER_SM, RESERVED = 132, (9, 0), 2048, 32, 1024
 CLOCK_KHZ, MEMORY_KHZ, BUS_BITS = 1980000, 2600000, 5120
 H100 = get_profile("h100")
 L2_BYTES = H100.l2_cache_bytes
-DEVICE = dataclasses.replace(model.model_device(H100, "h100"), bandwidth=2.0 * MEMORY_KHZ * 1000.0 * (BUS_BITS // 8))
+DEVICE = dataclasses.replace(time_model.model_device(H100, "h100"), bandwidth=2.0 * MEMORY_KHZ * 1000.0 * (BUS_BITS // 8))
 MACHINE = machine_values(H100)
 EMULATED = Device(MACHINE["R_B"], MACHINE["Z"], 48 * 1024, MACHINE["T"])
 
@@ -39,7 +39,7 @@ CASES = {
 
 def _shim(result) -> str:
     s = result.schedule
-    names, _ = search.space(s, {})
+    names, _ = space.space(s, {})
     untuned = [x.name for x in host_arguments(s) if x.name not in names]
     differs = " || ".join(f"r.{n} != {n}" for n in names) or "0"
     shim = f"parakern_auto_shim_{s.function}_{s.index}"
@@ -138,7 +138,7 @@ def _covered_shim(result, expected: float) -> str:
     """dispatch_auto's choice must carry the share Python computes for the pick, bit for bit."""
     s = result.schedule
     shim = f"parakern_covered_shim_{s.function}_{s.index}"
-    untuned = [x.name for x in host_arguments(s) if x.name not in search.space(s, {})[0]]
+    untuned = [x.name for x in host_arguments(s) if x.name not in space.space(s, {})[0]]
     return "\n".join([
         f"static int {shim}({', '.join(dispatcher_arguments(s))})",
         "{",

@@ -1,4 +1,4 @@
-"""Terms and relations compiled to Python arithmetic (parakern.exact) give exactly what sympy's
+"""Terms and relations compiled to Python arithmetic (parakern.symbolic.exact) give exactly what sympy's
 substitution gives: the dispatcher's relations (dispatch._test vs dispatch.truth), and the
 launch sizes, facts and time-model quantities the tuner evaluates at every candidate."""
 from __future__ import annotations
@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import sympy
 
-from parakern import dispatch, exact
-from parakern.codegen.launch import launch_of
-from parakern.tuning import model
+from parakern import dispatch
+from parakern.symbolic import exact
+from parakern.launch import launch_of
+from parakern.tuning import time_model
 from parakern.pipeline import analyze
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +54,7 @@ def test_terms_evaluate_as_sympy_substitutes(name):
     for case in result.tree.cases:
         launch = launch_of(case)
         terms += [*launch.grid, *launch.block, launch.shared_bytes, launch.threads]
-        terms += list(model.quantities(case).expressions().values())
+        terms += list(time_model.quantities(case).expressions().values())
     terms += [f.relation for f in result.schedule.facts]
     n = sympy.Symbol("n", integer=True)
     terms += [sympy.ceiling(n * sympy.Rational(5, 3)), sympy.Max(n, 3) / 2, sympy.Mod(n, 7) - n / 4,

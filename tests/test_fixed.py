@@ -2,7 +2,7 @@
 assertion `B == 128`, or values chosen with `emit --fix`), each case that can run there gets
 an instance with the values as constants beside its parametric kernel, and the dispatcher
 launches the instance when the run-time values are those (analysis/fixed.py,
-codegen/kernel.py, codegen/dispatcher.py). The CPU emulation runs both (test_verify's
+codegen/kernel_source.py, codegen/host.py). The CPU emulation runs both (test_verify's
 Session); nvcc and ptxas compile them where installed."""
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ import sympy
 
 from conftest import KERNEL_HEAD, SAMPLES
 from parakern.analysis.fixed import asserted, case_points, fixed_points
-from parakern.cli import main
+from parakern.commands.cli import main
 from parakern.codegen import emit_file
 from parakern.pipeline import analyze
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 NVCC = shutil.which("nvcc")
 MATMUL = (SAMPLES / "matmul.c").read_text()

@@ -9,7 +9,7 @@ import sympy
 from conftest import SAMPLES, expr, same
 from parakern.analysis.footprint import footprint, footprints
 from parakern.frontend import analyze_file, analyze_source
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 
 def schedule_of(name):

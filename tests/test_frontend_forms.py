@@ -128,7 +128,7 @@ def test_a_serial_loop_counting_down_runs_its_values_in_its_order():
     loop = next(n for n in syntax.walk(s.nest) if isinstance(n, syntax.Loop) and not n.parallel)
     first = loop.body.stmts[0]
     assert isinstance(first, syntax.Decl) and first.name == "k"
-    from parakern.symbols import sym
+    from parakern.symbolic.symbols import sym
     assert [int(syntax.to_sympy(first.init, {}).subs(sym("k_down"), t)) for t in range(3)] == [6, 3, 0]
     (d,) = analyze_source(source.replace("int k = 6", "unsigned k = 6"), "k.c").diagnostics
     assert d.code == "PK015" and "signed variable" in d.message and d.span.line == 5
@@ -188,7 +188,7 @@ def test_an_integer_division_by_a_parameter_in_the_body_is_a_fact():
     tuned value may divide by zero), each at its division; a constant or a loop variable
     divisor and a float division give none."""
     import sympy
-    from parakern.symbols import sym
+    from parakern.symbolic.symbols import sym
     (s,) = analyze_source(DIVIDES, "d.c").schedules
     divisors = {f.relation: (f.span.line, f.span.col) for f in s.facts if f.origin == "divisor"}
     d = sym("d")
@@ -213,7 +213,7 @@ def test_an_assertion_keeps_the_conditions_it_can_read_and_says_which_it_cannot(
     (tune then offered B = 8); now B > 16 is a fact and a PK023 warning marks the condition
     the analysis cannot use. `a != 0` reads no parameter: no warning."""
     import sympy
-    from parakern.symbols import sym
+    from parakern.symbolic.symbols import sym
     result = analyze_source(BITAND, "f.c")
     (s,) = result.schedules
     assert sympy.Gt(sym("B"), 16) in [f.relation for f in s.facts if f.origin == "assert"]
@@ -255,7 +255,7 @@ def test_a_shift_by_a_parameter_keeps_it_within_the_type():
     """`a >> k` with k a parameter: 0 <= k < 32 for an int (nvcc warned of `--fix k=40`, whose
     shift C leaves undefined); `long` operands get 64."""
     import sympy
-    from parakern.symbols import sym
+    from parakern.symbolic.symbols import sym
     (s,) = analyze_source("""void f(int n, int B, int k, int a[n], long b[n])
 {
     meta_schedule {

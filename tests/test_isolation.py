@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from parakern import isolation, lifeline
+from parakern.process import isolation, lifeline
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "lsp"))

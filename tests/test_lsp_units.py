@@ -14,13 +14,13 @@ from pygls.workspace.position_codec import PositionCodec
 from conftest import SAMPLES
 from parakern.frontend import analyze_source
 from parakern.frontend.generated import mask_generated
-from parakern.lsp.dispatcher import apply_edit, dispatcher_edit
+from parakern.lsp.regions import apply_edit, dispatcher_edit
 from parakern.lsp.positions import from_client_position, to_client_range
 from parakern.lsp.settings import Settings, section_of, update
 from parakern.lsp.summary import CaseInfo, ScheduleSummary, cache_key, chain_text
 from parakern.lsp.texts import case_message, lens_title
 from parakern.lsp.views import token_at, view_of
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 CODE = "__global__ void k(void) { }\nint k_dispatch(void) { return 1; }\n"
 
@@ -409,7 +409,8 @@ def test_the_bench_commands_argument_is_checked_like_the_setting():
 
 def test_a_target_the_installed_ptxas_cannot_build_is_refused_with_the_ones_it_can(monkeypatch, capsys):
     """sm_70 with CUDA 13's ptxas: every schedule was an internal error (PK099) "to report"."""
-    from parakern import cli, targets
+    from parakern.commands import cli
+    from parakern.machine import targets
     monkeypatch.setattr(targets.shutil, "which", lambda name: "/opt/cuda/bin/ptxas")
     monkeypatch.setattr(targets, "_ptxas_targets", lambda ptxas: frozenset({"sm_75", "sm_80", "sm_90"}))
     kept, warnings = update(Settings(), {"target": "sm_70"})

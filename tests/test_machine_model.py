@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 import sympy
 
-from parakern import constraints as cs
+from parakern.symbolic import constraints as cs
 from parakern import dispatch
-from parakern.casetree_report import tree_json
-from parakern.devices import PROFILES, get_profile, machine_values
-from parakern.limits import launch_relations
+from parakern.analysis.facts import substitutions
+from parakern.reports.casetree import tree_json
+from parakern.machine.devices import PROFILES, get_profile, machine_values
+from parakern.machine.limits import launch_relations
 from parakern.pipeline import analyze
-from parakern.symbols import R_B, T, Z
+from parakern.symbolic.symbols import R_B, T, Z
 from test_dispatch import _point
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,7 +113,7 @@ def test_dispatcher_refuses_exactly_in_the_no_fit_regions(path):
             machine = _random_machine(rng)
             ints = {n: v for n, v in values.items() if isinstance(v, int)}
             choice = dispatch.choose(tree, machine, ints)
-            point = dispatch.substitutions(result.schedule, ints)
+            point = substitutions(result.schedule, ints)
             point.update({R_B: sympy.Integer(machine.regs_per_block), Z: sympy.Integer(machine.Z),
                           T: sympy.Integer(machine.T)})
             inside = [_inside(region, point) for region in tree.uncovered]
@@ -170,7 +171,7 @@ def test_staging_counter_offers_the_unstaged_variant_where_staging_halves_occupa
 
 def test_staging_counter_relations_print_as_c():
     """The dispatcher evaluates the staging relations in C: they print without symbols C lacks."""
-    from parakern.printing import to_c
+    from parakern.symbolic.printing import to_c
     tree = _staged_jacobi().tree
     for case in tree.cases:
         for relation in case.constraints.relations:

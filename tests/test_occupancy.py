@@ -8,7 +8,7 @@ import pytest
 import sympy
 
 from parakern.counters.occupancy import occupancy, occupancy_detail, occupancy_expr
-from parakern.devices import PROFILES
+from parakern.machine.devices import PROFILES
 
 HEADER = Path("/usr/local/cuda/include/cuda_occupancy.h")
 DRIVER = Path(__file__).with_name("occupancy_driver.cpp")

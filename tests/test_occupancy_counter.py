@@ -7,10 +7,10 @@ from conftest import SAMPLES
 from parakern.counters import default_counters
 from parakern.counters.occupancy import occupancy
 from parakern.counters.performance import OccupancyCounter
-from parakern.devices import get_profile
+from parakern.machine.devices import get_profile
 from parakern.frontend import analyze_file
 from parakern.kernel import Kernel
-from parakern.symbols import P_OCC, sym
+from parakern.symbolic.symbols import P_OCC, sym
 
 
 def kernel(name):

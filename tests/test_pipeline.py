@@ -94,7 +94,7 @@ void rowsum(int n, int m, int B, float A[n][m], float y[n])
 def test_strategies_that_cannot_apply_say_why():
     """Where a strategy never appears in the cases the analysis says why, so the user knows what
     to change: here the k loop is a reduction (no granularity reduction) and nothing is cached."""
-    from parakern.report import document, text
+    from parakern.reports.document import document, text
     analysis = analyze(ROW_SUMS, "rowsum.c")
     (result,) = analysis.results
     why = dict(result.not_applied)

@@ -13,7 +13,7 @@ from parakern.counters.registers import (MIN_CAP, PTXAS_BASELINE, PtxasError, Re
 from parakern.frontend import analyze_file, analyze_source
 from parakern.ir import LEVELS, kernel_ptx
 from parakern.kernel import Kernel
-from parakern.symbols import R_B
+from parakern.symbolic.symbols import R_B
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "samples").glob("*.c"))
@@ -23,7 +23,7 @@ needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not on PATH")
 # Measured with CUDA 13.0 ptxas, sm_80, over every sample at levels 0-3: ptxas minus
 # the estimate ranged from -5 (matmul, level 1) to +6 (jacobi1d and transpose, level 0,
 # where ptxas unrolls loops the PTX leaves rolled). The estimate is a guide, not a bound.
-# Variants that stage cached arrays in shared memory (ir/staging.py) add copy loops
+# Variants that stage cached arrays in shared memory (ir/staged_copies.py) add copy loops
 # whose index arithmetic ptxas packs better than the estimate assumes: measured from
 # -9 (transpose, level 0) to -1, so they get their own tolerance.
 TOLERANCE = 6

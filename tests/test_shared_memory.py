@@ -8,7 +8,7 @@ from parakern.counters.base import Counter, Measure
 from parakern.counters.shared_memory import SharedMemoryCounter
 from parakern.frontend import analyze_file, analyze_source
 from parakern.kernel import Kernel
-from parakern.symbols import Z
+from parakern.symbolic.symbols import Z
 
 
 def kernel_of(name, **changes):

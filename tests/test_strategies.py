@@ -33,8 +33,8 @@ from parakern.strategies.cache import DropCache
 from parakern.strategies.cse import CommonSubexpressions
 from parakern.strategies.decisions import editor_words, plain_codes, strategy_codes, trail
 from parakern.strategies.granularity import ReduceGranularity, split_serial_loop
-from parakern.strategies.rebuild import rebuild
-from parakern.symbols import sym
+from parakern.analysis.rebuild import rebuild
+from parakern.symbolic.symbols import sym
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ("jacobi1d", "matadd", "matmul", "matvec", "polydiv", "saxpy", "stencil2d", "transpose")

@@ -5,7 +5,7 @@ from conftest import SAMPLES, same
 from parakern.counters.threads import ThreadsCounter
 from parakern.frontend import analyze_file, analyze_source
 from parakern.kernel import Kernel
-from parakern.symbols import T
+from parakern.symbolic.symbols import T
 
 COUNTER = ThreadsCounter()
 

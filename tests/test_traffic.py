@@ -17,7 +17,7 @@ from parakern.analysis.lifted import lifted
 from parakern.analysis.point import holds, profile_point
 from parakern.analysis.staging import plan
 from parakern.analysis.traffic import traffic
-from parakern.cli import main
+from parakern.commands.cli import main
 from parakern.codegen import kernel_source
 from parakern.kernel import Kernel
 from parakern.pipeline import analyze

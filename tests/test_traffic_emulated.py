@@ -15,10 +15,10 @@ from parakern.analysis import warps as W
 from parakern.analysis.point import profile_point
 from parakern.analysis.traffic import traffic
 from parakern.codegen.emit import INCLUDES, PREAMBLE
-from parakern.codegen.kernel import kernel_source
+from parakern.codegen.kernel_source import kernel_source
 from parakern.pipeline import analyze
-from parakern.profile_command import _differences
-from parakern.traffic_report import schedule_traffic
+from parakern.commands.profile import _differences
+from parakern.reports.traffic import schedule_traffic
 from parakern.verify.traffic import measure, run_traced
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ for the CPU emulation")

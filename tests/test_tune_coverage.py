@@ -11,13 +11,14 @@ import subprocess
 import pytest
 
 from conftest import SAMPLES
-from parakern import cli
-from parakern.bench.plan import substitutions
-from parakern.devices import get_profile
+from parakern.commands import cli
+from parakern.analysis.facts import substitutions
+from parakern.tuning.space import tuned_parameters
+from parakern.machine.devices import get_profile
 from parakern.pipeline import analyze
-from parakern.tuning import coverage, model, search
+from parakern.tuning import coverage, search, time_model
 
-H100 = model.model_device(get_profile("h100"), "h100")
+H100 = time_model.model_device(get_profile("h100"), "h100")
 
 # a 2-D Jacobi whose columns are B1 * s per block: the issue's program
 JACOBI2D = """#include "metafork.h"
@@ -123,7 +124,7 @@ def _result(text: str, name: str = "p.c"):
 
 def _fraction(result, values: dict) -> float:
     s = result.schedule
-    return coverage.coverage(s, search.tuned_parameters(s)).fraction(substitutions(s, values))
+    return coverage.coverage(s, tuned_parameters(s)).fraction(substitutions(s, values))
 
 
 # ------------------------------------------------------------------ the share, against the serial C
@@ -203,7 +204,7 @@ def test_the_share_is_what_the_serial_c_writes(tmp_path, function, text, data, t
 def test_the_issues_jacobi_computes_half_its_columns():
     result = _result(JACOBI2D)
     s = result.schedule
-    covers = coverage.coverage(s, search.tuned_parameters(s))
+    covers = coverage.coverage(s, tuned_parameters(s))
     assert [g.loops for g in covers.groups] == [("i", "u"), ("j", "v", "k")]
     subs = substitutions(s, {"N": 4096, "B0": 32, "B1": 32, "s": 64})
     assert [(c, r) for _, c, r in covers.counts(subs)] == [(4064, 4094), (2048, 4094)]

@@ -10,16 +10,20 @@ import pytest
 import sympy
 
 from conftest import ROOT, SAMPLES
-from parakern import cli, dispatch, limits
-from parakern.bench.plan import substitutions
-from parakern.facts import check_facts
-from parakern.codegen.launch import in_parameters
-from parakern.devices import PROFILES, get_profile, machine_values
+from parakern.commands import cli
+from parakern import dispatch
+from parakern.machine import limits
+from parakern.analysis.facts import substitutions
+from parakern.tuning.space import tuned_parameters
+from parakern.analysis.facts import check_facts
+from parakern.launch import in_parameters
+from parakern.machine.devices import PROFILES, get_profile, machine_values
 from parakern.pipeline import analyze
-from parakern.symbols import R_B, T, Z
-from parakern.tuning import measure, model, search
+from parakern.symbolic.symbols import R_B, T, Z
+from parakern.bench import tune_measure
+from parakern.tuning import search, time_model
 
-H100 = model.model_device(get_profile("h100"), "h100")
+H100 = time_model.model_device(get_profile("h100"), "h100")
 
 
 @functools.lru_cache(maxsize=None)
@@ -33,14 +37,14 @@ def test_saxpy_time_by_hand():
     (warps: 64 / 8), 1056 at once, 4 waves; 12 bytes per thread; 4 operations per thread.
     A block of one thread moves a 32-byte sector per element of x, y read and y written."""
     result = _results("samples/saxpy.c")[0]
-    q = model.tree_quantities(result.tree)[0]
+    q = time_model.tree_quantities(result.tree)[0]
     (B,) = q.global_bytes.free_symbols
     assert [q.global_bytes.subs(B, b) for b in (1, 4, 8, 32, 256)] == [96, 96, 96, 12 * 32, 12 * 256]
     assert str(q.ops32) == "4" and q.ops64 == 0
     # x, y read and y written through L1: a sector per 8 lanes of a warp, 12 bytes a thread
     assert [q.l1_traffic.subs(B, b) for b in (1, 32, 256)] == [96, 12 * 32, 12 * 256]
     subs = substitutions(result.schedule, {"n": 1 << 20, "B": 256})
-    p = model.predict(q, subs, H100)
+    p = time_model.predict(q, subs, H100)
     assert p.resident == 8 and p.step("waves") == 4 and p.step("active") == 1056 and p.step("efficiency") == 1
     # 4 waves of 1056 blocks ask L2 for 4 x 1056 x 3072 bytes; x and y (8 MiB) fit in its 50 MiB,
     # so DRAM moves each byte of them once: x and y read, y written
@@ -61,10 +65,10 @@ def test_a_bound_that_reads_loop_variables_counts_the_average_threads_trips():
     first, second = _results("samples/polybench/trmv.c")
     for result in (first, second):
         params = {p.name for p in result.schedule.params}
-        for q in model.tree_quantities(result.tree):
+        for q in time_model.tree_quantities(result.tree):
             for name, e in q.expressions().items():
                 assert {x.name for x in sympy.sympify(e).free_symbols} <= params, (name, e)
-    q = model.tree_quantities(first.tree)[0]
+    q = time_model.tree_quantities(first.tree)[0]
     names = {x.name: x for x in q.ops32.free_symbols}
 
     def ops(n, b):
@@ -79,7 +83,7 @@ def test_a_bound_that_reads_loop_variables_counts_the_average_threads_trips():
     assert all(ops(*p) - per_trip * trips(*p) == ops(*points[0]) - per_trip * trips(*points[0]) for p in points)
     # the serial loop q < 4 around `for (j = q; j < m; j++)`: m - 3/2 trips on average, linear in m
     # where the average thread runs some, none (not fewer) where m is below the mean start
-    q2 = model.tree_quantities(second.tree)[0]
+    q2 = time_model.tree_quantities(second.tree)[0]
     m = next(x for x in q2.ops32.free_symbols if x.name == "m")
     at = [int(q2.ops32.subs(m, v)) for v in (10, 20, 30, 40)]
     assert at[1] - at[0] == at[2] - at[1] == at[3] - at[2] > 0
@@ -94,7 +98,7 @@ def test_jacobi_quantities_by_hand():
     the two choices of t % 2 a launch runs one). The global bytes are whole 32-byte sectors of
     each run of ints: B·s + 2 read, B·s written."""
     result = _results("samples/jacobi1d.c")[0]
-    q = model.tree_quantities(result.tree)[0]
+    q = time_model.tree_quantities(result.tree)[0]
     names = {x.name: x for x in q.global_bytes.free_symbols}
     B, s = names["B"], names["s"]
     for b, k in ((1, 1), (3, 2), (8, 4), (64, 4)):
@@ -106,8 +110,8 @@ def test_jacobi_quantities_by_hand():
     assert sympy.expand(q.l1_traffic - (32 * B * s + 2 * 4 * ((B * s + 2) + B * s))) == 0
     for b, k in ((1, 1), (3, 2), (64, 4), (128, 1)):   # whole operations per thread
         copied = (b * k + 2) + b * k
-        expected = 16 * k + math.ceil(sympy.Rational(model.COPY_OPS_PER_ELEMENT["linear"] * copied, b)
-                                      + 2 * model.COPY_LOOP_OPS)
+        expected = 16 * k + math.ceil(sympy.Rational(time_model.COPY_OPS_PER_ELEMENT["linear"] * copied, b)
+                                      + 2 * time_model.COPY_LOOP_OPS)
         assert q.ops32.subs({B: b, s: k}) == expected
     assert sympy.expand(q.shared_bytes - (8 * B * s + 8)) == 0
 
@@ -116,7 +120,7 @@ def test_few_blocks_use_the_bandwidth_less():
     """One block of 128 threads on 132 SMs: efficiency 128 / (132 · 1024), the time that much longer."""
     inputs = {"blocks": 1, "threads": 128, "resident": 16, "global_bytes": 1e6, "unique_bytes": 1e6,
               "read_bytes": 1e6, "synchronised": 0, "ops32": 0, "ops64": 0, "l1_traffic": 0, "l2_lines": 0, **H100.values()}
-    env = model.evaluate(inputs)
+    env = time_model.evaluate(inputs)
     assert env["waves"] == 1 and env["per_sm"] == 1
     assert math.isclose(env["efficiency"], 128 / (132 * 1024))
     assert math.isclose(env["t_global"], 1e6 / (3350e9 * 128 / (132 * 1024)))
@@ -154,31 +158,31 @@ def test_where_the_block_shapes_tie_the_pick_has_full_warps_on_every_sm():
 
 
 def test_formula_is_the_same_text_in_c():
-    lines = model.formula_c()
+    lines = time_model.formula_c()
     assert ("const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), "
             "fmax(t_l1, t_blocks)), fmax(t_l2, t_atomic));") in lines
     assert lines[-1] == "const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));"
-    assert len(lines) == len(model.FORMULA)
+    assert len(lines) == len(time_model.FORMULA)
 
 
 def test_spearman():
-    assert measure.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == 1
-    assert measure.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == -1
-    assert math.isclose(measure.spearman([1, 2, 3], [1, 3, 2]), 0.5)
-    assert math.isnan(measure.spearman([1, 2], [1, 2]))
-    assert measure.ranks([5, 1, 5]) == [2.5, 1, 2.5]
+    assert tune_measure.spearman([1, 2, 3, 4], [10, 20, 30, 40]) == 1
+    assert tune_measure.spearman([1, 2, 3, 4], [4, 3, 2, 1]) == -1
+    assert math.isclose(tune_measure.spearman([1, 2, 3], [1, 3, 2]), 0.5)
+    assert math.isnan(tune_measure.spearman([1, 2], [1, 2]))
+    assert tune_measure.ranks([5, 1, 5]) == [2.5, 1, 2.5]
 
 
 def test_tuned_parameters():
-    assert search.tuned_parameters(_results("samples/matmul.c")[0].schedule) == ("B0", "ub1", "s")
-    assert search.tuned_parameters(_results("samples/jacobi1d.c")[0].schedule) == ("s", "B")
-    assert search.tuned_parameters(_results("samples/matvec.c")[0].schedule) == ("B",)   # m, n are sizes
+    assert tuned_parameters(_results("samples/matmul.c")[0].schedule) == ("B0", "ub1", "s")
+    assert tuned_parameters(_results("samples/jacobi1d.c")[0].schedule) == ("s", "B")
+    assert tuned_parameters(_results("samples/matvec.c")[0].schedule) == ("B",)   # m, n are sizes
 
 
 def _feasible(result, config, fixed: dict, profile) -> str:
     """'' when the configuration is feasible, checked without the search's own code: the facts,
     the case's constraints (first pass) and its kernel's needs with the GPU's values, CUDA's launch
-    limits (limits.py) and what holds on every device."""
+    limits (machine/limits.py) and what holds on every device."""
     schedule, tree = result.schedule, result.tree
     values = {**fixed, **dict(config.values)}
     subs = substitutions(schedule, values)
@@ -214,11 +218,11 @@ FILES = sorted(str(p.relative_to(ROOT)) for p in [*SAMPLES.glob("*.c"), *(SAMPLE
 def test_every_configuration_tune_returns_is_feasible(path):
     for result in _results(path):
         s = result.schedule
-        tuned = search.tuned_parameters(s)
+        tuned = tuned_parameters(s)
         fixed = {p.name: (0 if p.name in s.host_loops else 200) for p in s.params
                  if p.name not in tuned and p.ctype == "int"}
         for key in ("h100", "t4"):
-            tuning = search.tune(result, fixed, model.model_device(get_profile(key), key))
+            tuning = search.tune(result, fixed, time_model.model_device(get_profile(key), key))
             assert tuning.pick is not None, (s.id, key, tuning.rejected)
             ranks = [c.per_point for c in tuning.configurations[1:]]   # time per point computed
             assert ranks == sorted(ranks)
@@ -330,7 +334,7 @@ def test_hover_shows_the_recommendation_per_profile():
 def test_sector_bytes_by_the_stride_between_lanes():
     """64 floats requested by warps of 32 lanes: contiguous 256 B; every other float 512 B;
     a row per lane (stride unknown) a sector each; one lane per warp a sector each."""
-    from parakern.tuning.model import _sector_bytes
+    from parakern.tuning.time_model import _sector_bytes
     assert _sector_bytes(64, 4, 0, 32) == 256
     assert _sector_bytes(64, 4, 1, 32) == 256
     assert _sector_bytes(64, 4, 2, 32) == 512
@@ -355,12 +359,12 @@ def test_tiny_blocks_are_limited_by_starting_them():
     80 ns each (what the H100 run measured: 634 us) outweigh the bytes (805 MB at 3.35 TB/s);
     with 256-thread blocks the bytes limit again."""
     result = _results("samples/saxpy.c")[0]
-    q = model.tree_quantities(result.tree)[0]
-    small = model.predict(q, substitutions(result.schedule, {"n": 1 << 26, "B": 64}), H100)
+    q = time_model.tree_quantities(result.tree)[0]
+    small = time_model.predict(q, substitutions(result.schedule, {"n": 1 << 26, "B": 64}), H100)
     assert small.limiting == "blocks"
     assert math.isclose(small.step("t_blocks"), math.ceil((1 << 20) / 132) * 80e-9, rel_tol=1e-12)
     assert math.isclose(small.time, 3e-6 + small.step("t_blocks"), rel_tol=1e-12)
-    large = model.predict(q, substitutions(result.schedule, {"n": 1 << 26, "B": 256}), H100)
+    large = time_model.predict(q, substitutions(result.schedule, {"n": 1 << 26, "B": 256}), H100)
     assert large.limiting == "global" and large.time < small.time
 
 
@@ -395,13 +399,13 @@ def test_what_blocks_read_again_comes_from_l2_where_the_arrays_fit():
     fits in an H100's 50 MiB L2, so DRAM moves a and b once and c in and out. A T4's L2 (4 MiB)
     holds none of it: DRAM moves what the blocks ask for."""
     result = _results("samples/matmul.c")[0]
-    q = model.tree_quantities(result.tree)[0]
+    q = time_model.tree_quantities(result.tree)[0]
     subs = substitutions(result.schedule, {"n": 1024, "ub1": 32, "B0": 8, "s": 2})
     n2 = 1024 * 1024 * 4
-    assert (model.at(q, subs)["unique_bytes"], model.at(q, subs)["read_bytes"]) == (4 * n2, 3 * n2)
-    h100 = model.predict(q, subs, H100)
+    assert (time_model.at(q, subs)["unique_bytes"], time_model.at(q, subs)["read_bytes"]) == (4 * n2, 3 * n2)
+    h100 = time_model.predict(q, subs, H100)
     assert h100.step("requested") > 4 * n2 and h100.step("dram_bytes") == 4 * n2 == h100.bytes_moved
-    t4 = model.predict(q, subs, model.model_device(get_profile("t4"), "t4"))
+    t4 = time_model.predict(q, subs, time_model.model_device(get_profile("t4"), "t4"))
     assert t4.step("dram_bytes") == t4.step("requested") > 4 * n2
 
 
@@ -410,10 +414,10 @@ def test_a_staged_tile_moves_whole_sectors_of_its_rows():
     rows are B0 floats, so at B0 = 4 each row fills half of a 32-byte sector and costs a whole
     one; from B0 = 8 on the sectors are full."""
     result = _results("samples/transpose.c")[0]
-    q = model.tree_quantities(result.tree)[0]
+    q = time_model.tree_quantities(result.tree)[0]
     for b0, expected in ((4, 4 * 64 * 4 + 64 * 32), (8, 2 * 8 * 64 * 4), (16, 2 * 16 * 64 * 4)):
         subs = substitutions(result.schedule, {"N": 8192, "B0": b0, "B1": 32, "s": 2})
-        assert model.at(q, subs)["global_bytes"] == expected
+        assert time_model.at(q, subs)["global_bytes"] == expected
 
 
 def test_staging_copies_are_the_plans_loops():
@@ -421,14 +425,14 @@ def test_staging_copies_are_the_plans_loops():
     B0 x (B1·s) tile that a thread walks s elements of with stepped coordinates; its second
     case copies a B0 x B1 tile per block, an element per thread, dividing the index. matmul
     with cache(a, b) loads both tiles at every k (a between loop) and writes nothing back."""
-    from parakern.tuning.model import COPY_LOOP_OPS, COPY_OPS_PER_ELEMENT, _staging_copies
+    from parakern.tuning.time_model import COPY_LOOP_OPS, COPY_OPS_PER_ELEMENT, _staging_copies
     result = _results("samples/transpose.c")[0]
     one, two = result.tree.cases[0], result.tree.cases[1]
     copies = [(a, str(n), ops, share) for a, n, ops, share in _staging_copies(one)]
     assert sorted(copies) == [("a", "B0*B1*s", COPY_OPS_PER_ELEMENT["stepped"], 1),
                               ("c", "B0*B1*s", COPY_OPS_PER_ELEMENT["stepped"], 1)]
     assert sorted(ops for _, _, ops, _ in _staging_copies(two)) == [COPY_OPS_PER_ELEMENT["divided"]] * 2
-    first, second = model.tree_quantities(result.tree)[:2]
+    first, second = time_model.tree_quantities(result.tree)[:2]
     # per thread: the body's 6 operations per k; the copies 2 x s elements at 30 and 2 loops at
     # 50 (case 1), 2 elements at 100 and 2 loops (case 2: one k per block)
     (k,) = first.ops32.free_symbols
@@ -450,11 +454,11 @@ def test_blocks_that_wait_at_barriers_need_others_resident():
     barrier: the same launch keeps all of it."""
     base = {"blocks": 1e6, "threads": 1024, "resident": 2, "global_bytes": 1e4, "unique_bytes": 1e10,
             "read_bytes": 1e10, "ops32": 0, "ops64": 0, "l1_traffic": 0, "l2_lines": 0, **H100.values()}
-    staged, unstaged = model.evaluate({**base, "synchronised": 1}), model.evaluate({**base, "synchronised": 0})
+    staged, unstaged = time_model.evaluate({**base, "synchronised": 1}), time_model.evaluate({**base, "synchronised": 0})
     assert math.isclose(staged["overlap"], 2 / 3) and unstaged["overlap"] == 1
     assert math.isclose(staged["t_global"], unstaged["t_global"] * 1.5)
     result = _results("samples/transpose.c")[0]
-    assert [q.synchronised for q in model.tree_quantities(result.tree)] == [
+    assert [q.synchronised for q in time_model.tree_quantities(result.tree)] == [
         int(bool(c.kernel.cached)) for c in result.tree.cases]
 
 
@@ -466,12 +470,12 @@ def test_loops_that_are_not_unrolled_pay_for_each_iteration():
     result = _results("samples/matmul.c")[0]
     written = [k for k, c in enumerate(result.tree.cases) if "(6)" not in c.decisions]   # (6): test_coarsen
     assert [result.tree.cases[k].kernel.ir_level for k in written] == [0, 1, 2]
-    one, two, three = (model.tree_quantities(result.tree)[k] for k in written)
+    one, two, three = (time_model.tree_quantities(result.tree)[k] for k in written)
     names = {x.name: x for x in one.ops32.free_symbols}
     n, B0, s = names["n"], names["B0"], names["s"]
     k = sympy.floor(n / B0)
     iterations = (s + s * B0) * k
-    assert sympy.expand(two.ops32 - one.ops32 - model.NOT_UNROLLED_ITERATION_OPS * iterations) == 0
+    assert sympy.expand(two.ops32 - one.ops32 - time_model.NOT_UNROLLED_ITERATION_OPS * iterations) == 0
     assert sympy.expand(three.ops32 - two.ops32) == 0
 
 
@@ -493,9 +497,9 @@ def test_a_block_moves_no_more_than_its_accesses_request(text, data, point, per_
     168 s). A block moves no more than its accesses request: the launch then moves its arrays
     about once, and the time is near their bytes over the bandwidth."""
     (result,) = _analysed("mod.c", text)
-    q = model.tree_quantities(result.tree)[-1]   # the unstaged case
+    q = time_model.tree_quantities(result.tree)[-1]   # the unstaged case
     subs = substitutions(result.schedule, {**data, **point})
-    assert model.at(q, subs)["global_bytes"] == per_block
+    assert time_model.at(q, subs)["global_bytes"] == per_block
     pick = search.tune(result, data, H100).pick
     assert arrays <= pick.prediction.bytes_moved <= 1.5 * arrays   # a's two reads of periodic: 1.5
     assert arrays / H100.bandwidth < pick.time < 2 * arrays / H100.bandwidth
@@ -556,8 +560,8 @@ def test_a_block_size_of_any_integer_type_is_tuned(ctype):
 }}
 """
     result = analyze(text, "s.c").results[0]
-    assert search.tuned_parameters(result.schedule) == ("B",)
-    tuning = search.tune(result, {"n": 1 << 20}, model.model_device(PROFILES["h100"], "h100"))
+    assert tuned_parameters(result.schedule) == ("B",)
+    tuning = search.tune(result, {"n": 1 << 20}, time_model.model_device(PROFILES["h100"], "h100"))
     assert tuning.pick is not None and dict(tuning.pick.values)["B"] >= 32
 
 
@@ -567,9 +571,9 @@ def test_a_warp_issues_its_32_lanes_however_few_threads_a_block_has():
     32 lanes for 4 threads as for 32."""
     inputs = {"blocks": 132, "threads": 4, "resident": 1, "global_bytes": 0, "unique_bytes": 0, "read_bytes": 0,
               "synchronised": 0, "ops32": 1000, "ops64": 0, "l1_traffic": 0, "l2_lines": 0}
-    device = model.model_device(PROFILES["h100"], "h100")
-    four = model.evaluate({**inputs, **device.values()})["t_compute"]
-    warp = model.evaluate({**inputs, "threads": 32, **device.values()})["t_compute"]
+    device = time_model.model_device(PROFILES["h100"], "h100")
+    four = time_model.evaluate({**inputs, **device.values()})["t_compute"]
+    warp = time_model.evaluate({**inputs, "threads": 32, **device.values()})["t_compute"]
     assert four == warp == 32 * 1000 / device.lanes32 / device.clock
 
 
@@ -581,17 +585,17 @@ def test_the_rows_of_a_coarsened_thread_issue_their_shared_load_once():
     tree = analyze(text, "matmul.c").results[0].tree
     (case,) = [c for c in tree.cases if "(6)" in c.decisions and c.kernel.cached]
     s = case.kernel.schedule
-    issued = model.issued(s.accesses, s)
+    issued = time_model.issued(s.accesses, s)
     assert [a.array for a in s.accesses if a.is_read].count("b") == 4
     assert [a.array for a in issued if a.is_read].count("b") == 1
     assert [a.array for a in issued if a.is_read].count("a") == 4
     (b,) = [a for a in issued if a.array == "b"]
-    threads = model.launch_of(case).threads
+    threads = time_model.launch_of(case).threads
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(model, "issued", lambda accesses, schedule: tuple(accesses))
-        counted_four_times = model.l1_traffic(case, model._staging_copies(case))
-    once = model.l1_traffic(case, model._staging_copies(case))
-    assert sympy.expand(counted_four_times - once - in_parameters(3 * model._executions(b, s) * threads * 4, s)) == 0
+        patch.setattr(time_model, "issued", lambda accesses, schedule: tuple(accesses))
+        counted_four_times = time_model.l1_traffic(case, time_model._staging_copies(case))
+    once = time_model.l1_traffic(case, time_model._staging_copies(case))
+    assert sympy.expand(counted_four_times - once - in_parameters(3 * time_model._executions(b, s) * threads * 4, s)) == 0
 
 
 def test_l2_serves_a_warps_request_a_line_at_a_time():
@@ -600,19 +604,19 @@ def test_l2_serves_a_warps_request_a_line_at_a_time():
     B1 < 32): 6 * B0 lines per block where B1 <= 32, 6 * B0 * B1 / 32 where B1 > 32. At N = 8192 on an H200 the 8-column blocks are limited by L2 (Nsight Compute:
     96 % busy, 259 us), the 16-column ones by DRAM (206 us)."""
     result = _results("samples/matadd.c")[0]
-    q = model.tree_quantities(result.tree)[0]
+    q = time_model.tree_quantities(result.tree)[0]
     names = {x.name: x for x in q.l2_lines.free_symbols}
     B0, B1 = names["B0"], names["B1"]
     assert sympy.simplify(q.l2_lines.subs(B1, 8) - 6 * B0) == 0
     assert sympy.simplify(q.l2_lines.subs(B1, 16) - 6 * B0) == 0            # 2 rows a warp, 2 sectors a line
     assert sympy.simplify(q.l2_lines.subs(B1, 64) - 6 * B0 * 2) == 0        # 2 warps a row, a line each
-    h200 = model.model_device(get_profile("h200"), "h200")
-    eight = model.predict(q, substitutions(result.schedule, {"N": 8192, "B0": 16, "B1": 8}), h200)
-    sixteen = model.predict(q, substitutions(result.schedule, {"N": 8192, "B0": 16, "B1": 16}), h200)
+    h200 = time_model.model_device(get_profile("h200"), "h200")
+    eight = time_model.predict(q, substitutions(result.schedule, {"N": 8192, "B0": 16, "B1": 8}), h200)
+    sixteen = time_model.predict(q, substitutions(result.schedule, {"N": 8192, "B0": 16, "B1": 16}), h200)
     # 3 arrays of N^2 ints, a line per row of 8 of them: in whole waves of 132 x 16 blocks
     assert eight.step("blocks") * 6 * 16 == 3 * 8192 * 8192 / 8
     lines = eight.step("waves") * eight.step("active") * 6 * 16
-    assert math.isclose(eight.step("t_l2"), lines / (model.L2_LINES_PER_CLOCK * 1980e6), rel_tol=1e-9)
+    assert math.isclose(eight.step("t_l2"), lines / (time_model.L2_LINES_PER_CLOCK * 1980e6), rel_tol=1e-9)
     assert eight.limiting == "l2" and sixteen.limiting == "global"
     assert eight.time > 1.4 * sixteen.time
 
@@ -638,9 +642,9 @@ def test_the_average_thread_runs_no_fewer_than_zero_trips():
 }
 """
     result = analyze(text, "suffix.c").results[0]
-    (q,) = model.tree_quantities(result.tree)[:1]
+    (q,) = time_model.tree_quantities(result.tree)[:1]
     for n, m in ((1 << 20, 1024), (4096, 4096), (100, 0)):
-        p = model.predict(q, substitutions(result.schedule, {"n": n, "m": m, "B": 256}), H100)
+        p = time_model.predict(q, substitutions(result.schedule, {"n": n, "m": m, "B": 256}), H100)
         assert p.bytes_moved >= 0 and p.step("ops32") >= 0 and p.time > 0, (n, m)
 
 
@@ -674,7 +678,7 @@ def test_a_loop_bound_read_from_an_array_is_counted_once_and_named(tmp_path, cap
     schedule = analyze(text, "spmv.c").results[0].schedule
     (loop,) = schedule.serial
     assert all("?" in v.name for v in sympy.sympify(loop.hi).free_symbols)
-    assert model.counted_once(schedule) == (loop,)
+    assert time_model.counted_once(schedule) == (loop,)
     assert cli.main(["tune", str(source), "--profile", "h100", "--data", "m=10000", "--data", "nnz=100000"]) == 0
     out = capsys.readouterr().out
     assert f"note: loop k (line {loop.span.line}) ends at a value read from an array: the model counts one" in out

@@ -38,9 +38,9 @@ from typing import Sequence
 
 import sympy
 
-from parakern import constraints as cs
+from parakern.symbolic import constraints as cs
 from parakern.kernel import Kernel
-from parakern.limits import launch_relations, machine_facts
+from parakern.machine.limits import launch_relations, machine_facts
 from parakern.model import Schedule
 from parakern.strategies.decisions import trail
 

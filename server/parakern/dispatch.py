@@ -1,7 +1,7 @@
 """The one rule that picks the case of a case tree that runs, for given machine and parameter values.
 
 Every consumer uses it: the generated C dispatcher is printed from the description here
-(codegen/dispatcher.py), verify computes the case the dispatcher must return with
+(codegen/host.py), verify computes the case the dispatcher must return with
 `choose`, the bench plans its sweep with it, the editor's hover shows which case runs on
 which GPU profile with `on_profile`.
 
@@ -30,14 +30,15 @@ from typing import Mapping, Sequence
 
 import sympy
 
-from parakern import constraints as cs
-from parakern import exact
-from parakern.exact import truth
-from parakern.codegen.launch import Launch, definitions, launch_of
+from parakern.symbolic import constraints as cs
+from parakern.symbolic import exact
+from parakern.symbolic.exact import truth
+from parakern.analysis.facts import substitutions
+from parakern.launch import Launch, launch_of
 from parakern.counters.registers import MAX_REGISTERS, registers_per_block
-from parakern.limits import BLOCK_LIMITS, GRID_LIMITS
-from parakern.printing import to_text
-from parakern.symbols import R_B, T, Z, sym
+from parakern.machine.limits import BLOCK_LIMITS, GRID_LIMITS
+from parakern.symbolic.printing import to_text
+from parakern.symbolic.symbols import R_B, T, Z
 
 BLOCK_Z_LIMIT = BLOCK_LIMITS[2]          # blockDim.z (x and y: within T, which is at most 1024)
 MACHINE_SYMBOLS = (R_B, Z, T)
@@ -200,17 +201,6 @@ def _sizes(launch: Launch, subs: dict) -> Sizes:
                  size(launch.shared_bytes), size(launch.threads))
 
 
-def substitutions(schedule, values: Mapping) -> dict:
-    """symbol -> Integer from names or symbols -> ints, with the derived scalars the values
-    do not give computed from their definitions."""
-    subs = {(sym(k) if isinstance(k, str) else k): (v if isinstance(v, sympy.Basic) else sympy.Integer(int(v)))
-            for k, v in values.items()}
-    for name, value in definitions(schedule).items():
-        if name not in subs:
-            subs[name] = exact.substituted(value, subs)
-    return subs
-
-
 @dataclass(frozen=True)
 class _Verdict:
     """One case at one point: what holds, and why not."""
@@ -326,7 +316,7 @@ def on_profile(tree, key: str, timeout_ms: int = 2000) -> ProfileCases:
     R_B, Z, T replaced by the GPU's values in its constraints and in what its kernel needs
     (the dispatcher's first pass picks it there), then simplified by z3 (constraints.simplify).
     A case whose system becomes inconsistent cannot run there."""
-    from parakern.devices import get_profile, machine_values
+    from parakern.machine.devices import get_profile, machine_values
     profile = get_profile(key)
     values = machine_values(profile)
     conditions = []
@@ -354,7 +344,7 @@ def reachable(tree, keys=None, timeout_ms: int = 2000) -> tuple:
     """((case, (profile keys on which the dispatcher's first pass picks it for some program
     parameters)), ...); a case with none is theoretical: no known GPU reaches it
     (devices.PROFILES by default)."""
-    from parakern.devices import PROFILES, get_profile, machine_values
+    from parakern.machine.devices import PROFILES, get_profile, machine_values
     keys = tuple(keys) if keys is not None else tuple(sorted(PROFILES))
     values = {key: machine_values(get_profile(key)) for key in keys}
     out = []

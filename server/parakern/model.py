@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import sympy
 
 from parakern import syntax
-from parakern.diagnostics import Diagnostic, Span
+from parakern.source.diagnostics import Diagnostic, Span
 
 
 @dataclass(frozen=True)

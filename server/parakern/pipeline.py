@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from parakern import interrupts
+from parakern.process import interrupts
 from parakern.analysis import dependence
 from parakern.analysis.coalescing import coalescing_warnings
 from parakern.analysis.narrow import narrow_blocks
@@ -17,14 +17,14 @@ from parakern.analysis.staging import StagingError, plan
 from parakern.comprehensive import CaseTree, comprehensive_optimization
 from parakern.comprehensive import completed as complete_tree
 from parakern.counters import default_counters
-from parakern.devices import get_profile
-from parakern.diagnostics import Diagnostic, Span, error, warning
+from parakern.machine.devices import get_profile
+from parakern.source.diagnostics import Diagnostic, Span, error, warning
 from parakern.frontend import analyze_source
 from parakern.ir import LoweringError
 from parakern.kernel import Kernel
 from parakern.model import FrontendResult, Schedule
 from parakern.strategies import before_tree, default_strategies
-from parakern.targets import DEFAULT_TARGET
+from parakern.machine.targets import DEFAULT_TARGET
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from typing import Union
 
 import sympy
 
-from parakern import cinteger
-from parakern.diagnostics import Span
-from parakern.symbols import sym
+from parakern.symbolic import cinteger
+from parakern.source.diagnostics import Span
+from parakern.symbolic.symbols import sym
 
 # Scalar element types accepted in a schedule, by conversion rank.
 INTEGER_TYPES = ("int", "unsigned", "long", "unsigned long", "long long", "unsigned long long")
@@ -301,7 +301,7 @@ def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None,
 
     C integer division and modulo truncate toward zero: they become floor / Mod
     where their operands are known non-negative (and the divisor positive), cdiv /
-    cmod otherwise (cinteger.py). `lower` gives the least value of the symbols
+    cmod otherwise (symbolic/cinteger.py). `lower` gives the least value of the symbols
     whose sign is not that of (H1) (a loop variable that may start below 0; None:
     unknown). `env` substitutes local scalars by their definitions.
     Floating-point, calls and array reads have no symbolic value here and give None.

@@ -19,11 +19,11 @@ from parakern.analysis import warps as W
 from parakern.analysis.point import describe, evaluate, profile_point
 from parakern.analysis.staging import stageable
 from parakern.analysis.traffic import traffic
-from parakern.diagnostics import Diagnostic, Span, warning
+from parakern.source.diagnostics import Diagnostic, Span, warning
 from parakern.kernel import Kernel
 from parakern.model import Schedule
-from parakern.printing import to_text
-from parakern.symbols import sym
+from parakern.symbolic.printing import to_text
+from parakern.symbolic.symbols import sym
 
 CODE = "PK040"
 

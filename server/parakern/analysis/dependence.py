@@ -31,14 +31,14 @@ from dataclasses import dataclass
 import sympy
 import z3
 
-from parakern import interrupts
+from parakern.process import interrupts
 from parakern import syntax
 from parakern.analysis.updates import Update, atomic_for, updates
-from parakern.constraints import Env, Untranslatable, to_z3, z3_check
-from parakern.diagnostics import Diagnostic, Related, Span, error, warning
+from parakern.symbolic.constraints import Env, Untranslatable, to_z3, z3_check
+from parakern.source.diagnostics import Diagnostic, Related, Span, error, warning
 from parakern.model import Access, AtomicUpdate, Schedule
-from parakern.symbols import sym
-from parakern.targets import DEFAULT_TARGET
+from parakern.symbolic.symbols import sym
+from parakern.machine.targets import DEFAULT_TARGET
 
 DEFAULT_TIMEOUT_MS = 2000
 _FAILURES = (Untranslatable, z3.Z3Exception, TypeError, ValueError)

@@ -3,8 +3,8 @@
 A block size known only at run time makes the staging loops divide and take remainders per
 element and leaves nothing for nvcc to unroll. Where a program parameter is fixed, each case
 that can run there gets, beside its parametric kernel, an instance with those parameters as
-constants (codegen/kernel.py), which the dispatcher launches when the run-time values are
-those (codegen/dispatcher.py). A parameter is fixed:
+constants (codegen/kernel_source.py), which the dispatcher launches when the run-time values are
+those (codegen/host.py). A parameter is fixed:
 
   * by an assertion `assert(B == 128)` of the function (a fact `B = 128`): in every point;
   * by a value the user, the bench or a tuner chose (`parakern emit --fix B0=16,ub1=32`):
@@ -25,7 +25,7 @@ import sympy
 
 from parakern.analysis.point import definitions
 from parakern.model import Schedule
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 Point = tuple[tuple[str, int], ...]     # ((parameter, value), ...) in schedule.params order
 
@@ -106,8 +106,8 @@ def fixable(schedule: Schedule) -> tuple:
 
 @functools.lru_cache(maxsize=1)
 def most_generous_machine() -> dict:
-    """symbol -> the largest R_B, Z, T of the known GPU profiles (devices.py)."""
-    from parakern.devices import PROFILES, machine_values
+    """symbol -> the largest R_B, Z, T of the known GPU profiles (machine/devices.py)."""
+    from parakern.machine.devices import PROFILES, machine_values
     values = [machine_values(p) for p in PROFILES.values()]
     return {sym(n): sympy.Integer(max(v[n] for v in values)) for n in ("R_B", "Z", "T")}
 
@@ -115,7 +115,7 @@ def most_generous_machine() -> dict:
 def unlaunchable(case, point: Point) -> str:
     """'' where the case's own kernel may run at the point on some known GPU, else the
     requirement it fails there (in C: `4*B*B <= Z`)."""
-    from parakern.printing import to_c
+    from parakern.symbolic.printing import to_c
     defs = definitions(case.kernel.schedule)
     subs = {sym(n): sympy.Integer(v) for n, v in point}
     machine = most_generous_machine()

@@ -36,7 +36,7 @@ once per iteration of the between loops (static SASS of matmul's case 1 at B0 = 
 
 A plan, not a rewrite of the schedule (the model has no place for per-thread statements
 outside the between loops): the IR the registers are counted on (ir/lower.py), the CUDA
-(codegen/kernel.py) and the traffic analysis all run `before`, the between loops around
+(codegen/kernel_source.py) and the traffic analysis all run `before`, the between loops around
 `body`, then `after` (the IR and the traffic analysis: the parametric kernel's plan).
 """
 from __future__ import annotations
@@ -47,12 +47,12 @@ from dataclasses import dataclass, replace
 
 import sympy
 
-from parakern import constraints as cs
+from parakern.symbolic import constraints as cs
 from parakern import syntax
 from parakern.analysis.settled import settled
 from parakern.kernel import Kernel
 from parakern.model import Schedule
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def _unrolled(s: Schedule, cached: tuple, plan: Lifted, fixed: tuple) -> Lifted:
     s = replace(s, body=plan.body)
     values = {sym(n): sympy.Integer(v) for n, v in fixed}
     known = ({p.name for p in s.params} | {d.name for d in s.derived} | {lp.var for lp in s.loops})
-    from parakern.strategies.rebuild import used_names
+    from parakern.analysis.rebuild import used_names
     taken = set(used_names(s))
     before, after, arrays = list(plan.before), [], list(plan.arrays)
 
@@ -171,7 +171,7 @@ def _unrollable(s: Schedule, loop: syntax.Loop, cached, known: set, values: dict
                  for t in trips] for load, _, _ in found]
     if not _distinct([e for per_load in elements for e in per_load]):
         return None   # two copies would accumulate into one element
-    from parakern.strategies.rebuild import fresh_names, to_syntax, var_ctypes
+    from parakern.analysis.rebuild import fresh_names, to_syntax, var_ctypes
     ctypes = var_ctypes(s)
     names = [iter(fresh_names(taken, f"{load.name}_w", numbered_only=True)) for load, _, _ in found]
     copies, loads, stores = [], [], []
@@ -257,7 +257,7 @@ def _accumulator(s: Schedule, stmts, n: int, load, cached, fixed):
         return None   # printed again from the analysis' floor, C's / would round (2*w - 1)/2 otherwise
     if {v.name for e in index for v in e.free_symbols} - fixed:
         return None   # it moves with a serial loop (or reads a local with no single value)
-    from parakern.strategies.rebuild import to_syntax, var_ctypes
+    from parakern.analysis.rebuild import to_syntax, var_ctypes
     try:
         subscripts = tuple(to_syntax(e, "int", var_ctypes(s), element.span) for e in index)
     except ValueError:

@@ -14,7 +14,7 @@ import sympy
 
 from parakern.analysis.point import definitions
 from parakern.analysis.warps import WARP
-from parakern.diagnostics import Diagnostic, Related, warning
+from parakern.source.diagnostics import Diagnostic, Related, warning
 from parakern.model import Schedule
 
 CODE = "PK042"

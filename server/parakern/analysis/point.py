@@ -15,9 +15,9 @@ import itertools
 
 import sympy
 
-from parakern.facts import check_facts
+from parakern.analysis.facts import check_facts, definitions
 from parakern.model import Schedule
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 # Preferences, best first: the figures are those of the first point the facts allow.
 _DATA = (1024, 2048, 4096, 1026, 1000, 512, 1536, 768, 256, 130, 100)
@@ -28,18 +28,6 @@ _HOST = (0, 1, 2)
 _TRIED = 4            # options per parameter tried together (the product is searched)
 MAX_THREADS = 1024
 _MAX_TRIES = 20000    # points tried at most: beyond, the facts are not met by typical values
-
-
-def definitions(schedule: Schedule) -> dict:
-    """Derived symbol -> its value in parameters only: a definition may read other derived
-    scalars (`int inner = n - 2; int g = (inner + B - 1) / B;`), substituted transitively."""
-    values = {sym(d.name): sympy.sympify(d.value) for d in schedule.derived}
-    for _ in range(len(values)):
-        done = {k: v.xreplace(values) for k, v in values.items()}
-        if done == values:
-            break
-        values = done
-    return values
 
 
 def evaluate(schedule: Schedule, values: dict) -> dict:

@@ -11,9 +11,9 @@ import sympy
 import z3
 
 from parakern import syntax
-from parakern.constraints import Env, Untranslatable, to_z3
+from parakern.symbolic.constraints import Env, Untranslatable, to_z3
 from parakern.model import Schedule
-from parakern.symbols import opaque
+from parakern.symbolic.symbols import opaque
 
 Z3_TIMEOUT_MS = 500   # many small questions per footprint: an unknown answer is just "not proved"
 

@@ -22,7 +22,7 @@ import itertools
 import sympy
 
 from parakern.model import Schedule
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 
 def read_boxes(s: Schedule, cluster, reads) -> tuple:

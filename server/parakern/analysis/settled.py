@@ -16,11 +16,11 @@ from dataclasses import replace
 
 import sympy
 
-from parakern import constraints as cs
+from parakern.symbolic import constraints as cs
 from parakern import syntax
-from parakern.cinteger import lower_bound
+from parakern.symbolic.cinteger import lower_bound
 from parakern.model import Schedule
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 
 @functools.lru_cache(maxsize=256)
@@ -32,7 +32,7 @@ def settled(s: Schedule, fixed: tuple) -> Schedule:
     outside = {p.name for p in s.params} | {d.name for d in s.derived} | {lp.var for lp in s.loops}
     outside |= {lp.var for lp in s.between}
     known = outside - declared   # a local named like a parameter shadows it
-    lower: dict = {}   # C's / and % of a loop variable that may start below 0 (cinteger.py)
+    lower: dict = {}   # C's / and % of a loop variable that may start below 0 (symbolic/cinteger.py)
     for loop in tuple(s.loops) + tuple(s.between):
         lower[loop.var] = lower_bound(loop.lo, lower)
     env = _local_values(s.body, known, lower)

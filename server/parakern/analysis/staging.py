@@ -24,7 +24,7 @@ A region that does not move with the `between` loops (matmul's c tile while
 k runs) is hoisted: loaded once before them and written back once after them.
 
 Which access goes to which region: staging_routes.py; when the copies and
-barriers happen: staging_phases.py. ir/staging.py lowers the plan to LLVM IR,
+barriers happen: staging_phases.py. ir/staged_copies.py lowers the plan to LLVM IR,
 codegen/memory.py prints it as CUDA.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ from parakern.analysis.regions import DimRegion
 from parakern.analysis.written_first import written_first
 from parakern.kernel import Kernel
 from parakern.model import Array, Schedule
-from parakern.printing import to_c
+from parakern.symbolic.printing import to_c
 
 BUFFER = "parakern_shared"   # the dynamic shared buffer, named alike in the IR and the CUDA
 

@@ -19,7 +19,7 @@ import sympy
 from parakern.analysis.prover import Prover
 from parakern.analysis.regions import Notes
 from parakern.model import Access, Array, Schedule
-from parakern.symbols import opaque
+from parakern.symbolic.symbols import opaque
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ import sympy
 
 from parakern import syntax
 from parakern.analysis import warps as W
-from parakern.cinteger import LAMBDIFY_MODULES
+from parakern.symbolic.cinteger import LAMBDIFY_MODULES
 from parakern.analysis.dependence import source_text
 from parakern.analysis.footprint import footprint
 from parakern.analysis.lifted import lifted
@@ -51,10 +51,10 @@ from parakern.analysis.point import evaluate
 from parakern.analysis.read_boxes import read_boxes
 from parakern.analysis.updates import made_atomically
 from parakern.analysis.written_first import written_first
-from parakern.diagnostics import Span
+from parakern.source.diagnostics import Span
 from parakern.kernel import Kernel
 from parakern.model import Schedule
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 
 MAX_COUNTED = 1 << 18    # elements of a box enumerated to count what its accesses reach

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from parakern import syntax
-from parakern.diagnostics import Span
+from parakern.source.diagnostics import Span
 
 ADDITIVE = frozenset({"add", "sub"})
 _COMPARE = {">": "max", ">=": "max", "<": "min", "<=": "min"}   # `if (v OP m[k]) m[k] = v`

@@ -4,6 +4,6 @@
                  picks on a device (real, or a named profile for --plan-only), skipped points and why
     baseline.py  the serial C (gcc, called through ctypes), built once, timed per data size
     runner.py    the pycuda runner (nvcc cubin, CUDA events, checks against the baseline)
-    report.py    the paper-style table (text / markdown), JSON, CSV, heat maps
+    reports/document.py    the paper-style table (text / markdown), JSON, CSV, heat maps
     command.py   the command line
 """

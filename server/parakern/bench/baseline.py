@@ -22,14 +22,14 @@ import statistics
 import time
 from pathlib import Path
 
-from parakern.bench.plan import ARGUMENT_DEFAULT
+from parakern.analysis.facts import ARGUMENT_DEFAULT
 from parakern.verify import build as building
 from parakern.verify import inputs
 from parakern.verify.points import build_model
 from parakern.verify.runner import CTYPES, INTEGERS_BELOW, setup
 from parakern.verify.signature import FLOATING, signature
-from parakern.text import normalize_newlines
-from parakern.lifeline import ScratchDirectory
+from parakern.source.text import normalize_newlines
+from parakern.process.lifeline import ScratchDirectory
 
 CFLAGS = ["-O2", "-fPIC", building.UNDECLARED_CALLS]
 

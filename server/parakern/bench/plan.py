@@ -14,12 +14,11 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
-import sympy
 
 from parakern import dispatch
-from parakern.codegen.launch import definitions, launch_of
-from parakern.facts import judge_facts
-from parakern.limits import c_integer
+from parakern.analysis.facts import judge_facts, not_given, substitutions
+from parakern.machine.limits import c_integer
+from parakern.tuning.space import needed_parameters
 
 
 class PlanError(ValueError):
@@ -52,8 +51,8 @@ def parse_assignments(items, what: str = "--sweep") -> dict:
 
 
 def profile_machine(name: str) -> dict:
-    """Machine values of a named device profile (devices.py)."""
-    from parakern.devices import get_profile, machine_values
+    """Machine values of a named device profile (machine/devices.py)."""
+    from parakern.machine.devices import get_profile, machine_values
     profile = get_profile(name)
     return {**machine_values(profile), "name": profile.name}
 
@@ -139,62 +138,6 @@ def _launch(sizes: dispatch.Sizes, registers: int) -> dict:
             "threads": sizes.threads, "registers": registers}
 
 
-def block_parameters(schedule) -> set:
-    """Names of the parameters that size the block (B0, B1 of the block-level meta_for extents)."""
-    return {x.name for lp in schedule.block for x in sympy.sympify(lp.extent).free_symbols}
-
-
-def needed_parameters(schedule, tree) -> list:
-    """Integer parameters that the facts, the cases or the launches read (polydiv's P, which only
-    the fact P != 0 of its `% P` reads: tune took it as 0 and called every configuration infeasible)."""
-    defs = definitions(schedule)
-    names = {s.name for f in schedule.facts for s in sympy.sympify(f.relation).xreplace(defs).free_symbols}
-    for case in tree.cases:
-        for rel in case.constraints.relations:
-            names |= {s.name for s in sympy.sympify(rel).xreplace(defs).free_symbols}
-        launch = launch_of(case)
-        for e in (*launch.grid, *launch.block, launch.shared_bytes):
-            names |= {s.name for s in sympy.sympify(e).free_symbols}
-    names -= {"R_B", "Z", "T"}
-    names -= set(schedule.host_loops)   # the host sets them at each execution (0 in the plan: the first)
-    return [p.name for p in schedule.params if p.name in names]
-
-
-# A scalar argument of the function that the schedule does not read and no one gave a value
-# (an `s` only an assertion mentions): the bench passes 1 (baseline.Baseline.scalars).
-ARGUMENT_DEFAULT = 1
-
-
-def substitutions(schedule, values: dict) -> dict:
-    """symbol -> Integer for every parameter and derived scalar of the schedule at `values`
-    (dispatch.substitutions); parameters the host sets and no one gave (jacobi's time step t)
-    are 0, the first call. The function's other scalar arguments that its facts read (an
-    `assert(s == 2)` on an argument the schedule does not use) are their given values, else
-    ARGUMENT_DEFAULT, so that the facts are judged as the serial C will run them."""
-    given = {n: values.get(n, ARGUMENT_DEFAULT) for n in sorted(fact_arguments(schedule))}
-    return dispatch.substitutions(schedule, {**given, **{p.name: values.get(p.name, 0) for p in schedule.params}})
-
-
-def fact_arguments(schedule) -> set:
-    """The function's scalar arguments that only its facts read (`assert(cap >= n)`)."""
-    params = {p.name for p in schedule.params}
-    derived = {d.name for d in schedule.derived}
-    return {x.name for f in schedule.facts for x in sympy.sympify(f.relation).free_symbols} \
-        - params - derived - set(schedule.host_loops)
-
-
-def not_given(schedule, values: dict, verdict) -> str:
-    """The verdict's reason (a violated fact, in C) with the arguments the fact reads that no one
-    gave a value, which were taken as ARGUMENT_DEFAULT (tune said 'violates cap >= n' where cap
-    was never given)."""
-    missing = sorted((fact_arguments(schedule) - set(values)) & verdict.reads())
-    if not missing:
-        return verdict.why
-    names = ", ".join(missing)
-    return (f"{verdict.why}, with {names} taken as {ARGUMENT_DEFAULT} (not given: "
-            + " ".join(f"--data {n}=VALUE" for n in missing) + ")")
-
-
 def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool = False) -> Plan:
     """The cartesian product of the data values and the sweeps, each point with its case
     (every_case: and every other case that can run there, see pick_case)."""
@@ -215,7 +158,7 @@ def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool 
         raise PlanError(f"{schedule.id}: {count} points ({sizes}); at most {MAX_POINTS}: give fewer values")
     for combo in itertools.product(*(values for _, values in axes)):
         values = {n: v for (n, _), v in zip(axes, combo)}
-        subs = substitutions(schedule, values)
+        subs = substitutions(schedule, values, as_run=True)
         data_key = tuple((n, values[n]) for n in plan.data_names)
         verdict = judge_facts(schedule, subs)
         if verdict.why:

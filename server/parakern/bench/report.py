@@ -10,7 +10,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from parakern import outputs
+from parakern.process import outputs
 
 
 @dataclass

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from parakern.counters.registers import registers_per_block
 from parakern.verify.runner import TOLERANCE
-from parakern.lifeline import ScratchDirectory
+from parakern.process.lifeline import ScratchDirectory
 
 WARMUP = 3
 SPIN_NS = 200_000   # the GPU waits this long before each timed launch while the host enqueues it
@@ -140,7 +140,7 @@ DISPATCH_TUNED_WRAPPER = "parakern_bench_dispatch_tuned"
 
 def dispatcher_parameters(schedule) -> list:
     """(ctype, name, is_array) in the dispatcher's order (codegen.dispatcher.host_arguments)."""
-    from parakern.codegen.dispatcher import host_arguments, is_array
+    from parakern.codegen.host import host_arguments, is_array
     return [(x.ctype, x.name, is_array(x)) for x in host_arguments(schedule)]
 
 
@@ -256,7 +256,7 @@ class GpuRunner:
     def function(self, k: int, fixed: tuple = ()):
         """Case k's kernel; with `fixed` (an analysis/fixed.py point), its compile-time instance there."""
         from parakern.codegen import kernel_name
-        from parakern.codegen.kernel import instance_name
+        from parakern.codegen.kernel_source import instance_name
         name = instance_name(self.schedule, k, fixed) if fixed else kernel_name(self.schedule, k)
         return self.module.get_function(name)
 

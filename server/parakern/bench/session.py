@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Collection
 
 from parakern.codegen import status
+from parakern.analysis.facts import substitutions
 from parakern.bench import plan as planning
+from parakern.tuning.space import block_parameters
 from parakern.bench import report
 
 
@@ -200,7 +202,7 @@ def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat
     calls = []   # (median s, spread s, bytes) per execution of the schedule
 
     def launch(values, host):
-        pick = planning.pick_case(plan.tree, planning.substitutions(schedule, values), plan.machine,
+        pick = planning.pick_case(plan.tree, substitutions(schedule, values, as_run=True), plan.machine,
                                   plan.every_case)
         if k not in (pick.runs if plan.every_case else pick.holds):
             now = " ".join(f"{n}={v}" for n, v in values.items())
@@ -261,5 +263,5 @@ def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat,
 
 def block_names(plan: planning.Plan) -> list:
     """The swept parameters that size the block: the rows of the paper's tables."""
-    names = planning.block_parameters(plan.schedule)
+    names = block_parameters(plan.schedule)
     return [n for n in plan.sweep_names if n in names]

@@ -4,12 +4,12 @@
 
 It reads the device once (cached per device): its SMs, clock, memory clock and bus width
 (bandwidth = 2 x memory clock x bus width, DDR), the arithmetic lanes per SM of its compute
-capability (devices.py's table, printed here), each kernel's attributes. Then for every
+capability (machine/devices.py's table, printed here), each kernel's attributes. Then for every
 candidate of the tuned parameters (tuning/search.py: the same values, in the same order):
 the schedule's facts, then every case whose kernel fits the device there
 (`<function>_<index>_select` with probe set and the case alone: the dispatcher's second pass),
 the blocks resident per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor, nvcc's registers)
-and the model's time (tuning/model.py's FORMULA, printed once per file as
+and the model's time (tuning/time_model.py's FORMULA, printed once per file as
 `parakern_model_time`), and the share of the serial program's iterations the candidate runs
 (`<function>_<index>_coverage`, tuning/coverage.py: a grid that rounds a tuned division down
 leaves points out). It launches the fastest per point computed (case and parameters), among
@@ -22,12 +22,14 @@ from __future__ import annotations
 import sympy
 
 from parakern.codegen.cprint import INDENT, CodegenError, Names, sym_c, unused
-from parakern.codegen.dispatcher import (EMPTY, REFUSED, _host_type, dispatcher_arguments, facts_c, forwarded,
+from parakern.tuning.search import TIE
+from parakern.tuning.space import space
+from parakern.codegen.host import (EMPTY, REFUSED, _host_type, dispatcher_arguments, facts_c, forwarded,
                                          precondition, select_name)
-from parakern.codegen.kernel import kernel_name, signature
-from parakern.devices import CC_LIMITS
-from parakern.strategies.rebuild import used_names
-from parakern.tuning import coverage, model
+from parakern.codegen.kernel_source import kernel_name, signature
+from parakern.machine.devices import CC_LIMITS
+from parakern.analysis.rebuild import used_names
+from parakern.tuning import coverage, time_model
 
 MODEL_DEVICE = "parakern_model_device"
 MODEL_TIME = "parakern_model_time"
@@ -44,12 +46,10 @@ def choice_type(schedule) -> str:
 
 
 def _tuned(schedule) -> tuple:
-    from parakern.tuning.search import space   # not at import: the search reads bench.plan, which reads codegen
     return space(schedule, {})
 
 
 def _tie() -> float:
-    from parakern.tuning.search import TIE
     return TIE
 
 
@@ -87,14 +87,14 @@ def model_support() -> str:
                      f"m->lanes32 = {lim.fp32_lanes_per_sm}; m->lanes64 = {lim.fp64_lanes_per_sm}; }}")
     lanes = [lanes[0]] + [INDENT + "else" + line[3:] for line in lanes[1:]]
     first = next(iter(CC_LIMITS.values()))
-    inputs = ", ".join(f"double {n}" for n in model.QUANTITY_NAMES)
-    device_locals = [f"    const double {n} = d->{n};" for n in model.DEVICE_NAMES]
+    inputs = ", ".join(f"double {n}" for n in time_model.QUANTITY_NAMES)
+    device_locals = [f"    const double {n} = d->{n};" for n in time_model.DEVICE_NAMES]
     return "\n".join([
         "#ifndef PARAKERN_MODEL_SUPPORT",
         "#define PARAKERN_MODEL_SUPPORT",
-        "/* What parakern's time model reads of a device (tuning/model.py). */",
+        "/* What parakern's time model reads of a device (tuning/time_model.py). */",
         f"struct {MODEL_DEVICE} {{",
-        "    " + "; ".join(f"double {n}" for n in model.DEVICE_NAMES) + ";",
+        "    " + "; ".join(f"double {n}" for n in time_model.DEVICE_NAMES) + ";",
         "};",
         "",
         "/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the",
@@ -102,7 +102,7 @@ def model_support() -> str:
         f"#define {CEIL_DIV}(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))",
         "",
         "/* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute",
-        " * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */",
+        " * capability (machine/devices.py, the Programming Guide's throughput table). 0 when a query fails. */",
         f"static int {READ_DEVICE}(int device, const cudaDeviceProp &prop, {MODEL_DEVICE} *m)",
         "{",
         "    int clock_khz, memory_khz, bus_bits;",
@@ -116,26 +116,26 @@ def model_support() -> str:
         "    m->threads_per_sm = prop.maxThreadsPerMultiProcessor;",
         "    m->l2_bytes = prop.l2CacheSize;",
         f"    m->shared_bytes_per_clock = {first.shared_memory_bytes_per_clock};",
-        f"    m->launch_overhead = {model.LAUNCH_OVERHEAD_S!r};",
-        f"    m->block_time = {model.BLOCK_TIME_S!r};",
-        f"    m->l2_lines_per_clock = {model.L2_LINES_PER_CLOCK!r};",
+        f"    m->launch_overhead = {time_model.LAUNCH_OVERHEAD_S!r};",
+        f"    m->block_time = {time_model.BLOCK_TIME_S!r};",
+        f"    m->l2_lines_per_clock = {time_model.L2_LINES_PER_CLOCK!r};",
         f"    m->lanes32 = {first.fp32_lanes_per_sm}; m->lanes64 = {first.fp64_lanes_per_sm};",
         *lanes,
         "    return 1;",
         "}",
         "",
-        "/* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */",
+        "/* The predicted seconds of one launch (tuning/time_model.py FORMULA, the same text). */",
         f"static double {MODEL_TIME}(const {MODEL_DEVICE} *d, {inputs})",
         "{",
         *device_locals,
-        *model.formula_c(INDENT),
-        "    return ranked;   /* what the candidates are compared by: time, ties broken (tuning/model.py) */",
+        *time_model.formula_c(INDENT),
+        "    return ranked;   /* what the candidates are compared by: time, ties broken (tuning/time_model.py) */",
         "}",
         "#endif"])
 
 
 def _quantity(name: str, value) -> str:
-    """`const long long name = ...;`: the quantity rounded up, as model.at rounds it. A sum of
+    """`const long long name = ...;`: the quantity rounded up, as time_model.at rounds it. A sum of
     fractions (a staged tile's bytes over a block's rows, 49344/3 + 16384) is one fraction
     divided once, rounding up (C's / on each term had made it 32830 for Python's 32832); where
     no integer form exists (a mean of a loop from i % 2 in steps of 2: n/2 - i%2/2), the
@@ -152,7 +152,7 @@ def _quantity(name: str, value) -> str:
         return f"const double {name} = ceil(({text}) * (1.0 - 1e-12));"
 
 
-def _time_case(tree, k: int, q: model.Quantities, names: Names) -> list[str]:
+def _time_case(tree, k: int, q: time_model.Quantities, names: Names) -> list[str]:
     """The model's time of case k at the parameters (-1 when no block can be resident)."""
     s = tree.schedule
     v = {w: names.fresh(w) for w in ("dev", "resident")}
@@ -166,9 +166,9 @@ def _time_case(tree, k: int, q: model.Quantities, names: Names) -> list[str]:
              INDENT + "return -1.0;",
              f"return {MODEL_TIME}({v['dev']}, " + ", ".join(
                  f"(double){v['resident']}" if n == "resident" else f"(double){local[n]}"
-                 for n in model.QUANTITY_NAMES) + ");"]
+                 for n in time_model.QUANTITY_NAMES) + ");"]
     head = signature(f"static double {s.function}_{s.index}_time_case{k}", args)
-    return [f"/* {s.id}, case {k}: the time model (tuning/model.py) */", head, "{"] + \
+    return [f"/* {s.id}, case {k}: the time model (tuning/time_model.py) */", head, "{"] + \
         [INDENT + line for line in unused(args, body) + body] + ["}"]
 
 
@@ -199,7 +199,7 @@ def auto_source(tree) -> str:
     """The model of every case, the coverage of the iteration space, then dispatch_auto."""
     s = tree.schedule
     taken = used_names(s) | {"R_B", "Z", "T"}
-    quantities = model.tree_quantities(tree)
+    quantities = time_model.tree_quantities(tree)
     parts = ["\n".join(_time_case(tree, k, q, Names(taken))) for k, q in enumerate(quantities, 1)]
     names_, lists = _tuned(s)
     covers = coverage.coverage(s, names_)   # every tuned parameter: none is given here

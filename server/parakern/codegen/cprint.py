@@ -10,7 +10,7 @@ sympy expressions are integer values of the model (region bounds, launch
 sizes, constraints). floor(a/b) prints as C's `a/b` and Mod(a, b) as
 `a % b`: C truncates, which is floor and mod for the non-negative values
 hypothesis (H1) of the paper allows, and the generated file says so; a C
-division of operands that may be negative is cdiv / cmod (cinteger.py),
+division of operands that may be negative is cdiv / cmod (symbolic/cinteger.py),
 printed as the same `/` and `%`.
 """
 from __future__ import annotations
@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import sympy
 
-from parakern import printing, syntax
-from parakern.cinteger import cdiv, cmod
+from parakern.symbolic import printing
+from parakern import syntax
+from parakern.symbolic.cinteger import cdiv, cmod
 
 INDENT = "    "
 _IDENT = re.compile(r"[A-Za-z_]\w*")

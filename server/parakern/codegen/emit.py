@@ -12,19 +12,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from parakern import interrupts
+from parakern.process import interrupts
 from parakern.analysis.fixed import case_points, fixed_points
 from parakern.codegen.auto import auto_code, model_support
 from parakern.codegen.cprint import CodegenError
-from parakern.codegen.dispatcher import dispatcher_source, prototype
-from parakern.codegen.kernel import kernel_source
+from parakern.codegen.host import dispatcher_source, prototype
+from parakern.codegen.kernel_source import kernel_source
 from parakern.codegen import tuned as tuned_dispatcher
-from parakern.diagnostics import Diagnostic, Span, error, warning
+from parakern.source.diagnostics import Diagnostic, Span, error, warning
 from parakern.ir.types import LoweringError
 from parakern.model import Schedule
 from parakern.codegen import status
 from parakern.pipeline import Analysis, ScheduleResult
-from parakern.ctext import in_comment
+from parakern.source.ctext import in_comment
 
 PREAMBLE = """\
 #ifndef PARAKERN_CPU

@@ -6,7 +6,7 @@ arithmetic as the IR computes it (`c[(long long)i * n + j]`): an N x N matrix
 may have more than 2^31 elements.
 
 The plan, its routes and its phases come from analysis/ as they come to the
-IR (ir/staging.py, which the registers were counted on), so the two agree;
+IR (ir/staged_copies.py, which the registers were counted on), so the two agree;
 this module only prints them: one dynamic buffer `parakern_shared`, each
 cached array's part at its byte offset; cooperative copy loops (thread `tid`
 copies elements tid, tid + nthreads, ...) that skip elements outside the
@@ -238,7 +238,7 @@ class Staging:
             self._coords[rank] = tuple(self.names.fresh(s) for s in stems)
         return self._coords[rank]
 
-    # ---- where an access goes (ir/staging.py's _slot, _locate, _unstride, in C)
+    # ---- where an access goes (ir/staged_copies.py's _slot, _locate, _unstride, in C)
 
     def _flag(self, st: Staged, choices) -> str:
         """C condition: the parameters select one of these choices."""

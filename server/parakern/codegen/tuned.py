@@ -26,10 +26,10 @@ at once.
 from __future__ import annotations
 
 from parakern.codegen.cprint import INDENT, Names, sym_c
-from parakern.codegen.dispatcher import dispatcher_arguments, dispatcher_name, forwarded, preconditions, select_name
-from parakern.codegen.kernel import signature
-from parakern.codegen.launch import in_parameters
-from parakern.strategies.rebuild import used_names
+from parakern.codegen.host import dispatcher_arguments, dispatcher_name, forwarded, preconditions, select_name
+from parakern.codegen.kernel_source import signature
+from parakern.launch import in_parameters
+from parakern.analysis.rebuild import used_names
 
 TUNED_SLOTS = 16
 TIMED_RUNS = 5       # timed runs per case at most, after the untimed first one

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from parakern.counters.base import Counter, Measure
-from parakern.targets import DEFAULT_TARGET
+from parakern.machine.targets import DEFAULT_TARGET
 
 
 def default_counters(target: str = DEFAULT_TARGET, occupancy_device=None,
@@ -15,7 +15,7 @@ def default_counters(target: str = DEFAULT_TARGET, occupancy_device=None,
     registers = RegisterCounter()
     counters = [registers, SharedMemoryCounter(), ThreadsCounter()]
     if staging_profiles:
-        from parakern.counters.staging import StagingCounter
+        from parakern.counters.staging_cost import StagingCounter
         counters.append(StagingCounter(tuple(staging_profiles), registers))
     if occupancy_device is not None:
         from parakern.counters.performance import OccupancyCounter

@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import sympy
 
-from parakern.devices import DeviceProfile
+from parakern.machine.devices import DeviceProfile
 
 LIMIT_NAMES = ("warps", "registers", "shared_memory", "blocks")
 

@@ -6,9 +6,9 @@ from parakern.counters.occupancy import occupancy_expr
 from parakern.counters.registers import RegisterCounter
 from parakern.counters.shared_memory import SharedMemoryCounter
 from parakern.counters.threads import ThreadsCounter
-from parakern.devices import DeviceProfile
+from parakern.machine.devices import DeviceProfile
 from parakern.kernel import Kernel
-from parakern.symbols import P_OCC
+from parakern.symbolic.symbols import P_OCC
 
 
 class OccupancyCounter(Counter):

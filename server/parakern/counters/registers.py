@@ -39,12 +39,12 @@ from dataclasses import dataclass
 
 import sympy
 
-from parakern import interrupts
+from parakern.process import interrupts
 from parakern.counters.base import Counter, Measure, normalize
 from parakern.ir.ptx import kernel_ptx
 from parakern.kernel import Kernel
-from parakern.symbols import R_B
-from parakern.targets import DEFAULT_TARGET
+from parakern.symbolic.symbols import R_B
+from parakern.machine.targets import DEFAULT_TARGET
 
 CAP_MARGIN = 4
 MIN_CAP = 24

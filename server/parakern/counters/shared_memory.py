@@ -6,7 +6,7 @@ import sympy
 from parakern.counters.base import Counter, Measure, normalize
 from parakern.analysis.footprint import footprints
 from parakern.kernel import Kernel
-from parakern.symbols import Z
+from parakern.symbolic.symbols import Z
 
 
 class SharedMemoryCounter(Counter):

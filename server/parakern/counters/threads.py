@@ -5,7 +5,7 @@ import sympy
 
 from parakern.counters.base import Counter, Measure, normalize
 from parakern.kernel import Kernel
-from parakern.symbols import T
+from parakern.symbolic.symbols import T
 
 
 class ThreadsCounter(Counter):

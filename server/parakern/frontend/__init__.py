@@ -9,8 +9,9 @@ from pathlib import Path
 
 from pycparser import c_ast, c_generator, c_parser
 
-from parakern import interrupts, model, syntax
-from parakern.diagnostics import Diagnostic, Severity, Span, error, warning
+from parakern.process import interrupts
+from parakern import model, syntax
+from parakern.source.diagnostics import Diagnostic, Severity, Span, error, warning
 from parakern.frontend.constexpr import evaluate
 from parakern.frontend.context import FileContext, FunctionContext, collect_writes, identifiers, nesting_too_deep
 from parakern.frontend.convert import Converter, Scope
@@ -20,7 +21,7 @@ from parakern.frontend.parse import parse
 from parakern.frontend.preprocess import LABEL_PREFIX, line_file, prepare
 from parakern.frontend.schedule import Site, analyze_schedule
 from parakern.frontend.spans import TokenIndex
-from parakern.text import normalize_newlines, position_at
+from parakern.source.text import normalize_newlines, position_at
 
 __all__ = ["analyze_source", "analyze_file"]
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from pycparser import c_ast
 
-from parakern.diagnostics import Span
+from parakern.source.diagnostics import Span
 from parakern.frontend.preprocess import Prepared
 from parakern.frontend.spans import TokenIndex
 

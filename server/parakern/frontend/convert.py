@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pycparser import c_ast, c_generator
 
 from parakern import syntax
-from parakern.diagnostics import Diagnostic, Related, Span, error
+from parakern.source.diagnostics import Diagnostic, Related, Span, error
 from parakern.frontend.ctypes import ScalarInfo, Symbol, scalar_type_name
 from parakern.frontend.spans import TokenIndex
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
-from parakern.diagnostics import Span
+from parakern.source.diagnostics import Span
 
 # Typedef names from standard headers, by the scalar type they stand for (LP64).
 STANDARD_TYPEDEFS = {

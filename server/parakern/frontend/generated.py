@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from parakern.frontend.lexical import matching_brace
-from parakern.text import LINE_BREAK, line_starts, offset_at
+from parakern.source.text import LINE_BREAK, line_starts, offset_at
 
 BEGIN_MARK = "// parakern:begin"
 END_MARK = "// parakern:end"
@@ -151,7 +151,7 @@ def _lines(text: str) -> list[tuple[int, int, int]]:
 
 def dispatcher_of(ident: str) -> str:
     """The dispatcher's name of schedule `ident` ("f:0" -> "f_0_dispatch"), as
-    parakern.codegen.dispatcher.dispatcher_name makes it from the schedule."""
+    parakern.codegen.host.dispatcher_name makes it from the schedule."""
     function, _, index = ident.rpartition(":")
     return f"{function}_{index}_dispatch"
 

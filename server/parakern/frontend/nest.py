@@ -2,7 +2,7 @@
 from it (grid/block axes, bounds, accesses, locals, serial loops, divisors).
 
 The front-end builds a schedule with these functions and a source-level strategy rebuilds its
-rewritten nest with the same ones (strategies/rebuild.py), so that a transformed schedule is
+rewritten nest with the same ones (analysis/rebuild.py), so that a transformed schedule is
 exactly what the front-end would have made of the same nest.
 """
 from __future__ import annotations
@@ -11,10 +11,11 @@ from dataclasses import replace
 
 import sympy
 
-from parakern import cinteger, model, syntax
-from parakern.cinteger import cdiv, cmod
-from parakern.diagnostics import Related, error
-from parakern.symbols import sym
+from parakern.symbolic import cinteger
+from parakern import model, syntax
+from parakern.symbolic.cinteger import cdiv, cmod
+from parakern.source.diagnostics import Related, error
+from parakern.symbolic.symbols import sym
 
 MAX_LEVELS = 3           # grid levels, and block levels: CUDA's three dimensions
 _LOWER = "?lower"         # the key of an environment's loop-variable bounds (no C name has a `?`)
@@ -98,7 +99,7 @@ def serial_loop(loop: syntax.Loop, between: bool, env=None, lower=None) -> model
 def loop_bounds(loops, lower: "dict | None" = None, env=None) -> dict:
     """`lower` with the least value of each loop's variable (from its start; None: unknown,
     a start that may be negative), outer loops first: what C's / and % need to know
-    (cinteger.py)."""
+    (symbolic/cinteger.py)."""
     lower = dict(lower or {})
     for loop in loops:
         lower[loop.var] = cinteger.lower_bound(symbolic(loop.lo, env, lower), lower)

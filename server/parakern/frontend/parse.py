@@ -5,7 +5,7 @@ import re
 
 from pycparser import c_ast, c_parser
 
-from parakern.diagnostics import Diagnostic, Span, error
+from parakern.source.diagnostics import Diagnostic, Span, error
 from parakern.frontend.preprocess import LABEL_PREFIX, Prepared
 
 _MAX_ROUNDS = 10_000      # a guard only: every round blanks at least one more definition

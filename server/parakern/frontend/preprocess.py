@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from parakern.diagnostics import Diagnostic, Span, error
-from parakern.ctext import in_string
+from parakern.source.diagnostics import Diagnostic, Span, error
+from parakern.source.ctext import in_string
 from parakern.frontend.ctypes import STANDARD_TYPEDEFS
 
 LABEL_PREFIX = "__pkms"

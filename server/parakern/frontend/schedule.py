@@ -7,14 +7,14 @@ import sympy
 from pycparser import c_ast
 
 from parakern import model, syntax
-from parakern.diagnostics import Diagnostic, Related, Span, error, warning
+from parakern.source.diagnostics import Diagnostic, Related, Span, error, warning
 from parakern.frontend.context import FileContext, FunctionContext, declarations, identifiers
 from parakern.frontend.convert import Converter, Scope
 from parakern.frontend.ctypes import Symbol
 from parakern.frontend.nest import (MAX_LEVELS, axis, body_operand_facts, divisors, grid_count, loop_bounds, mark_use,
                                     scan_body, serial_loop, split_nest, symbolic)
 from parakern.frontend.signs import settled
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 # C++ keywords that C allows as names: the generated CUDA is C++, where nvcc rejects them
 # ("expected an identifier"), and the kernels keep the user's names

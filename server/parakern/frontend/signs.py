@@ -1,7 +1,7 @@
 """Which C divisions of a schedule are floor divisions: where the facts settle their signs.
 
 The front end reads C's `/` and `%` as floor / Mod only where it sees at once that their
-operands are non-negative (cinteger.py); elsewhere they stay cdiv / cmod, C's truncation.
+operands are non-negative (symbolic/cinteger.py); elsewhere they stay cdiv / cmod, C's truncation.
 Once the schedule's facts are known, more of them are settled: an assertion `N >= 2` makes
 `(N - 2) / B` a floor division, and so does a meta_for that must run at least once on a
 derived bound (`dim = (N - 2) / (s * B)`, `i < dim`: dim >= 1, so N - 2 >= s*B > 0). The
@@ -14,8 +14,8 @@ from dataclasses import replace
 import sympy
 
 from parakern import model
-from parakern.cinteger import Bounds, cdiv, cmod, lower_bound, settle
-from parakern.symbols import sym
+from parakern.symbolic.cinteger import Bounds, cdiv, cmod, lower_bound, settle
+from parakern.symbolic.symbols import sym
 
 
 def settled(schedule: model.Schedule) -> model.Schedule:

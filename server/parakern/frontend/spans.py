@@ -10,7 +10,7 @@ import bisect
 
 from pycparser import c_ast
 
-from parakern.diagnostics import Span
+from parakern.source.diagnostics import Span
 from parakern.frontend.preprocess import Token
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}

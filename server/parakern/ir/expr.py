@@ -14,7 +14,7 @@ import sympy
 from llvmlite import ir
 
 from parakern import syntax
-from parakern.cinteger import cdiv, cmod
+from parakern.symbolic.cinteger import cdiv, cmod
 from parakern.ir.memory import Memory
 from parakern.ir.types import (I1, LoweringError, constant, convert, is_float, llvm_type,
                                truth)

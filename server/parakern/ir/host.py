@@ -1,7 +1,7 @@
 """Running a kernel's IR on the CPU: the host variant of `lower`, JIT-compiled with MCJIT.
 
 Blocks and threads run one after another. A kernel without shared-memory
-staging has no barrier: each thread runs once. A staged kernel (ir/staging.py)
+staging has no barrier: each thread runs once. A staged kernel (ir/staged_copies.py)
 runs phase by phase: the host function takes the block's scratch buffer (the
 shared memory) and the phase to run, and returns how many phases there are;
 every thread of a block runs phase 0, then every thread phase 1, and so on,
@@ -23,7 +23,7 @@ from parakern.ir.passes import optimize
 from parakern.ir.targets import new_host_machine
 from parakern.kernel import Kernel
 from parakern.model import Schedule
-from parakern.symbols import sym
+from parakern.symbolic.symbols import sym
 
 _CTYPES = {"int": ctypes.c_int, "unsigned": ctypes.c_uint, "long": ctypes.c_long,
            "unsigned long": ctypes.c_ulong, "long long": ctypes.c_longlong,
@@ -60,7 +60,7 @@ class HostKernel:
         self.schedule = kernel.schedule
         self.memory = None
         if kernel.cached:
-            from parakern.ir.staging import SharedMemory
+            from parakern.ir.staged_copies import SharedMemory
             self.memory = SharedMemory(kernel)
         self.shared_bytes = 0  # dynamic shared memory of the last launch
         ref = optimize(lower(kernel, host=True, memory=self.memory), level)

@@ -13,7 +13,7 @@ come from six trailing i32 arguments (blockIdx x y z, threadIdx x y z)
 instead of NVVM intrinsics, so tests and `verify` can run it with MCJIT.
 
 Every element address goes through a `Memory` (ir/memory.py): by default
-`SharedMemory` (ir/staging.py) when the variant caches arrays, which stages
+`SharedMemory` (ir/staged_copies.py) when the variant caches arrays, which stages
 them in shared memory and, on the host, splits the function into the phases
 between its barriers; `GlobalMemory` otherwise.
 """
@@ -50,7 +50,7 @@ def argument_names(schedule: Schedule) -> tuple[str, ...]:
 def default_memory(kernel: Kernel) -> Memory:
     """Shared-memory staging of the cached arrays, or plain global memory when none is cached."""
     if kernel.cached:
-        from parakern.ir.staging import SharedMemory  # staging builds on the footprint analysis
+        from parakern.ir.staged_copies import SharedMemory  # staging builds on the footprint analysis
         return SharedMemory(kernel)
     return GlobalMemory()
 

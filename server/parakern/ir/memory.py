@@ -4,7 +4,7 @@
 or writes, and calls it around each execution of the per-thread body (inside
 the serial loops between the grid and block levels, where a staged tile is
 refilled). `GlobalMemory` keeps every array in global memory; `SharedMemory`
-(ir/staging.py) stages the arrays a variant caches, as analysis/staging.py
+(ir/staged_copies.py) stages the arrays a variant caches, as analysis/staging.py
 plans it.
 
 Besides the four required methods, a memory may shape the function

@@ -21,7 +21,7 @@ from llvmlite import ir
 
 from parakern.ir.libdevice import link_libdevice, needs_libdevice
 from parakern.ir.targets import DEVICE_TRIPLE, device_machine, host_machine
-from parakern.targets import DEFAULT_TARGET
+from parakern.machine.targets import DEFAULT_TARGET
 
 LEVELS = (0, 1, 2, 3)
 LEVEL_NOTES = {

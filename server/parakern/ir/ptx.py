@@ -11,7 +11,7 @@ from parakern.ir.passes import optimize
 from parakern.ir.targets import device_machine
 from parakern.kernel import Kernel
 from parakern.model import Schedule
-from parakern.targets import DEFAULT_TARGET
+from parakern.machine.targets import DEFAULT_TARGET
 
 
 def emit_ptx(module: "ir.Module | llvm.ModuleRef | str", target: str = DEFAULT_TARGET) -> str:

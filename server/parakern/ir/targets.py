@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 
 import llvmlite.binding as llvm
-from parakern.targets import DEFAULT_TARGET
+from parakern.machine.targets import DEFAULT_TARGET
 
 DEVICE_TRIPLE = "nvptx64-nvidia-cuda"
 

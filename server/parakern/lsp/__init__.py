@@ -16,12 +16,12 @@ Layout:
   dispatcher.py   pure: the `// parakern:begin/end` region edit
   positions.py    code points <-> the client's position encoding
   settings.py     the "parakern" settings section
-  command.py      `parakern serve`'s arguments (no pygls import until the server starts)
+  start.py        how the server starts: its options, a private directory, the pool, then pygls
 
-`parakern serve` (cli.py) and `python -m parakern.lsp` start it.
+`parakern serve` (commands/cli.py) and `python -m parakern.lsp` start it.
 """
 
 
 def serve(argv=None) -> int:
-    from parakern.lsp.command import main
+    from parakern.lsp.start import main   # deferred: `import parakern.lsp` stays light (no pygls)
     return main(argv)

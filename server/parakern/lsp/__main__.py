@@ -1,6 +1,6 @@
 """`python -m parakern.lsp`: the language server, started with the current directory off
-sys.path (parakern.isolation) before anything else is imported."""
-from parakern.isolation import scrub_sys_path
+sys.path (parakern.process.isolation) before anything else is imported."""
+from parakern.process.isolation import scrub_sys_path
 
 scrub_sys_path()
 

@@ -17,8 +17,8 @@ import os
 import queue as queues
 from dataclasses import dataclass, field
 
-from parakern.devices import get_profile
-from parakern.tuning.report import configuration_text, time_text, tuning_text
+from parakern.machine.devices import get_profile
+from parakern.reports.tuning import configuration_text, time_text, tuning_text
 
 DEFAULT_DATA = 1024          # every data parameter: a quick first look; set parakern.bench.data for more
 DEFAULT_BLOCK_1D = [32, 64, 128, 256]
@@ -106,7 +106,7 @@ def settings_problem(value: dict) -> str:
 def complete_sweep(schedule, tree, data: dict, sweep: dict) -> tuple[dict, dict, list]:
     """Defaults for the parameters the bench needs and was not given: (data, sweep, defaulted)."""
     import sympy
-    from parakern.bench.plan import block_parameters, needed_parameters
+    from parakern.tuning.space import block_parameters, needed_parameters
     data, sweep, defaulted = dict(data), dict(sweep), []
     block = block_parameters(schedule)
     # a program parameter in a case's constraints is a tuning knob (granularity s in 8·s·B+8 ≤ Z);
@@ -135,7 +135,7 @@ def run_child(request: BenchRequest, events, parent: "int | None" = None) -> Non
     import os
     import sys
 
-    from parakern.lifeline import exit_with_parent
+    from parakern.process.lifeline import exit_with_parent
     exit_with_parent(parent)
     try:  # the server's stdout is the LSP stream: nothing of this process may write there
         os.dup2(2, 1)
@@ -224,15 +224,15 @@ def _plans(request: BenchRequest, result, data: dict, sweep: dict, defaulted: li
 def _tunings(request: BenchRequest, result, data: dict, defaulted: list) -> dict:
     """tune for each profile, at each point of the data values: the model's best program parameters
     (the data values of parameters this schedule has: the settings apply to every file)."""
-    from parakern.tuning import model, search   # sympy: in the bench process only
+    from parakern.tuning import search, time_model  # sympy: in the bench process only
     names = [n for n in data if n in {p.name for p in result.schedule.params}]
     points = [dict(zip(names, combo)) for combo in itertools.product(*(data[n] for n in names))]
     parts, summary = [], []
     for name in request.profiles:
         try:
-            device = model.model_device(get_profile(name), name)
+            device = time_model.model_device(get_profile(name), name)
             tunings = [(result, fixed, search.tune(result, fixed, device)) for fixed in points]
-        except (model.ModelError, search.TuneError) as exc:
+        except (time_model.ModelError, search.TuneError) as exc:
             raise ValueError(f"{exc} (set parakern.bench.data)") from None
         for fixed, (_, _, t) in zip(points, tunings):
             at = f" at {_values_text({n: [v] for n, v in fixed.items()})}" if fixed else ""

@@ -27,7 +27,7 @@ def initialize(parent: "int | None" = None) -> None:
     """Process initializer: ends with the server (`parent`) however it ends, lower priority
     (the editor's server stays responsive), stdout onto stderr (the server's stdout is the
     LSP stream), imports."""
-    from parakern.lifeline import exit_with_parent
+    from parakern.process.lifeline import exit_with_parent
     exit_with_parent(parent)
     try:
         os.nice(5)
@@ -46,7 +46,7 @@ def warm_up() -> int:
     """Runs one tiny analysis and its summary (llvmlite, z3, the modules a job imports and
     the caches warm up) and returns the pid."""
     try:
-        from parakern.devices import DEFAULT_PROFILES
+        from parakern.machine.devices import DEFAULT_PROFILES
         from parakern.frontend import analyze_source
         from parakern.lsp.worker import summarize
         from parakern.pipeline import optimize_schedule

@@ -10,7 +10,7 @@ from parakern.frontend.generated import mask_generated
 from parakern.lsp.settings import Settings
 from parakern.lsp.summary import DiagInfo, cache_key, diag_info
 from parakern.lsp.views import view_of
-from parakern.text import normalize_newlines, without_lone_surrogates
+from parakern.source.text import normalize_newlines, without_lone_surrogates
 
 
 class AnalysisError(Exception):
@@ -54,7 +54,7 @@ def build_snapshot(file: str, version, text: str, settings: Settings) -> Snapsho
     """Front-end over the document (generated dispatcher regions masked): its
     diagnostics and the schedules with their cache keys. Pure; runs in a thread; never
     raises (a bug of ours is one diagnostic, so stale ones never stay on screen)."""
-    from parakern.diagnostics import error
+    from parakern.source.diagnostics import error
     from parakern.frontend import analyze_source
     try:
         source = analysed_text(text)

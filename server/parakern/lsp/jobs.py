@@ -12,7 +12,7 @@ A worker is recycled (replaced by a fresh one, between jobs) after RECYCLE_JOBS 
 once its memory has grown RECYCLE_MB past what it used when warm: llvmlite's O3
 pipeline leaks native memory on every run (its PassBuilder's instrumentation callbacks
 are never freed), about 100 KB, which no disposal on our side returns. Workers end with
-the server however it ends (parakern.lifeline).
+the server however it ends (parakern.process.lifeline).
 """
 from __future__ import annotations
 

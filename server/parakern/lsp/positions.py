@@ -10,7 +10,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from parakern.lsp.ranges import Range
-from parakern.text import line_content
+from parakern.source.text import line_content
 
 
 def to_client_range(document, r: Range) -> types.Range:

@@ -543,7 +543,7 @@ async def show_case_tree(ls: ParakernServer, *args):
 
 def _terminated(signum, frame) -> None:
     """SIGTERM / SIGHUP: stop the analysis and bench processes now, then exit. (They
-    would notice the server's end by themselves within a second: parakern.lifeline.)"""
+    would notice the server's end by themselves within a second: parakern.process.lifeline.)"""
     try:
         server.engine.close()
     finally:

@@ -19,9 +19,9 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 
-from parakern.devices import DEFAULT_PROFILES, PROFILES
+from parakern.machine.devices import DEFAULT_PROFILES, PROFILES
 from parakern.strategies.decisions import strategy_codes
-from parakern.targets import DEFAULT_TARGET, TARGETS, unsupported
+from parakern.machine.targets import DEFAULT_TARGET, TARGETS, unsupported
 
 STRATEGY_CODES = strategy_codes()
 TEST_HOOKS_ENV = "PARAKERN_LSP_TEST_HOOKS"

@@ -59,7 +59,7 @@ class CaseInfo:
     witness: tuple                 # ((name, value), ...)
     verified: bool
     needs: str = ""                # what its own kernel needs of the machine, one line
-    profiles: tuple = ()           # known GPUs (devices.py) on which the dispatcher picks it; () = theoretical
+    profiles: tuple = ()           # known GPUs (machine/devices.py) on which the dispatcher picks it; () = theoretical
     traffic: str = ""              # memory traffic at the schedule's traffic_point, one line
 
 
@@ -190,7 +190,7 @@ def emit_key(key: str, origin: int) -> str:
 def math_text(expr) -> str:
     """A counter value or expression as Unicode mathematics (integers as they are)."""
     import sympy
-    from parakern.printing import to_math
+    from parakern.symbolic.printing import to_math
     try:
         value = sympy.sympify(expr)
     except Exception:
@@ -203,8 +203,8 @@ def math_text(expr) -> str:
 def chain_text(relations) -> str:
     """Relations joined with ∧, `a ≤ X` and `X < b` merged into `a ≤ X < b`."""
     import sympy
-    from parakern import constraints as cs
-    from parakern.printing import to_math
+    from parakern.symbolic import constraints as cs
+    from parakern.symbolic.printing import to_math
     items = [cs.canonical(r) for r in relations]
     used = [False] * len(items)
     parts = []
@@ -235,7 +235,7 @@ def diag_info(d, origin: int = 0, file: "str | None" = None) -> DiagInfo:
 
 
 def case_info(case, index: int, profiles: tuple = ()) -> CaseInfo:
-    from parakern.printing import to_c, to_math
+    from parakern.symbolic.printing import to_c, to_math
     values = dict(case.counters)
     occupancy = values.get("occupancy")
     witness = tuple(sorted((k, v if isinstance(v, (int, float)) else str(v))
@@ -273,13 +273,13 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     parameter that is not tuned, and every argument only the function's asserts read, at the
     bench's default size): one that computes every point where any does, else marked."""
     from parakern import syntax
-    from parakern.bench.plan import fact_arguments
-    from parakern.devices import get_profile
+    from parakern.analysis.facts import fact_arguments
+    from parakern.machine.devices import get_profile
     from parakern.lsp.benchjob import DEFAULT_DATA
-    from parakern.tuning import model, search
-    from parakern.tuning.command import configuration_text, time_text
+    from parakern.tuning import search, space, time_model
+    from parakern.reports.tuning import configuration_text, time_text
     schedule = result.schedule
-    tuned = search.tuned_parameters(schedule)
+    tuned = space.tuned_parameters(schedule)
     values = dict(data or {})
     for p in schedule.params:
         if p.name not in tuned and p.name not in values and p.ctype in syntax.INTEGER_TYPES:
@@ -288,8 +288,8 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     host = {n: DEFAULT_DATA for n in sorted(fact_arguments(schedule)) if n not in values}
     shown = " ".join(f"{n}={v}" for n, v in {**values, **host}.items() if n not in schedule.host_loops)
     try:
-        tuning = search.tune(result, values, model.model_device(get_profile(key), key), host)
-    except (search.TuneError, model.ModelError, KeyError) as exc:
+        tuning = search.tune(result, values, time_model.model_device(get_profile(key), key), host)
+    except (search.TuneError, time_model.ModelError, KeyError) as exc:
         return TuneInfo(key, shown, str(exc).strip("'\""))
     pick = tuning.pick
     if pick is None:
@@ -325,8 +325,8 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
                                cases=tuple(case_info(c, k) for k, c in enumerate(tree.cases, 1)),
                                seconds=seconds, not_applied=tuple(result.not_applied), complete=False,
                                atomics=atomics)
-    from parakern.casetree_report import tree_dot, tree_text
-    from parakern.printing import to_math
+    from parakern.reports.casetree import tree_dot, tree_text
+    from parakern.symbolic.printing import to_math
     from parakern.dispatch import reachable
     on = dict(reachable(tree))
     cases = tuple(case_info(c, k, on[k]) for k, c in enumerate(tree.cases, 1))
@@ -357,9 +357,9 @@ def _tune_safely(result, key: str) -> TuneInfo:
 
 
 def _traffic(result) -> tuple[str, list[str]]:
-    """The point and one line per case of memory traffic (traffic_report.py); none on failure."""
+    """The point and one line per case of memory traffic (reports/traffic.py); none on failure."""
     from parakern.analysis.point import describe
-    from parakern.traffic_report import case_line, schedule_traffic
+    from parakern.reports.traffic import case_line, schedule_traffic
     try:
         point, per_case = schedule_traffic(result)
     except Exception:   # a figure the editor can do without: never a failed summary

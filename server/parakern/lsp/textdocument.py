@@ -3,7 +3,7 @@
 pygls splits a document with `str.splitlines`, which also breaks lines at form feed,
 U+0085, U+2028…: one such character shifts every position below it (hover finds
 nothing, an incremental edit lands a line off). Here lines end only at "\\n", "\\r\\n"
-and "\\r" (parakern.text), edits are applied to offsets, and a document the editor
+and "\\r" (parakern.source.text), edits are applied to offsets, and a document the editor
 has not opened is never read from disk (a FIFO or /dev/zero would stall the server).
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 
-from parakern.text import line_content, split_lines
+from parakern.source.text import line_content, split_lines
 
 
 class LspTextDocument(TextDocument):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from parakern.frontend.generated import mask_generated
 from parakern.lsp.ranges import span_range
 from parakern.lsp.summary import ScheduleSummary, emit_key, failure, function_origin, summarize
-from parakern.targets import DEFAULT_TARGET
+from parakern.machine.targets import DEFAULT_TARGET
 
 
 @dataclass(frozen=True)

@@ -35,12 +35,12 @@ from dataclasses import replace
 
 import sympy
 
-from parakern import constraints as cs
+from parakern.symbolic import constraints as cs
 from parakern import syntax
 from parakern.analysis.updates import made_atomically
 from parakern.kernel import Kernel
 from parakern.model import Schedule
-from parakern.strategies import rebuild
+from parakern.analysis import rebuild
 from parakern.strategies.base import Strategy
 
 

@@ -30,11 +30,11 @@ import functools
 from dataclasses import replace
 
 from parakern import syntax
-from parakern.diagnostics import Span
+from parakern.source.diagnostics import Span
 from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.strategies.base import Strategy
-from parakern.strategies.rebuild import binary, chain, const, fresh_names, rebuild, used_names
+from parakern.analysis.rebuild import binary, chain, const, fresh_names, rebuild, used_names
 
 ROWS = 4   # rows per thread: what a block of four times the device's threads needs
 

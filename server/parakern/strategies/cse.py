@@ -30,8 +30,8 @@ from parakern import syntax
 from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.strategies.base import Strategy
-from parakern.strategies.rebuild import fresh_names, rebuild, to_syntax, used_names, var_ctypes, with_body
-from parakern.symbols import sym
+from parakern.analysis.rebuild import fresh_names, rebuild, to_syntax, used_names, var_ctypes, with_body
+from parakern.symbolic.symbols import sym
 
 MAX_LEVEL = 2
 SIGNED = ("int", "long", "long long")

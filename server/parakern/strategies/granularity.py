@@ -29,7 +29,7 @@ from parakern.analysis.dependence import iterations_independent
 from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.strategies.base import Strategy
-from parakern.strategies.rebuild import (binary, chain, const, fresh_names, rebuild, same, to_syntax, used_names,
+from parakern.analysis.rebuild import (binary, chain, const, fresh_names, rebuild, same, to_syntax, used_names,
                                          var_ctypes, with_body)
 
 _MAX_GRID = 3

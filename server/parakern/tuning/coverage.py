@@ -10,7 +10,7 @@ by the fraction of the iterations it runs, from the schedule's loops:
   fall into groups: loops whose variables one subscript combines (`c = j*B1*s + k*B1 + v`:
   the columns are j, k and v together), or whose bounds read one another (a triangle).
 - A group's count is the product of its loops' trip counts in the parameters (a bound that
-  reads a loop variable counts the average trips, model.trip_count); its reference is the
+  reads a loop variable counts the average trips, time_model.trip_count); its reference is the
   same count with every tuned parameter at 1 (blocks of one thread, one iteration each:
   no division rounds).
 - A group covers min(1, count / reference): a rounded-up grid with a bounds check
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 import sympy
 
-from parakern import exact
-from parakern.codegen.launch import in_parameters
-from parakern.symbols import sym
-from parakern.tuning import model   # the module: codegen.auto imports this one while model is half made
+from parakern.symbolic import exact
+from parakern.launch import in_parameters
+from parakern.symbolic.symbols import sym
+from parakern.tuning import time_model   # the module: codegen.auto imports this one while it is half made
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def coverage(schedule, tuned) -> Coverage:
     for lp in (*schedule.between, *schedule.serial):   # a bound that reads another loop's variable
         join({sym(lp.var)} | sympy.sympify(lp.lo).free_symbols | sympy.sympify(lp.hi).free_symbols)
     counts = {**{lp.var: in_parameters(lp.extent, schedule) for lp in schedule.loops},
-              **{lp.var: model.trip_count(lp, schedule) for lp in (*schedule.between, *schedule.serial)}}
+              **{lp.var: time_model.trip_count(lp, schedule) for lp in (*schedule.between, *schedule.serial)}}
     ones = {sym(n): sympy.S.One for n in tuned}
     groups = []
     for r in dict.fromkeys(root(n) for n in names):

@@ -1,7 +1,7 @@
 """The best configurations of a schedule on a device: every candidate value of its tuned
 parameters, every case whose kernel fits the device there (dispatch.choose: the case the
 tree prefers, and the others its second pass would accept), and each one's predicted time
-(model.py), fastest per point computed first. The tree's order is the paper's preference; the
+(time_model.py), fastest per point computed first. The tree's order is the paper's preference; the
 model may prefer another case where both fit (an unstaged kernel where staging costs more than
 it saves).
 
@@ -29,15 +29,12 @@ from dataclasses import dataclass
 
 import sympy
 
-from parakern import dispatch, syntax
-from parakern.bench.plan import block_parameters, needed_parameters, not_given, substitutions
-from parakern.facts import judge_facts
-from parakern.codegen.launch import in_parameters
-from parakern.devices import machine_values
-from parakern.tuning import coverage, model
+from parakern import dispatch
+from parakern.analysis.facts import judge_facts, not_given, substitutions
+from parakern.machine.devices import machine_values
+from parakern.tuning import coverage, time_model
+from parakern.tuning.space import needed_parameters, space, tuned_parameters
 
-BLOCK_CANDIDATES = tuple(2 ** i for i in range(11))    # 1 .. 1024 threads along an axis
-OTHER_CANDIDATES = tuple(2 ** i for i in range(7))     # 1 .. 64 iterations per thread
 TIE = 1e-9                                             # relative: a later candidate must be faster by more
 
 
@@ -45,28 +42,11 @@ class TuneError(ValueError):
     """A value missing or wrong, or nothing feasible: one line for the user."""
 
 
-def tuned_parameters(schedule) -> tuple:
-    """Program parameters that size a block or divide a grid extent, in the schedule's order."""
-    blocks = block_parameters(schedule)
-    divisors = set()
-    for lp in schedule.grid:
-        extent = in_parameters(lp.extent, schedule)
-        for f in extent.atoms(sympy.floor, sympy.ceiling):
-            _, den = sympy.fraction(sympy.together(f.args[0]))
-            divisors |= {x.name for x in den.free_symbols}
-    return tuple(p.name for p in schedule.program_params
-                 if p.ctype in syntax.INTEGER_TYPES and (p.name in blocks or p.name in divisors))
-
-
-def candidate_values(schedule, name: str) -> tuple:
-    return BLOCK_CANDIDATES if name in block_parameters(schedule) else OTHER_CANDIDATES
-
-
 @dataclass(frozen=True)
 class Configuration:
     case: int                        # 1-based
     values: tuple                    # ((name, value), ...) of the tuned parameters
-    prediction: model.Prediction
+    prediction: time_model.Prediction
     grid: tuple
     block: tuple
     shared_bytes: int
@@ -125,7 +105,8 @@ class Tuning:
         2048 of 4094 iterations`)."""
         if self.coverage is None:
             return ""
-        return self.coverage.short(substitutions(schedule, {**dict(self.fixed), **dict(configuration.values)}))
+        values = {**dict(self.fixed), **dict(configuration.values)}
+        return self.coverage.short(substitutions(schedule, values, as_run=True))
 
     def as_dict(self, top: "int | None" = None) -> dict:
         shown = self.configurations[:top] if top else self.configurations
@@ -133,12 +114,6 @@ class Tuning:
                 "tuned": list(self.tuned), "candidates": self.candidates, "feasible": self.feasible,
                 "configurations": [c.as_dict() for c in shown],
                 "rejected": [{"why": w, "count": n} for w, n in self.rejected]}
-
-
-def space(schedule, fixed: dict) -> tuple:
-    """(names, value lists) of the parameters tuned here: tuned_parameters less those given."""
-    names = tuple(n for n in tuned_parameters(schedule) if n not in fixed)
-    return names, tuple(candidate_values(schedule, n) for n in names)
 
 
 def _needed(schedule, tree, quantities, covers: coverage.Coverage) -> list:
@@ -151,7 +126,7 @@ def _needed(schedule, tree, quantities, covers: coverage.Coverage) -> list:
     return [p.name for p in schedule.params if p.name in names]
 
 
-def tune(result, fixed: dict, device: model.ModelDevice, host: "dict | None" = None) -> Tuning:
+def tune(result, fixed: dict, device: time_model.ModelDevice, host: "dict | None" = None) -> Tuning:
     """Every feasible configuration of a schedule's tuned parameters at the `fixed` values on
     `device`, by time per point computed (the pick first); TuneError for a value missing or a
     parameter unknown. host: values of the function's other scalar arguments (its facts may read
@@ -165,7 +140,7 @@ def tune(result, fixed: dict, device: model.ModelDevice, host: "dict | None" = N
     if unknown:
         raise TuneError(f"{schedule.id} has no parameter {unknown[0]} (parameters: "
                         f"{', '.join(p.name for p in schedule.params)})")
-    quantities = model.tree_quantities(tree)
+    quantities = time_model.tree_quantities(tree)
     covers = coverage.coverage(schedule, tuned_parameters(schedule))
     names, lists = space(schedule, fixed)
     missing = [n for n in _needed(schedule, tree, quantities, covers) if n not in fixed and n not in names]
@@ -192,7 +167,7 @@ def tune(result, fixed: dict, device: model.ModelDevice, host: "dict | None" = N
                   tuple(ranked), reasons, covers)
 
 
-def _machine(device: model.ModelDevice) -> tuple:
+def _machine(device: time_model.ModelDevice) -> tuple:
     v = machine_values(device.profile)
     return v["R_B"], v["Z"], v["T"]
 
@@ -200,7 +175,7 @@ def _machine(device: model.ModelDevice) -> tuple:
 def pick(configurations) -> "Configuration | None":
     """The configuration dispatch_auto takes: in candidate order, a later one replaces the best
     when it computes every point and the best does not, or, both alike, when its ranked time
-    (model.FORMULA) per point computed is lower by more than TIE (relative), as the C does."""
+    (time_model.FORMULA) per point computed is lower by more than TIE (relative), as the C does."""
     best = None
     for c in sorted(configurations, key=lambda c: c.order):
         if best is None or better(c.partial, c.per_point, best.partial, best.per_point):
@@ -222,8 +197,9 @@ def _judge(result, quantities, covers, values, machine, device, names, order, ho
     """(configurations of this candidate: one per case whose kernel fits, in the tree's
     order; why none is feasible when there are none)."""
     schedule, tree = result.schedule, result.tree
-    subs = substitutions(schedule, values)
-    verdict = judge_facts(schedule, substitutions(schedule, {**host, **values}) if host else subs, origin=False)
+    subs = substitutions(schedule, values, as_run=True)
+    verdict = judge_facts(schedule, substitutions(schedule, {**host, **values}, as_run=True) if host else subs,
+                          origin=False)
     if verdict.why:   # counted by reason: "violates n % (s*ub1) == 0", not by line
         return (), not_given(schedule, {**host, **values}, verdict)
     choice = dispatch.choose(tree, machine, subs)
@@ -233,7 +209,7 @@ def _judge(result, quantities, covers, values, machine, device, names, order, ho
     out = []
     covered = covers.fraction(subs)
     for k in dict.fromkeys((choice.case, *choice.fits)):
-        prediction = model.predict(quantities[k - 1], subs, device)
+        prediction = time_model.predict(quantities[k - 1], subs, device)
         if prediction is None:
             continue
         sizes = choice.launches[k - 1]
@@ -283,7 +259,7 @@ def shared_choices(tunings: list) -> tuple:
     """(function, tuning) pairs -> a SharedChoice per function whose schedules tune a parameter
     in common: the common values that make the sum of their ranked times per point computed
     least, each schedule at the configuration `pick` takes among those with them (the
-    tie-break of model.FORMULA's `ranked` included: where the times tie, full warps, not 1-thread
+    tie-break of time_model.FORMULA's `ranked` included: where the times tie, full warps, not 1-thread
     blocks), values with which every schedule computes every point first."""
     by_function: dict = {}
     for function, t in tunings:

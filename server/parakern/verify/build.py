@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parakern.codegen import status
-from parakern.codegen.dispatcher import dispatcher_name, host_arguments, is_array
-from parakern.codegen.kernel import kernel_name
+from parakern.codegen.host import dispatcher_name, host_arguments, is_array
+from parakern.codegen.kernel_source import kernel_name
 from parakern.verify.fma import fma_flags
 from parakern.verify.runner import ENTRY
-from parakern.ctext import in_string
+from parakern.source.ctext import in_string
 
 HEADER = Path(__file__).with_name("parakern_cpu.h")
 METAFORK_H = """/* metafork.h: MetaFork constructs as serial C */
@@ -160,7 +160,7 @@ def make_call(schedule, tree, cu_text: str) -> Call:
         name = kernel_name(schedule, k)
         if re.search(rf"\b{re.escape(name)}\s*\(", cu_text):
             kernels.append((k, name, int(case.counter("registers"))))
-        # its compile-time instances (codegen/kernel.py instance_name) count as the case does
+        # its compile-time instances (codegen/kernel_source.py instance_name) count as the case does
         for instance in dict.fromkeys(re.findall(rf"\b({re.escape(name)}_\w+)\s*\(", cu_text)):
             kernels.append((k, instance, int(case.counter("registers"))))
     return Call(schedule, f"parakern_call_{schedule.function}_{schedule.index}", dispatcher_name(schedule),

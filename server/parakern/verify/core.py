@@ -17,14 +17,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Optional
 
-from parakern.codegen.dispatcher import dispatcher_name
+from parakern.codegen.host import dispatcher_name
 from parakern.verify import build as building
 from parakern.verify import inputs
 from parakern.verify.points import Device, Point, build_model, expected_case, find_points
 from parakern.verify.results import CaseResult, FileResult, PointResult, ScheduleResult
 from parakern.verify.signature import SignatureError, signature
-from parakern.text import normalize_newlines
-from parakern.lifeline import ScratchDirectory, python_command
+from parakern.source.text import normalize_newlines
+from parakern.process.lifeline import ScratchDirectory, python_command
 
 RUNNER = Path(__file__).with_name("runner.py")
 GUARD = 16                   # guard elements on each side of every array

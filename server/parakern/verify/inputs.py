@@ -14,8 +14,8 @@ import random
 
 import sympy
 
-from parakern.cinteger import LAMBDIFY_MODULES
-from parakern.symbols import sym
+from parakern.symbolic.cinteger import LAMBDIFY_MODULES
+from parakern.symbolic.symbols import sym
 from parakern.frontend.constexpr import evaluate
 from parakern.verify.signature import FLOATING, Signature
 

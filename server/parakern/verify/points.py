@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from parakern import constraints as cs
-from parakern.cinteger import LAMBDIFY_MODULES
+from parakern.symbolic import constraints as cs
+from parakern.symbolic.cinteger import LAMBDIFY_MODULES
 from parakern import dispatch
-from parakern.symbols import R_B, T, Z, sym
+from parakern.symbolic.symbols import R_B, T, Z, sym
 
 MAX_SIZE = 300        # any other integer parameter
 MAX_THREADS = 1024    # threads per block, as on every GPU (the emulation runs them as fibers)
@@ -205,7 +205,7 @@ def realistic(model: Model, k: int, full: dict) -> bool:
 
 
 def _blocks(model: Model, k: int, full: dict) -> int:
-    from parakern.codegen.launch import launch_of
+    from parakern.launch import launch_of
     count = 1
     subs = {sym(n): sympy.Integer(v) for n, v in full.items()}
     for g in launch_of(model.tree.cases[k]).grid:

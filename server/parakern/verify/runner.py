@@ -189,11 +189,11 @@ def run_point(job, point, serial, gpu, lib):
 
 
 def _exit_with_parent():
-    """parakern/lifeline.py, loaded by path (this script does not import the package): the
+    """parakern/process/lifeline.py, loaded by path (this script does not import the package): the
     runner ends when `parakern verify` does, even mid-point in generated code."""
     import importlib.util
     from pathlib import Path
-    path = Path(__file__).resolve().parent.parent / "lifeline.py"
+    path = Path(__file__).resolve().parent.parent / "process/lifeline.py"
     spec = importlib.util.spec_from_file_location("parakern_lifeline", path)
     lifeline = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(lifeline)

@@ -14,7 +14,7 @@ from parakern.frontend.ctypes import file_typedefs, symbol_from_decl
 from parakern.frontend.parse import parse
 from parakern.frontend.preprocess import prepare
 from parakern.frontend.spans import TokenIndex
-from parakern.text import normalize_newlines
+from parakern.source.text import normalize_newlines
 
 SCALARS = {"char", "unsigned char", "short", "unsigned short", "int", "unsigned", "long",
            "unsigned long", "long long", "unsigned long long", "float", "double"}

@@ -2,7 +2,7 @@
 
 Each case's kernel is printed traced (codegen/trace.py), compiled with g++ against
 parakern_cpu.h and parakern_trace.h, and launched once at a parameter point with the
-launch of the case (codegen/launch.py); the trace groups the element references of each
+launch of the case (launch.py); the trace groups the element references of each
 warp into requests as a GPU would and reports, per site (an access or a staging copy, the
 static analysis' keys), the requests and their mean sectors or wavefronts. Arrays get
 their declared sizes at the point (a pointer without one: 2^22 elements) and constant
@@ -20,10 +20,10 @@ import sympy
 
 from parakern.analysis.point import evaluate
 from parakern.codegen.emit import INCLUDES, PREAMBLE
-from parakern.codegen.kernel import kernel_name, kernel_source
-from parakern.codegen.launch import launch_of
+from parakern.codegen.kernel_source import kernel_name, kernel_source
+from parakern.launch import launch_of
 from parakern.codegen.trace import Sites
-from parakern.lifeline import ScratchDirectory
+from parakern.process.lifeline import ScratchDirectory
 from parakern.verify import build as building
 
 TRACE_HEADER = Path(__file__).with_name("parakern_trace.h")

@@ -1,0 +1,44 @@
+"""`parakern optimize FILE [--json | --format text|json|dot]`: every meta_schedule of a file,
+its case tree and diagnostics (the JSON document of the README, text, or Graphviz)."""
+from __future__ import annotations
+
+import json
+import sys
+
+from parakern.commands.args import add_staging_argument, profile_name
+from parakern.commands.inputs import read_source
+from parakern.machine.devices import PROFILES
+from parakern.machine.targets import add_target_argument
+from parakern.pipeline import Options, analyze
+from parakern.reports import document as report
+
+
+def add_parser(sub) -> None:
+    opt = sub.add_parser("optimize", help="analyse every meta_schedule of a C file and print it")
+    opt.add_argument("file", help="C source with meta_schedule / meta_for constructs")
+    fmt = opt.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the JSON document (see the README)")
+    fmt.add_argument("--format", choices=("text", "json", "dot"), default="text",
+                     help="text (default), json, or dot (Graphviz picture of each case tree)")
+    add_target_argument(opt)
+    opt.add_argument("--occupancy", metavar="DEVICE", type=profile_name,
+                     help="also branch on occupancy (P_occ) computed for this GPU "
+                          f"({', '.join(sorted(PROFILES))})")
+    add_staging_argument(opt)
+
+
+def run(args) -> int:
+    source = read_source(args.file, "optimize")
+    if source is None:
+        return 2
+    analysis = analyze(source, args.file, Options(target=args.target, occupancy=args.occupancy,
+                                                         staging=args.staging))
+    if args.json or args.format == "json":
+        print(json.dumps(report.document(analysis), indent=2, ensure_ascii=False))
+    elif args.format == "dot":   # DOT on stdout; why a schedule has no graph, on stderr
+        for d in analysis.diagnostics:
+            print(d.format(), file=sys.stderr)
+        print(report.dot(analysis))
+    else:
+        print(report.text(analysis))
+    return 0

@@ -1,0 +1,58 @@
+"""The tuning space of a schedule: which program parameters tune and dispatch_auto choose
+(those that size a block or divide a grid extent), the candidate values of each, and which
+parameters a configuration must be given (those its facts, cases or launches read). One home for
+tune's search, the generated dispatch_auto, the bench's sweeps and the editor's bench request."""
+from __future__ import annotations
+
+import sympy
+
+from parakern import syntax
+from parakern.analysis.facts import definitions
+from parakern.launch import in_parameters, launch_of
+
+BLOCK_CANDIDATES = tuple(2 ** i for i in range(11))    # 1 .. 1024 threads along an axis
+OTHER_CANDIDATES = tuple(2 ** i for i in range(7))     # 1 .. 64 iterations per thread
+
+
+def block_parameters(schedule) -> set:
+    """Names of the parameters that size the block (B0, B1 of the block-level meta_for extents)."""
+    return {x.name for lp in schedule.block for x in sympy.sympify(lp.extent).free_symbols}
+
+
+def needed_parameters(schedule, tree) -> list:
+    """Integer parameters that the facts, the cases or the launches read (polydiv's P, which only
+    the fact P != 0 of its `% P` reads: tune took it as 0 and called every configuration infeasible)."""
+    defs = definitions(schedule)
+    names = {s.name for f in schedule.facts for s in sympy.sympify(f.relation).xreplace(defs).free_symbols}
+    for case in tree.cases:
+        for rel in case.constraints.relations:
+            names |= {s.name for s in sympy.sympify(rel).xreplace(defs).free_symbols}
+        launch = launch_of(case)
+        for e in (*launch.grid, *launch.block, launch.shared_bytes):
+            names |= {s.name for s in sympy.sympify(e).free_symbols}
+    names -= {"R_B", "Z", "T"}
+    names -= set(schedule.host_loops)   # the host sets them at each execution (0 in the plan: the first)
+    return [p.name for p in schedule.params if p.name in names]
+
+
+def tuned_parameters(schedule) -> tuple:
+    """Program parameters that size a block or divide a grid extent, in the schedule's order."""
+    blocks = block_parameters(schedule)
+    divisors = set()
+    for lp in schedule.grid:
+        extent = in_parameters(lp.extent, schedule)
+        for f in extent.atoms(sympy.floor, sympy.ceiling):
+            _, den = sympy.fraction(sympy.together(f.args[0]))
+            divisors |= {x.name for x in den.free_symbols}
+    return tuple(p.name for p in schedule.program_params
+                 if p.ctype in syntax.INTEGER_TYPES and (p.name in blocks or p.name in divisors))
+
+
+def candidate_values(schedule, name: str) -> tuple:
+    return BLOCK_CANDIDATES if name in block_parameters(schedule) else OTHER_CANDIDATES
+
+
+def space(schedule, fixed: dict) -> tuple:
+    """(names, value lists) of the parameters tuned here: tuned_parameters less those given."""
+    names = tuple(n for n in tuned_parameters(schedule) if n not in fixed)
+    return names, tuple(candidate_values(schedule, n) for n in names)
