@@ -568,7 +568,7 @@ int main() {
 def test_the_static_traffic_of_atomics_is_what_the_emulation_counts(name):
     from parakern.commands.profile import _differences
     from parakern.reports.traffic import schedule_traffic
-    from parakern.verify.traffic import measure
+    from parakern.verify.emulated_traffic import measure
     for result in _analysis(name).results:
         point, per_case = schedule_traffic(result, small=True)
         measured = measure(result, point)

@@ -22,7 +22,8 @@ from conftest import KERNEL_HEAD, ROOT, SAMPLES, WRONG, sample_files
 from parakern import syntax
 from parakern.commands.cli import main
 from parakern.codegen import (case_ptx, dispatcher_name, emit_file, emit_schedule, kernel_name,
-                              kernel_source, launch_of, register_cap)
+                              kernel_source, register_cap)
+from parakern.launch import launch_of
 from parakern.codegen.cprint import CodegenError, CPrinter, relation_c, sym_c
 from parakern.source.diagnostics import Span
 from parakern.analysis import staging

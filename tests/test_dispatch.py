@@ -15,7 +15,7 @@ from parakern.analysis.facts import substitutions
 from parakern.tuning.space import block_parameters
 from parakern.analysis.facts import check_facts
 from parakern.codegen import dispatcher_name, emit_file, kernel_name
-from parakern.codegen.host import forwarded, is_array
+from parakern.codegen.tree_dispatcher import forwarded, is_array
 from parakern.pipeline import analyze
 from parakern.verify.build import HEADER
 
@@ -162,7 +162,7 @@ ALL_SAMPLES = sorted(str(p.relative_to(SAMPLES))[:-2] for p in SAMPLES.rglob("*.
 def test_the_dispatchers_take_their_arguments_in_the_c_functions_order(name):
     """saxpy(n, B, alpha, x, y) had saxpy_0_dispatch(n, B, alpha, y, x): the arrays in the order
     the body first used them. A call written as the C function's compiled, and was wrong."""
-    from parakern.codegen.host import dispatcher_arguments, host_arguments
+    from parakern.codegen.tree_dispatcher import dispatcher_arguments, host_arguments
     from parakern.verify.signature import signature
     text = (SAMPLES / f"{name}.c").read_text()
     for r in analyze(text, f"{name}.c").results:

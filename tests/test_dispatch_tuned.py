@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from conftest import SAMPLES
-from parakern.codegen.host import dispatcher_arguments, dispatcher_name, forwarded, select_name
+from parakern.codegen.tree_dispatcher import dispatcher_arguments, dispatcher_name, forwarded, select_name
 from parakern.codegen.tuned import ENOUGH_MS, TIMED_RUNS, copied_arrays, keyed_parameters, tuned_name
 from parakern.pipeline import analyze
 from parakern.tuning import search

@@ -2,7 +2,7 @@
 assertion `B == 128`, or values chosen with `emit --fix`), each case that can run there gets
 an instance with the values as constants beside its parametric kernel, and the dispatcher
 launches the instance when the run-time values are those (analysis/fixed.py,
-codegen/kernel_source.py, codegen/host.py). The CPU emulation runs both (test_verify's
+codegen/kernel_source.py, codegen/tree_dispatcher.py). The CPU emulation runs both (test_verify's
 Session); nvcc and ptxas compile them where installed."""
 from __future__ import annotations
 

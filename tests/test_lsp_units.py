@@ -14,7 +14,7 @@ from pygls.workspace.position_codec import PositionCodec
 from conftest import SAMPLES
 from parakern.frontend import analyze_source
 from parakern.frontend.generated import mask_generated
-from parakern.lsp.regions import apply_edit, dispatcher_edit
+from parakern.lsp.region_edits import apply_edit, dispatcher_edit
 from parakern.lsp.positions import from_client_position, to_client_range
 from parakern.lsp.settings import Settings, section_of, update
 from parakern.lsp.summary import CaseInfo, ScheduleSummary, cache_key, chain_text

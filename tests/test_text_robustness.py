@@ -17,7 +17,7 @@ from conftest import SAMPLES
 from parakern.source.ctext import in_comment, in_string
 from parakern.frontend import analyze_source
 from parakern.frontend.generated import damaged_regions, generated_regions, mask_generated
-from parakern.lsp.regions import apply_edit, damaged_region_fixes, dispatcher_edit, region_fixes
+from parakern.lsp.region_edits import apply_edit, damaged_region_fixes, dispatcher_edit, region_fixes
 from parakern.lsp.documents import build_snapshot
 from parakern.lsp.positions import from_client_position, line_text, to_client_range
 from parakern.lsp.settings import Settings

@@ -569,7 +569,7 @@ def test_the_else_of_a_guard_on_the_thread_counts_in_the_warps_that_take_it():
     "counted on the emulation only", exit 1). Its requests are those of the warps where a lane
     fails the guard: the first warp of 2 blocks at n = 64, B = 32, half a request per block, as
     the emulation counts."""
-    from parakern.verify.traffic import measure
+    from parakern.verify.emulated_traffic import measure
     result = _result(EDGE, "edge.c")
     point = {"n": 64, "B": 32}
     t = traffic(result.tree.cases[0].kernel, point)

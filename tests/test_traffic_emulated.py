@@ -1,4 +1,4 @@
-"""Memory traffic counted on the CPU emulation (verify/traffic.py): the check of the static
+"""Memory traffic counted on the CPU emulation (verify/emulated_traffic.py): the check of the static
 figures of analysis/traffic.py, and issue 16's "done when": matmul with cache(a, b) against
 a textbook tiled SGEMM, and the coalescing warning (PK040) on the PolyBench-style corpus
 against what the emulation's warps touch. Needs g++ (skipped without it)."""
@@ -19,7 +19,7 @@ from parakern.codegen.kernel_source import kernel_source
 from parakern.pipeline import analyze
 from parakern.commands.profile import _differences
 from parakern.reports.traffic import schedule_traffic
-from parakern.verify.traffic import measure, run_traced
+from parakern.verify.emulated_traffic import measure, run_traced
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ for the CPU emulation")
 

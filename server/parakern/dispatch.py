@@ -1,7 +1,7 @@
 """The one rule that picks the case of a case tree that runs, for given machine and parameter values.
 
 Every consumer uses it: the generated C dispatcher is printed from the description here
-(codegen/host.py), verify computes the case the dispatcher must return with
+(codegen/tree_dispatcher.py), verify computes the case the dispatcher must return with
 `choose`, the bench plans its sweep with it, the editor's hover shows which case runs on
 which GPU profile with `on_profile`.
 

@@ -4,7 +4,7 @@ A block size known only at run time makes the staging loops divide and take rema
 element and leaves nothing for nvcc to unroll. Where a program parameter is fixed, each case
 that can run there gets, beside its parametric kernel, an instance with those parameters as
 constants (codegen/kernel_source.py), which the dispatcher launches when the run-time values are
-those (codegen/host.py). A parameter is fixed:
+those (codegen/tree_dispatcher.py). A parameter is fixed:
 
   * by an assertion `assert(B == 128)` of the function (a fact `B = 128`): in every point;
   * by a value the user, the bench or a tuner chose (`parakern emit --fix B0=16,ub1=32`):

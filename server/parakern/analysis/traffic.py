@@ -13,7 +13,7 @@ through the first three where a 3-tap loop t < 3 moves it; `(bq % gp) * 32` floa
 multiple of 8, through none). A loop whose bounds are numbers at the point is taken over
 its values, the others over every offset their coefficient allows.
 
-Assumptions, the same as the emulation's measurement is taken under (verify/traffic.py):
+Assumptions, the same as the emulation's measurement is taken under (verify/emulated_traffic.py):
 arrays start on a sector boundary (cudaMalloc aligns to 256 bytes); every guard that
 depends on the thread holds (bounds checks), its `else` counted in the share of warps where a
 lane fails it (16 blocks spread over the grid tell), a

@@ -140,7 +140,7 @@ DISPATCH_TUNED_WRAPPER = "parakern_bench_dispatch_tuned"
 
 def dispatcher_parameters(schedule) -> list:
     """(ctype, name, is_array) in the dispatcher's order (codegen.dispatcher.host_arguments)."""
-    from parakern.codegen.host import host_arguments, is_array
+    from parakern.codegen.tree_dispatcher import host_arguments, is_array
     return [(x.ctype, x.name, is_array(x)) for x in host_arguments(schedule)]
 
 

@@ -8,7 +8,7 @@
     case_ptx(case) -> str                the PTX its registers were counted on
 """
 from parakern.codegen.cprint import CodegenError
-from parakern.codegen.host import dispatcher_name, dispatcher_source, prototype
+from parakern.codegen.tree_dispatcher import dispatcher_name, dispatcher_source, prototype
 from parakern.codegen.emit import Emitted, ScheduleCode, emit, emit_file, emit_schedule, schedule_code
 from parakern.codegen.kernel_source import case_ptx, kernel_name, kernel_source, launch_snippet, register_cap
 

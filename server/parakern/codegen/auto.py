@@ -24,7 +24,7 @@ import sympy
 from parakern.codegen.cprint import INDENT, CodegenError, Names, sym_c, unused
 from parakern.tuning.search import TIE
 from parakern.tuning.space import space
-from parakern.codegen.host import (EMPTY, REFUSED, _host_type, dispatcher_arguments, facts_c, forwarded,
+from parakern.codegen.tree_dispatcher import (EMPTY, REFUSED, _host_type, dispatcher_arguments, facts_c, forwarded,
                                          precondition, select_name)
 from parakern.codegen.kernel_source import kernel_name, signature
 from parakern.machine.devices import CC_LIMITS

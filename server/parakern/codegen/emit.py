@@ -16,7 +16,7 @@ from parakern.process import interrupts
 from parakern.analysis.fixed import case_points, fixed_points
 from parakern.codegen.auto import auto_code, model_support
 from parakern.codegen.cprint import CodegenError
-from parakern.codegen.host import dispatcher_source, prototype
+from parakern.codegen.tree_dispatcher import dispatcher_source, prototype
 from parakern.codegen.kernel_source import kernel_source
 from parakern.codegen import tuned as tuned_dispatcher
 from parakern.source.diagnostics import Diagnostic, Span, error, warning

@@ -26,7 +26,8 @@ at once.
 from __future__ import annotations
 
 from parakern.codegen.cprint import INDENT, Names, sym_c
-from parakern.codegen.host import dispatcher_arguments, dispatcher_name, forwarded, preconditions, select_name
+from parakern.codegen.tree_dispatcher import (dispatcher_arguments, dispatcher_name, forwarded, preconditions,
+                                              select_name)
 from parakern.codegen.kernel_source import signature
 from parakern.launch import in_parameters
 from parakern.analysis.rebuild import used_names

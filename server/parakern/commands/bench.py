@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from parakern.commands.args import profile_name, progress
-from parakern.commands.inputs import host_scalars, read_source, schedules_with_tree, unknown_name
+from parakern.commands.source_file import host_scalars, read_source, schedules_with_tree, unknown_name
 from parakern.machine.devices import PROFILES
 
 EXIT_MISSING = 3

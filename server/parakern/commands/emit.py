@@ -8,7 +8,7 @@ from parakern.analysis.facts import check_facts, substitutions
 from parakern.analysis.fixed import fixable, fixed_points, unlaunchable
 from parakern.codegen import emit
 from parakern.commands.args import add_staging_argument
-from parakern.commands.inputs import read_source
+from parakern.commands.source_file import read_source
 from parakern.commands.profile import parse_values
 from parakern.machine.targets import add_target_argument
 from parakern.pipeline import Options, analyze

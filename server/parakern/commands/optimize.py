@@ -6,7 +6,7 @@ import json
 import sys
 
 from parakern.commands.args import add_staging_argument, profile_name
-from parakern.commands.inputs import read_source
+from parakern.commands.source_file import read_source
 from parakern.machine.devices import PROFILES
 from parakern.machine.targets import add_target_argument
 from parakern.pipeline import Options, analyze

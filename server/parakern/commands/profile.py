@@ -4,7 +4,7 @@ per case, a table per case.
 Every request of every case at one parameter point (analysis/point.py chooses it unless
 --at gives values): global sectors per warp request, shared-memory wavefronts, bytes per
 block against the minimum. --emulate also runs each case once on the CPU emulation with
-every element reference traced (verify/traffic.py) and shows its counts beside the static
+every element reference traced (verify/emulated_traffic.py) and shows its counts beside the static
 figures; the point then prefers small data sizes (64) unless --at says otherwise.
 
 Exit status: 0 (with --emulate: every static figure equal to the emulation's, within
@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 
-from parakern.commands.inputs import read_source
+from parakern.commands.source_file import read_source
 from parakern.machine.targets import add_target_argument
 
 EXIT_OK, EXIT_DIFFERS, EXIT_USAGE, EXIT_TOOL = 0, 1, 2, 3
@@ -114,7 +114,7 @@ def _schedule(result, given: dict, emulate: bool):
         return [f"{s.id}: {per_case}"], {"id": s.id, "error": per_case}, True
     measured = None
     if emulate:
-        from parakern.verify.traffic import measure
+        from parakern.verify.emulated_traffic import measure
         measured = measure(result, point)
     lines = ["", f"{s.id} at {describe(point)}"]
     record = {"id": s.id, "point": point, "cases": []}

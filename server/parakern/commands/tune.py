@@ -6,7 +6,7 @@ import math
 import sys
 
 from parakern.commands.args import progress
-from parakern.commands.inputs import host_scalars, no_tree, read_source, schedules_with_tree, unknown_name
+from parakern.commands.source_file import host_scalars, no_tree, read_source, schedules_with_tree, unknown_name
 from parakern.machine.devices import PROFILES
 from parakern.machine.limits import c_integer
 from parakern.reports.tuning import configuration_text, emit_hint, formulas, time_text, tuning_text

@@ -11,7 +11,7 @@ import json
 import sys
 
 from parakern.process import interrupts, outputs
-from parakern.commands.inputs import read_source
+from parakern.commands.source_file import read_source
 from parakern.machine.targets import add_target_argument
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TOOL = 0, 1, 2, 3

@@ -151,7 +151,7 @@ def _lines(text: str) -> list[tuple[int, int, int]]:
 
 def dispatcher_of(ident: str) -> str:
     """The dispatcher's name of schedule `ident` ("f:0" -> "f_0_dispatch"), as
-    parakern.codegen.host.dispatcher_name makes it from the schedule."""
+    parakern.codegen.tree_dispatcher.dispatcher_name makes it from the schedule."""
     function, _, index = ident.rpartition(":")
     return f"{function}_{index}_dispatch"
 

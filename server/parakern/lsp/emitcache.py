@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from parakern.frontend.generated import region_fingerprint
 from parakern.lsp.documents import analysed_text
-from parakern.lsp import regions, worker
+from parakern.lsp import region_edits, worker
 from parakern.lsp.documents import AnalysisError, Document, Snapshot
 from parakern.lsp.jobs import JobCrashed, JobTimeout
 from parakern.lsp.summary import emit_key
@@ -98,5 +98,5 @@ def _edit(doc: Document, view: ScheduleView, code: str):
     # the fingerprint of the text as the front end reads it (lone surrogates replaced), which
     # PK041 compares with
     source = region_fingerprint(analysed_text(doc.text), view.function_span) if view.function_span else ""
-    rng, text = regions.dispatcher_edit(doc.text, view.id, end, code, source)
+    rng, text = region_edits.dispatcher_edit(doc.text, view.id, end, code, source)
     return doc.version, rng, text

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
-from parakern.lsp import diskcache, regions, texts, worker
+from parakern.lsp import diskcache, region_edits, texts, worker
 from parakern.lsp.benchcommand import BenchCommand
 from parakern.lsp.documents import AnalysisError, Document, Snapshot, analysed_text, build_snapshot
 from parakern.lsp.emitcache import EmitCache
@@ -532,9 +532,9 @@ class Engine:
         return await self.emit_cache.edit(uri, schedule_id)
 
     def regions_marked_at(self, uri: str, wanted: Range) -> set:
-        """regions.regions_marked_at on the document's text."""
+        """region_edits.regions_marked_at on the document's text."""
         doc = self.docs.get(uri)
-        return regions.regions_marked_at(doc.text, wanted) if doc is not None else set()
+        return region_edits.regions_marked_at(doc.text, wanted) if doc is not None else set()
 
     def region_fixes(self, uri: str, wanted: Range) -> list[tuple[str, object, Range, str]]:
         """(title, version, range, new text) of the quick fixes of the damaged generated
@@ -543,7 +543,7 @@ class Engine:
         if doc is None:
             return []
         return [(title, doc.version, rng, new_text)
-                for title, rng, new_text in regions.damaged_region_fixes(doc.text, wanted)]
+                for title, rng, new_text in region_edits.damaged_region_fixes(doc.text, wanted)]
 
 
 def _failure(view: ScheduleView, status: str, message: str) -> ScheduleSummary:

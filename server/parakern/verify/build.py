@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parakern.codegen import status
-from parakern.codegen.host import dispatcher_name, host_arguments, is_array
+from parakern.codegen.tree_dispatcher import dispatcher_name, host_arguments, is_array
 from parakern.codegen.kernel_source import kernel_name
 from parakern.verify.fma import fma_flags
 from parakern.verify.runner import ENTRY

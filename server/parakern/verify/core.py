@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Optional
 
-from parakern.codegen.host import dispatcher_name
+from parakern.codegen.tree_dispatcher import dispatcher_name
 from parakern.verify import build as building
 from parakern.verify import inputs
 from parakern.verify.points import Device, Point, build_model, expected_case, find_points
