@@ -41,7 +41,7 @@ from paper_gpu import SUITE, variant_file  # noqa: E402
 
 from parakern import dispatch  # noqa: E402
 from parakern.analysis.facts import substitutions  # noqa: E402
-from parakern.machine.devices import PROFILES, get_profile, machine_values, profile_key  # noqa: E402
+from parakern.machine.devices import PROFILES, Device, get_profile, profile_key  # noqa: E402
 from parakern.pipeline import analyze  # noqa: E402
 from parakern.tuning import time_model as model  # noqa: E402
 from parakern.bench.tune_measure import spearman  # noqa: E402
@@ -62,12 +62,10 @@ def _benched(run: str, scratch: Path) -> tuple:
     return analyze(variant_file(entry, scratch).read_text(), f"{entry.sample}.c").results
 
 
-def evaluate_run(run: str, doc: dict, device: model.ModelDevice, scratch: Path) -> dict:
+def evaluate_run(run: str, doc: dict, device: Device, scratch: Path) -> dict:
     """Predicted and measured times of one run's kernels (see the module's docstring)."""
     (result,) = [r for r in _benched(run, scratch) if r.schedule.id == doc["schedule"]]
     tree, quantities = result.tree, model.tree_quantities(result.tree)
-    v = machine_values(device.profile)
-    machine = dispatch.Machine(v["R_B"], v["Z"], v["T"])
     rows, unmatched = [], 0
     for r in doc["results"]:
         if r.get("skipped") or not r.get("correct") or not r.get("gpu_s") or not r.get("launch"):
@@ -75,7 +73,7 @@ def evaluate_run(run: str, doc: dict, device: model.ModelDevice, scratch: Path) 
         if r.get("compile_time"):   # the model is the parametric kernel's (an instance runs beside it)
             continue
         subs = substitutions(result.schedule, r["values"])
-        choice = dispatch.choose(tree, machine, subs)
+        choice = dispatch.choose(tree, device, subs)
         want = _launch_key(r["launch"]["grid"], r["launch"]["block"], r["launch"]["shared_bytes"])
         same = [k for k, sizes in enumerate(choice.launches, 1)
                 if sizes is not None and _launch_key(sizes.grid, sizes.block, sizes.shared_bytes) == want]
@@ -124,7 +122,7 @@ def evaluate_run(run: str, doc: dict, device: model.ModelDevice, scratch: Path) 
     return out
 
 
-def evaluate_tune(run: str, doc: dict, device: model.ModelDevice, scratch: Path) -> list:
+def evaluate_tune(run: str, doc: dict, device: Device, scratch: Path) -> list:
     """The model against a `tune --measure` run (bench/gpu_tune.py: tune_<run>.json): each
     schedule's measured configurations predicted again by today's model (the sample analysed
     again; a configuration is its case and parameters), their Spearman and the measured speed of
@@ -207,7 +205,7 @@ def main(argv=None) -> int:
                f"no profile is named after {next(iter(runs.values()))['device']}: give --profile")
         print(f"model_vs_measured: {why} (one of {', '.join(sorted(PROFILES))})", file=sys.stderr)
         return 2
-    device = model.model_device(get_profile(key), key)
+    device = model.modelled(get_profile(key))
     args.scratch.mkdir(parents=True, exist_ok=True)
     results = [evaluate_run(run, doc, device, args.scratch) for run, doc in runs.items()]
     header = ("run", "kernels (unmatched)", "Spearman", "model's pick of the sweep", "model per point: lowest, "

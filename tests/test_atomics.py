@@ -483,9 +483,9 @@ def test_json_text_and_hover_say_which_updates_are_atomic():
 def test_the_time_model_counts_atomics_that_meet():
     from parakern.machine.devices import get_profile
     from parakern.symbolic.symbols import sym
-    from parakern.tuning.time_model import model_device, predict, quantities
+    from parakern.tuning.time_model import modelled, predict, quantities
     import sympy
-    device = model_device(get_profile("h100"))
+    device = modelled(get_profile("h100"))
     times = {}
     for bins in (16, 1024, 1 << 20):
         text = PROGRAMS["int_hist"].replace("#define NBINS 16", f"#define NBINS {bins}")

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from parakern.bench import plan as planning
+from parakern.machine.devices import get_profile
+from parakern.verify.points import device
 from parakern.bench import report
 from parakern.pipeline import analyze
 
@@ -46,7 +48,7 @@ def test_parse_assignments():
 def test_jacobi_plan_h100(jacobi):
     _, result = jacobi
     plan = planning.make_plan(result, {"N": [1026]}, {"B": [4, 8, 2048], "s": [1, 2]},
-                              planning.profile_machine("h100"))
+                              get_profile("h100"))
     assert len(plan.points) == 6
     p = _at(plan, B=8, s=2)
     assert p.case == 1 and p.launch["grid"] == [64, 1, 1] and p.launch["shared_bytes"] == 8 * 8 * 2 + 8
@@ -57,16 +59,16 @@ def test_jacobi_plan_h100(jacobi):
 def test_jacobi_plan_cases_by_machine(jacobi):
     _, result = jacobi
     data, sweep = {"N": [1026]}, {"B": [8], "s": [1, 2, 4]}
-    small_z = planning.make_plan(result, data, sweep, {"R_B": 65536, "Z": 100, "T": 1024})
+    small_z = planning.make_plan(result, data, sweep, device(65536, 100, 1024))
     assert [p.case for p in small_z.points] == [1, 2, 2]           # 8Bs+8 > Z: stage a slice only
-    tiny_z = planning.make_plan(result, data, sweep, {"R_B": 65536, "Z": 50, "T": 1024})
+    tiny_z = planning.make_plan(result, data, sweep, device(65536, 50, 1024))
     assert [p.case for p in tiny_z.points] == [3, 3, 3]             # nothing staged
     # 20 registers a thread take 3072 per 128 threads, 14 take 2048: only case 3's kernel fits
-    few_regs = planning.make_plan(result, data, sweep, {"R_B": 2048, "Z": 100, "T": 1024})
+    few_regs = planning.make_plan(result, data, sweep, device(2048, 100, 1024))
     assert [p.case for p in few_regs.points] == [3, 3, 3]            # picked by the second pass, by the fit
-    none_fits = planning.make_plan(result, data, sweep, {"R_B": 1024, "Z": 100, "T": 1024})
+    none_fits = planning.make_plan(result, data, sweep, device(1024, 100, 1024))
     assert none_fits.points[0].skipped and "take 2048 > 1024 per block" in none_fits.points[0].reason
-    few_threads = planning.make_plan(result, data, sweep, {"R_B": 65536, "Z": 1 << 16, "T": 4})
+    few_threads = planning.make_plan(result, data, sweep, device(65536, 1 << 16, 4))
     assert all(p.skipped and "8 threads > 4 per block" in p.reason and "every case" in p.reason
                for p in few_threads.points)   # the limit itself, not the first constraint that fails
 
@@ -74,7 +76,7 @@ def test_jacobi_plan_cases_by_machine(jacobi):
 def test_matadd_plan_h100(matadd):
     _, result = matadd
     plan = planning.make_plan(result, {"N": [1024, 1025]}, {"B0": [4, 32], "B1": [16, 64]},
-                              planning.profile_machine("h100"))
+                              get_profile("h100"))
     p = _at(plan, N=1024, B0=4, B1=16)
     assert p.case == 1 and p.launch["block"] == [16, 4, 1] and p.launch["grid"] == [32, 256, 1]
     too_big = _at(plan, N=1024, B0=32, B1=64)
@@ -82,7 +84,7 @@ def test_matadd_plan_h100(matadd):
     odd = [q for q in plan.points if q.values["N"] == 1025]
     assert len(odd) == 4 and all(q.skipped and "violates N % 2 == 0" in q.reason and "assert" in q.reason for q in odd)
     with pytest.raises(planning.PlanError):
-        planning.make_plan(result, {"N": [1024]}, {"B0": [4]}, planning.profile_machine("h100"))
+        planning.make_plan(result, {"N": [1024]}, {"B0": [4]}, get_profile("h100"))
     assert "skipped" in planning.plan_text(plan)
 
 
@@ -90,7 +92,7 @@ def test_every_case_plans_the_kernels_the_device_can_run(jacobi):
     """On an H100 only case 1 holds for Jacobi, yet every kernel fits: --every-case times
     them all; a kernel whose own shared memory or threads exceed the device is still left out."""
     _, result = jacobi
-    h100 = planning.profile_machine("h100")
+    h100 = get_profile("h100")
     data, sweep = {"N": [1026]}, {"B": [8], "s": [2]}
     only = planning.make_plan(result, data, sweep, h100)
     every = planning.make_plan(result, data, sweep, h100, every_case=True)
@@ -99,7 +101,7 @@ def test_every_case_plans_the_kernels_the_device_can_run(jacobi):
     assert set(dict(every.points[0].launches)) == {1, 2, 3}
     assert "machine constraints dropped: 2, 3" in planning.plan_text(every)
     # case 1 stages 8*B*s + 8 bytes; with Z = 100 at B = 8, s = 2 (136 bytes) it cannot run at all
-    small = planning.make_plan(result, data, sweep, {"R_B": 65536, "Z": 100, "T": 1024}, every_case=True)
+    small = planning.make_plan(result, data, sweep, device(65536, 100, 1024), every_case=True)
     assert small.points[0].case == 2 and 1 not in small.points[0].runs and 3 in small.points[0].runs
 
 
@@ -463,7 +465,7 @@ HOST_LOOP_IN_THE_GRID = """void steps(int n, int B, float a[n])
 }
 """
 
-H100 = {"R_B": 65536, "Z": 232448, "T": 1024}
+H100 = device(65536, 232448, 1024)
 
 
 def test_a_fact_on_an_argument_the_schedule_does_not_read_is_judged_with_its_value():

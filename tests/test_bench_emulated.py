@@ -242,7 +242,7 @@ def test_tune_measure_runs_the_chosen_configurations_only(fake_gpu):
 
     text = (SAMPLES / "jacobi1d.c").read_text()
     (result,) = analyze(text, "jacobi1d.c").results
-    tuning = search.tune(result, {"N": 130}, time_model.model_device(get_profile("h100"), "h100"))
+    tuning = search.tune(result, {"N": 130}, time_model.modelled(get_profile("h100")))
     by_point = {}
     for c in tuning.configurations:
         by_point.setdefault(c.values, []).append(c)

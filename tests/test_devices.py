@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from parakern.machine.devices import CC_LIMITS, PROFILES, DeviceProfile, get_profile, machine_values
+from parakern.machine.devices import CC_LIMITS, PROFILES, Device, get_profile, machine_values
 
 REQUIRED = {"v100": (7, 0), "t4": (7, 5), "a100": (8, 0), "l4": (8, 9),
             "h100": (9, 0), "h200": (9, 0), "rtx4090": (8, 9)}
@@ -39,8 +39,8 @@ def test_profile_is_sourced_and_consistent(key):
 def test_capability_limits_are_not_repeated_per_gpu():
     # Two parts of one capability share every limit, and differ in part facts.
     h100, h200 = PROFILES["h100"], PROFILES["h200"]
-    part_fields = {"name", "sm_count", "memory_bandwidth_gbps", "boost_clock_mhz", "source"}
-    for f in dataclasses.fields(DeviceProfile):
+    part_fields = {"name", "sm_count", "memory_bandwidth_gbps", "boost_clock_mhz", "source", "key"}
+    for f in dataclasses.fields(Device):
         if f.name not in part_fields:
             assert getattr(h100, f.name) == getattr(h200, f.name), f.name
     assert h200.memory_bandwidth_gbps > h100.memory_bandwidth_gbps
@@ -75,3 +75,32 @@ def test_get_profile_unknown_lists_known_names():
 def test_profiles_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         PROFILES["h100"].sm_count = 1
+
+
+def test_one_device_type_from_a_profile_from_properties_or_emulated():
+    """A GPU is one type, built from a profile, from what a device reports at run time, or as an
+    emulated device with other limits; R_B, Z, T are what the dispatcher reads of each."""
+    from parakern.machine.devices import emulated, from_properties
+    h100 = PROFILES["h100"]
+    assert (h100.key, h100.R_B, h100.Z, h100.T) == ("h100", 65536, 232448, 1024)
+    assert h100.bandwidth == 3350e9 and h100.clock == 1980e6
+    # a known part read at run time: its datasheet speeds, the limits it reports
+    read = from_properties({"major": 9, "minor": 0, "regsPerBlock": 65536, "sharedMemPerBlockOptin": 232448,
+                            "sharedMemPerBlock": 49152, "maxThreadsPerBlock": 1024}, "NVIDIA H100 80GB HBM3")
+    assert read.key == "h100" and read.name == "NVIDIA H100 80GB HBM3" and read.bandwidth == h100.bandwidth
+    assert read.properties() == {"regsPerBlock": 65536, "sharedMemPerBlockOptin": 232448,
+                                 "sharedMemPerBlock": 49152, "maxThreadsPerBlock": 1024}
+    # an unknown part: its capability's limits, its own SM count and speeds (DDR: twice the memory clock)
+    other = from_properties({"major": 8, "minor": 7, "regsPerBlock": 65536, "sharedMemPerBlockOptin": 166912,
+                             "maxThreadsPerBlock": 1024, "multiProcessorCount": 16, "clockRate": 1300000,
+                             "memoryClockRate": 1600000, "memoryBusWidth": 256, "l2CacheSize": 4 << 20},
+                            "Jetson Orin")
+    assert other.key == "" and other.compute_capability == (8, 7) and other.sm_count == 16
+    assert other.max_warps_per_sm == CC_LIMITS[(8, 6)].max_warps_per_sm and other.l2_cache_bytes == 4 << 20
+    assert other.bandwidth == 2 * 1600000e3 * 256 / 8 and other.clock == 1300e6
+    with pytest.raises(KeyError, match="older than any"):
+        from_properties({"major": 6, "minor": 1, "regsPerBlock": 1, "sharedMemPerBlockOptin": 1,
+                         "maxThreadsPerBlock": 1, "multiProcessorCount": 1}, "GTX 1080")
+    small = emulated(h100, 2048, 100, 100, 64)
+    assert (small.R_B, small.Z, small.T, small.key) == (2048, 100, 64, "")
+    assert small.sm_count == h100.sm_count

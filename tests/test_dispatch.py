@@ -10,6 +10,7 @@ import pytest
 import sympy
 
 from conftest import SAMPLES
+from parakern.verify.points import device
 from parakern import dispatch
 from parakern.analysis.facts import substitutions
 from parakern.tuning.space import block_parameters
@@ -133,7 +134,7 @@ def test_c_dispatcher_and_python_rule_agree(tmp_path, name):
         assert values is not None, "no point satisfies the facts"
         rpb, optin, tmax, regs = _machine(rng, result, values)
         ints = {n: v for n, v in values.items() if isinstance(v, int)}
-        choice = dispatch.choose(result.tree, dispatch.Machine(rpb, optin, tmax), ints, regs)
+        choice = dispatch.choose(result.tree, device(rpb, optin, tmax), ints, regs)
         lines.append(" ".join(map(str, [which, rpb, optin, tmax, *regs, *values.values()])))
         expected.append((lines[-1], choice))
     run = subprocess.run([str(tmp_path / "dispatch")], input="\n".join(lines) + "\n", capture_output=True,

@@ -13,7 +13,7 @@ from parakern.codegen.tree_dispatcher import dispatcher_arguments, dispatcher_na
 from parakern.machine.devices import get_profile, machine_values
 from parakern.tuning import search, space, time_model
 from parakern.verify.core import Session
-from parakern.verify.points import Device
+from parakern.verify.points import device
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not on PATH")
 
@@ -22,9 +22,10 @@ SMS, CC, THREADS_PER_SM, BLOCKS_PER_SM, RESERVED = 132, (9, 0), 2048, 32, 1024
 CLOCK_KHZ, MEMORY_KHZ, BUS_BITS = 1980000, 2600000, 5120
 H100 = get_profile("h100")
 L2_BYTES = H100.l2_cache_bytes
-DEVICE = dataclasses.replace(time_model.model_device(H100, "h100"), bandwidth=2.0 * MEMORY_KHZ * 1000.0 * (BUS_BITS // 8))
+# what the C reads of the emulated device: DRAM at twice its memory clock over the bus, in GB/s
+DEVICE = dataclasses.replace(time_model.modelled(H100), memory_bandwidth_gbps=2.0 * MEMORY_KHZ * 1000.0 * (BUS_BITS // 8) / 1e9)
 MACHINE = machine_values(H100)
-EMULATED = Device(MACHINE["R_B"], MACHINE["Z"], 48 * 1024, MACHINE["T"])
+EMULATED = device(MACHINE["R_B"], MACHINE["Z"], MACHINE["T"])
 
 # Data sizes small enough for the emulation, uneven where the facts allow.
 CASES = {

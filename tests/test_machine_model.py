@@ -17,7 +17,8 @@ from parakern.symbolic import constraints as cs
 from parakern import dispatch
 from parakern.analysis.facts import substitutions
 from parakern.reports.casetree import tree_json
-from parakern.machine.devices import PROFILES, get_profile, machine_values
+from parakern.machine.devices import PROFILES, Device, get_profile, machine_values
+from parakern.verify.points import device
 from parakern.machine.limits import launch_relations
 from parakern.pipeline import analyze
 from parakern.symbolic.symbols import R_B, T, Z
@@ -86,11 +87,11 @@ def test_profiles_and_theoretical_cases(path):
             assert shown["theoretical"] == (not on)
 
 
-def _random_machine(rng: random.Random) -> dispatch.Machine:
+def _random_machine(rng: random.Random) -> Device:
     regs = rng.choice([65536, 65536, 32768, rng.randint(1, 70000), rng.randint(1, 4096)])
     shared = rng.choice([232448, 101376, 49152, rng.randint(0, 1 << 18), rng.randint(0, 4096)])
     threads = rng.choice([1024, 1024, rng.randint(1, 1024), 64])
-    return dispatch.Machine(regs, shared, threads)
+    return device(regs, shared, threads)
 
 
 def _inside(region, point: dict) -> "bool | None":
@@ -114,7 +115,7 @@ def test_dispatcher_refuses_exactly_in_the_no_fit_regions(path):
             ints = {n: v for n, v in values.items() if isinstance(v, int)}
             choice = dispatch.choose(tree, machine, ints)
             point = substitutions(result.schedule, ints)
-            point.update({R_B: sympy.Integer(machine.regs_per_block), Z: sympy.Integer(machine.Z),
+            point.update({R_B: sympy.Integer(machine.R_B), Z: sympy.Integer(machine.Z),
                           T: sympy.Integer(machine.T)})
             inside = [_inside(region, point) for region in tree.uncovered]
             if None in inside:
@@ -152,7 +153,7 @@ def test_staging_counter_offers_the_unstaged_variant_where_staging_halves_occupa
     offered = [k for k, c in enumerate(tree.cases, 1)
                if any(step.counter == "staging" and step.branch == "refuse" for step in c.path)]
     assert offered and all(not tree.cases[k - 1].kernel.cached for k in offered)
-    machine = dispatch.Machine(**dict(zip(("regs_per_block", "Z", "T"), machine_values(get_profile("h100")).values())))
+    machine = get_profile("h100")
     seen = set()
     for B in (32, 128, 256, 512):
         for s in (1, 2, 4, 8, 16, 32, 64):

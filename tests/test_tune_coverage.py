@@ -18,7 +18,7 @@ from parakern.machine.devices import get_profile
 from parakern.pipeline import analyze
 from parakern.tuning import coverage, search, time_model
 
-H100 = time_model.model_device(get_profile("h100"), "h100")
+H100 = time_model.modelled(get_profile("h100"))
 
 # a 2-D Jacobi whose columns are B1 * s per block: the issue's program
 JACOBI2D = """#include "metafork.h"

@@ -16,7 +16,7 @@ DATA = {"ni": 1000, "nj": 300, "nk": 800, "nl": 2000, "nm": 100}   # sizes where
 
 
 def _tunings():
-    device = time_model.model_device(get_profile("h100"), "h100")
+    device = time_model.modelled(get_profile("h100"))
     out = []
     for r in analyze((ROOT / THREE_MM).read_text(), THREE_MM).results:
         mine = {n: v for n, v in DATA.items() if n in {p.name for p in r.schedule.params}}
@@ -146,7 +146,7 @@ COLUMNS_TWICE = """void colsum2(int m, int n, int B, int a[m][n], int c[m][n], i
 def test_the_common_values_break_ties_as_each_schedule_does():
     """A thread per column: every B predicts the same time in both schedules; each one's pick has
     full warps (B = 32), the function's common value was the first candidate, 1-thread blocks."""
-    device = time_model.model_device(get_profile("h100"), "h100")
+    device = time_model.modelled(get_profile("h100"))
     tunings = [(r.schedule.function, search.tune(r, {"m": 1024, "n": 4096}, device))
                for r in analyze(COLUMNS_TWICE, "colsum2.c").results]
     assert all(len({round(c.time, 12) for c in t.configurations}) == 1 for _, t in tunings)   # the times tie
@@ -184,7 +184,7 @@ def test_the_functions_compile_line_keeps_what_one_schedule_tunes_alone(tmp_path
     assert cli.main(["tune", path, "--profile", "h100", "--data", "n=1048576"]) == 0
     line, hint = capsys.readouterr().out.splitlines()[-2:]
     assert line.startswith("pair: its schedules share B (one argument each): call it with B=")
-    device = time_model.model_device(get_profile("h100"), "h100")
+    device = time_model.modelled(get_profile("h100"))
     tunings = [(r.schedule.function, search.tune(r, {"n": 1048576}, device))
                for r in analyze(GRANULAR_SECOND, "pair.c").results]
     (choice,) = search.shared_choices(tunings)

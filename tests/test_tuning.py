@@ -23,7 +23,7 @@ from parakern.symbolic.symbols import R_B, T, Z
 from parakern.bench import tune_measure
 from parakern.tuning import search, time_model
 
-H100 = time_model.model_device(get_profile("h100"), "h100")
+H100 = time_model.modelled(get_profile("h100"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -119,7 +119,7 @@ def test_jacobi_quantities_by_hand():
 def test_few_blocks_use_the_bandwidth_less():
     """One block of 128 threads on 132 SMs: efficiency 128 / (132 · 1024), the time that much longer."""
     inputs = {"blocks": 1, "threads": 128, "resident": 16, "global_bytes": 1e6, "unique_bytes": 1e6,
-              "read_bytes": 1e6, "synchronised": 0, "ops32": 0, "ops64": 0, "l1_traffic": 0, "l2_lines": 0, **H100.values()}
+              "read_bytes": 1e6, "synchronised": 0, "ops32": 0, "ops64": 0, "l1_traffic": 0, "l2_lines": 0, **time_model.device_values(H100)}
     env = time_model.evaluate(inputs)
     assert env["waves"] == 1 and env["per_sm"] == 1
     assert math.isclose(env["efficiency"], 128 / (132 * 1024))
@@ -222,7 +222,7 @@ def test_every_configuration_tune_returns_is_feasible(path):
         fixed = {p.name: (0 if p.name in s.host_loops else 200) for p in s.params
                  if p.name not in tuned and p.ctype == "int"}
         for key in ("h100", "t4"):
-            tuning = search.tune(result, fixed, time_model.model_device(get_profile(key), key))
+            tuning = search.tune(result, fixed, time_model.modelled(get_profile(key)))
             assert tuning.pick is not None, (s.id, key, tuning.rejected)
             ranks = [c.per_point for c in tuning.configurations[1:]]   # time per point computed
             assert ranks == sorted(ranks)
@@ -377,7 +377,7 @@ def test_the_model_may_prefer_a_case_the_tree_does_not():
     tuning = search.tune(result, {"N": 4194306, "t": 0}, H100)
     pick = tuning.pick
     assert pick.case == 3 and pick.by == search.MODEL
-    machine = dispatch.Machine(**dict(zip(("regs_per_block", "Z", "T"), search._machine(H100))))
+    machine = H100
     at_pick = [c for c in tuning.configurations if c.values == pick.values]
     assert {1, 3} <= {c.case for c in at_pick}   # the staged case is offered there too, slower
     for c in tuning.configurations:
@@ -405,7 +405,7 @@ def test_what_blocks_read_again_comes_from_l2_where_the_arrays_fit():
     assert (time_model.at(q, subs)["unique_bytes"], time_model.at(q, subs)["read_bytes"]) == (4 * n2, 3 * n2)
     h100 = time_model.predict(q, subs, H100)
     assert h100.step("requested") > 4 * n2 and h100.step("dram_bytes") == 4 * n2 == h100.bytes_moved
-    t4 = time_model.predict(q, subs, time_model.model_device(get_profile("t4"), "t4"))
+    t4 = time_model.predict(q, subs, time_model.modelled(get_profile("t4")))
     assert t4.step("dram_bytes") == t4.step("requested") > 4 * n2
 
 
@@ -453,7 +453,7 @@ def test_blocks_that_wait_at_barriers_need_others_resident():
     r / (r + 1) of it (2 blocks of 1024 threads: 2/3 of the bandwidth). An unstaged one has no
     barrier: the same launch keeps all of it."""
     base = {"blocks": 1e6, "threads": 1024, "resident": 2, "global_bytes": 1e4, "unique_bytes": 1e10,
-            "read_bytes": 1e10, "ops32": 0, "ops64": 0, "l1_traffic": 0, "l2_lines": 0, **H100.values()}
+            "read_bytes": 1e10, "ops32": 0, "ops64": 0, "l1_traffic": 0, "l2_lines": 0, **time_model.device_values(H100)}
     staged, unstaged = time_model.evaluate({**base, "synchronised": 1}), time_model.evaluate({**base, "synchronised": 0})
     assert math.isclose(staged["overlap"], 2 / 3) and unstaged["overlap"] == 1
     assert math.isclose(staged["t_global"], unstaged["t_global"] * 1.5)
@@ -561,7 +561,7 @@ def test_a_block_size_of_any_integer_type_is_tuned(ctype):
 """
     result = analyze(text, "s.c").results[0]
     assert tuned_parameters(result.schedule) == ("B",)
-    tuning = search.tune(result, {"n": 1 << 20}, time_model.model_device(PROFILES["h100"], "h100"))
+    tuning = search.tune(result, {"n": 1 << 20}, time_model.modelled(PROFILES["h100"]))
     assert tuning.pick is not None and dict(tuning.pick.values)["B"] >= 32
 
 
@@ -571,10 +571,10 @@ def test_a_warp_issues_its_32_lanes_however_few_threads_a_block_has():
     32 lanes for 4 threads as for 32."""
     inputs = {"blocks": 132, "threads": 4, "resident": 1, "global_bytes": 0, "unique_bytes": 0, "read_bytes": 0,
               "synchronised": 0, "ops32": 1000, "ops64": 0, "l1_traffic": 0, "l2_lines": 0}
-    device = time_model.model_device(PROFILES["h100"], "h100")
-    four = time_model.evaluate({**inputs, **device.values()})["t_compute"]
-    warp = time_model.evaluate({**inputs, "threads": 32, **device.values()})["t_compute"]
-    assert four == warp == 32 * 1000 / device.lanes32 / device.clock
+    device = time_model.modelled(PROFILES["h100"])
+    four = time_model.evaluate({**inputs, **time_model.device_values(device)})["t_compute"]
+    warp = time_model.evaluate({**inputs, "threads": 32, **time_model.device_values(device)})["t_compute"]
+    assert four == warp == 32 * 1000 / device.fp32_lanes_per_sm / device.clock
 
 
 def test_the_rows_of_a_coarsened_thread_issue_their_shared_load_once():
@@ -610,7 +610,7 @@ def test_l2_serves_a_warps_request_a_line_at_a_time():
     assert sympy.simplify(q.l2_lines.subs(B1, 8) - 6 * B0) == 0
     assert sympy.simplify(q.l2_lines.subs(B1, 16) - 6 * B0) == 0            # 2 rows a warp, 2 sectors a line
     assert sympy.simplify(q.l2_lines.subs(B1, 64) - 6 * B0 * 2) == 0        # 2 warps a row, a line each
-    h200 = time_model.model_device(get_profile("h200"), "h200")
+    h200 = time_model.modelled(get_profile("h200"))
     eight = time_model.predict(q, substitutions(result.schedule, {"N": 8192, "B0": 16, "B1": 8}), h200)
     sixteen = time_model.predict(q, substitutions(result.schedule, {"N": 8192, "B0": 16, "B1": 16}), h200)
     # 3 arrays of N^2 ints, a line per row of 8 of them: in whole waves of 132 x 16 blocks

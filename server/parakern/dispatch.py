@@ -36,6 +36,7 @@ from parakern.symbolic.exact import truth
 from parakern.analysis.facts import substitutions
 from parakern.launch import Launch, launch_of
 from parakern.counters.registers import MAX_REGISTERS, registers_per_block
+from parakern.machine.devices import PROFILES, Device, get_profile, machine_values
 from parakern.machine.limits import BLOCK_LIMITS, GRID_LIMITS
 from parakern.symbolic.printing import to_text
 from parakern.symbolic.symbols import R_B, T, Z
@@ -46,14 +47,6 @@ FIRST_PASS, SECOND_PASS = "constraints", "fit"    # what each pass tests beside 
 
 
 # ------------------------------------------------------------------ the description
-
-@dataclass(frozen=True)
-class Machine:
-    """What the dispatcher reads of a device (cudaGetDeviceProperties)."""
-    regs_per_block: int                  # R_B = regsPerBlock
-    Z: int                               # sharedMemPerBlockOptin, bytes
-    T: int                               # maxThreadsPerBlock
-
 
 @dataclass(frozen=True)
 class Pass:
@@ -211,20 +204,19 @@ class _Verdict:
     limit: str = ""                      # a device limit the launch exceeds whatever the constraints say
 
 
-def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Verdict:
+def _judge(rule: CaseRule, subs: dict, device: Device, registers: int) -> _Verdict:
     launch = rule.launch
     sizes = _sizes(launch, subs)
     threads = sizes.threads
     if threads is None or threads < 1:
         return _Verdict(sizes, f"{threads} threads per block", False, False, f"{threads} threads per block")
-    env = {**subs, R_B: sympy.Integer(machine.regs_per_block), Z: sympy.Integer(machine.Z),
-           T: sympy.Integer(machine.T)}
+    env = {**subs, R_B: sympy.Integer(device.R_B), Z: sympy.Integer(device.Z), T: sympy.Integer(device.T)}
     numbers = exact.numbers(env)
     truths = tuple(test(numbers, env) for test in rule.tests) if rule.tests else \
         tuple(truth(rel.xreplace(env)) for rel in rule.relations)
     need = {"registers": int(registers_per_block(registers, threads)) if registers <= MAX_REGISTERS else None,
             "registers per thread": registers, "shared_bytes": sizes.shared_bytes or 0, "threads": threads}
-    have = {"R_B": machine.regs_per_block, "Z": machine.Z, "T": machine.T}
+    have = {"R_B": device.R_B, "Z": device.Z, "T": device.T}
     too_much = [f for f in rule.fits if need[f.need] is None or need[f.need] > have[f.machine]]
     beyond = _beyond_limits(sizes)
     machine_free = [t for t, free in zip(truths, rule.machine_free) if free]
@@ -236,10 +228,10 @@ def _judge(rule: CaseRule, subs: dict, machine: Machine, registers: int) -> _Ver
             break
     else:
         if too_much:
-            refusal = _too_much(too_much[0], need, have, machine)
+            refusal = _too_much(too_much[0], need, have)
         elif beyond:
             refusal = beyond
-    limit = beyond or (_too_much(too_much[0], need, have, machine) if too_much else "")
+    limit = beyond or (_too_much(too_much[0], need, have) if too_much else "")
     return _Verdict(sizes, refusal, not too_much and not beyond,
                     all(t is True for t in machine_free) and device_fit and not beyond, limit)
 
@@ -250,7 +242,7 @@ def _text(relation) -> str:
     return to_text(relation)
 
 
-def _too_much(fit: Fit, need: dict, have: dict, machine: Machine) -> str:
+def _too_much(fit: Fit, need: dict, have: dict) -> str:
     if fit.need == "registers":
         if need["registers"] is None:
             return f"{need['registers per thread']} registers > {MAX_REGISTERS} per thread"
@@ -285,14 +277,14 @@ def launch_refusal(tree, k: int, values: Mapping) -> str:
     return _beyond_limits(sizes)
 
 
-def choose(tree, machine: Machine, values: Mapping, registers: "Sequence[int] | None" = None) -> Choice:
+def choose(tree, device: Device, values: Mapping, registers: "Sequence[int] | None" = None) -> Choice:
     """The case the dispatcher launches at these parameter values (names or symbols -> ints;
     derived scalars not given are computed) on this machine. registers: the compiled
     register count of each case (cudaFuncGetAttributes' numRegs); the IR's counts when None."""
     rules = case_rules(tree)
     counts = list(registers) if registers is not None else [int(c.counter("registers")) for c in tree.cases]
     subs = substitutions(tree.schedule, values)
-    verdicts = [_judge(rule, subs, machine, n) for rule, n in zip(rules, counts)]
+    verdicts = [_judge(rule, subs, device, n) for rule, n in zip(rules, counts)]
     holds = tuple(k for k, v in enumerate(verdicts, 1) if not v.refusal)
     fits = tuple(k for k, v in enumerate(verdicts, 1) if v.fits_anyway) if len(passes(tree)) > 1 else holds
     case, by = (holds[0], FIRST_PASS) if holds else (fits[0], SECOND_PASS) if fits else (None, "")
@@ -316,7 +308,6 @@ def on_profile(tree, key: str, timeout_ms: int = 2000) -> ProfileCases:
     R_B, Z, T replaced by the GPU's values in its constraints and in what its kernel needs
     (the dispatcher's first pass picks it there), then simplified by z3 (constraints.simplify).
     A case whose system becomes inconsistent cannot run there."""
-    from parakern.machine.devices import get_profile, machine_values
     profile = get_profile(key)
     values = machine_values(profile)
     conditions = []
@@ -344,7 +335,6 @@ def reachable(tree, keys=None, timeout_ms: int = 2000) -> tuple:
     """((case, (profile keys on which the dispatcher's first pass picks it for some program
     parameters)), ...); a case with none is theoretical: no known GPU reaches it
     (devices.PROFILES by default)."""
-    from parakern.machine.devices import PROFILES, get_profile, machine_values
     keys = tuple(keys) if keys is not None else tuple(sorted(PROFILES))
     values = {key: machine_values(get_profile(key)) for key in keys}
     out = []

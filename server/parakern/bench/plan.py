@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from parakern import dispatch
 from parakern.analysis.facts import judge_facts, not_given, substitutions
+from parakern.machine.devices import Device, machine_values
 from parakern.machine.limits import c_integer
 from parakern.tuning.space import needed_parameters
 
@@ -50,11 +51,9 @@ def parse_assignments(items, what: str = "--sweep") -> dict:
     return out
 
 
-def profile_machine(name: str) -> dict:
-    """Machine values of a named device profile (machine/devices.py)."""
-    from parakern.machine.devices import get_profile, machine_values
-    profile = get_profile(name)
-    return {**machine_values(profile), "name": profile.name}
+def machine_json(device: Device) -> dict:
+    """The device as the bench's JSON keeps it: R_B, Z, T as the dispatcher reads them, and its name."""
+    return {**machine_values(device), "name": device.name}
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,7 @@ class PlanPoint:
 class Plan:
     schedule: object
     tree: object
-    machine: dict
+    machine: Device
     data_names: tuple
     sweep_names: tuple
     points: list = field(default_factory=list)
@@ -105,7 +104,7 @@ class Plan:
         return [p for p in self.points if p.skipped]
 
     def as_dict(self) -> dict:
-        return {"schedule": self.schedule.id, "machine": dict(self.machine),
+        return {"schedule": self.schedule.id, "machine": machine_json(self.machine),
                 "data": list(self.data_names), "sweep": list(self.sweep_names),
                 "cases": [str(c.constraints) for c in self.tree.cases],
                 "every_case": self.every_case,
@@ -113,7 +112,7 @@ class Plan:
                             "skipped": p.reason, "launch": p.launch} for p in self.points]}
 
 
-def pick_case(tree, subs: dict, machine: dict, every_case: bool = False) -> CasePick:
+def pick_case(tree, subs: dict, machine: Device, every_case: bool = False) -> CasePick:
     """The case the dispatcher picks with these parameter values (subs: symbol -> Integer).
 
     every_case: also list in `runs` the cases whose kernel can run on the device here though
@@ -121,13 +120,12 @@ def pick_case(tree, subs: dict, machine: dict, every_case: bool = False) -> Case
     whether it runs): their own threads and shared memory fit the device, the registers of
     nvcc's kernel are checked by the runner when it launches. Every kernel of the tree is
     worth timing, not only the one the model prefers."""
-    device = dispatch.Machine(int(machine["R_B"]), int(machine["Z"]), int(machine["T"]))
-    choice = dispatch.choose(tree, device, subs)
+    choice = dispatch.choose(tree, machine, subs)
     runs = set(choice.accepted) | (set(choice.can_run) if every_case else set())
     registers = [int(c.counter("registers")) for c in tree.cases]
     launches = tuple((k, _launch(choice.launches[k - 1], registers[k - 1])) for k in sorted(runs))
     if choice.case is None:
-        machine_text = ", ".join(f"{n}={machine[n]}" for n in ("R_B", "Z", "T"))
+        machine_text = ", ".join(f"{n}={v}" for n, v in machine_values(machine).items())
         return CasePick(None, (), f"no case can run with {machine_text}: {choice.reason}", runs=tuple(sorted(runs)),
                         launches=launches)
     return CasePick(choice.case, choice.accepted, "", dict(launches)[choice.case], launches, tuple(sorted(runs)))
@@ -138,7 +136,7 @@ def _launch(sizes: dispatch.Sizes, registers: int) -> dict:
             "threads": sizes.threads, "registers": registers}
 
 
-def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool = False) -> Plan:
+def make_plan(result, data: dict, sweeps: dict, machine: Device, every_case: bool = False) -> Plan:
     """The cartesian product of the data values and the sweeps, each point with its case
     (every_case: and every other case that can run there, see pick_case)."""
     schedule, tree = result.schedule, result.tree
@@ -149,7 +147,7 @@ def make_plan(result, data: dict, sweeps: dict, machine: dict, every_case: bool 
     if missing:
         raise PlanError(f"{schedule.id}: no value for {', '.join(missing)}; give --data or --sweep "
                         f"{missing[0]}=...")
-    plan = Plan(schedule, tree, dict(machine), tuple(data), tuple(n for n in sweeps if n not in data),
+    plan = Plan(schedule, tree, machine, tuple(data), tuple(n for n in sweeps if n not in data),
                 every_case=every_case)
     axes = [(n, data[n]) for n in data] + [(n, sweeps[n]) for n in plan.sweep_names]
     count = math.prod(len(values) for _, values in axes)
@@ -180,8 +178,7 @@ def plan_text(plan: Plan) -> str:
     """The plan for the terminal: the cases, then per point the case that runs or why not."""
     m = plan.machine
     head = f"{plan.schedule.id}: {len(plan.points)} points, {len(plan.runnable)} runnable, " \
-           f"{len(plan.skipped)} skipped; machine R_B={m['R_B']} Z={m['Z']} T={m['T']}" + \
-           (f" ({m['name']})" if m.get("name") else "")
+           f"{len(plan.skipped)} skipped; machine R_B={m.R_B} Z={m.Z} T={m.T}" + (f" ({m.name})" if m.name else "")
     lines = [head]
     for k, case in enumerate(plan.tree.cases, 1):
         lines.append(f"  case {k}: {case.constraints}   [registers {int(case.counter('registers'))}]")

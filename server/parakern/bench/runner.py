@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parakern.counters.registers import registers_per_block
+from parakern.machine.devices import Device, from_properties
 from parakern.verify.runner import TOLERANCE
 from parakern.process.lifeline import ScratchDirectory
 
@@ -46,6 +47,14 @@ __global__ void {SPIN_KERNEL}(unsigned long long ns)
 #endif
 }}
 """
+# cudaDeviceProp's names of what the runner reads, and pycuda's device attributes for them
+DEVICE_PROPERTIES = (("regsPerBlock", "MAX_REGISTERS_PER_BLOCK"),
+                     ("sharedMemPerBlockOptin", "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+                     ("sharedMemPerBlock", "MAX_SHARED_MEMORY_PER_BLOCK"),
+                     ("maxThreadsPerBlock", "MAX_THREADS_PER_BLOCK"),
+                     ("multiProcessorCount", "MULTIPROCESSOR_COUNT"), ("clockRate", "CLOCK_RATE"),
+                     ("memoryClockRate", "MEMORY_CLOCK_RATE"), ("memoryBusWidth", "GLOBAL_MEMORY_BUS_WIDTH"),
+                     ("l2CacheSize", "L2_CACHE_SIZE"))
 DEFAULT_SHARED_LIMIT = 48 * 1024   # above it a kernel must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize)
 WITHOUT_GPU = ("parakern bench FILE --plan-only --profile h100 (the case each point runs) and "
                "parakern tune FILE --profile h100 (the time model's best values) need no GPU")
@@ -225,13 +234,10 @@ class GpuRunner:
         self._host = None
         self._copies = {}
         try:
-            a = cuda.device_attribute
             self.name = self.device.name()
             major, minor = self.device.compute_capability()
             self.arch = f"sm_{major}{minor}"
-            self.regs_per_block = self.device.get_attribute(a.MAX_REGISTERS_PER_BLOCK)
-            self.shared_optin = self.device.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            self.max_threads = self.device.get_attribute(a.MAX_THREADS_PER_BLOCK)
+            self.gpu = from_properties({"major": major, "minor": minor, **self._properties()}, self.name)
             source, cubin = self.directory / "kernels.cu", self.directory / "kernels.cubin"
             source.write_text(kernels_source(code))
             _nvcc(nvcc_cubin_command(source, cubin, self.arch), "the case kernels")
@@ -241,9 +247,18 @@ class GpuRunner:
             self.close()
             raise
 
-    def machine(self) -> dict:
-        """R_B, Z, T as the dispatcher reads them."""
-        return {"R_B": self.regs_per_block, "Z": self.shared_optin, "T": self.max_threads, "name": self.name}
+    def _properties(self) -> dict:
+        """What the driver reports of the device, by cudaDeviceProp's names (those it knows)."""
+        found = {}
+        for field, attribute in DEVICE_PROPERTIES:
+            known = getattr(self.cuda.device_attribute, attribute, None)
+            if known is not None:
+                found[field] = self.device.get_attribute(known)
+        return found
+
+    def machine(self) -> Device:
+        """The GPU, with R_B, Z, T as the dispatcher reads them."""
+        return self.gpu
 
     def close(self) -> None:
         if getattr(self, "context", None) is not None:
@@ -323,11 +338,11 @@ class GpuRunner:
         shared = int(launch["shared_bytes"])
         threads = int(launch["threads"])
         registers = self.registers(k, fixed)
-        if registers_per_block(registers, threads) > self.regs_per_block:
+        if registers_per_block(registers, threads) > self.gpu.R_B:
             raise DoesNotFit(f"case {k}: nvcc's kernel needs {registers} registers x {threads} threads, "
-                             f"{registers_per_block(registers, threads)} > {self.regs_per_block} per block")
-        if shared > self.shared_optin:
-            raise DoesNotFit(f"case {k}: {shared} bytes of shared memory > {self.shared_optin} per block")
+                             f"{registers_per_block(registers, threads)} > {self.gpu.R_B} per block")
+        if shared > self.gpu.Z:
+            raise DoesNotFit(f"case {k}: {shared} bytes of shared memory > {self.gpu.Z} per block")
         if shared > DEFAULT_SHARED_LIMIT:
             f.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
         grid = tuple(int(g) for g in launch["grid"])

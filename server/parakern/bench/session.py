@@ -36,7 +36,8 @@ class BenchOutcome:
     def header(self) -> dict:
         """What the bench ran on: everything but the results."""
         return {"file": self.file, "schedule": self.plan.schedule.id, "device": self.device,
-                "machine": self.plan.machine, "cases": [str(c.constraints) for c in self.plan.tree.cases],
+                "machine": planning.machine_json(self.plan.machine),
+                "cases": [str(c.constraints) for c in self.plan.tree.cases],
                 "every_case": self.plan.every_case, "serial_jobs": self.serial_jobs}
 
     def as_dict(self) -> dict:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from parakern.commands.args import profile_name, progress
 from parakern.commands.source_file import host_scalars, read_source, schedules_with_tree, unknown_name
-from parakern.machine.devices import PROFILES
+from parakern.machine.devices import PROFILES, get_profile
 
 EXIT_MISSING = 3
 
@@ -94,7 +94,7 @@ def run(args) -> int:
         return _fail(f"parakern bench: --data/--sweep {unknown}")
     try:
         if args.plan_only:
-            plan = planning.make_plan(result, data, sweeps, planning.profile_machine(args.profile), args.every_case)
+            plan = planning.make_plan(result, data, sweeps, get_profile(args.profile), args.every_case)
             print(planning.plan_text(plan))
             return 0
         return _bench(args, text, result, data, sweeps)

@@ -69,7 +69,7 @@ def run(args) -> int:
     if text is None:
         return 2
     try:
-        device = time_model.model_device(get_profile(key), key)
+        device = time_model.modelled(get_profile(key))
     except time_model.ModelError as exc:
         return _fail(f"parakern tune: {exc}")
     from parakern.pipeline import analyze
@@ -133,7 +133,7 @@ def run(args) -> int:
 
 def _document(args, device, schedules: list, problems: list, functions: list, analysis) -> dict:
     """tune --json's document; `diagnostics` as optimize --json gives them."""
-    return {"file": args.file, "device": device.key, "device_name": device.profile.name, "schedules": schedules,
+    return {"file": args.file, "device": device.key, "device_name": device.name, "schedules": schedules,
             "problems": problems, "functions": functions,
             "diagnostics": [d.to_json() for d in analysis.diagnostics]}
 

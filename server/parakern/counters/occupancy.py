@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import sympy
 
-from parakern.machine.devices import DeviceProfile
+from parakern.machine.devices import Device
 
 LIMIT_NAMES = ("warps", "registers", "shared_memory", "blocks")
 
@@ -57,7 +57,7 @@ def _round_up(a: int, b: int) -> int:
     return b * _ceil_div(a, b)
 
 
-def _align_carveout(size: int, device: DeviceProfile) -> int:
+def _align_carveout(size: int, device: Device) -> int:
     """Smallest shared-memory capacity the SM can be configured to that holds `size`."""
     for capacity in device.shared_memory_carveouts:
         if size <= capacity:
@@ -73,12 +73,12 @@ def _check_args(registers, shared_bytes, threads, carveout_percent) -> None:
         raise ValueError(f"carveout_percent must be in [0, 100], got {carveout_percent}")
 
 
-def _preferred_carveout(device: DeviceProfile, carveout_percent: int) -> int:
+def _preferred_carveout(device: Device, carveout_percent: int) -> int:
     return _align_carveout(carveout_percent * device.shared_memory_per_sm // 100, device)
 
 
 def occupancy_detail(registers: int, shared_bytes: int, threads: int,
-                     device: DeviceProfile, carveout_percent: int = 100) -> OccupancyDetail:
+                     device: Device, carveout_percent: int = 100) -> OccupancyDetail:
     """Per-resource block limits for one launch configuration.
 
     registers: per thread; shared_bytes: static + dynamic shared memory per
@@ -141,7 +141,7 @@ def occupancy_detail(registers: int, shared_bytes: int, threads: int,
 
 
 def occupancy(registers: int, shared_bytes: int, threads: int,
-              device: DeviceProfile, carveout_percent: int = 100) -> Fraction:
+              device: Device, carveout_percent: int = 100) -> Fraction:
     """Active warps per SM / max warps per SM, in [0, 1]."""
     return occupancy_detail(registers, shared_bytes, threads, device,
                             carveout_percent).occupancy
@@ -169,14 +169,14 @@ def _at_most(x: sympy.Expr, bound: int) -> sympy.Expr:
     return _max(0, _min(1, bound + 1 - x))
 
 
-def _align_carveout_expr(size: sympy.Expr, device: DeviceProfile) -> sympy.Expr:
+def _align_carveout_expr(size: sympy.Expr, device: Device) -> sympy.Expr:
     """_align_carveout for size <= the largest carveout: a staircase of 0/1 steps."""
     caps = device.shared_memory_carveouts
     steps = [(hi - lo) * (1 - _at_most(size, lo)) for lo, hi in zip(caps, caps[1:])]
     return sympy.Integer(caps[0]) + sympy.Add(*steps)
 
 
-def occupancy_expr(registers, shared_bytes, threads, device: DeviceProfile,
+def occupancy_expr(registers, shared_bytes, threads, device: Device,
                    carveout_percent: int = 100) -> sympy.Expr:
     """occupancy() as a sympy expression: resident_blocks_expr x warps per block / max warps."""
     T = sympy.sympify(threads)
@@ -184,7 +184,7 @@ def occupancy_expr(registers, shared_bytes, threads, device: DeviceProfile,
     return blocks * sympy.ceiling(T / device.warp_size) / (device.max_threads_per_sm // device.warp_size)
 
 
-def resident_blocks_expr(registers, shared_bytes, threads, device: DeviceProfile,
+def resident_blocks_expr(registers, shared_bytes, threads, device: Device,
                          carveout_percent: int = 100) -> sympy.Expr:
     """Blocks resident per SM (occupancy_detail's active_blocks) as a sympy expression in
     whatever symbols the arguments hold.

@@ -6,7 +6,7 @@ from parakern.counters.occupancy import occupancy_expr
 from parakern.counters.registers import RegisterCounter
 from parakern.counters.shared_memory import SharedMemoryCounter
 from parakern.counters.threads import ThreadsCounter
-from parakern.machine.devices import DeviceProfile
+from parakern.machine.devices import Device
 from parakern.kernel import Kernel
 from parakern.symbolic.symbols import P_OCC
 
@@ -21,7 +21,7 @@ class OccupancyCounter(Counter):
     unit = "ratio"
     kind = "performance"
 
-    def __init__(self, device: DeviceProfile, registers: "RegisterCounter | None" = None):
+    def __init__(self, device: Device, registers: "RegisterCounter | None" = None):
         self.device = device
         self.registers = registers or RegisterCounter()
         self.shared = SharedMemoryCounter()

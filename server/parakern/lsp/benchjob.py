@@ -210,13 +210,13 @@ def _plans(request: BenchRequest, result, data: dict, sweep: dict, defaulted: li
     parts, summary = [], []
     for name in request.profiles:
         try:
-            plan = planning.make_plan(result, data, sweep, planning.profile_machine(name))
+            plan = planning.make_plan(result, data, sweep, get_profile(name))
         except planning.PlanError as exc:
             raise ValueError(str(exc)) from None
         cases = sorted({p.case for p in plan.runnable})
         summary.append(f"{name}: case {', '.join(map(str, cases))} at {len(plan.runnable)} of {len(plan.points)} "
                        "points" if cases else f"{name}: no point runs ({plan.points[0].reason})")
-        parts += [f"## {name} ({plan.machine['name']})", "", "```", planning.plan_text(plan), "```", ""]
+        parts += [f"## {name} ({plan.machine.name})", "", "```", planning.plan_text(plan), "```", ""]
     return {"mode": "plan", "data": data, "sweep": sweep, "defaulted": defaulted, "summary": summary,
             "markdown": "\n".join([f"Points: {_values_text({**data, **sweep})}", "", *parts]).rstrip()}
 
@@ -230,7 +230,7 @@ def _tunings(request: BenchRequest, result, data: dict, defaulted: list) -> dict
     parts, summary = [], []
     for name in request.profiles:
         try:
-            device = time_model.model_device(get_profile(name), name)
+            device = time_model.modelled(get_profile(name))
             tunings = [(result, fixed, search.tune(result, fixed, device)) for fixed in points]
         except (time_model.ModelError, search.TuneError) as exc:
             raise ValueError(f"{exc} (set parakern.bench.data)") from None
@@ -238,7 +238,7 @@ def _tunings(request: BenchRequest, result, data: dict, defaulted: list) -> dict
             at = f" at {_values_text({n: [v] for n, v in fixed.items()})}" if fixed else ""
             summary.append(f"{name}{at}: {configuration_text(t.pick)}, {time_text(t.pick.prediction.time)}"
                            if t.pick is not None else f"{name}{at}: no feasible configuration")
-        parts += [f"## {name} ({device.profile.name})", "", "```",
+        parts += [f"## {name} ({device.name})", "", "```",
                   tuning_text(tunings, device, 5, False, request.file), "```", ""]
     return {"mode": "tune", "data": data, "defaulted": defaulted, "summary": summary,
             "markdown": "\n".join(parts).rstrip()}

@@ -288,7 +288,7 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     host = {n: DEFAULT_DATA for n in sorted(fact_arguments(schedule)) if n not in values}
     shown = " ".join(f"{n}={v}" for n, v in {**values, **host}.items() if n not in schedule.host_loops)
     try:
-        tuning = search.tune(result, values, time_model.model_device(get_profile(key), key), host)
+        tuning = search.tune(result, values, time_model.modelled(get_profile(key)), host)
     except (search.TuneError, time_model.ModelError, KeyError) as exc:
         return TuneInfo(key, shown, str(exc).strip("'\""))
     pick = tuning.pick

@@ -1,4 +1,11 @@
-"""Limits of real NVIDIA GPUs: which kernel case fits a GPU, and occupancy.
+"""A GPU, as every part of parakern reads it: one type, `Device`.
+
+Its limits decide which case's kernel fits (R_B, Z, T, as the dispatcher reads them from
+cudaGetDeviceProperties), its capability's allocation rules give occupancy, and its SMs,
+clock, bandwidth and L2 feed the time model. A Device is built in one of three ways, all
+here: a profile of a real part (`PROFILES`, `get_profile`), the properties a device reports
+at run time (`from_properties`: the bench on a GPU), or a profile with other limits (`emulated`:
+verify's emulated devices).
 
 Per-compute-capability limits live in one table, ``CC_LIMITS``; a GPU entry
 only adds what differs between parts of the same capability (SM count,
@@ -7,7 +14,8 @@ bandwidth, clock) and copies the rest from that table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Mapping
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -105,7 +113,7 @@ CC_LIMITS: dict[tuple[int, int], ComputeCapabilityLimits] = {
 
 
 @dataclass(frozen=True)
-class DeviceProfile:
+class Device:
     """One GPU: its capability limits (from CC_LIMITS) plus part-specific facts."""
 
     name: str
@@ -135,18 +143,53 @@ class DeviceProfile:
     boost_clock_mhz: int | None
     source: str
     l2_cache_bytes: int | None = None
+    key: str = ""          # its profile's key ("h100"); "" for a device read at run time
 
     @property
     def sm_version(self) -> str:
         major, minor = self.compute_capability
         return f"sm_{major}{minor}"
 
+    # The machine parameters of the case tree, as the dispatcher reads them.
+    @property
+    def R_B(self) -> int:
+        """regsPerBlock."""
+        return self.max_registers_per_block
+
+    @property
+    def Z(self) -> int:
+        """sharedMemPerBlockOptin, bytes (the dispatcher raises a kernel's limit up to it)."""
+        return self.max_shared_memory_per_block
+
+    @property
+    def T(self) -> int:
+        """maxThreadsPerBlock."""
+        return self.max_threads_per_block
+
+    @property
+    def bandwidth(self) -> "float | None":
+        """DRAM bandwidth, bytes per second."""
+        return self.memory_bandwidth_gbps * 1e9 if self.memory_bandwidth_gbps else None
+
+    @property
+    def clock(self) -> "float | None":
+        """The SMs' boost clock, Hz."""
+        return self.boost_clock_mhz * 1e6 if self.boost_clock_mhz else None
+
+    def properties(self) -> dict[str, int]:
+        """What cudaGetDeviceProperties reports of its limits, by the fields' names (the CPU
+        emulation's device, verify's JSON)."""
+        return {"regsPerBlock": self.max_registers_per_block,
+                "sharedMemPerBlockOptin": self.max_shared_memory_per_block,
+                "sharedMemPerBlock": self.max_shared_memory_per_block_default,
+                "maxThreadsPerBlock": self.max_threads_per_block}
+
 
 def _profile(name: str, cc: tuple[int, int], sm_count: int,
              bandwidth_gbps: float | None, boost_clock_mhz: int | None,
-             part_source: str, l2_mib: "int | None" = None) -> DeviceProfile:
+             part_source: str, l2_mib: "int | None" = None) -> Device:
     lim = CC_LIMITS[cc]
-    return DeviceProfile(
+    return Device(
         name=name,
         compute_capability=cc,
         sm_count=sm_count,
@@ -179,7 +222,7 @@ def _profile(name: str, cc: tuple[int, int], sm_count: int,
 
 # SM counts, bandwidths and boost clocks per part. Where a datasheet gives no
 # clock, it is derived as FP32 peak / (2 FLOP x CUDA cores) and says so.
-PROFILES: dict[str, DeviceProfile] = {
+_PARTS: dict[str, Device] = {
     "v100": _profile(
         "NVIDIA Tesla V100 SXM2", (7, 0), 80, 900.0, 1530,
         "NVIDIA Tesla V100 GPU Architecture whitepaper (80 SMs, 1530 MHz boost, "
@@ -217,13 +260,14 @@ PROFILES: dict[str, DeviceProfile] = {
         "die as H100 SXM5, 132 SMs, 50 MB L2); boost clock derived: 67e12 / (2 x 16896)", 50),
 }
 
+PROFILES: dict[str, Device] = {key: replace(device, key=key) for key, device in _PARTS.items()}
 
 # The GPUs a tree is described for unless the user configures others (the editor's
 # gpuProfiles, the CLI's --profiles): reachability and staging's cost are judged on them.
 DEFAULT_PROFILES: tuple[str, ...] = ("h100", "a100", "t4")
 
 
-def get_profile(name: str) -> DeviceProfile:
+def get_profile(name: str) -> Device:
     """Profile by short name ("h100", "A100", ...), case-insensitive."""
     key = name.strip().lower()
     try:
@@ -241,7 +285,41 @@ def profile_key(device_name: str) -> "str | None":
     return max(found, key=len) if found else None
 
 
-def machine_values(profile: DeviceProfile) -> dict[str, int]:
+def emulated(base: Device, regs_per_block: int, shared_optin: int, shared_default: int,
+             max_threads: int) -> Device:
+    """`base` with other limits: a device the CPU emulation plays, chosen so that the
+    dispatcher picks a given case."""
+    return replace(base, key="", max_registers_per_block=regs_per_block, max_shared_memory_per_block=shared_optin,
+                   max_shared_memory_per_block_default=shared_default, max_threads_per_block=max_threads)
+
+
+def from_properties(properties: Mapping[str, int], name: str) -> Device:
+    """The device a GPU reports at run time (cudaDeviceProp's names: major, minor,
+    multiProcessorCount, regsPerBlock, sharedMemPerBlockOptin, sharedMemPerBlock,
+    maxThreadsPerBlock; clockRate and memoryClockRate in kHz, memoryBusWidth in bits, l2CacheSize
+    where given): its profile where its name is one (speeds from the datasheet), else its
+    capability's limits, with the limits it reports in either case."""
+    key = profile_key(name)
+    if key is not None:
+        base = PROFILES[key]
+    else:
+        cc = (int(properties["major"]), int(properties["minor"]))
+        modelled = [c for c in CC_LIMITS if c <= cc]
+        if not modelled:
+            raise KeyError(f"{name}: compute capability {cc[0]}.{cc[1]} is older than any parakern models")
+        clock_khz = properties.get("clockRate")
+        memory_khz, bus_bits = properties.get("memoryClockRate"), properties.get("memoryBusWidth")
+        bandwidth = 2.0 * memory_khz * 1e3 * bus_bits / 8 / 1e9 if memory_khz and bus_bits else None  # double data rate
+        base = replace(_profile(name, max(modelled), int(properties["multiProcessorCount"]), bandwidth,
+                                int(clock_khz) // 1000 if clock_khz else None, "the device's own properties"),
+                       compute_capability=cc, l2_cache_bytes=properties.get("l2CacheSize") or None)
+    limits = emulated(base, int(properties["regsPerBlock"]), int(properties["sharedMemPerBlockOptin"]),
+                      int(properties.get("sharedMemPerBlock", base.max_shared_memory_per_block_default)),
+                      int(properties["maxThreadsPerBlock"]))
+    return replace(limits, key=key or "", name=name)
+
+
+def machine_values(profile: Device) -> dict[str, int]:
     """Values of the machine parameters R_B (registers per block), Z, T on this GPU.
 
     Z is the opt-in per-block maximum, not the 48 KiB default: the generated

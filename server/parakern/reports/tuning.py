@@ -45,7 +45,7 @@ def tuning_text(tunings, device, top: int, formula: bool, file: str = "FILE", in
     lines = []
     for r, fixed, t in tunings:
         at = " ".join(f"{n}={v}" for n, v in sorted(fixed.items()))
-        lines.append(f"{t.schedule} on {device.key} ({device.profile.name})" + (f" at {at}" if at else "")
+        lines.append(f"{t.schedule} on {device.key} ({device.name})" + (f" at {at}" if at else "")
                      + f": tuned {', '.join(t.tuned) or 'nothing'}; {t.candidates} candidates, {t.feasible} feasible")
         shown = t.configurations[:top]
         partial = any(c.partial for c in shown)   # a column only where some configuration leaves points out

@@ -31,7 +31,7 @@ import sympy
 
 from parakern import dispatch
 from parakern.analysis.facts import judge_facts, not_given, substitutions
-from parakern.machine.devices import machine_values
+from parakern.machine.devices import Device
 from parakern.tuning import coverage, time_model
 from parakern.tuning.space import needed_parameters, space, tuned_parameters
 
@@ -126,7 +126,7 @@ def _needed(schedule, tree, quantities, covers: coverage.Coverage) -> list:
     return [p.name for p in schedule.params if p.name in names]
 
 
-def tune(result, fixed: dict, device: time_model.ModelDevice, host: "dict | None" = None) -> Tuning:
+def tune(result, fixed: dict, device: Device, host: "dict | None" = None) -> Tuning:
     """Every feasible configuration of a schedule's tuned parameters at the `fixed` values on
     `device`, by time per point computed (the pick first); TuneError for a value missing or a
     parameter unknown. host: values of the function's other scalar arguments (its facts may read
@@ -146,11 +146,10 @@ def tune(result, fixed: dict, device: time_model.ModelDevice, host: "dict | None
     missing = [n for n in _needed(schedule, tree, quantities, covers) if n not in fixed and n not in names]
     if missing:
         raise TuneError(f"{schedule.id}: no value for {', '.join(missing)}; give --data {missing[0]}=...")
-    machine = dispatch.Machine(**{k: v for k, v in zip(("regs_per_block", "Z", "T"), _machine(device))})
     found, rejected, order, feasible = [], {}, 0, 0
     for order, combo in enumerate(itertools.product(*lists)):
         values = {**fixed, **dict(zip(names, combo))}
-        configs, why = _judge(result, quantities, covers, values, machine, device, names, order, host or {})
+        configs, why = _judge(result, quantities, covers, values, device, names, order, host or {})
         if not configs:
             rejected[why] = rejected.get(why, 0) + 1
         else:
@@ -165,11 +164,6 @@ def tune(result, fixed: dict, device: time_model.ModelDevice, host: "dict | None
     reasons = tuple(sorted(rejected.items(), key=lambda kv: -kv[1]))
     return Tuning(schedule.id, device.key, tuple(sorted(fixed.items())), names, count, feasible,
                   tuple(ranked), reasons, covers)
-
-
-def _machine(device: time_model.ModelDevice) -> tuple:
-    v = machine_values(device.profile)
-    return v["R_B"], v["Z"], v["T"]
 
 
 def pick(configurations) -> "Configuration | None":
@@ -193,7 +187,7 @@ def better(partial: bool, per_point: float, best_partial: bool, best_per_point: 
 MODEL = "model"
 
 
-def _judge(result, quantities, covers, values, machine, device, names, order, host: dict) -> tuple:
+def _judge(result, quantities, covers, values, device, names, order, host: dict) -> tuple:
     """(configurations of this candidate: one per case whose kernel fits, in the tree's
     order; why none is feasible when there are none)."""
     schedule, tree = result.schedule, result.tree
@@ -202,7 +196,7 @@ def _judge(result, quantities, covers, values, machine, device, names, order, ho
                           origin=False)
     if verdict.why:   # counted by reason: "violates n % (s*ub1) == 0", not by line
         return (), not_given(schedule, {**host, **values}, verdict)
-    choice = dispatch.choose(tree, machine, subs)
+    choice = dispatch.choose(tree, device, subs)
     if choice.case is None:   # where every case exceeds a limit, the first (doitgen's gridDim.y = nr*nq > 65535)
         beyond = choice.limits[0] if choice.limits and all(choice.limits) else ""
         return (), "no case fits the device" + (f": {beyond}" if beyond else "")

@@ -66,7 +66,7 @@ from parakern.analysis.dependence import threads_communicate
 from parakern.analysis.updates import updates
 from parakern.launch import in_parameters, launch_of
 from parakern.counters.occupancy import occupancy_detail
-from parakern.machine.devices import DeviceProfile
+from parakern.machine.devices import Device
 from parakern.symbolic.symbols import opaque, sym
 
 # One launch's fixed cost: the order of a kernel launch's latency on current GPUs and
@@ -92,39 +92,21 @@ class ModelError(ValueError):
     """The device lacks a fact the model reads (bandwidth, clock)."""
 
 
-@dataclass(frozen=True)
-class ModelDevice:
-    """What the model reads of a device: the occupancy calculator's profile and its speeds."""
-    key: str
-    profile: DeviceProfile
-    sms: int
-    bandwidth: float                 # bytes per second, DRAM
-    clock: float                     # Hz, the SM's boost clock
-    lanes32: int                     # 32-bit arithmetic results per clock per SM
-    lanes64: int                     # 64-bit
-    threads_per_sm: int
-    shared_bytes_per_clock: int      # per SM
-    l2_bytes: int                    # L2 cache
-    launch_overhead: float = LAUNCH_OVERHEAD_S
-    block_time: float = BLOCK_TIME_S
-    l2_lines_per_clock: float = L2_LINES_PER_CLOCK
-
-    def values(self) -> dict:
-        """The device's names in FORMULA, as floats."""
-        return {"sms": float(self.sms), "bandwidth": float(self.bandwidth), "clock": float(self.clock),
-                "lanes32": float(self.lanes32), "lanes64": float(self.lanes64),
-                "threads_per_sm": float(self.threads_per_sm),
-                "shared_bytes_per_clock": float(self.shared_bytes_per_clock), "l2_bytes": float(self.l2_bytes),
-                "launch_overhead": float(self.launch_overhead), "block_time": float(self.block_time),
-                "l2_lines_per_clock": float(self.l2_lines_per_clock)}
+def modelled(device: Device) -> Device:
+    """The device, when it has every fact the model reads (ModelError where it lacks one)."""
+    if not device.memory_bandwidth_gbps or not device.boost_clock_mhz:
+        raise ModelError(f"{device.name} has no memory bandwidth or clock in machine/devices.py")
+    return device
 
 
-def model_device(profile: DeviceProfile, key: str = "") -> ModelDevice:
-    if not profile.memory_bandwidth_gbps or not profile.boost_clock_mhz:
-        raise ModelError(f"{profile.name} has no memory bandwidth or clock in machine/devices.py")
-    return ModelDevice(key or profile.name, profile, profile.sm_count, profile.memory_bandwidth_gbps * 1e9,
-                       profile.boost_clock_mhz * 1e6, profile.fp32_lanes_per_sm, profile.fp64_lanes_per_sm,
-                       profile.max_threads_per_sm, profile.shared_memory_bytes_per_clock, profile.l2_cache_bytes or 0)
+def device_values(device: Device) -> dict:
+    """The device's names in FORMULA, as floats."""
+    return {"sms": float(device.sm_count), "bandwidth": device.bandwidth, "clock": device.clock,
+            "lanes32": float(device.fp32_lanes_per_sm),
+            "lanes64": float(device.fp64_lanes_per_sm), "threads_per_sm": float(device.max_threads_per_sm),
+            "shared_bytes_per_clock": float(device.shared_memory_bytes_per_clock),
+            "l2_bytes": float(device.l2_cache_bytes or 0), "launch_overhead": LAUNCH_OVERHEAD_S,
+            "block_time": BLOCK_TIME_S, "l2_lines_per_clock": L2_LINES_PER_CLOCK}
 
 
 # ------------------------------------------------------------------ the formula
@@ -685,7 +667,7 @@ def at(q: Quantities, subs: dict) -> "dict | None":
     return out
 
 
-def predict(q: Quantities, subs: dict, device: ModelDevice, registers: "int | None" = None) -> "Prediction | None":
+def predict(q: Quantities, subs: dict, device: Device, registers: "int | None" = None) -> "Prediction | None":
     """The predicted time of the case at `subs` on `device`; None where the block cannot be
     resident (the occupancy calculator gives 0 blocks) or a quantity is not a number.
     registers: nvcc's count per thread instead of the tree's."""
@@ -694,13 +676,13 @@ def predict(q: Quantities, subs: dict, device: ModelDevice, registers: "int | No
         return None
     regs = q.registers if registers is None else registers
     try:
-        detail = occupancy_detail(regs, values["shared_bytes"], values["threads"], device.profile)
+        detail = occupancy_detail(regs, values["shared_bytes"], values["threads"], device)
     except ValueError:
         return None
     if detail.active_blocks < 1:
         return None
     inputs = {**{n: values[n] for n in QUANTITY_NAMES if n != "resident"}, "resident": detail.active_blocks,
-              **device.values()}
+              **device_values(device)}
     env = evaluate(inputs)
     steps = tuple((n, env[n]) for n in (*QUANTITY_NAMES, *(name for name, _ in FORMULA)))
     terms = {t: env[t] for t in TERMS}

@@ -20,7 +20,8 @@ from typing import Callable, Optional
 from parakern.codegen.tree_dispatcher import dispatcher_name
 from parakern.verify import build as building
 from parakern.verify import inputs
-from parakern.verify.points import Device, Point, build_model, expected_case, find_points
+from parakern.machine.devices import Device
+from parakern.verify.points import Point, build_model, device_json, expected_case, find_points
 from parakern.verify.results import CaseResult, FileResult, PointResult, ScheduleResult
 from parakern.verify.signature import SignatureError, signature
 from parakern.source.text import normalize_newlines
@@ -228,7 +229,7 @@ def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int =
         prepared.append((point, values, ""))
         jobs.append({"id": i, "scalars": values, "sizes": count, "dims": dims,
                      "limits": inputs.index_limits(schedule, count, dims),
-                     "device": point.device.as_dict(), "seed": f"{schedule.id}:{point.case}:{i}:{seed}"})
+                     "device": device_json(point.device), "seed": f"{schedule.id}:{point.case}:{i}:{seed}"})
     arguments = [{"name": a.name, "ctype": a.ctype, "kind": a.kind} for a in sig.arguments]
     job = {"serial": str(serial), "gpu": str(gpu), "function": sig.function, "arguments": arguments,
            "guard": GUARD}
@@ -246,7 +247,7 @@ def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int =
         if not error and any(c < 0 for c in chosen):
             error = record.get("failure") or f"the dispatcher returned {min(chosen)}"
         outcomes.append(PointResult(
-            point.case, values, point.device.as_dict(), point.expected, chosen,
+            point.case, values, device_json(point.device), point.expected, chosen,
             tuple(record.get("mismatches", ())), tuple(record.get("guards", ())), error, point.uneven,
             point.origin, record.get("serial_s", 0.0) + record.get("gpu_s", 0.0), point.threads, point.realistic))
     return outcomes

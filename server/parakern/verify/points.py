@@ -34,6 +34,7 @@ import sympy
 from parakern.symbolic import constraints as cs
 from parakern.symbolic.cinteger import LAMBDIFY_MODULES
 from parakern import dispatch
+from parakern.machine.devices import Device, emulated, get_profile
 from parakern.symbolic.symbols import R_B, T, Z, sym
 
 MAX_SIZE = 300        # any other integer parameter
@@ -44,32 +45,6 @@ MAX_RB, MAX_Z, MAX_T = 1 << 16, 1 << 18, 1024   # registers per block, shared by
 SHARED_DEFAULT = 48 * 1024
 SAMPLES = 4000        # random parameter draws per point
 SOLVES = 24           # z3 calls for machine values per point before z3 solves everything
-
-
-@dataclass(frozen=True)
-class Device:
-    """The emulated device of a point (what cudaGetDeviceProperties reports)."""
-    regs_per_block: int
-    shared_optin: int          # sharedMemPerBlockOptin = Z
-    shared_default: int        # sharedMemPerBlock: above it the dispatcher must raise the attribute
-    max_threads: int           # maxThreadsPerBlock = T
-
-    @property
-    def R_B(self) -> int:
-        return self.regs_per_block
-
-    @property
-    def Z(self) -> int:
-        return self.shared_optin
-
-    @property
-    def T(self) -> int:
-        return self.max_threads
-
-    def as_dict(self) -> dict:
-        return {"regsPerBlock": self.regs_per_block, "sharedMemPerBlockOptin": self.shared_optin,
-                "sharedMemPerBlock": self.shared_default, "maxThreadsPerBlock": self.max_threads,
-                "R_B": self.R_B, "Z": self.Z, "T": self.T}
 
 
 @dataclass(frozen=True)
@@ -254,9 +229,19 @@ def _device(model: Model, k: int, full: dict, machine: dict, index: int) -> Devi
     return device(int(machine["R_B"]), int(machine["Z"]), int(machine["T"]))
 
 
+# What the emulated devices are besides the limits a point sets: a current GPU (the dispatch rule
+# and the emulation read nothing else of it).
+EMULATED_BASE = get_profile("h100")
+
+
 def device(R_B: int, Z: int, T: int) -> Device:
     """The emulated device on which the dispatcher reads these machine values."""
-    return Device(R_B, Z, min(Z, SHARED_DEFAULT), T)
+    return emulated(EMULATED_BASE, R_B, Z, min(Z, SHARED_DEFAULT), T)
+
+
+def device_json(device: Device) -> dict:
+    """What the emulated device reports (cudaDeviceProp's names) and its machine values."""
+    return {**device.properties(), "R_B": device.R_B, "Z": device.Z, "T": device.T}
 
 
 def expected_case(model: Model, values: dict, device: Device) -> "int | None":
@@ -264,8 +249,7 @@ def expected_case(model: Model, values: dict, device: Device) -> "int | None":
     full = _complete(model, values)
     if full is None:
         return None
-    machine = dispatch.Machine(device.regs_per_block, device.shared_optin, device.max_threads)
-    return dispatch.choose(model.tree, machine, full).case or 0
+    return dispatch.choose(model.tree, device, full).case or 0
 
 
 def find_points(model: Model, k: int, count: int, seed: int = 0) -> list[Point]:

@@ -64,6 +64,7 @@ class device_attribute:
     MAX_REGISTERS_PER_BLOCK = "MAX_REGISTERS_PER_BLOCK"
     MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"
     MAX_THREADS_PER_BLOCK = "MAX_THREADS_PER_BLOCK"
+    MULTIPROCESSOR_COUNT = "MULTIPROCESSOR_COUNT"
 
 
 class function_attribute:
@@ -119,7 +120,8 @@ class Device:
         regs, optin, threads = _limits()
         return {device_attribute.MAX_REGISTERS_PER_BLOCK: regs,
                 device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: optin,
-                device_attribute.MAX_THREADS_PER_BLOCK: threads}[attribute]
+                device_attribute.MAX_THREADS_PER_BLOCK: threads,
+                device_attribute.MULTIPROCESSOR_COUNT: 108}[attribute]
 
     def make_context(self, flags: int = 0):
         context = Context()
