@@ -1,4 +1,4 @@
-"""`parakern verify FILE [--points N] [--seed N] [--json] [--build-dir DIR] [--target sm_XX]`.
+"""`parakern verify FILE [--points N] [--seed N] [--json] [--build-dir DIR] [--target sm_XX] [--no-race-check]`.
 
 Exit status: 0 every case of every schedule matched the serial C and was chosen by its
 dispatcher; 1 a mismatch, a wrong case, a crash or something not verified; 2 bad usage;
@@ -27,6 +27,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--build-dir", metavar="DIR",
                    help="keep the generated .cu, the C files and the libraries in DIR")
+    p.add_argument("--no-race-check", dest="races", action="store_false",
+                   help="do not look for races by execution (shadow memory of every element reference, and "
+                        "a second run in a shuffled thread order): faster, and a race may pass")
     add_target_argument(p)
     return p
 
@@ -48,7 +51,7 @@ def run(args) -> int:
     from parakern.verify import ToolMissing, text, verify_source
     try:
         result = verify_source(source, args.file, args.points, seed=args.seed, build_dir=build_dir,
-                               options=Options(target=args.target))
+                               options=Options(target=args.target), races=args.races)
     except ToolMissing as exc:
         print(f"parakern verify: {exc}", file=sys.stderr)
         return EXIT_TOOL

@@ -11,6 +11,11 @@ then {"event": "result", "point": i, ...} with the cases the dispatcher
 returned, the mismatches (first one per array, with a count) and the guard
 zones found overwritten. Arrays get the same seeded pseudo-random contents
 in both versions; each has guard elements on both sides.
+
+With "races" in the job, the GPU version runs twice: in the emulation's default order with
+its shadow memory noting every element reference (parakern_race.h: the first race, if any,
+is in the record as "race"), then without notes in a seeded shuffled order of blocks and
+threads ("order_seed"), whose results are compared too (mismatches marked "order": 2).
 """
 import ctypes
 import json
@@ -146,6 +151,7 @@ def setup(lib, function, arguments):
 def run_point(job, point, serial, gpu, lib):
     rng = random.Random(point["seed"])
     arguments = job["arguments"]
+    races = job.get("races", False)
     base = {}
     for a in arguments:
         if a["kind"] != "scalar":
@@ -153,6 +159,7 @@ def run_point(job, point, serial, gpu, lib):
             below = min(INTEGERS_BELOW, point.get("limits", {}).get(a["name"], INTEGERS_BELOW))
             base[a["name"]] = Buffer(a["ctype"], size, job["guard"], fill(a["ctype"], size, rng, below))
     mine = {name: b.copy() for name, b in base.items()}
+    again = {name: b.copy() for name, b in base.items()} if races else {}
 
     def args(buffers):
         return [buffers[a["name"]].pointer() if a["kind"] != "scalar" else point["scalars"][a["name"]]
@@ -166,6 +173,8 @@ def run_point(job, point, serial, gpu, lib):
     lib.parakern_verify_device(d["regsPerBlock"], d["sharedMemPerBlockOptin"], d["sharedMemPerBlock"],
                                d["maxThreadsPerBlock"])
     lib.parakern_verify_reset()
+    lib.parakern_verify_races(1 if races else 0)
+    lib.parakern_verify_order(0)
     emit({"event": "start", "point": point["id"], "phase": "gpu"})
     start = time.perf_counter()
     gpu(*args(mine))
@@ -173,19 +182,55 @@ def run_point(job, point, serial, gpu, lib):
     calls = lib.parakern_verify_calls()
     cases = [lib.parakern_verify_case(i) for i in range(min(calls, 4096))]
     failure = lib.parakern_verify_failure().decode("utf-8", "replace")
+    received = [{name: _number(lib.parakern_verify_argument(c, i)) for i, name in enumerate(job.get("scalars", ()))}
+                for c in range(min(calls, job.get("logged", 0)))]
+    race = None
+    if lib.parakern_verify_race_count() > 0:
+        race = json.loads(lib.parakern_verify_race().decode("utf-8", "replace"))
+        race["elements"] = lib.parakern_verify_race_count()
+        if not race["shared"]:
+            race["index"] = unflatten(race["index"], point["dims"].get(race["array"], []))
+        else:
+            race["index"] = [race["index"]]
+    mismatches, guards = differences(arguments, point, base, mine)
+    if races:   # the same call with blocks and threads in another order: the same results
+        lib.parakern_verify_reset()
+        lib.parakern_verify_races(0)
+        lib.parakern_verify_order(point["order_seed"])
+        emit({"event": "start", "point": point["id"], "phase": "gpu2"})
+        start = time.perf_counter()
+        gpu(*args(again))
+        gpu_s += time.perf_counter() - start
+        lib.parakern_verify_order(0)
+        failure = failure or lib.parakern_verify_failure().decode("utf-8", "replace")
+        if not mismatches and not guards:
+            mismatches, guards = differences(arguments, point, base, again, order=2)
+    emit({"event": "result", "point": point["id"], "calls": calls, "cases": cases, "failure": failure,
+          "mismatches": mismatches, "guards": guards, "race": race, "received": received, "serial_s": serial_s,
+          "gpu_s": gpu_s})
+
+
+def _number(value: float):
+    return int(value) if value.is_integer() else value
+
+
+def differences(arguments, point, expected, got, order=1):
+    """The first mismatch per array and the arrays whose guard zones were overwritten; `order`:
+    which run of the GPU version `got` holds (2: the second thread order)."""
     mismatches, guards = [], []
     for a in arguments:
         if a["kind"] == "scalar":
             continue
         name = a["name"]
-        for who, buf in (("serial", base[name]), ("gpu", mine[name])):
+        for who, buf in (("serial", expected[name]), ("gpu", got[name])):
             if not buf.guards_intact():
-                guards.append({"array": name, "version": who})
-        found = compare(name, point["dims"].get(name, []), base[name], mine[name])
+                guards.append({"array": name, "version": who, **({"order": order} if order > 1 else {})})
+        found = compare(name, point["dims"].get(name, []), expected[name], got[name])
         if found:
+            if order > 1:
+                found["order"] = order
             mismatches.append(found)
-    emit({"event": "result", "point": point["id"], "calls": calls, "cases": cases, "failure": failure,
-          "mismatches": mismatches, "guards": guards, "serial_s": serial_s, "gpu_s": gpu_s})
+    return mismatches, guards
 
 
 def _exit_with_parent():
@@ -207,7 +252,13 @@ def main():
     gpu_lib = ctypes.CDLL(job["gpu"])
     gpu_lib.parakern_verify_device.argtypes = [ctypes.c_int, ctypes.c_long, ctypes.c_long, ctypes.c_int]
     gpu_lib.parakern_verify_case.argtypes = [ctypes.c_int]
+    gpu_lib.parakern_verify_argument.argtypes = [ctypes.c_int, ctypes.c_int]
+    gpu_lib.parakern_verify_argument.restype = ctypes.c_double
     gpu_lib.parakern_verify_failure.restype = ctypes.c_char_p
+    gpu_lib.parakern_verify_race.restype = ctypes.c_char_p
+    gpu_lib.parakern_verify_race_count.restype = ctypes.c_long
+    gpu_lib.parakern_verify_races.argtypes = [ctypes.c_int]
+    gpu_lib.parakern_verify_order.argtypes = [ctypes.c_ulonglong]
     gpu_lib.parakern_verify_init()
     serial = setup(serial_lib, job["function"], job["arguments"])
     gpu = setup(gpu_lib, job["function"], job["arguments"])
