@@ -174,6 +174,7 @@ struct Block {
     unsigned phase = 0;                         /* the running barrier interval, from 0 */
     std::function<void()> body;                 /* the kernel with its arguments */
     uint3 index = {0, 0, 0};
+    unsigned long number = 0;                   /* the linear index of blockIdx in the grid */
     unsigned char *shared = nullptr;
     size_t shared_size = 0;                     /* the launch's dynamic shared bytes */
 
@@ -301,6 +302,7 @@ void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A... arg
         memset(buffer + shared, 0xA5, GUARD);
         uint3 index = {(unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y),
                        (unsigned)(b / ((unsigned long)grid.x * grid.y))};
+        state.number = b;
         state.run(index, buffer, b % 2 == 1, order_seed ? &shuffle : nullptr);
         if (!guard_intact(buffer, shared)) overflow = true;
     }

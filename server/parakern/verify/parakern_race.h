@@ -14,9 +14,10 @@
  * (Block::phase of parakern_cpu.h) is the unit; global memory has no barrier between the blocks
  * of a launch, so there the whole launch is one interval. Launches are ordered. Per cell and
  * kind of access the first two distinct blocks (global memory) and the first two distinct
- * threads of the running block's current interval are kept: an access conflicting with any
- * earlier one meets at least one of them, so every race of the run is found whatever the order
- * the emulation ran the threads in (each racing element counted once, the first race described).
+ * threads of the running block's current interval are kept (one of each for plain writes: a
+ * second one races at once): an access conflicting with any earlier one meets at least one of
+ * them, so every race of the run is found whatever the order the emulation ran the threads in
+ * (each racing element counted once, the first race described).
  *
  * parakern_race::enabled turns the notes off (the references stay as plain as they are).
  * parakern_race::report() is the first race as one JSON object ("" when none), count() the
@@ -28,6 +29,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -53,23 +55,48 @@ constexpr uint16_t NONE = 0xFFFF;
 struct ByBlock { int32_t block = -1; uint16_t thread = NONE, where = NONE; };
 struct ByThread { uint16_t thread = NONE, where = NONE; };
 
+/* Slots per kind: two for reads and atomics (neither conflicts with its own kind, so any number
+   of blocks or threads may make them: a later conflicting access must meet one of another
+   block or thread), one for plain writes (a second writer races at once). */
+constexpr int SLOT[3] = {0, 2, 3}, SLOTS[3] = {2, 1, 2};
+
 struct Cell {
-    long launch = -1;
+    uint32_t launch = 0;          /* parakern_cpu::launches when the cell was last set (from 1) */
     int32_t here_block = -1;      /* the block and interval `here` holds threads of */
     uint32_t here_phase = 0;
     bool raced = false;           /* counted already */
-    ByBlock blocks[3][2];         /* global memory: the first two blocks of each kind in the launch */
-    ByThread here[3][2];          /* the first two threads of each kind in that block and interval */
+    ByBlock blocks[5];            /* global memory: the first blocks of each kind in the launch */
+    ByThread here[5];             /* the first threads of each kind in that block and interval */
 };
 
+/* The shadow memory: pages of PAGE_CELLS cells, one per element of one size (1, 2, 4, 8 or 16
+   bytes) at consecutive addresses, made when first touched; a small direct-mapped cache of
+   pages keeps the lookup of most references to a compare. */
+constexpr uint64_t PAGE_CELLS = 1024;
+struct Page { Cell cells[PAGE_CELLS]; };
+struct Cached { uint64_t key = ~0ull; Page *page = nullptr; };
+inline std::unordered_map<uint64_t, std::unique_ptr<Page>> pages;
+inline Cached recent[64];
+
+inline Cell &cell_of(const void *address, size_t size) {
+    const uint64_t unit = (uint64_t)(uintptr_t)address / size;
+    const uint64_t key = (unit / PAGE_CELLS) << 5 | (uint64_t)size;
+    Cached &hit = recent[(key >> 5 ^ key) & 63];
+    if (hit.key != key) {
+        std::unique_ptr<Page> &page = pages[key];
+        if (!page) page.reset(new Page());
+        hit = Cached{key, page.get()};
+    }
+    return hit.page->cells[unit % PAGE_CELLS];
+}
+
 inline bool enabled = true;
-inline std::unordered_map<uintptr_t, Cell> cells;
 inline long raced = 0;            /* elements found racing */
 inline std::string first;         /* the first race, as JSON */
 
 inline void reset() {
-    cells.clear();
-    cells.rehash(0);
+    pages.clear();
+    for (Cached &c : recent) c = Cached();
     raced = 0;
     first.clear();
 }
@@ -114,52 +141,58 @@ inline void found(Cell &cell, bool shared, const char *name, long long index, lo
             + ", \"second\": " + access_json(block, thread, kind, where) + "}";
 }
 
-inline void note(const void *address, bool shared, Kind kind, uint16_t where, const char *name, long long index) {
+inline void note(const void *address, size_t size, bool shared, Kind kind, uint16_t where, const char *name,
+                 long long index) {
+    if (!enabled) return;
     parakern_cpu::Block *running = parakern_cpu::current;
-    if (!enabled || running == nullptr) return;
-    const long launch = parakern_cpu::launches;
-    const int32_t block = (int32_t)(blockIdx.x + (long)gridDim.x * (blockIdx.y + (long)gridDim.y * blockIdx.z));
+    if (running == nullptr) return;
+    const uint32_t launch = (uint32_t)parakern_cpu::launches;
+    const int32_t block = (int32_t)running->number;
     const uint16_t thread = (uint16_t)running->running;
     const uint32_t phase = running->phase;
     /* an element of the block's dynamic shared memory, whatever pointer reached it */
     shared = shared || ((const unsigned char *)address >= running->shared
                         && (const unsigned char *)address < running->shared + running->shared_size);
-    Cell &cell = cells[(uintptr_t)address];
+    Cell &cell = cell_of(address, size);
     if (cell.launch != launch) {
         cell = Cell();
         cell.launch = launch;
     }
     if (cell.here_block != block || cell.here_phase != phase) {   /* a barrier or another block orders them */
-        for (auto &kind_slots : cell.here) kind_slots[0] = kind_slots[1] = ByThread();
+        for (ByThread &slot : cell.here) slot = ByThread();
         cell.here_block = block;
         cell.here_phase = phase;
     }
+    ByThread *mine = cell.here + SLOT[kind];
+    ByBlock *ours = cell.blocks + SLOT[kind];
+    const bool noted = mine[0].thread == thread || (SLOTS[kind] > 1 && mine[1].thread == thread);
+    if (noted && (shared || ours[0].block == block || (SLOTS[kind] > 1 && ours[1].block == block)))
+        return;   /* as this thread's earlier access of this kind: every race it has was found then */
     for (int other = 0; other < 3; ++other) {
         if (!CONFLICT[kind][other]) continue;
-        if (!shared)
-            for (const ByBlock &b : cell.blocks[other])
-                if (b.block >= 0 && b.block != block)
-                    found(cell, shared, name, index, b.block, b.thread, other, b.where, block, thread, kind, where);
-        for (const ByThread &t : cell.here[other])
+        for (int s = SLOT[other]; s < SLOT[other] + SLOTS[other]; ++s) {
+            const ByBlock &b = cell.blocks[s];
+            if (!shared && b.block >= 0 && b.block != block)
+                found(cell, shared, name, index, b.block, b.thread, other, b.where, block, thread, kind, where);
+            const ByThread &t = cell.here[s];
             if (t.thread != NONE && t.thread != thread)
                 found(cell, shared, name, index, block, t.thread, other, t.where, block, thread, kind, where);
+        }
     }
     if (!shared) {
-        ByBlock *b = cell.blocks[kind];
-        if (b[0].block < 0) b[0] = ByBlock{block, thread, where};
-        else if (b[0].block != block && b[1].block < 0) b[1] = ByBlock{block, thread, where};
+        if (ours[0].block < 0) ours[0] = ByBlock{block, thread, where};
+        else if (SLOTS[kind] > 1 && ours[0].block != block && ours[1].block < 0) ours[1] = ByBlock{block, thread, where};
     }
-    ByThread *t = cell.here[kind];
-    if (t[0].thread == NONE) t[0] = ByThread{thread, where};
-    else if (t[0].thread != thread && t[1].thread == NONE) t[1] = ByThread{thread, where};
+    if (mine[0].thread == NONE) mine[0] = ByThread{thread, where};
+    else if (SLOTS[kind] > 1 && mine[0].thread != thread && mine[1].thread == NONE) mine[1] = ByThread{thread, where};
 }
 
 /* An element reference: reads and writes through it are noted, then made. */
 template <bool Shared, class T> struct Ref {
     using V = std::remove_const_t<T>;
     T *element; uint16_t where; const char *name; long long index;
-    V get() const { note(element, Shared, READ, where, name, index); return *element; }
-    void put(V v) const { note(element, Shared, WRITE, where, name, index); *const_cast<V *>(element) = v; }
+    V get() const { note(element, sizeof(T), Shared, READ, where, name, index); return *element; }
+    void put(V v) const { note(element, sizeof(T), Shared, WRITE, where, name, index); *const_cast<V *>(element) = v; }
     operator V() const { return get(); }
     Ref &operator=(V v) { put(v); return *this; }
     Ref &operator=(const Ref &o) { put(o.get()); return *this; }
@@ -181,7 +214,7 @@ template <bool Shared, class T> Ref<Shared, T> at(uint16_t where, T *start, long
 
 /* an element an atomic function updates: noted as atomic, then the element itself */
 template <class T> T &atomic_at(uint16_t where, T *start, long long index, const char *name) {
-    note(start + index, false, ATOMIC, where, name, index);
+    note(start + index, sizeof(T), false, ATOMIC, where, name, index);
     return start[index];
 }
 
