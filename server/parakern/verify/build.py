@@ -1,6 +1,8 @@
 """The two programs compared: the serial C library and the GPU version on the CPU emulation.
 
 serial.so   the file as written, `gcc -O1 -include metafork.h` (meta_for -> for).
+serial_fma.so  the same with FMA contraction (fma.py): the spread between the two bounds the
+            floating differences a computation's rounding alone explains (runner.SPREAD_FACTOR).
 gpu_<i>.so  the same file with schedule i's `meta_schedule` statement replaced by a
             call of its dispatcher (arrays passed as flat pointers: in the emulation
             device memory is host memory), compiled with gcc, linked with the emitted
@@ -218,6 +220,11 @@ class Libraries:
     gpu: dict            # schedule id -> Path of its library
     errors: dict         # schedule id -> BuildError
 
+    @property
+    def fused(self) -> Path:
+        """The serial C built with FMA contraction."""
+        return self.serial.with_name("serial_fma.so")
+
 
 def build(text: str, file: str, cu_text: str, calls: list[Call], directory: Path) -> Libraries:
     """Compile serial.so and one gpu_<i>.so per call, in `directory`."""
@@ -226,6 +233,8 @@ def build(text: str, file: str, cu_text: str, calls: list[Call], directory: Path
     (directory / "source.c").write_text(line_directive(file) + with_entries(text, (c.schedule.function for c in calls)))
     run_compiler([gcc, *CFLAGS, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so", "-lm"],
          "the serial C file", directory)
+    run_compiler([gcc, *CFLAGS, *FMA_FLAGS, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o",
+                  "serial_fma.so", "-lm"], "the serial C file (with FMA contraction)", directory)
     (directory / "kernels.cu").write_text(cu_text)
     (directory / "glue.cpp").write_text(glue_source("kernels.cu", calls))
     errors, gpu = {}, {}

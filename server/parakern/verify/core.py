@@ -63,6 +63,15 @@ class Target:
     scalars: tuple = ()        # the dispatcher's scalar arguments, as its calls are logged
 
 
+@dataclass(frozen=True)
+class Checks:
+    """What a run compares besides the results: the libraries and the rules."""
+    serial: Path                       # the serial C
+    fused: "Path | None" = None        # the serial C with FMA contraction: the spread of floating results
+    tolerance: "dict | None" = None    # ctype -> relative bound given by the user (runner.TOLERANCE otherwise)
+    sites: "dict | None" = None        # the race check is on: where each traced site is (Session.sites)
+
+
 class Session:
     """A file analysed, its .cu emitted and compiled: points can run on any of its schedules.
 
@@ -72,15 +81,19 @@ class Session:
     removed by close() or at the end of a `with` block).
     races: the race check (module comment); with the default emission the kernels are printed
     traced for it, a custom `emit` is compiled as it is (its PARAKERN_AT references, if any, noted).
+    tolerance: ctype -> relative bound of floating differences, instead of runner.TOLERANCE and
+    the spread of the serial C built with and without FMA contraction.
     """
 
     def __init__(self, text: str, file: str, *, transform_cu: Optional[Callable[[str], str]] = None,
                  emit: Optional[Callable] = None, build_dir: "str | Path | None" = None, options=None,
-                 races: bool = True):
+                 races: bool = True, tolerance: "dict | None" = None):
         building.tools()
         self.text = normalize_newlines(text)
         self.file = file
         self.races = races
+        self.tolerance = dict(tolerance) if tolerance else None
+        self.fused: "Path | None" = None
         self.sites: dict = {}              # traced site number -> where it is in the source (races.py)
         self.problem = ""                  # why nothing of the file can run
         self.unverifiable: dict = {}       # schedule id -> why it cannot run
@@ -151,6 +164,7 @@ class Session:
             self.problem = f"{exc}:\n{exc.excerpt()}"
             return
         self.serial = libraries.serial
+        self.fused = None if self.tolerance else libraries.fused
         for result, sig, call in calls:
             s = result.schedule
             if s.id in libraries.errors:
@@ -170,14 +184,13 @@ class Session:
         return self.run_points(schedule_id, [point], seed)[0]
 
     def run_points(self, schedule_id: str, points: list, seed: int = 0, host: int = 0) -> list:
-        target = self.targets[schedule_id]
-        return run_points(target.signature, target.result.schedule, target.model, self.serial, target.gpu,
-                          points, seed, host, self.sites if self.races else None, target.scalars)
+        checks = Checks(self.serial, self.fused, self.tolerance, self.sites if self.races else None)
+        return run_points(self.targets[schedule_id], checks, points, seed, host)
 
     def verify(self, points: int = 3, seed: int = 0) -> FileResult:
         keep = "" if self._scratch is not None else str(self.build_dir)
         if self.problem:
-            return FileResult(self.file, error=self.problem, build_dir=keep)
+            return FileResult(self.file, error=self.problem, build_dir=keep, tolerance=self.tolerance)
         schedules = []
         for result in self.analysis.results:
             s = result.schedule
@@ -189,7 +202,7 @@ class Session:
             schedules.append(ScheduleResult(s.id, s.span.line, tuple(cases), seconds=time.perf_counter() - began))
         errors = tuple(f"{d.span.line}:{d.span.col}: {d.message}" for d in self.analysis.diagnostics
                        if d.severity.value == "error")
-        return FileResult(self.file, tuple(schedules), build_dir=keep, errors=errors)
+        return FileResult(self.file, tuple(schedules), build_dir=keep, errors=errors, tolerance=self.tolerance)
 
     def _verify_schedule(self, schedule_id: str, count: int, seed: int) -> list[CaseResult]:
         target = self.targets[schedule_id]
@@ -231,12 +244,12 @@ class Session:
         return cases
 
 
-def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int = 0, host: int = 0,
-               sites: "dict | None" = None, scalars: tuple = ()) -> list:
+def run_points(target: Target, checks: Checks, batch, seed: int = 0, host: int = 0) -> list:
     """Runs the points in a child process; per point a PointResult, or None when the function
-    never reached the schedule (no dispatcher call). host: inputs.scalars'. sites: the race
-    check is on (Session.sites: where each traced site is). scalars: the dispatcher's scalar
-    arguments, whose values at each call judge the facts on what the host code sets."""
+    never reached the schedule (no dispatcher call). host: inputs.scalars'. The values each
+    dispatcher call received (target.scalars) judge the facts on what the host code sets."""
+    sig, schedule, model = target.signature, target.result.schedule, target.model
+    sites = checks.sites
     jobs, prepared = [], []
     for i, point in enumerate(batch):
         name = f"{schedule.id}:{point.case}:{i}:{seed}"
@@ -251,8 +264,10 @@ def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int =
                      "limits": inputs.index_limits(schedule, count, dims),
                      "device": point.device.as_dict(), "seed": name, "order_seed": races.order_seed(name)})
     arguments = [{"name": a.name, "ctype": a.ctype, "kind": a.kind} for a in sig.arguments]
-    job = {"serial": str(serial), "gpu": str(gpu), "function": sig.function, "arguments": arguments,
-           "guard": GUARD, "races": sites is not None, "scalars": list(scalars), "logged": building.ARGUMENTS_LOGGED}
+    job = {"serial": str(checks.serial), "gpu": str(target.gpu), "function": sig.function, "arguments": arguments,
+           "guard": GUARD, "races": sites is not None, "scalars": list(target.scalars),
+           "logged": building.ARGUMENTS_LOGGED, "fused": str(checks.fused) if checks.fused else "",
+           "tolerance": checks.tolerance}
     records = _run_child(job, jobs)
     outcomes = []
     for i, (point, values, problem) in enumerate(prepared):
@@ -279,7 +294,7 @@ def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int =
             point.case, values, point.device.as_dict(), expected, chosen,
             tuple(record.get("mismatches", ())), tuple(record.get("guards", ())), error, point.uneven,
             point.origin, record.get("serial_s", 0.0) + record.get("gpu_s", 0.0), point.threads, point.realistic,
-            races.described(race, sites or {}) if race else None, per_call))
+            races.described(race, sites or {}) if race else None, per_call, record.get("bounds", {})))
     return outcomes
 
 
@@ -318,8 +333,8 @@ def _run_child(job: dict, points: list) -> dict:
                 records.setdefault(p["id"], {"error": f"the runner failed: {why}"})
             break
         point, phase = current
-        version = {"serial": "serial C", "gpu2": "GPU version (emulated, in the second thread order)"}.get(
-            phase, "GPU version (emulated)")
+        version = {"serial": "serial C", "fused": "serial C (built with FMA contraction)",
+                   "gpu2": "GPU version (emulated, in the second thread order)"}.get(phase, "GPU version (emulated)")
         records[point] = {"error": f"the {version} {_death(code, hung, stderr)}"}
         remaining = [p for p in remaining if p["id"] not in records]
     return records

@@ -7,7 +7,16 @@ from parakern.codegen import status
 from parakern.verify import races
 
 TOLERANCE_NOTE = ("integers compared exactly; float: |got - expected| <= 1e-5 * max(1, max |expected| "
-                  "over the array); double: the same with 1e-12")
+                  "over the array); double: the same with 1e-12; or, where larger, twice the array's spread "
+                  "between the serial C built with and without FMA contraction")
+
+
+def tolerance_note(tolerance: "dict | None" = None) -> str:
+    """The comparison rule: TOLERANCE_NOTE, or the bounds given with --tolerance."""
+    if not tolerance:
+        return TOLERANCE_NOTE
+    return (f"integers compared exactly; float: |got - expected| <= {tolerance['float']:g} * max(1, max |expected| "
+            f"over the array); double: the same with {tolerance['double']:g} (--tolerance)")
 
 
 @dataclass(frozen=True)
@@ -28,6 +37,8 @@ class PointResult:
     race: "dict | None" = None      # the first race the shadow memory found (races.py)
     expected_calls: tuple = ()      # what each logged call must return, from the values the host code
                                     # gave it (points.host_check; 0 where its meta_for is empty)
+    bounds: dict = field(default_factory=dict)   # floating array -> {"allowed", "spread"} where the
+                                    # spread of the serial C with and without FMA contraction set the bound
 
     @property
     def right_case(self) -> bool:
@@ -55,7 +66,7 @@ class PointResult:
                 "chosen": list(self.chosen), "right_case": self.right_case, "mismatches": list(self.mismatches),
                 "out_of_bounds": list(self.guards), "error": self.error or None, "uneven": self.uneven,
                 "threads": self.threads, "realistic": self.realistic, "origin": self.origin, "race": self.race,
-                "ok": self.ok}
+                "bounds": self.bounds, "ok": self.ok}
 
 
 @dataclass(frozen=True)
@@ -115,6 +126,7 @@ class FileResult:
     seconds: float = 0.0
     build_dir: str = ""
     errors: tuple = field(default_factory=tuple)   # the analysis' errors ("line:col: message")
+    tolerance: "dict | None" = None                # the bounds given with --tolerance
 
     @property
     def ok(self) -> bool:
@@ -122,7 +134,7 @@ class FileResult:
 
     def as_dict(self) -> dict:
         return {"file": self.file, "ok": self.ok, "error": self.error or None, "analysis_errors": list(self.errors),
-                "tolerance": TOLERANCE_NOTE,
+                "tolerance": tolerance_note(self.tolerance),
                 "schedules": [s.as_dict() for s in self.schedules], "seconds": round(self.seconds, 3)}
 
 
@@ -150,8 +162,13 @@ def _point_line(p: PointResult) -> str:
         lines.append(f"        {races.text(p.race)}")
     for m in p.mismatches:
         index = "".join(f"[{i}]" for i in m["index"])
+        allowed = f"; allowed difference {m['allowed']:.3g}" if m.get("allowed") is not None else ""
         lines.append(f"        mismatch {m['array']}{index}{_SECOND if m.get('order') == 2 else ''}: "
-                     f"expected {m['expected']}, got {m['got']} ({m['count']} of {m['size']} elements differ)")
+                     f"expected {m['expected']}, got {m['got']} ({m['count']} of {m['size']} elements differ"
+                     f"{allowed})")
+    if p.bounds:
+        lines.append("        compared within twice the serial C's own spread with and without FMA contraction: "
+                     + ", ".join(f"{a} {b['allowed']:.3g}" for a, b in p.bounds.items()))
     for g in p.guards:
         lines.append(f"        {g['version']} version wrote outside '{g['array']}'"
                      f"{_SECOND if g.get('order') == 2 else ''}")
@@ -181,7 +198,7 @@ def text(result: FileResult, verbose: bool = True) -> str:
             if verbose or not c.ok:
                 lines.extend(_point_line(p) for p in c.points)
     lines.append("")
-    lines.append(f"({TOLERANCE_NOTE})")
+    lines.append(f"({tolerance_note(result.tolerance)})")
     if result.build_dir:
         lines.append(f"(build files kept in {result.build_dir})")
     return "\n".join(lines)
