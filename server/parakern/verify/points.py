@@ -179,10 +179,12 @@ def _complete(model: Model, values: dict) -> "dict | None":
 
 
 def _failed_fact(model: Model, full: dict, given: set):
-    """The first fact false at `full` among those whose host-set parameters are `given`."""
-    for f, reads, fact in model.facts:
+    """The first fact false at `full` among those whose host-set parameters are `given`:
+    (its function, the host-set names it reads, the Fact), or None."""
+    for entry in model.facts:
+        f, reads, _fact = entry
         if reads <= given and not bool(f(full)):
-            return fact
+            return entry
     return None
 
 
@@ -202,13 +204,14 @@ def host_check(model: Model, values: dict, calls: list, device: "Device") -> tup
             fact = _failed_fact(model, full, set(full))
         except (ZeroDivisionError, ValueError, OverflowError, TypeError):
             fact = None
-        if fact is not None and fact.origin == "loop bound":
+        if fact is not None and fact[2].origin == "loop bound":
             expected.append(status.NOTHING_TO_DO)
             continue
         if fact is not None:
-            read = {s.name for s in fact.relation.free_symbols}
-            told = ", ".join(f"{h} = {v}" for h, v in host.items() if h in read) or \
-                ", ".join(f"{h} = {v}" for h, v in host.items())
+            _, reads, fact = fact
+            direct = {s.name for s in fact.relation.free_symbols}
+            told = ", ".join(f"{h} = {full[h]}" for h in list(host) + [d for d, _ in model.derived]
+                             if h in reads or h in direct) or ", ".join(f"{h} = {v}" for h, v in host.items())
             line = f"{fact.span.line}:{fact.span.col}" if fact.span else ""
             return tuple(expected), (f"at call {n} of the schedule the host code set {told}, where the analysis "
                                      f"assumes {to_c(fact.relation)} ({fact.origin}"
