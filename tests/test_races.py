@@ -311,3 +311,28 @@ def test_the_race_header_compiles_without_a_warning(tmp_path):
                            "-include", str(RACE_HEADER), "-x", "c++", str(use), "-o", str(tmp_path / "use.o")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+# ------------------------------------------------------------------ a race the check found in generated code
+
+def test_coarsened_rows_past_the_block_are_not_loaded():
+    """mm_tile's thread coarsening (6) stages a tile of 4 * ceil(B0 / 4) rows of C; at B0 = 6
+    its load read rows 6 and 7, the next block's, while that block wrote them (the race check
+    found it: 'race on C[6][0] ... in different blocks of one launch'). No thread reads a row
+    past B0 (`ti_1 < B0 ? C[i_1][j] : 0`): the load stops there."""
+    import sympy
+    from parakern.analysis.staging import plan
+    path = ROOT / "samples" / "polybench" / "mm_tile.c"
+    text_ = path.read_text()
+    tree = analyze(text_, str(path)).results[0].tree
+    coarse = [k for k, c in enumerate(tree.cases, 1) if "(6)" in c.decisions and "(4a)" in c.decisions]
+    assert coarse
+    for k in coarse:
+        (st,) = plan(tree.cases[k - 1].kernel)
+        (region,) = [r for choice in st.choices for r in choice.regions if r.load]
+        (box,) = region.reads
+        assert sympy.expand(box[0][0] + box[0][1] - sympy.Symbol("B0", integer=True)) == 0, box
+    with Session(text_, str(path)) as session:
+        point = session.run("mm_tile:0", {"ni": 18, "nj": 64, "nk": 16, "B0": 6, "B1": 32},
+                            device(65536, 1 << 16, 128))
+    assert point.chosen == (coarse[0],) and point.ok and point.race is None, (point.race, point.error)
