@@ -14,6 +14,7 @@ import sys
 from parakern import interrupts, outputs
 from parakern.command_input import read_source
 from parakern.targets import add_target_argument
+from parakern.verify.runner import TOLERANCE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TOOL = 0, 1, 2, 3
 
@@ -42,7 +43,6 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def tolerance(text: str) -> dict:
     """`--tolerance`: 'X' for both floating types, or 'float=X,double=Y' (either alone)."""
-    from parakern.verify.runner import TOLERANCE
     bounds = dict(TOLERANCE)
     parts = [p.strip() for p in text.split(",")]
     for part in parts:
