@@ -1,0 +1,109 @@
+"""The engine's front-end runs, without a server (lsp/parses.py, lsp/engine.py): a newer
+version stops the run of the one it replaces, and one document's runs never wait for another's."""
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from conftest import SAMPLES
+from parakern.lsp import engine as engine_module
+from parakern.lsp import parses
+from parakern.lsp.settings import Settings
+
+PARSE = 2.0          # seconds one front-end run of the "large" document takes here
+
+
+class _QuietClient:
+    def publish(self, uri, version, diagnostics): pass
+    def refresh_lenses(self): pass
+    def progress_supported(self): return False
+    def show_message(self, kind, text): pass
+
+
+def _spin(seconds: float) -> int:
+    """Pure Python for `seconds` (what the front end is: interruptible at any bytecode)."""
+    deadline, turns = time.perf_counter() + seconds, 0
+    while time.perf_counter() < deadline:
+        turns += 1
+    return turns
+
+
+def test_a_cancelled_run_stops_at_once_and_gives_none():
+    async def scenario():
+        run = parses.Run("key", _spin, 30.0)
+        await asyncio.sleep(0.2)
+        started = time.perf_counter()
+        run.cancel()
+        value = await run.future
+        while any(t.name == "parakern-frontend" for t in threading.enumerate()):
+            await asyncio.sleep(0.01)
+            assert time.perf_counter() - started < 2.0, "the interrupted thread still runs"
+        return value, run.cancelled
+
+    assert parses.interruptible()
+    assert asyncio.run(scenario()) == (None, True)
+
+
+def test_a_run_cancelled_as_it_ends_raises_nothing_anywhere():
+    """The interruption of a run that was ending must not fire later in its thread (nor in
+    another): thousands of runs cancelled at random moments of their end."""
+    errors = []
+    hook, threading.excepthook = threading.excepthook, lambda args: errors.append(args)
+
+    async def scenario():
+        for k in range(1500):
+            run = parses.Run(k, sum, range(k % 300))
+            await asyncio.sleep(0)
+            run.cancel()
+            assert await run.future in (None, sum(range(k % 300)))
+        last = parses.Run("last", sum, range(10))
+        return await last.future
+
+    try:
+        assert asyncio.run(scenario()) == 45
+        time.sleep(0.2)
+    finally:
+        threading.excepthook = hook
+    assert errors == []
+
+
+def test_a_newer_version_stops_the_runs_it_replaces_and_no_document_waits_for_another(monkeypatch):
+    """Before: one thread ran every document's front end, one whole run per version in turn;
+    four quick edits of a large file cost four runs before the last version's diagnostics,
+    and a small document opened meanwhile waited behind all of them."""
+    real = engine_module.build_snapshot
+    finished = []
+
+    def build(file, version, text, settings):
+        if file == "large.c":
+            _spin(PARSE)
+        finished.append((file, version))
+        return real(file, version, text, settings)
+
+    monkeypatch.setattr(engine_module, "build_snapshot", build)
+    text = (SAMPLES / "saxpy.c").read_text()
+
+    async def scenario():
+        engine = engine_module.Engine(_QuietClient(), Settings(case_trees=False))
+        try:
+            engine.open("file:///large.c", "large.c", 1, text)
+            for version in (2, 3, 4):
+                await asyncio.sleep(0.3)
+                engine.change("file:///large.c", version, text + "\n" * version)
+                engine.analyse_now("file:///large.c")              # a save: no debounce
+            last = time.perf_counter()
+            engine.open("file:///small.c", "small.c", 1, text)
+            small = await engine.current_views("file:///small.c")
+            small_after = time.perf_counter() - last
+            large = await engine.current_views("file:///large.c")
+            large_after = time.perf_counter() - last
+            return small, small_after, large, large_after, engine.docs["file:///large.c"].snapshot.version
+        finally:
+            engine.close()
+
+    small, small_after, large, large_after, version = asyncio.run(scenario())
+    assert [v.id for v in small] == ["saxpy:0"] and small_after < 0.5 * PARSE, small_after
+    assert [v.id for v in large] == ["saxpy:0"] and version == 4
+    assert large_after < 1.5 * PARSE, large_after                # one run, not the four queued
+    assert [v for f, v in finished if f == "large.c"] == [4]     # the others were stopped
