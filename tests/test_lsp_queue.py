@@ -1,5 +1,6 @@
-"""The engine's front-end runs, without a server (lsp/parses.py, lsp/engine.py): a newer
-version stops the run of the one it replaces, and one document's runs never wait for another's."""
+"""The engine's front-end runs and what it keeps, without a server (lsp/parses.py, lsp/engine.py):
+a newer version stops the run of the one it replaces, one document's runs never wait for
+another's, and the summaries no open document shows are bounded."""
 from __future__ import annotations
 
 import asyncio
@@ -10,6 +11,7 @@ from conftest import SAMPLES
 from parakern.lsp import engine as engine_module
 from parakern.lsp import parses
 from parakern.lsp.settings import Settings
+from parakern.lsp.summary import ScheduleSummary
 
 PARSE = 2.0          # seconds one front-end run of the "large" document takes here
 
@@ -107,3 +109,53 @@ def test_a_newer_version_stops_the_runs_it_replaces_and_no_document_waits_for_an
     assert [v.id for v in large] == ["saxpy:0"] and version == 4
     assert large_after < 1.5 * PARSE, large_after                # one run, not the four queued
     assert [v for f, v in finished if f == "large.c"] == [4]     # the others were stopped
+
+
+def test_the_summaries_no_open_document_shows_are_bounded():
+    """Every edit of a constant makes a new summary (tens of KB): the engine kept 512 of
+    them, about 20 MB over 4 000 edits."""
+    engine = engine_module.Engine(_QuietClient(), Settings(case_trees=False))
+    try:
+        for k in range(600):
+            engine._store(f"k{k}", ScheduleSummary(f"k{k}", "f:0", "f", "ok"))
+        assert len(engine.cache) == engine_module.CACHE_SIZE <= 64
+        assert "k599" in engine.cache and "k0" not in engine.cache      # the least recently stored went
+    finally:
+        engine.close()
+
+
+def test_the_server_keeps_nothing_per_notification():
+    """pygls kept the future of every notification (and of a command's own handler) in its
+    table of requests under way, for good: about 1 KB per edit."""
+    import json
+
+    from parakern.lsp.server import server
+
+    class Discard:
+        def write(self, data): pass
+        def close(self): pass
+
+    protocol = server.protocol
+
+    def send(message: dict) -> None:
+        protocol.handle_message(json.loads(json.dumps(message), object_hook=protocol.structure_message))
+
+    async def scenario():
+        protocol.set_writer(Discard())
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"processId": None, "capabilities": {}, "initializationOptions": {"caseTrees": False}}})
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        uri = "file:///kept.c"
+        send({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+              "params": {"textDocument": {"uri": uri, "languageId": "c", "version": 1, "text": "int x;"}}})
+        for version in range(2, 102):
+            send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+                "textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": f"int x{version};"}]}})
+            send({"jsonrpc": "2.0", "method": "textDocument/didSave", "params": {"textDocument": {"uri": uri}}})
+        await asyncio.sleep(0.2)
+        return len(protocol._request_futures)
+
+    try:
+        assert asyncio.run(scenario()) == 0
+    finally:
+        server.engine.close()

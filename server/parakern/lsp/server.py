@@ -63,6 +63,8 @@ class ParakernProtocol(LanguageServerProtocol):
         return result
 
     def structure_message(self, data):
+        if isinstance(data, dict) and "error" in data and "method" not in data:
+            self._result_types.pop(data.get("id"), None)   # pygls forgets it for a result only
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
@@ -77,6 +79,33 @@ class ParakernProtocol(LanguageServerProtocol):
             self._send_response(data["id"], error=types.ResponseError(
                 code=exc.code, message=f"{data.get('method')}: {why}"))
             return _ANSWERED
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        """pygls' own, but the handler's future leaves pygls' table of requests under way once
+        it is done: pygls removes a request's when it answers it, never a notification's nor
+        that of a command's own handler (the server grew by about 1 KB per edit, for good)."""
+        def done(future) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args):
+        """pygls' own, but cancelling the requests under way over a copy of their table: a
+        cancelled command's callback removes it from the table pygls iterated, and shutdown
+        failed (-32603 'dictionary changed size during iteration') while a command ran."""
+        try:
+            if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+                yield user_handler, args, None
+            current = self.msg_id
+            for msg_id, future in list(self._request_futures.items()):
+                if msg_id != current and not future.done():
+                    future.cancel()
+        finally:
+            self._shutdown = True
+        return None
 
     def handle_message(self, message):
         if message is _ANSWERED:
