@@ -37,7 +37,7 @@ def environment(**extra: str) -> dict:
 
 class Wire:
     def __init__(self, env: "dict | None" = None, capabilities: "dict | None" = None, options: "dict | None" = None,
-                 encoding: str = "utf-16", stderr=subprocess.DEVNULL):
+                 encoding: str = "utf-16", stderr=subprocess.DEVNULL, process_id: "int | None" = None):
         self.process = subprocess.Popen([sys.executable, "-m", "parakern", "serve"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=stderr, env=env or environment())
         self.pid = self.process.pid
@@ -54,7 +54,7 @@ class Wire:
         self.reader.start()
         caps = dict(capabilities or CAPABILITIES)
         caps.setdefault("general", {"positionEncodings": [encoding]})
-        self.result = self.request("initialize", {"processId": os.getpid(), "rootUri": ROOT.as_uri(),
+        self.result = self.request("initialize", {"processId": process_id or os.getpid(), "rootUri": ROOT.as_uri(),
                                                   "capabilities": caps,
                                                   "initializationOptions": options or {}}, timeout=60)
         self.notify("initialized", {})

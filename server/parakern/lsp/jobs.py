@@ -106,7 +106,10 @@ class _Slot:
         if executor is None:
             return
         pids = {self.pid} if self.pid else set()
-        pids.update(getattr(executor, "_processes", None) or {})  # the process ids
+        try:     # the process ids (a copy: the executor's thread may change its table meanwhile)
+            pids.update(list(getattr(executor, "_processes", None) or ()))
+        except RuntimeError:
+            pass
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -284,4 +287,7 @@ class JobPool:
                 # workers' warm-up still awaited; the workers are killed below, and nothing is lost
                 task._log_destroy_pending = False   # (asyncio's own switch for that message)
         for slot in self._slots:
-            slot.kill()
+            try:
+                slot.kill()
+            except Exception:       # the others are still stopped
+                log.exception("parakern: stopping worker %d failed", slot.number)
