@@ -118,3 +118,16 @@ def test_a_bound_of_zero_keeps_nothing(tmp_path, monkeypatch):
     job = _job("saxpy")
     worker.analyse(job)
     assert diskcache.load(job.key) is None and not list(tmp_path.rglob("*.json"))
+
+
+def test_a_relative_cache_folder_is_made_absolute_before_the_server_leaves_its_directory(tmp_path, monkeypatch):
+    """The server works in a private directory (issue 34): a relative PARAKERN_CACHE_DIR or
+    XDG_CACHE_HOME would have been a new, empty cache there every session."""
+    monkeypatch.chdir(tmp_path)
+    environ = {diskcache.ENV: "cache", "XDG_CACHE_HOME": "xdg"}
+    diskcache.pin_root(environ)
+    assert environ == {diskcache.ENV: str(tmp_path / "cache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    for kept in ({diskcache.ENV: "off"}, {diskcache.ENV: "/abs/cache"}, {}):
+        before = dict(kept)
+        diskcache.pin_root(kept)
+        assert kept == before

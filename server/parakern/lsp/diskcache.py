@@ -40,6 +40,16 @@ KEPT = ("ok", "no-tree")
 _TYPES = {cls.__name__: cls for cls in (ScheduleSummary, CaseInfo, DiagInfo, ProfileInfo, TuneInfo)}
 
 
+def pin_root(environ=os.environ) -> None:
+    """A relative PARAKERN_CACHE_DIR or XDG_CACHE_HOME made absolute, from the current directory:
+    the server moves to a private directory of its own before it starts (lsp/command.py), where
+    a relative folder would be a new, empty cache every session."""
+    for name in (ENV, "XDG_CACHE_HOME"):
+        value = environ.get(name, "")
+        if value and value.strip().lower() != "off" and not os.path.isabs(value):
+            environ[name] = os.path.abspath(value)
+
+
 def root() -> "Path | None":
     chosen = os.environ.get(ENV, "")
     if chosen.strip().lower() == "off":
