@@ -21,6 +21,14 @@ With --cold N, only the first open ever, N times per sample (a fresh server and 
 summary folder each time): p50 / p95 of `cases` and `whole`.
 With --large N, only: a file of N functions of one schedule each (about 11 N lines), code
 actions at its middle every 50 ms right after didOpen and after an edit: p50 / max.
+With --typing KB, only: a file of KB kilobytes (functions of one schedule each) typed into,
+one character in its middle every 1/--rate seconds (--keystrokes of them), in a fresh server
+with case trees on; a third of the way, a second document (saxpy) is opened, half way,
+showCaseTree is asked for it. Printed: the big file's parse time (the front end on it, in
+this process), its first diagnostics after didOpen, the second document's diagnostics and
+case diagnostics after its didOpen, the command's answer, the big file's diagnostics after
+the last keystroke, and how long shutdown + exit take right after a keystroke; with the
+machine's load (uptime).
 Then a file of ten schedules in one function (fresh server, opened and analysed):
   ten       an edit inside the sixth schedule -> case diagnostics of all ten for that
             version, less the 300 ms debounce (only the edited schedule is re-analysed)
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import statistics
 import sys
 import time
@@ -39,6 +48,7 @@ from pygls.lsp.client import LanguageClient
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER = ("matadd", "matmul", "jacobi1d", "transpose", "polydiv")
+WAIT = 300.0       # seconds --typing waits for an answer before it says "none"
 
 
 class Client(LanguageClient):
@@ -297,6 +307,87 @@ async def large_file(functions: int, requests: int = 20) -> tuple[list, list]:
     return opened, edited
 
 
+def large_text(kilobytes: int) -> str:
+    """About `kilobytes` KB of functions of one schedule each (LARGE_FUNCTION)."""
+    parts, size, k = ["#include \"metafork.h\"\n"], 0, 0
+    while size < kilobytes * 1000:
+        parts.append(LARGE_FUNCTION.format(k=k))
+        size += len(parts[-1])
+        k += 1
+    return "".join(parts)
+
+
+async def typing(kilobytes: int, keystrokes: int, rate: float) -> dict:
+    """Seconds, as an editor sees them, while a large file is typed into (see --typing)."""
+    from parakern.lsp.documents import build_snapshot
+    from parakern.lsp.settings import Settings
+    text = large_text(kilobytes)
+    started = time.perf_counter()
+    build_snapshot("large.c", 1, text, Settings())
+    figures = {"bytes": len(text), "parse": time.perf_counter() - started}
+    big = (ROOT / "samples" / "typed.c").as_uri()              # never written: the text is sent
+    second = (ROOT / "samples" / "second.c").as_uri()
+    client = await started_client()
+    t0 = time.perf_counter()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=big, language_id="c", version=1, text=text)))
+    figures["open"] = await client.until(big, 1, t0, anything)
+    lines = text.split("\n")
+    row = next(k for k in range(len(lines) // 2, len(lines)) if "int p = i * B + j;" in lines[k])
+    column = len(lines[row])
+    version, opened, command = 1, None, None
+
+    async def timed(request):
+        t = time.perf_counter()
+        answer = await request
+        return answer, time.perf_counter() - t
+
+    for k, char in enumerate((" // typed " * keystrokes)[:keystrokes]):
+        version += 1
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=big, version=version),
+            [types.TextDocumentContentChangePartial(range=types.Range(types.Position(row, column + k),
+                                                                      types.Position(row, column + k)), text=char)]))
+        last = time.perf_counter()
+        if k == keystrokes // 3:
+            opened = time.perf_counter()
+            client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+                uri=second, language_id="c", version=1, text=(ROOT / "samples" / "saxpy.c").read_text())))
+        if k == keystrokes // 2:
+            command = asyncio.ensure_future(timed(client.workspace_execute_command_async(types.ExecuteCommandParams(
+                command="parakern.showCaseTree", arguments=[second, "saxpy:0"]))))
+        await asyncio.sleep(max(0.0, last + 1 / rate - time.perf_counter()))
+
+    async def seconds(wait, limit: float = WAIT):
+        try:
+            return await asyncio.wait_for(wait, limit)
+        except (TimeoutError, asyncio.TimeoutError):
+            return math.inf
+
+    figures["after_last"] = await seconds(client.until(big, version, last, anything, timeout=WAIT))
+    figures["second"] = await seconds(client.until(second, 1, opened, anything, timeout=WAIT))
+    figures["second_cases"] = await seconds(client.until(second, 1, opened, has_cases, timeout=WAIT))
+    answered = await seconds(command)
+    tree, figures["command"] = (None, math.inf) if answered == math.inf else answered
+    figures["command_ok"] = isinstance(tree, str) and "saxpy:0" in tree
+    # the end, right after a keystroke (its front end under way)
+    version += 1
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(uri=big, version=version),
+        [types.TextDocumentContentChangePartial(range=types.Range(types.Position(row, 0), types.Position(row, 0)),
+                                                text=" ")]))
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(big)))
+    await asyncio.sleep(0.1)
+    t0 = time.perf_counter()
+    await seconds(client.shutdown_async(None), 30)
+    client.exit(None)
+    if await seconds(client._server.wait(), 30) == math.inf:
+        client._server.kill()
+    figures["exit"] = time.perf_counter() - t0
+    await client.stop()
+    return figures
+
+
 async def cold_open(name: str) -> tuple[float, float]:
     """(case diagnostics, whole hover) seconds after didOpen, in a fresh server with an empty
     summary folder: the first open ever of that text."""
@@ -315,6 +406,25 @@ async def main_async(args) -> None:
     import os
     import tempfile
     os.environ["PARAKERN_CACHE_DIR"] = tempfile.mkdtemp(prefix="parakern-bench-cache-")   # empty
+    if args.typing:
+        f = await typing(args.typing, args.keystrokes, args.rate)
+        load = os.getloadavg()
+        print(f"typing into a file of {f['bytes'] / 1000:.0f} KB ({args.keystrokes} keystrokes, "
+              f"{args.rate:g} a second; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+              f"on {os.cpu_count()} CPUs):")
+        print(f"  its front end (one parse, in this process): {f['parse']:.2f} s; its diagnostics after didOpen "
+              f"{f['open']:.2f} s")
+        print(f"  a second document opened while it is typed into: diagnostics {f['second']:.2f} s after its didOpen "
+              f"(target <= 1 s: {'met' if f['second'] <= 1 else 'missed'}), case diagnostics {f['second_cases']:.2f} s")
+        print(f"  showCaseTree of the second document asked while typing: answered in {f['command']:.2f} s"
+              + ("" if f["command_ok"] else " (without its tree)"))
+        bound = f["open"] + DEBOUNCE        # one parse as the server does it, publishing included
+        print(f"  the large file's diagnostics {f['after_last']:.2f} s after the last keystroke (target <= one parse "
+              f"in the server, as after didOpen, + the {DEBOUNCE:g} s debounce = {bound:.2f} s: "
+              f"{'met' if f['after_last'] <= bound else 'missed'})")
+        print(f"  shutdown + exit right after a keystroke: the server process ended {f['exit']:.2f} s later "
+              f"(target <= 2 s: {'met' if f['exit'] <= 2 else 'missed'})")
+        return
     if args.large:
         opened, edited = await large_file(args.large)
         print(f"code action on a file of {args.large} schedules ({args.large * 11 + 1} lines), "
@@ -386,6 +496,10 @@ def main() -> None:
     parser.add_argument("--hovers", type=int, default=200, help="cached hovers per sample")
     parser.add_argument("--large", type=int, default=0, metavar="N",
                         help="only: code-action latency on a file of N schedules (after open, after an edit)")
+    parser.add_argument("--typing", type=int, default=0, metavar="KB",
+                        help="only: a file of KB kilobytes typed into while a second document is opened")
+    parser.add_argument("--keystrokes", type=int, default=20, help="with --typing: keystrokes")
+    parser.add_argument("--rate", type=float, default=2.0, help="with --typing: keystrokes a second")
     parser.add_argument("--repeat", type=int, default=3,
                         help="fresh servers per sample: the first analyses, the others reopen (>= 2)")
     parser.add_argument("--ten-edits", type=int, default=10, help="edits inside one of ten schedules")

@@ -139,7 +139,7 @@ def golden_registers(monkeypatch):
 # `pytest -m "not slow"` is the unit tier (well under a minute); the whole suite also runs
 # the editor end to end, the CPU emulation of every sample and nvcc. needs_cuda marks what
 # the CUDA toolkit decides (nvcc, ptxas, cuda_occupancy.h), editor what drives a server.
-EDITOR_MODULES = {"test_lsp", "test_lsp_robustness", "test_lsp_bench", "test_neovim"}
+EDITOR_MODULES = {"test_lsp", "test_lsp_robustness", "test_lsp_bench", "test_neovim", "test_lsp_lifecycle"}
 SLOW_MODULES = EDITOR_MODULES | {"test_bench_emulated", "test_verify", "test_dispatch", "test_frontend_robustness",
                                  "test_occupancy", "test_polybench", "test_machine_model",
                                  "test_traffic_emulated", "test_dispatch_auto"}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from parakern.frontend import analyze_source
 from parakern.lsp import diskcache, worker
 from parakern.lsp.settings import Settings
@@ -69,3 +71,63 @@ def test_a_summary_with_its_recommendations_reads_back_equal(tmp_path, monkeypat
     found = worker.tune(job)
     assert found and all(t.predicted for t in found)
     assert diskcache.load(job.key) == dataclasses.replace(summary, tuning=found)
+
+
+def test_the_folder_keeps_within_its_bound_the_least_recently_used_going_first(tmp_path, monkeypatch):
+    """It grew without end (541 files after one fuzz campaign): past PARAKERN_CACHE_MB the
+    summaries of earlier versions go first, then the least recently used of this one (a
+    summary read is a use)."""
+    import os
+    import time
+    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    monkeypatch.setattr(diskcache, "_counted", {})
+    summary = worker.analyse(_job("saxpy"))
+    folder = tmp_path / "summaries" / diskcache.code_version()
+    earlier = tmp_path / "summaries" / ("0" * 24)
+    earlier.mkdir()
+    (earlier / "e0.json").write_bytes((folder / f"{summary.key}.json").read_bytes())
+    (folder / f"{summary.key}.json").unlink()
+    one = len((earlier / "e0.json").read_bytes())
+    monkeypatch.setenv(diskcache.SIZE_ENV, str(10.5 * one / 2 ** 20))     # room for ten summaries
+    past = time.time() - 10_000
+    for k in range(30):
+        key = f"k{k:02d}"
+        diskcache.store(dataclasses.replace(summary, key=key))
+        if (folder / f"{key}.json").exists():
+            os.utime(folder / f"{key}.json", (past + k, past + k))     # stored in this order
+        if k == 5:
+            assert diskcache.load("k00") is not None                  # k00 used again now
+        total = sum(p.stat().st_size for p in (tmp_path / "summaries").rglob("*.json"))
+        assert total <= diskcache.size_limit(), (k, total)
+    assert not earlier.exists()                                       # an earlier version's go first
+    kept = sorted(p.stem for p in folder.glob("*.json"))
+    assert "k00" in kept and "k01" not in kept and "k29" in kept and len(kept) <= 10, kept
+    assert diskcache.load("k01") is None and diskcache.load("k00") is not None
+
+
+@pytest.mark.parametrize("value, megabytes", [("", 100.0), ("nonsense", 100.0), ("-3", 100.0), ("inf", 100.0),
+                                              ("0.5", 0.5), ("0", 0.0)])
+def test_the_bound_of_the_folder_is_a_setting(monkeypatch, value, megabytes):
+    monkeypatch.setenv(diskcache.SIZE_ENV, value)
+    assert diskcache.size_limit() == int(megabytes * 2 ** 20)
+
+
+def test_a_bound_of_zero_keeps_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    monkeypatch.setenv(diskcache.SIZE_ENV, "0")
+    job = _job("saxpy")
+    worker.analyse(job)
+    assert diskcache.load(job.key) is None and not list(tmp_path.rglob("*.json"))
+
+
+def test_a_relative_cache_folder_is_made_absolute_before_the_server_leaves_its_directory(tmp_path, monkeypatch):
+    """The server works in a private directory (issue 34): a relative PARAKERN_CACHE_DIR or
+    XDG_CACHE_HOME would have been a new, empty cache there every session."""
+    monkeypatch.chdir(tmp_path)
+    environ = {diskcache.ENV: "cache", "XDG_CACHE_HOME": "xdg"}
+    diskcache.pin_root(environ)
+    assert environ == {diskcache.ENV: str(tmp_path / "cache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    for kept in ({diskcache.ENV: "off"}, {diskcache.ENV: "/abs/cache"}, {}):
+        before = dict(kept)
+        diskcache.pin_root(kept)
+        assert kept == before

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import types
+from pathlib import Path
 
 import numpy
 import pytest
@@ -20,6 +22,7 @@ import pytest
 from parakern.bench.runner import compare as bench_compare
 from parakern.verify import runner as verify_runner
 from parakern.verify.build import CXXFLAGS, FMA_FLAGS
+from parakern.verify import text, verify_file
 from parakern.verify.fma import host_has_fma
 
 N = 2048
@@ -120,3 +123,85 @@ def test_emulation_flags_fuse_like_nvcc(tmp_path):
                     str(tmp_path / "p")], check=True)
     fused = float(subprocess.run([str(tmp_path / "p")], capture_output=True, text=True, check=True).stdout)
     assert fused == 2.0 ** -24
+
+
+# ------------------------------------------------------------------ the bound derived from the computation
+
+ADI = (Path(__file__).resolve().parent / "programs" / "adi.c")
+needs_fma = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("g++") is None or not host_has_fma(),
+                               reason="needs gcc and g++ on an FMA host (the emulation fuses as nvcc does)")
+
+
+def test_the_spread_is_the_largest_finite_difference():
+    plain = verify_runner.Buffer("double", 4, 2, [1.0, 2.0, float("nan"), 4.0])
+    fused = verify_runner.Buffer("double", 4, 2, [1.0, 2.0 + 1e-11, 3.0, 4.0 - 3e-11])
+    assert verify_runner.spread(plain, fused) == pytest.approx(3e-11)
+    e = verify_runner.Buffer("double", 1, 0, [0.5])
+    g = verify_runner.Buffer("double", 1, 0, [0.5 + 4e-11])
+    assert verify_runner.compare("u", [1], e, g) is not None                     # above 1e-12
+    assert verify_runner.compare("u", [1], e, g, spread=3e-11) is None           # within 2 x the spread
+    found = verify_runner.compare("u", [1], e, g, spread=1e-11)
+    assert found is not None and found["allowed"] == pytest.approx(2e-11)
+    assert verify_runner.compare("u", [1], e, g, {"double": 1e-10}) is None      # --tolerance
+
+
+@needs_fma
+def test_a_double_recurrence_verifies_within_its_own_rounding_spread():
+    """ADI's tridiagonal solves amplify rounding: the GPU version differs from gcc's by ~3e-12
+    (FMA contraction), above the fixed 1e-12, while the serial C differs from itself built
+    with contraction by more. Before, every case failed on it."""
+    result = verify_file(ADI, points=1)
+    report = text(result)
+    assert result.ok, report
+    points = [p for s in result.schedules for c in s.cases for p in c.points]
+    assert points and any(p.bounds for p in points), report     # the spread set the bound somewhere
+    for p in points:
+        for bound in p.bounds.values():
+            assert bound["allowed"] == 2 * bound["spread"] and bound["allowed"] > 1e-12
+    assert "compared within twice the serial C's own spread" in report
+
+
+@needs_fma
+@pytest.mark.parametrize("wrong", [
+    ("(1.0 + 2.0 * d)", "(1.0 + 2.0 * d * (1.0 + 1e-9))"),      # a coefficient off by 1e-9
+    ("- a * ", "- 0.5 * a * "),                                  # half of a term
+], ids=["1e-9", "half-term"])
+def test_a_wrong_recurrence_still_fails(wrong):
+    """The bound is the computation's own spread (~1e-11 here), not a licence: a kernel that
+    is wrong by 1e-9 relative fails."""
+    old, new = wrong
+
+    def break_it(cu: str) -> str:
+        assert old in cu
+        return cu.replace(old, new)
+
+    result = verify_file(ADI, points=1, transform_cu=break_it)
+    assert not result.ok
+    failed = [p for c in result.schedules[0].cases for p in c.points if p.mismatches]
+    assert failed, text(result)
+    m = failed[0].mismatches[0]
+    assert abs(m["got"] - m["expected"]) > m["allowed"]
+
+
+@needs_fma
+def test_a_tolerance_given_replaces_the_derived_bound():
+    result = verify_file(ADI, points=1, tolerance={"float": 1e-5, "double": 1e-14})
+    assert not result.ok and "1e-14 (--tolerance)" in text(result)
+    assert not any(p.bounds for s in result.schedules for c in s.cases for p in c.points)
+
+
+@pytest.mark.parametrize("given, bounds", [
+    ("1e-9", {"float": 1e-9, "double": 1e-9}),
+    ("double=1e-10", {"float": 1e-5, "double": 1e-10}),
+    ("float=1e-4, double=0", {"float": 1e-4, "double": 0.0}),
+])
+def test_tolerance_option_forms(given, bounds):
+    from parakern.commands.verify import tolerance
+    assert tolerance(given) == bounds
+
+
+@pytest.mark.parametrize("given", ["x", "half=1e-3", "1e-3,2e-3", "-1", "inf", "double="])
+def test_tolerance_option_refuses_what_it_cannot_read(given):
+    done = subprocess.run([sys.executable, "-m", "parakern", "verify", str(ADI), "--tolerance", given],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "argument --tolerance: " in done.stderr and "Traceback" not in done.stderr

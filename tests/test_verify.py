@@ -637,3 +637,89 @@ def test_verify_killed_while_g_plus_plus_runs_leaves_nothing_in_tmpdir(tmp_path,
     while list(tmp.iterdir()) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert sorted(p.name for p in tmp.rglob("*")) == []
+
+
+# ------------------------------------------------------------------ extents the host code sets
+
+HOST_EXTENT = """#include "metafork.h"
+
+void scale(int n, int B, float x[n], float y[n])
+{
+    int g = n / B;
+    if (n % B)
+        g++;
+    meta_schedule {
+        meta_for (int i = 0; i < g; i++)
+            meta_for (int j = 0; j < B; j++) {
+                int k = i * B + j;
+                if (k < n)
+                    y[k] = 2.0f * x[k];
+            }
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("arrays", ["float x[n], float y[n]", "float *x, float *y"], ids=["sized", "pointers"])
+def test_a_grid_extent_the_host_code_changes_is_verified(tmp_path, arrays):
+    """`g = n / B; if (n % B) g++;`: g is no derived scalar (it changes after its definition),
+    so its value is the host's. verify said "no parameter point within the bounds selects this
+    case": the fact g >= 1 was judged with g unknown. It is judged on the value each call gets."""
+    result = verify_file(_program(tmp_path, "scale.c", HOST_EXTENT.replace("float x[n], float y[n]", arrays)),
+                         points=3)
+    report = text(result)
+    assert result.ok, report
+    points = [p for c in result.schedules[0].cases for p in c.points]
+    assert len(points) == 3 and all(p.expected_calls == (1,) for p in points), report
+    assert any(p.realistic for p in points), report
+
+
+HOST_STEPS = """#include "metafork.h"
+
+void steps(int n, int B, float x[n], float y[n])
+{
+    for (int r = 0; r < 3; r++) {
+        int g = n / B;
+        if (n % B)
+            g++;
+        if (r == 1)
+            g = 0;          /* nothing to do at this step */
+        meta_schedule {
+            meta_for (int i = 0; i < g; i++)
+                meta_for (int j = 0; j < B; j++) {
+                    int k = i * B + j;
+                    if (k < n)
+                        y[k] = y[k] + x[k];
+                }
+        }
+    }
+}
+"""
+
+
+def test_each_call_is_judged_on_the_values_the_host_gave_it(tmp_path):
+    """The second call's grid is empty: the dispatcher must launch nothing there (status 0),
+    as the serial C runs nothing; the others launch the case. A dispatcher that launches at
+    the empty step, or picks another case, fails."""
+    source = _program(tmp_path, "steps.c", HOST_STEPS)
+    with Session(HOST_STEPS, str(source)) as session:
+        point = session.run("steps:0", {"n": 100, "B": 32}, device(65536, 1 << 16, 1024))
+        assert point.ok and point.expected_calls == (1, 0, 1) and point.chosen == (1, 0, 1), point
+    bad = verify_file(source, points=1, transform_cu=lambda cu: cu.replace(
+        "return cudaPeekAtLastError() == cudaSuccess ? 1 :", "return cudaPeekAtLastError() == cudaSuccess ? 2 :"))
+    assert not bad.ok and bad.schedules[0].cases[0].points[0].expected_calls == (1, 0, 1), text(bad)
+
+
+def test_a_fact_the_host_values_break_is_named_with_its_position(tmp_path):
+    """A divisor the host code sets to 0 at one step: the analysis assumed it is not."""
+    program = HOST_STEPS.replace("if (r == 1)\n            g = 0;          /* nothing to do at this step */",
+                                 "int d = r == 1 ? 0 : 2;").replace("y[k] + x[k]", "y[k] + x[k] * (k % d + 1)")
+    source = _program(tmp_path, "divisor.c", program)
+    from parakern.verify.points import host_check
+    with Session(program, str(source)) as session:
+        target = session.targets["steps:0"]
+        calls = [{"n": 100, "B": 32, "r": r, "g": 4} for r in range(3)]
+        expected, problem = host_check(target.model, {"n": 100, "B": 32}, calls, device(65536, 1 << 16, 1024))
+    line = next(k for k, t in enumerate(program.split("\n"), 1) if "k % d" in t)
+    assert expected == (1,) and "at call 2 of the schedule the host code set r = 1, d = 0" in problem
+    assert "d != 0 (divisor" in problem and f"line {line}:" in problem, problem

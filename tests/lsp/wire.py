@@ -38,7 +38,7 @@ def environment(**extra: str) -> dict:
 class Wire:
     def __init__(self, env: "dict | None" = None, capabilities: "dict | None" = None, options: "dict | None" = None,
                  encoding: str = "utf-16", stderr=subprocess.DEVNULL, command: "list | None" = None,
-                 cwd: "Path | None" = None):
+                 cwd: "Path | None" = None, process_id: "int | None" = None):
         self.process = subprocess.Popen(command or [sys.executable, "-m", "parakern", "serve"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=stderr, env=env or environment(), cwd=cwd)
         self.pid = self.process.pid
@@ -56,7 +56,7 @@ class Wire:
         caps = dict(capabilities or CAPABILITIES)
         caps.setdefault("general", {"positionEncodings": [encoding]})
         root = Path(cwd or ROOT).resolve()
-        self.result = self.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(),
+        self.result = self.request("initialize", {"processId": process_id or os.getpid(), "rootUri": root.as_uri(),
                                                   "capabilities": caps,
                                                   "initializationOptions": options or {}}, timeout=60)
         self.notify("initialized", {})

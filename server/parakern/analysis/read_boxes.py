@@ -14,6 +14,12 @@ box inside another is dropped: the 5-point stencil keeps two boxes (its column a
 row through the centre), the 7-point one three. Where the reads' offsets form a full
 product of consecutive runs (conv2d's 3 x 3) the union is the whole region: () is returned,
 as for one dimension, strided runs, or offsets that are not constants.
+
+`clipped` ends the boxes of an array the block also writes where every read is proved below
+a bound its guards give: thread coarsening (6) makes a tile of 4 * ceil(B0 / 4) rows whose
+rows past B0 no thread reads (`ti_1 < B0 ? C[i_1][j] : 0`), and loading them read the next
+block's rows while that block wrote them (mm_tile: a race). An array no block writes is left
+as it is: reading more of it only costs bandwidth.
 """
 from __future__ import annotations
 
@@ -21,6 +27,8 @@ import itertools
 
 import sympy
 
+from parakern.symbolic import constraints as cs
+from parakern import syntax
 from parakern.model import Schedule
 from parakern.symbolic.symbols import sym
 
@@ -52,6 +60,109 @@ def read_boxes(s: Schedule, cluster, reads) -> tuple:
     run = [sympy.expand(d.extent - spread[k]) for k, d in enumerate(cluster.dims)]
     return tuple(tuple((sympy.Integer(lo), sympy.expand(run[d] + extra)) for d, (lo, extra) in enumerate(box))
                  for box in sorted(boxes))
+
+
+CLIP_TIMEOUT_MS = 1000
+
+
+def clipped(s: Schedule, cluster, reads, boxes: tuple) -> tuple:
+    """`boxes` (read_boxes; () for the whole region) with each box's end lowered, per dimension,
+    to a bound U taken from a read's guard (`rel < U`, rel its subscript less the region's lower
+    bound) that z3 proves every read below, under its guards and its loops' ranges."""
+    if not reads or any(d.repeats for d in cluster.dims) or not all(s.accesses[i].exact for i in reads):
+        return boxes
+    shown = boxes or (tuple((sympy.S.Zero, d.extent) for d in cluster.dims),)
+    facts = tuple(f.relation for f in s.facts)
+    selected = _selected(s)
+    conditions = {i: _conditions(s.accesses[i], selected) for i in reads}
+    changed = False
+    for d, dim in enumerate(cluster.dims):
+        relative = {i: sympy.expand(sympy.sympify(s.accesses[i].indices[d]) - dim.lower) for i in reads}
+        bound = next((u for u in _bounds(s, reads, relative, conditions)
+                      if all(_proved(s, conditions[i], sympy.Lt(relative[i], u), facts) for i in reads)), None)
+        if bound is None:
+            continue
+        new = []
+        for box in shown:
+            lo, size = box[d]
+            if _proved(s, (), sympy.Le(bound, lo + size), facts) and _proved(s, (), sympy.Le(lo, bound), facts):
+                box = box[:d] + ((lo, sympy.expand(bound - lo)),) + box[d + 1:]
+                changed = True
+            new.append(box)
+        shown = tuple(new)
+    return shown if changed else boxes
+
+
+def _bounds(s: Schedule, reads, relative: dict, conditions: dict) -> list:
+    """Candidate ends: U of each read's condition `rel + shift < U + shift` (shift free of loop
+    variables)."""
+    loops = {sym(lp.var) for lp in s.grid + s.between + s.block + s.serial}
+    found = []
+    for i in reads:
+        for cond in conditions[i]:
+            if not isinstance(cond, (sympy.StrictLessThan, sympy.LessThan)):
+                continue
+            shift = sympy.expand(cond.lhs - relative[i])
+            if shift.free_symbols & loops:
+                continue
+            bound = sympy.expand(cond.rhs - shift + (1 if isinstance(cond, sympy.LessThan) else 0))
+            if bound not in found:
+                found.append(bound)
+    return found
+
+
+def _conditions(access, selected: dict) -> tuple:
+    """What holds where the access runs: its guards' conditions (taken or not), and those of the
+    `?:`s it is a branch of."""
+    held = [g.condition if g.taken else sympy.Not(g.condition) for g in access.guards if g.condition is not None]
+    return tuple(held) + selected.get((access.array, access.span), ())
+
+
+def _selected(s: Schedule) -> dict:
+    """(array, span) of each element reference in a branch of a `?:` -> the conditions that
+    select the branch, in loop variables and parameters (a local declared once and never
+    assigned stands for its value; a condition reading another is left out). Thread
+    coarsening loads a row's accumulator as `ti_1 < B0 ? C[i_1][j] : 0`."""
+    declared: dict = {}
+    for n in syntax.walk(s.body):
+        if isinstance(n, syntax.Decl):
+            declared[n.name] = declared.get(n.name, 0) + 1
+    assigned = syntax.assigned_names(s.body)
+    env: dict = {}
+    for n in syntax.walk(s.body):   # in source order: a local's value before its uses
+        if isinstance(n, syntax.Decl) and n.init is not None and declared[n.name] == 1 and n.name not in assigned:
+            value = syntax.to_sympy(n.init, env)
+            if value is not None:
+                env[n.name] = value
+    found: dict = {}
+
+    def visit(node, held: tuple) -> None:
+        if isinstance(node, syntax.Ternary):
+            cond = syntax.to_sympy_condition(node.cond, env)
+            local = syntax.variables(node.cond) - set(env)
+            usable = cond is not None and not (local - {lp.var for lp in s.loops + s.between + s.serial}
+                                                - {p.name for p in s.params} - {d.name for d in s.derived})
+            visit(node.cond, held)
+            visit(node.then, held + ((cond,) if usable else ()))
+            visit(node.other, held + ((sympy.Not(cond),) if usable else ()))
+            return
+        if isinstance(node, syntax.Index) and held:
+            found.setdefault((node.array, node.span), held)
+        for child in syntax.children(node):
+            visit(child, held)
+
+    visit(s.body, ())
+    return found
+
+
+def _proved(s: Schedule, premises: tuple, goal, facts) -> bool:
+    """goal under the facts and `premises`, with the ranges of the loops they name."""
+    premises = list(premises)
+    names = {v.name for v in goal.free_symbols} | {v.name for p in premises for v in p.free_symbols}
+    for lp in s.grid + s.between + s.block + s.serial:
+        if lp.var in names:
+            premises += [sympy.Ge(sym(lp.var), lp.lo), sympy.Lt(sym(lp.var), lp.hi)]
+    return cs.implies(cs.System(tuple(premises), facts), goal, timeout_ms=CLIP_TIMEOUT_MS) == "proved"
 
 
 def _offsets(s: Schedule, access, cluster) -> "tuple[int, ...] | None":

@@ -38,7 +38,7 @@ import sympy
 from parakern import syntax
 from parakern.analysis.footprint import Shape, footprint, footprints
 from parakern.analysis.point import definitions
-from parakern.analysis.read_boxes import read_boxes
+from parakern.analysis.read_boxes import clipped, read_boxes
 from parakern.analysis.regions import DimRegion
 from parakern.analysis.written_first import written_first
 from parakern.kernel import Kernel
@@ -172,6 +172,8 @@ def _choice(s: Schedule, array: Array, choice, covered: frozenset) -> StagedChoi
         hoisted = bool(between) and not any(v.name in between for d in cluster.dims
                                              for v in sympy.sympify(d.lower).free_symbols)
         boxes = read_boxes(s, cluster, reads) if load and not overlapping else ()
+        if load and not overlapping and any(s.accesses[i].is_write for i in cluster.accesses):
+            boxes = clipped(s, cluster, reads, boxes)   # nothing another block writes is loaded
         regions.append(Region(cluster.dims, base, cluster.accesses, write_back, load, hoisted, boxes))
         base = sympy.expand(base + cluster.elements)
     return StagedChoice(choice.when, tuple(regions), overlapping)

@@ -18,6 +18,7 @@ from parakern.codegen.auto import auto_code, model_support
 from parakern.codegen.cprint import CodegenError
 from parakern.codegen.tree_dispatcher import dispatcher_source, prototype
 from parakern.codegen.kernel_source import kernel_source
+from parakern.codegen.trace import Sites
 from parakern.codegen import tuned as tuned_dispatcher
 from parakern.source.diagnostics import Diagnostic, Span, error, warning
 from parakern.ir.types import LoweringError
@@ -61,17 +62,21 @@ class Emitted:
     diagnostics: tuple[Diagnostic, ...]   # schedules the generator had to skip (besides the analysis')
 
 
-def schedule_code(result: ScheduleResult, fixed: tuple = ()) -> ScheduleCode:
+def schedule_code(result: ScheduleResult, fixed: tuple = (), trace: "Sites | None" = None) -> ScheduleCode:
     """The CUDA of one analysed schedule; CodegenError / LoweringError when it cannot be printed.
     fixed: values of program parameters chosen for compile-time instances (dicts, e.g. from
-    `emit --fix`; analysis/fixed.py adds the asserted ones)."""
+    `emit --fix`; analysis/fixed.py adds the asserted ones). trace: every element reference
+    printed traced (codegen/trace.py; verify's race check)."""
     tree = result.tree
     if tree is None:
         raise CodegenError("this meta_schedule has errors", result.schedule.keyword_span)
     n = len(tree.cases)
     points = fixed_points(tree.schedule, tuple(fixed))
     instances = tuple(case_points(case, points) for case in tree.cases)
-    kernels = tuple("\n\n".join([kernel_source(case, k, n)] + [kernel_source(case, k, n, fixed=p) for p in mine])
+    if trace is not None:
+        trace.schedule = tree.schedule.id
+    kernels = tuple("\n\n".join([kernel_source(case, k, n, trace=trace)]
+                                 + [kernel_source(case, k, n, trace=trace, fixed=p) for p in mine])
                     for (k, case), mine in zip(enumerate(tree.cases, 1), instances))
     no_auto = ""
     try:
@@ -83,11 +88,12 @@ def schedule_code(result: ScheduleResult, fixed: tuple = ()) -> ScheduleCode:
                         instances, no_auto)
 
 
-def _generate(result: ScheduleResult, fixed: tuple = ()) -> "tuple[ScheduleCode | None, Diagnostic | None]":
+def _generate(result: ScheduleResult, fixed: tuple = (), trace: "Sites | None" = None
+              ) -> "tuple[ScheduleCode | None, Diagnostic | None]":
     if result.tree is None:
         return None, None  # the analysis already reported why
     try:
-        code = schedule_code(result, fixed)
+        code = schedule_code(result, fixed, trace)
         if code.no_auto:
             return code, warning("PK030", f"no dispatch_auto for this meta_schedule ({code.no_auto}); its kernels "
                                           "and the other dispatchers are written", result.schedule.keyword_span)
@@ -147,12 +153,12 @@ def _assemble(parts: list[ScheduleCode], preamble: bool) -> str:
     return "\n".join(chunks)
 
 
-def emit(analysis: Analysis, fixed: tuple = ()) -> Emitted:
+def emit(analysis: Analysis, fixed: tuple = (), trace: "Sites | None" = None) -> Emitted:
     """fixed: dicts of program parameter values to emit compile-time instances for (each
-    schedule takes the names it has; analysis/fixed.py)."""
+    schedule takes the names it has; analysis/fixed.py). trace: the kernels printed traced."""
     parts, problems = [], []
     for result in analysis.results:
-        code, problem = _generate(result, fixed)
+        code, problem = _generate(result, fixed, trace)
         if code is not None:
             parts.append(code)
         if problem is not None:
@@ -161,9 +167,9 @@ def emit(analysis: Analysis, fixed: tuple = ()) -> Emitted:
     return Emitted(text, tuple(parts), tuple(problems))
 
 
-def emit_file(analysis: Analysis, fixed: tuple = ()) -> str:
+def emit_file(analysis: Analysis, fixed: tuple = (), trace: "Sites | None" = None) -> str:
     """The whole translation unit (schedules that cannot be generated are left out)."""
-    return emit(analysis, fixed).text
+    return emit(analysis, fixed, trace).text
 
 
 def emit_schedule(result: ScheduleResult, preamble: bool = True, fixed: tuple = ()) -> str:

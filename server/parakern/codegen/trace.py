@@ -13,11 +13,14 @@ from __future__ import annotations
 
 
 class Sites:
-    """Numbers the (case, key) pairs of the kernels printed with it, from 1."""
+    """Numbers the (case, key) pairs of the kernels printed with it, from 1 (the kernels of
+    several schedules too: `schedule` tells them apart, `schedules` keeps it per number)."""
 
     def __init__(self) -> None:
         self.case = 0                      # the case whose kernel is being printed
+        self.schedule = ""                 # the id of its schedule
         self.table: dict[int, tuple] = {}  # number -> (case, key)
+        self.schedules: dict[int, str] = {}   # number -> schedule id
         self.loops: list[str] = []         # the loop variables around what is being printed
         self._numbers: dict[tuple, int] = {}
 
@@ -30,10 +33,11 @@ class Sites:
 
     def site(self, key: tuple) -> int:
         entry = (self.case, key)
-        if entry not in self._numbers:
-            self._numbers[entry] = len(self._numbers) + 1
-            self.table[self._numbers[entry]] = entry
-        return self._numbers[entry]
+        if (self.schedule, entry) not in self._numbers:
+            number = self._numbers[self.schedule, entry] = len(self._numbers) + 1
+            self.table[number] = entry
+            self.schedules[number] = self.schedule
+        return self._numbers[self.schedule, entry]
 
 
 def traced(site: "int | None", shared: bool, name: str, index: str, instance: str = "0",

@@ -1,5 +1,5 @@
 """The front doors: every command of the CLI, one module each with `add_parser` and `run`
-(cli.py puts them together). Nothing imports this package but `parakern.__main__`.
+(commands/cli.py puts them together). Nothing imports this package but `parakern.__main__`.
 
     optimize.py  the case trees of a file          emit.py     its CUDA
     verify.py    every case run against serial C   profile.py  memory traffic per case

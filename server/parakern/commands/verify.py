@@ -1,4 +1,5 @@
-"""`parakern verify FILE [--points N] [--seed N] [--json] [--build-dir DIR] [--target sm_XX]`.
+"""`parakern verify FILE [--points N] [--seed N] [--json] [--build-dir DIR] [--target sm_XX]
+[--tolerance X] [--no-race-check]`.
 
 Exit status: 0 every case of every schedule matched the serial C and was chosen by its
 dispatcher; 1 a mismatch, a wrong case, a crash or something not verified; 2 bad usage;
@@ -13,6 +14,7 @@ import sys
 from parakern.process import interrupts, outputs
 from parakern.commands.source_file import read_source
 from parakern.machine.targets import add_target_argument
+from parakern.verify.runner import TOLERANCE
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TOOL = 0, 1, 2, 3
 
@@ -27,8 +29,35 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--build-dir", metavar="DIR",
                    help="keep the generated .cu, the C files and the libraries in DIR")
+    p.add_argument("--tolerance", metavar="X | float=X,double=Y", type=tolerance,
+                   help="relative bound of floating differences, |got - expected| <= X * max(1, max |expected| "
+                        "over the array), for both types or per type (the other keeps its default); replaces the "
+                        "default bound (1e-5 float, 1e-12 double, or twice the serial C's own spread with and "
+                        "without FMA contraction where larger)")
+    p.add_argument("--no-race-check", dest="races", action="store_false",
+                   help="do not look for races by execution (shadow memory of every element reference, and "
+                        "a second run in a shuffled thread order): faster, and a race may pass")
     add_target_argument(p)
     return p
+
+
+def tolerance(text: str) -> dict:
+    """`--tolerance`: 'X' for both floating types, or 'float=X,double=Y' (either alone)."""
+    bounds = dict(TOLERANCE)
+    parts = [p.strip() for p in text.split(",")]
+    for part in parts:
+        name, _, value = part.rpartition("=")
+        if (name and name.strip() not in TOLERANCE) or (not name and len(parts) > 1):
+            raise argparse.ArgumentTypeError(f"'{part}': write a number, or float=X and/or double=Y")
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{value}' is not a number") from None
+        if not 0 <= number < float("inf"):
+            raise argparse.ArgumentTypeError(f"'{value}': the bound must be a finite number >= 0")
+        for ctype in ([name.strip()] if name else TOLERANCE):
+            bounds[ctype] = number
+    return bounds
 
 
 def run(args) -> int:
@@ -48,7 +77,8 @@ def run(args) -> int:
     from parakern.verify import ToolMissing, text, verify_source
     try:
         result = verify_source(source, args.file, args.points, seed=args.seed, build_dir=build_dir,
-                               options=Options(target=args.target))
+                               options=Options(target=args.target), races=args.races,
+                               tolerance=args.tolerance)
     except ToolMissing as exc:
         print(f"parakern verify: {exc}", file=sys.stderr)
         return EXIT_TOOL

@@ -21,6 +21,7 @@ class BenchCommand:
     def __init__(self, client: "Client"):
         self.client = client
         self.running: "str | None" = None      # the schedule id of the bench under way
+        self.process: "benchjob.BenchProcess | None" = None
 
     async def run(self, file: str, text: str, schedule_id: str, settings: Settings, override=None,
                   mode: str = "run") -> dict:
@@ -43,7 +44,7 @@ class BenchCommand:
         token = f"parakern-bench-{uuid.uuid4()}"
         process, shown, ending = None, False, "stopped"
         try:
-            process = benchjob.BenchProcess(request)
+            process = self.process = benchjob.BenchProcess(request)
             title, first = PROGRESS[mode]
             shown = self.client.progress_supported() and await self.client.progress_begin(
                 token, f"{title}: {schedule_id}", first, cancellable=True)
@@ -76,9 +77,14 @@ class BenchCommand:
         finally:
             if process is not None:
                 process.stop()
-            self.running = None
+            self.running, self.process = None, None
             if shown:
                 self.client.progress_end(token, ending)
+
+    def close(self) -> None:
+        """Stops the bench under way (the server is ending)."""
+        if self.process is not None:
+            self.process.kill()
 
 
 # what needs no GPU, offered where the bench cannot run: button title -> mode

@@ -268,6 +268,11 @@ class BenchProcess:
             except queues.Empty:
                 return ("error", f"the bench process ended with exit code {self.process.exitcode}")
 
+    def kill(self) -> None:
+        """Ends it at once (the server is ending; its scratch directory has a janitor)."""
+        if self.process.is_alive():
+            self.process.kill()
+
     def stop(self) -> None:
         if self.process.is_alive():
             self.process.terminate()

@@ -9,6 +9,12 @@ back as data only. Only complete summaries are kept (a tree, or a schedule with 
 never a timeout or a crash. PARAKERN_CACHE_DIR chooses the folder ("off" turns it off;
 default $XDG_CACHE_HOME/parakern or ~/.cache/parakern). Any failure to read or write is
 a cache miss, never an error.
+
+The folder is bounded: PARAKERN_CACHE_MB megabytes (default 100) for the summaries of every
+version together; past it the least recently used go (a summary read is a use: its file's
+time is set then), the folders of earlier versions first since nothing reads them, down to
+three quarters of the bound. Each process counts the folder once, then adds what it writes,
+and counts again past the bound or every RECOUNT_EVERY summaries (the others write too).
 """
 from __future__ import annotations
 
@@ -16,16 +22,32 @@ import dataclasses
 import functools
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from parakern.lsp.summary import CaseInfo, DiagInfo, ProfileInfo, ScheduleSummary, TuneInfo
 
 ENV = "PARAKERN_CACHE_DIR"
+SIZE_ENV = "PARAKERN_CACHE_MB"
+DEFAULT_MB = 100.0
+RECOUNT_EVERY = 64
+STALE_TEMPORARY_S = 3600.0    # a half-written file this old was left by a process killed meanwhile
 KEPT = ("ok", "no-tree")
 _TYPES = {cls.__name__: cls for cls in (ScheduleSummary, CaseInfo, DiagInfo, ProfileInfo, TuneInfo)}
+
+
+def pin_root(environ=os.environ) -> None:
+    """A relative PARAKERN_CACHE_DIR or XDG_CACHE_HOME made absolute, from the current directory:
+    the server moves to a private directory of its own before it starts (lsp/start.py), where
+    a relative folder would be a new, empty cache every session."""
+    for name in (ENV, "XDG_CACHE_HOME"):
+        value = environ.get(name, "")
+        if value and value.strip().lower() != "off" and not os.path.isabs(value):
+            environ[name] = os.path.abspath(value)
 
 
 def root() -> "Path | None":
@@ -60,9 +82,25 @@ def code_version() -> str:
     return digest.hexdigest()[:24]
 
 
-def _folder() -> "Path | None":
+def size_limit() -> int:
+    """Bytes the summaries may take on disk (PARAKERN_CACHE_MB; not a number: the default)."""
+    try:
+        megabytes = float(os.environ.get(SIZE_ENV, "") or DEFAULT_MB)
+    except ValueError:
+        megabytes = DEFAULT_MB
+    if not math.isfinite(megabytes) or megabytes < 0:
+        megabytes = DEFAULT_MB
+    return int(megabytes * 2 ** 20)
+
+
+def _summaries() -> "Path | None":
     base = root()
-    return None if base is None else base / "summaries" / code_version()
+    return None if base is None else base / "summaries"
+
+
+def _folder() -> "Path | None":
+    summaries = _summaries()
+    return None if summaries is None else summaries / code_version()
 
 
 def _encode(value):
@@ -88,16 +126,24 @@ def load(key: str) -> "ScheduleSummary | None":
     folder = _folder()
     if folder is None or not key.isalnum():
         return None
+    path = folder / f"{key}.json"
     try:
-        summary = _decode(json.loads((folder / f"{key}.json").read_text(encoding="utf-8")))
+        summary = _decode(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return summary if isinstance(summary, ScheduleSummary) and summary.key == key else None
+    if not isinstance(summary, ScheduleSummary) or summary.key != key:
+        return None
+    try:
+        os.utime(path)          # used now: the last to go
+    except OSError:
+        pass
+    return summary
 
 
 def store(summary: ScheduleSummary) -> None:
     folder = _folder()
-    if folder is None or summary.status not in KEPT or not summary.key.isalnum():
+    limit = size_limit()
+    if folder is None or summary.status not in KEPT or not summary.key.isalnum() or limit == 0:
         return
     try:
         text = json.dumps(_encode(summary), ensure_ascii=False)
@@ -116,3 +162,69 @@ def store(summary: ScheduleSummary) -> None:
             os.unlink(temporary)
         except OSError:
             pass
+        return
+    _make_room(folder.parent, len(data), limit)
+
+
+_counted: dict = {}       # summaries folder -> (bytes counted + written since by this process, stores since)
+
+
+def _make_room(summaries: Path, written: int, limit: int) -> None:
+    """Keeps the summaries folder within `limit` bytes (see the module's docstring)."""
+    known, stores = _counted.get(summaries, (None, 0))
+    if known is not None and known + written <= limit and stores + 1 < RECOUNT_EVERY:
+        _counted[summaries] = (known + written, stores + 1)
+        return
+    files = _files(summaries)
+    total = sum(size for _, _, size, _ in files)
+    if total > limit:
+        target = limit * 3 // 4
+        for _, _, size, path in sorted(files):          # least recently used first
+            if total <= target:
+                break
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                continue
+            total -= size
+        for version in summaries.iterdir():
+            try:
+                version.rmdir()          # an earlier version's folder, emptied
+            except OSError:
+                pass
+    _counted[summaries] = (total, 0)
+
+
+def _files(summaries: Path) -> list:
+    """(this version's, last use, bytes, path) of the summaries of every version (sorted, an
+    earlier version's come first); half-written files left by a process killed meanwhile are
+    removed on the way."""
+    found = []
+    now = time.time()
+    current = code_version()
+    try:
+        versions = [entry for entry in os.scandir(summaries) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return found
+    for version in versions:
+        try:
+            entries = list(os.scandir(version.path))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if entry.name.endswith(".tmp"):
+                if now - info.st_mtime > STALE_TEMPORARY_S:
+                    try:
+                        os.unlink(entry.path)
+                    except OSError:
+                        pass
+                continue
+            if entry.name.endswith(".json"):
+                found.append((version.name == current, info.st_mtime, info.st_size, Path(entry.path)))
+    return found

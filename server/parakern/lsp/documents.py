@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from parakern.frontend.generated import mask_generated
 from parakern.lsp.settings import Settings
 from parakern.lsp.summary import DiagInfo, cache_key, diag_info
 from parakern.lsp.views import view_of
 from parakern.source.text import normalize_newlines, without_lone_surrogates
+
+if TYPE_CHECKING:
+    from parakern.lsp.parses import Run
 
 
 class AnalysisError(Exception):
@@ -24,6 +27,7 @@ class Snapshot:
     text: str
     frontend: tuple            # DiagInfo, absolute
     views: tuple               # ScheduleView (with keys)
+    source: str = ""           # analysed_text(text): what the analyses read (computed once per version)
 
 
 @dataclass
@@ -37,7 +41,8 @@ class Document:
     published: tuple = ()
     lens_state: tuple = ()
     rounds: int = 0
-    frontend: tuple = ()       # (version, text, settings, future) of the front-end run under way
+    serial: int = 0            # the engine's count of rounds when this document's last one began
+    frontend: "Optional[Run]" = None   # the front-end run of the latest version asked for
 
     def is_current(self, snap: Snapshot) -> bool:
         """Whether `snap` was made from this document's current version."""
@@ -62,14 +67,14 @@ def build_snapshot(file: str, version, text: str, settings: Settings) -> Snapsho
         lines = mask_generated(source).split("\n")
         diags = [diag_info(d, 0, file) for d in result.diagnostics]
     except Exception as exc:
-        return Snapshot(version, text, (DiagInfo("error", "PK099", _internal(exc), (0, 0, 0, 1)),), ())
+        return Snapshot(version, text, (DiagInfo("error", "PK099", _internal(exc), (0, 0, 0, 1)),), (), text)
     views = []
     for s in result.schedules:   # a bug of ours on one schedule costs that schedule only
         try:
             views.append(view_of(s, cache_key(lines, s, settings.analysis_part(s.function), result.schedules)))
         except Exception as exc:
             diags.append(diag_info(error("PK099", _internal(exc), s.keyword_span), 0, file))
-    return Snapshot(version, text, tuple(diags), tuple(views))
+    return Snapshot(version, text, tuple(diags), tuple(views), source)
 
 
 def _internal(exc: Exception) -> str:

@@ -7,7 +7,9 @@ progress, lens refresh, messages); everything here speaks code-point ranges
 (emitcache.py) and the bench command (benchcommand.py) are delegated.
 
 Flow for a document: open/save analyse at once, a change after DEBOUNCE seconds.
-A round runs the front-end in a thread (milliseconds), publishes its diagnostics
+A round runs the front-end in a thread of its own (parses.py: milliseconds, seconds on a
+large file; a change stops the run of the version it replaces, and one document's runs
+never wait for another's), publishes its diagnostics
 with whatever the cache already holds for the schedules, then starts one job per
 schedule whose key is not cached (a summary kept on disk is read first, in this process).
 A job finds the cases (worker.cases); they are shown at once, and a second job completes
@@ -30,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
-from parakern.lsp import diskcache, region_edits, texts, worker
+from parakern.lsp import diskcache, parses, region_edits, texts, worker
 from parakern.lsp.benchcommand import BenchCommand
 from parakern.lsp.documents import AnalysisError, Document, Snapshot, analysed_text, build_snapshot
 from parakern.lsp.emitcache import EmitCache
@@ -44,7 +46,7 @@ log = logging.getLogger(__name__)
 
 DEBOUNCE = 0.3            # seconds after the last change
 PROGRESS_AFTER = 0.5      # work-done progress only for analyses longer than this
-CACHE_SIZE = 512
+CACHE_SIZE = 64           # summaries kept beyond those of the open documents' schedules (the disk keeps the rest)
 
 
 class Client(Protocol):
@@ -79,9 +81,12 @@ class Engine:
         self.emit_cache = EmitCache(self)
         self.bench_command = BenchCommand(client)
         self._pool = pool
-        self._frontend = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parakern-frontend")
+        self._disk = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parakern-disk")   # summaries on disk
         self._tasks: set = set()
         self._closed = False
+        self._serial = 0          # rounds begun: a job of a later round goes to a worker first
+        self._shown_keys: dict = {}
+        self._shown_for: list = []
         self.stats = {"jobs": 0, "cache_hits": 0, "disk_hits": 0, "dropped": 0, "timeouts": 0, "crashes": 0}
 
     # ------------------------------------------------------------ lifecycle
@@ -95,11 +100,11 @@ class Engine:
     def prestart(self, pool: "JobPool | None" = None) -> None:
         """Starts the analysis processes as the server process starts (no event loop yet):
         they are warm by the time the client opens its first document. `pool`: one started
-        even earlier (lsp/command.py), before this module was imported."""
+        even earlier (lsp/start.py), before this module was imported."""
         if pool is not None and self._pool is None:
             self._pool = pool
         self.pool.prestart()
-        self._frontend.submit(diskcache.code_version)   # read before the first document's summary
+        self._disk.submit(diskcache.code_version)   # read before the first document's summary
 
     def start(self) -> None:
         """Starts the analysis processes (they warm up in the background)."""
@@ -107,17 +112,23 @@ class Engine:
             self.pool.start()
 
     def close(self) -> None:
+        """Stops everything the engine started; every step is taken even when one fails (the
+        server must still answer shutdown and end with its processes)."""
         if self._closed:
             return
         self._closed = True
-        for doc in self.docs.values():
-            if doc.timer:
-                doc.timer.cancel()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._pool is not None:
-            self._pool.close()
-        self._frontend.shutdown(wait=False, cancel_futures=True)
+        docs = list(self.docs.values())
+        steps = [("timers", lambda: [doc.timer.cancel() for doc in docs if doc.timer]),
+                 ("front-end runs", lambda: [doc.frontend.cancel() for doc in docs if doc.frontend]),
+                 ("tasks", lambda: [task.cancel() for task in list(self._tasks)]),
+                 ("workers", lambda: self._pool is not None and self._pool.close()),
+                 ("bench", self.bench_command.close),
+                 ("disk", lambda: self._disk.shutdown(wait=False, cancel_futures=True))]
+        for name, step in steps:
+            try:
+                step()
+            except Exception:
+                log.exception("parakern: stopping the %s failed", name)
 
     def spawn(self, coro) -> asyncio.Task:
         """A background task of the engine (cancelled at close, its failure logged)."""
@@ -142,6 +153,8 @@ class Engine:
         if doc is None:
             return
         doc.version, doc.text = version, text
+        if doc.frontend is not None:
+            doc.frontend.cancel()      # a run of the version this one replaces: worth nothing now
         if doc.timer:
             doc.timer.cancel()
         loop = asyncio.get_running_loop()
@@ -161,6 +174,8 @@ class Engine:
             return
         if doc.timer:
             doc.timer.cancel()
+        if doc.frontend is not None:
+            doc.frontend.cancel()
         self.client.publish(uri, None, [])
 
     def analyse_now(self, uri: str) -> None:
@@ -198,28 +213,31 @@ class Engine:
                 return snap
             version, text = doc.version, doc.text
             snap = await self._frontend_run(doc)
-            if doc.version == version and doc.text == text:
+            if snap is not None and doc.version == version and doc.text == text:
                 doc.snapshot = snap
                 return snap
         raise AnalysisError("the document keeps changing")
 
-    async def _frontend_run(self, doc: Document) -> Snapshot:
-        """The front-end on the document's current text: a request that comes while the
-        round of this version runs waits for that run instead of queueing a second one behind
-        it (on a large file each run takes seconds)."""
+    async def _frontend_run(self, doc: Document) -> "Snapshot | None":
+        """The front-end on the document's current text, or None when a newer version
+        superseded it meanwhile. A request that comes while this version's run is under way
+        waits for that run; a run of an older version is stopped."""
         key = (doc.version, doc.text, self.settings)
-        if doc.frontend[:3] != key or doc.frontend[3].cancelled():
-            future = asyncio.get_running_loop().run_in_executor(
-                self._frontend, build_snapshot, doc.file, doc.version, doc.text, self.settings)
-            doc.frontend = (*key, future)
+        run = doc.frontend
+        if run is None or run.key != key or run.cancelled:
+            if run is not None:
+                run.cancel()
+            run = doc.frontend = parses.Run(key, build_snapshot, doc.file, doc.version, doc.text, self.settings)
         # shielded: a request cancelled by the client does not cancel the run others wait for
-        return await asyncio.shield(doc.frontend[3])
+        return await asyncio.shield(run.future)
 
     async def _round(self, doc: Document) -> None:
         doc.rounds += 1
+        self._serial += 1
+        doc.serial = self._serial
         version, text = doc.version, doc.text
         snap = await self._frontend_run(doc)
-        if self.docs.get(doc.uri) is not doc or doc.version != version or doc.text != text:
+        if snap is None or self.docs.get(doc.uri) is not doc or doc.version != version or doc.text != text:
             self.stats["dropped"] += 1
             return            # a newer round is on its way
         doc.snapshot = snap
@@ -272,13 +290,31 @@ class Engine:
     def job_for(self, view: ScheduleView, snap: Snapshot, doc: Document) -> worker.AnalysisJob:
         """What a worker needs to analyse (or emit) this schedule of this snapshot."""
         s = self.settings
-        return worker.AnalysisJob(text=analysed_text(snap.text), file=doc.file, id=view.id, key=view.key,
+        return worker.AnalysisJob(text=snap.source or analysed_text(snap.text), file=doc.file, id=view.id, key=view.key,
                                   target=s.target, strategies=s.strategies, occupancy=s.occupancy,
                                   profiles=s.gpu_profiles, fault=s.test_fault)
 
+    def _shown(self) -> dict:
+        """Cache key -> the latest round of the open documents whose schedules have it; made
+        again only once a document's snapshot changed (a large file has a thousand schedules,
+        and each of their jobs asks)."""
+        docs = [(d.snapshot, d.serial) for d in self.docs.values()]
+        if len(docs) != len(self._shown_for) or any(
+                a[0] is not b[0] or a[1] != b[1] for a, b in zip(docs, self._shown_for)):
+            shown: dict = {}
+            for snap, serial in docs:
+                for view in snap.views if snap is not None else ():
+                    shown[view.key] = max(shown.get(view.key, 0), serial)
+            self._shown_keys, self._shown_for = shown, docs
+        return self._shown_keys
+
     def _wanted(self, key: str) -> bool:
-        return any(d.snapshot is not None and any(v.key == key for v in d.snapshot.views)
-                   for d in self.docs.values())
+        return key in self._shown()
+
+    def _order(self, key: str) -> int:
+        """A job's place among the analyses waiting for a worker: the latest round of the
+        documents that show its schedule (the document opened or edited last goes first)."""
+        return self._shown().get(key, 0)
 
     def _want(self, view: ScheduleView, snap: Snapshot, doc: Document) -> asyncio.Task:
         job = self.jobs.get(view.key)
@@ -345,7 +381,7 @@ class Engine:
         or None when no open document shows the schedule any more."""
         key = job.key
         try:
-            summary = await self.pool.run(fn, job, limit, wanted=lambda: self._wanted(key))
+            summary = await self.pool.run(fn, job, limit, wanted=lambda: self._wanted(key), order=self._order(key))
             if summary is not None:
                 self.stats["jobs"] += 1
             return summary
@@ -371,7 +407,7 @@ class Engine:
         waiting for a worker; None when there is none."""
         if job.fault:
             return None
-        return await asyncio.get_running_loop().run_in_executor(self._frontend, diskcache.load, job.key)
+        return await asyncio.get_running_loop().run_in_executor(self._disk, diskcache.load, job.key)
 
     async def _tune(self, key: str, job: worker.AnalysisJob, profiles: tuple, limit: float) -> None:
         """The recommended configurations, in the background once the cases are shown: one
@@ -394,13 +430,23 @@ class Engine:
     def _store(self, key: str, summary: ScheduleSummary) -> None:
         self.cache[key] = summary
         self.cache.move_to_end(key)
-        while len(self.cache) > CACHE_SIZE:
-            self.cache.popitem(last=False)
+        self._evict()
         shown = [doc for doc in list(self.docs.values())
                  if doc.snapshot is not None and any(v.key == key for v in doc.snapshot.views)]
         for doc in shown:
             self.publish(doc)
         self._lenses_changed(shown)
+
+    def _evict(self) -> None:
+        """The least recently used summaries that no open document shows, beyond CACHE_SIZE of
+        them: a summary is tens of KB, and each edit of a constant makes a new one (the server
+        grew by 20 MB over 4 000 edits)."""
+        if len(self.cache) <= CACHE_SIZE:
+            return
+        shown = self._shown()
+        spare = sum(1 for key in self.cache if key not in shown) - CACHE_SIZE
+        for key in [k for k in self.cache if k not in shown][:max(spare, 0)]:
+            del self.cache[key]
 
     def _lenses_changed(self, docs) -> None:
         """Asks the client to fetch the lenses again when a title of these documents changed,

@@ -6,7 +6,9 @@ one process, and a worker that dies (BrokenProcessPool) only costs its own slot;
 either way the slot is recreated and warmed up again while the others go on.
 Jobs are handed to a slot only when it is free and warm, so the time limit counts
 the job's own run time, not time spent queueing behind another job; a job the user
-is waiting for (`urgent`: the dispatcher of a code action) goes before the analyses.
+is waiting for (`urgent`: the dispatcher of a code action) goes before the analyses,
+and among those the latest asked for goes first (`order`: the round that wants it), so a
+document opened beside a large one is not analysed after all of the large one's schedules.
 
 A worker is recycled (replaced by a fresh one, between jobs) after RECYCLE_JOBS jobs or
 once its memory has grown RECYCLE_MB past what it used when warm: llvmlite's O3
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import heapq
+import itertools
 import logging
 import multiprocessing
 import os
@@ -102,7 +106,10 @@ class _Slot:
         if executor is None:
             return
         pids = {self.pid} if self.pid else set()
-        pids.update(getattr(executor, "_processes", None) or {})  # the process ids
+        try:     # the process ids (a copy: the executor's thread may change its table meanwhile)
+            pids.update(list(getattr(executor, "_processes", None) or ()))
+        except RuntimeError:
+            pass
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -115,27 +122,38 @@ class _Slot:
 
 
 class _FreeSlots:
-    """Warm slots not running a job, handed to waiting jobs: urgent ones first."""
+    """Warm slots not running a job, handed to waiting jobs: urgent ones first, then the
+    analyses, the highest `order` first (the same order: the first come), then background work."""
 
     def __init__(self):
         self.slots: list[_Slot] = []
-        self.waiting = {True: collections.deque(), False: collections.deque(), None: collections.deque()}
+        self.urgent: collections.deque = collections.deque()
+        self.analyses: list = []             # heap of (-order, arrival, future)
+        self.background: collections.deque = collections.deque()
+        self._arrivals = itertools.count()
+
+    def _next_waiting(self):
+        if self.urgent:
+            return self.urgent.popleft()
+        if self.analyses:
+            return heapq.heappop(self.analyses)[2]
+        return self.background.popleft() if self.background else None
 
     def put(self, slot: _Slot) -> None:
-        for urgent in (True, False, None):
-            queue = self.waiting[urgent]
-            while queue:
-                future = queue.popleft()
-                if not future.done():
-                    future.set_result(slot)
-                    return
+        while (future := self._next_waiting()) is not None:
+            if not future.done():
+                future.set_result(slot)
+                return
         self.slots.append(slot)
 
-    async def get(self, urgent: "bool | None" = False) -> _Slot:
+    async def get(self, urgent: "bool | None" = False, order: int = 0) -> _Slot:
         if self.slots:
             return self.slots.pop()
         future = asyncio.get_running_loop().create_future()
-        self.waiting[urgent].append(future)
+        if urgent is False:
+            heapq.heappush(self.analyses, (-order, next(self._arrivals), future))
+        else:
+            (self.urgent if urgent else self.background).append(future)
         try:
             return await future
         except asyncio.CancelledError:
@@ -222,15 +240,16 @@ class JobPool:
         else:
             self._free.put(slot)
 
-    async def run(self, fn, job, timeout: float, wanted=None, urgent: "bool | None" = False):
+    async def run(self, fn, job, timeout: float, wanted=None, urgent: "bool | None" = False, order: int = 0):
         """Runs fn(job) in a worker; JobTimeout / JobCrashed on failure. `wanted()` is asked
         once a worker is free: False skips the job (its document changed meanwhile) and
         gives None. An `urgent` job gets the next free worker before the others; urgent None
-        is background work, given a worker only when no other job waits."""
+        is background work, given a worker only when no other job waits; among the others,
+        the highest `order` goes first."""
         if self._free is None:
             self.start()
         while True:
-            slot = await self._free.get(urgent)
+            slot = await self._free.get(urgent, order)
             if wanted is not None and not wanted():
                 self._free.put(slot)
                 return None
@@ -268,4 +287,7 @@ class JobPool:
                 # workers' warm-up still awaited; the workers are killed below, and nothing is lost
                 task._log_destroy_pending = False   # (asyncio's own switch for that message)
         for slot in self._slots:
-            slot.kill()
+            try:
+                slot.kill()
+            except Exception:       # the others are still stopped
+                log.exception("parakern: stopping worker %d failed", slot.number)

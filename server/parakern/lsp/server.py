@@ -7,11 +7,15 @@ and what it delegates); positions are converted with the document's codec here.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
 import re
 import signal
-from typing import Any, Optional
+import sys
+import threading
+import time
+from typing import Any, NoReturn, Optional
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -37,6 +41,8 @@ CMD_INSERT = "parakern.insertDispatcher"
 CMD_BENCH = "parakern.bench"
 CMD_TREE = "parakern.showCaseTree"
 SYNC_KIND = types.TextDocumentSyncKind.Incremental
+EXIT_DEADLINE = 1.0     # seconds after exit (or the connection's end) by which the process has ended
+PARENT_POLL = 0.5       # seconds between two looks at the editor's process (initialize's processId)
 
 _SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
              "information": types.DiagnosticSeverity.Information, "hint": types.DiagnosticSeverity.Hint}
@@ -64,6 +70,8 @@ class ParakernProtocol(LanguageServerProtocol):
         return result
 
     def structure_message(self, data):
+        if isinstance(data, dict) and "error" in data and "method" not in data:
+            self._result_types.pop(data.get("id"), None)   # pygls forgets it for a result only
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
@@ -78,6 +86,33 @@ class ParakernProtocol(LanguageServerProtocol):
             self._send_response(data["id"], error=types.ResponseError(
                 code=exc.code, message=f"{data.get('method')}: {why}"))
             return _ANSWERED
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        """pygls' own, but the handler's future leaves pygls' table of requests under way once
+        it is done: pygls removes a request's when it answers it, never a notification's nor
+        that of a command's own handler (the server grew by about 1 KB per edit, for good)."""
+        def done(future) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, done, args, kwargs)
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args):
+        """pygls' own, but cancelling the requests under way over a copy of their table: a
+        cancelled command's callback removes it from the table pygls iterated, and shutdown
+        failed (-32603 'dictionary changed size during iteration') while a command ran."""
+        try:
+            if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+                yield user_handler, args, None
+            current = self.msg_id
+            for msg_id, future in list(self._request_futures.items()):
+                if msg_id != current and not future.done():
+                    future.cancel()
+        finally:
+            self._shutdown = True
+        return None
 
     def handle_message(self, message):
         if message is _ANSWERED:
@@ -197,6 +232,7 @@ def _file_of(uri: str) -> str:
 
 @server.feature(types.INITIALIZE)
 def initialize(ls: ParakernServer, params: types.InitializeParams):
+    _watch_parent(params.process_id)
     options = params.initialization_options
     if isinstance(options, dict):
         section = section_of(options)
@@ -213,16 +249,19 @@ def initialized(ls: ParakernServer, params: types.InitializedParams):
 
 @server.feature(types.SHUTDOWN)
 def shutdown(ls: ParakernServer, params):
-    ls.engine.close()
     ls.exit_status = 0
+    ls.engine.close()
 
 
 @server.feature(types.EXIT)
 def exit_(ls: ParakernServer, params):
     """LSP: exit after a shutdown request ends with status 0, without one with 1 (pygls's own
-    sys.exit of that status is caught by its start_io, so `run` returns it)."""
+    sys.exit of that status is caught by its start_io, so `run` returns it). The workers are
+    stopped now, and the process ends within EXIT_DEADLINE whatever still runs in it."""
     if ls.exit_status is None:
         ls.exit_status = 1
+    ls.engine.close()
+    _end_within(EXIT_DEADLINE)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -541,13 +580,65 @@ async def show_case_tree(ls: ParakernServer, *args):
 # ------------------------------------------------------------------ entry point
 
 
+def _end_within(seconds: float) -> None:
+    """Ends the process `seconds` from now unless it has ended by itself: nothing left
+    running in it (a thread reading stdin, a library's join at exit) may keep it, nor its
+    workers and resource tracker, which end with it."""
+    def end() -> None:
+        time.sleep(seconds)
+        log.warning("parakern: the server did not end by itself within %g s of its end; ending it", seconds)
+        os._exit(server.exit_status or 0)
+
+    threading.Thread(target=end, name="parakern-exit", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:          # exists, but not ours to signal
+        return True
+    return True
+
+
+def _watch_parent(pid) -> None:
+    """LSP: the server ends once the process that started it (initialize's processId) is
+    gone, even when its pipes live on in another process. Only a process alive now is
+    watched: a client in another pid namespace (a container) sends one that is not."""
+    if not isinstance(pid, int) or pid <= 0 or pid == os.getpid() or not _alive(pid):
+        return
+
+    def watch() -> None:
+        while _alive(pid):
+            time.sleep(PARENT_POLL)
+        log.warning("parakern: the editor's process %d is gone; the server ends", pid)
+        _end_within(EXIT_DEADLINE)
+        os.kill(os.getpid(), signal.SIGTERM)     # handled in the main thread: _terminated
+
+    threading.Thread(target=watch, name="parakern-parent", daemon=True).start()
+
+
 def _terminated(signum, frame) -> None:
     """SIGTERM / SIGHUP: stop the analysis and bench processes now, then exit. (They
     would notice the server's end by themselves within a second: parakern.process.lifeline.)"""
+    _finish(128 + signum)
+
+
+def _finish(status: int) -> None:
+    """Ends the process now, its workers stopped first. The interpreter's own end would wait
+    for every thread: pygls' reading stdin (an editor may keep the pipe open after exit), a
+    front-end run. The exit handlers do run (multiprocessing's removes the workers' semaphores,
+    which its resource tracker would otherwise report as leaked), unless they take past
+    EXIT_DEADLINE."""
     try:
+        _end_within(EXIT_DEADLINE)
         server.engine.close()
+        atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
     finally:
-        os._exit(128 + signum)
+        os._exit(status)
 
 
 class _OneLine(logging.Filter):
@@ -569,7 +660,9 @@ class _OneLine(logging.Filter):
         return True
 
 
-def run(args, pool=None) -> int:
+def run(args, pool=None) -> NoReturn:
+    """Serves until the connection ends, then ends the process (_finish), with status 0 after
+    shutdown and exit or the connection's end, 1 after exit alone."""
     logging.basicConfig(filename=args.log_file, level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if not args.verbose:
@@ -580,9 +673,11 @@ def run(args, pool=None) -> int:
             signal.signal(signum, _terminated)
     server.engine.prestart(pool)  # the workers warm up while this process goes on importing
     import parakern.frontend  # noqa: F401  (imported now: the first didOpen answers at once)
-    if args.tcp:   # checked before the workers started (lsp/command.py)
-        host, _, port = args.tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        server.start_io()
-    return server.exit_status or 0   # the connection's end (EOF) is a normal end
+    try:
+        if args.tcp:   # checked before the workers started (lsp/start.py)
+            host, _, port = args.tcp.rpartition(":")
+            server.start_tcp(host or "127.0.0.1", int(port))
+        else:
+            server.start_io()
+    finally:
+        _finish(server.exit_status or 0)   # the connection's end (EOF) is a normal end

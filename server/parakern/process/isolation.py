@@ -12,7 +12,7 @@ hold for every start path, on every Python parakern supports, without relying on
   (`scrub_sys_path`); spawned workers take that sys.path over;
 - a child that needs only the standard library runs isolated (`lifeline.python_command`:
   `-I`, neither its script's folder nor the current directory on its sys.path);
-- the server works in a private empty directory (lsp/command.py), so that the `python -c`
+- the server works in a private empty directory (lsp/start.py), so that the `python -c`
   children multiprocessing starts find nothing in theirs.
 
 Imports only what every interpreter has loaded before it runs any code (os, sys; not even

@@ -2,7 +2,10 @@
 CPU emulation of CUDA (parakern_cpu.h), against the serial C.
 
     verify_file(path, points=3) -> FileResult      (results.py: per schedule, case, point)
-    verify_source(text, file, points=3, transform_cu=..., build_dir=...)
+    verify_source(text, file, points=3, transform_cu=..., build_dir=..., races=True, tolerance=None)
+                                                   races: shadow memory and a second thread order
+                                                   (parakern_race.h, races.py); tolerance: the
+                                                   floating bound instead of runner's rule
     Session(text, file, ...)                       analysed, emitted, built: .run(schedule id, values,
                                                    device(R_B, Z, T)) runs one point, .verify()
     text(result) / result.as_dict()                the report, as text or JSON

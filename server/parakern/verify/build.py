@@ -1,6 +1,8 @@
 """The two programs compared: the serial C library and the GPU version on the CPU emulation.
 
 serial.so   the file as written, `gcc -O1 -include metafork.h` (meta_for -> for).
+serial_fma.so  the same with FMA contraction (fma.py): the spread between the two bounds the
+            floating differences a computation's rounding alone explains (runner.SPREAD_FACTOR).
 gpu_<i>.so  the same file with schedule i's `meta_schedule` statement replaced by a
             call of its dispatcher (arrays passed as flat pointers: in the emulation
             device memory is host memory), compiled with gcc, linked with the emitted
@@ -26,6 +28,7 @@ from parakern.verify.runner import ENTRY
 from parakern.source.ctext import in_string
 
 HEADER = Path(__file__).with_name("parakern_cpu.h")
+RACE_HEADER = Path(__file__).with_name("parakern_race.h")   # traced kernels: shadow memory
 METAFORK_H = """/* metafork.h: MetaFork constructs as serial C */
 #ifndef METAFORK_H
 #define METAFORK_H
@@ -42,6 +45,7 @@ CXXFLAGS = ["-std=c++17", "-O1", "-fPIC", "-pthread", "-w"]
 FMA_FLAGS = fma_flags()
 
 LOG_SIZE = 4096
+ARGUMENTS_LOGGED = 64     # the dispatcher calls whose scalar arguments are kept (points.host_check)
 
 
 class ToolMissing(RuntimeError):
@@ -142,6 +146,11 @@ class Call:
         """(C type, name) of the dispatcher's arguments, in its order."""
         return [(f"{x.ctype} *", x.name) if is_array(x) else (x.ctype, x.name) for x in host_arguments(self.schedule)]
 
+    @property
+    def scalars(self) -> list[str]:
+        """The names of its scalar arguments, in its order: what parakern_verify_argument logs."""
+        return [n for t, n in self.parameters if not t.endswith("*")]
+
     def declarations(self) -> str:
         """The wrapper's parameter list in C (`void` for none)."""
         return ", ".join(f"{t} {n}" if not t.endswith("*") else f"{t}{n}" for t, n in self.parameters) or "void"
@@ -189,13 +198,18 @@ def gpu_host_source(text: str, file: str, call: Call) -> str:
 
 def glue_source(cu_name: str, calls: list[Call]) -> str:
     """C++: the emitted .cu, a logging wrapper per dispatcher, the driver's controls."""
+    width = max([len(c.scalars) for c in calls] + [1])
     out = [f'#include "{cu_name}"', "#include <string>", "",
            "namespace {", f"int parakern_log[{LOG_SIZE}];", "int parakern_calls = 0;",
+           f"double parakern_arguments[{ARGUMENTS_LOGGED}][{width}];   /* the scalars each call received */",
            "std::string parakern_failure;", "}", "", 'extern "C" {']
     for call in calls:
         names = ", ".join(n for _, n in call.parameters)
         # the wrapper's parameters are the user's names: its own local is in parakern's namespace
         out += [f"{call.prototype()}", "{",
+                f"    if (parakern_calls < {ARGUMENTS_LOGGED}) {{"]
+        out += [f"        parakern_arguments[parakern_calls][{i}] = (double){n};" for i, n in enumerate(call.scalars)]
+        out += ["    }",
                 f"    int parakern_result = {call.dispatcher}({names});",
                 f"    if (parakern_calls < {LOG_SIZE}) parakern_log[parakern_calls] = parakern_result;",
                 "    ++parakern_calls;",
@@ -213,8 +227,14 @@ def glue_source(cu_name: str, calls: list[Call]) -> str:
             "void parakern_verify_device(int regs, long optin, long dflt, int threads)",
             "{", "    parakern_cpu_set_device(regs, (size_t)optin, threads, (size_t)dflt);", "}", "",
             "void parakern_verify_reset(void) { parakern_calls = 0; parakern_failure.clear(); "
-            "parakern_cpu::last_message.clear(); }",
+            "parakern_cpu::last_message.clear(); parakern_race::reset(); }",
+            "void parakern_verify_races(int on) { parakern_race::enabled = on != 0; }",
+            "void parakern_verify_order(unsigned long long seed) { parakern_cpu_set_order(seed); }",
+            "const char *parakern_verify_race(void) { return parakern_race::report(); }",
+            "long parakern_verify_race_count(void) { return parakern_race::count(); }",
             "int parakern_verify_calls(void) { return parakern_calls; }",
+            f"double parakern_verify_argument(int call, int i) {{ return call >= 0 && call < {ARGUMENTS_LOGGED} "
+            f"&& i >= 0 && i < {width} ? parakern_arguments[call][i] : 0; }}",
             f"int parakern_verify_case(int i) {{ return i >= 0 && i < {LOG_SIZE} ? parakern_log[i] : 0; }}",
             "const char *parakern_verify_failure(void) { return parakern_failure.c_str(); }",
             "}", ""]
@@ -227,6 +247,11 @@ class Libraries:
     gpu: dict            # schedule id -> Path of its library
     errors: dict         # schedule id -> BuildError
 
+    @property
+    def fused(self) -> Path:
+        """The serial C built with FMA contraction."""
+        return self.serial.with_name("serial_fma.so")
+
 
 def build(text: str, file: str, cu_text: str, calls: list[Call], directory: Path) -> Libraries:
     """Compile serial.so and one gpu_<i>.so per call, in `directory`."""
@@ -235,11 +260,14 @@ def build(text: str, file: str, cu_text: str, calls: list[Call], directory: Path
     (directory / "source.c").write_text(line_directive(file) + with_entries(text, (c.schedule.function for c in calls)))
     run_compiler([gcc, *CFLAGS, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o", "serial.so", "-lm"],
          "the serial C file", directory)
+    run_compiler([gcc, *CFLAGS, *FMA_FLAGS, "-shared", "-Wl,-Bsymbolic", *include, "source.c", "-o",
+                  "serial_fma.so", "-lm"], "the serial C file (with FMA contraction)", directory)
     (directory / "kernels.cu").write_text(cu_text)
     (directory / "glue.cpp").write_text(glue_source("kernels.cu", calls))
     errors, gpu = {}, {}
     try:
-        run_compiler([gxx, *CXXFLAGS, *FMA_FLAGS, "-include", str(HEADER), "-c", "glue.cpp", "-o", "glue.o"],
+        run_compiler([gxx, *CXXFLAGS, *FMA_FLAGS, "-include", str(HEADER), "-include", str(RACE_HEADER), "-c",
+                      "glue.cpp", "-o", "glue.o"],
              "the emitted .cu (with the CPU emulation header)", directory)
     except BuildError as exc:
         return Libraries(directory / "serial.so", {}, {c.schedule.id: exc for c in calls})

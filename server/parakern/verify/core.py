@@ -5,7 +5,10 @@ emulated device that make the dispatcher pick that case (points.py); the
 serial C function and the GPU version (the same function, the schedule
 replaced by its dispatcher, the emitted .cu run on parakern_cpu.h) are
 called on the same seeded inputs in a child process (runner.py), and every
-array is compared.
+array is compared. With the race check (on by default) the kernels are printed traced
+(codegen/trace.py): the emulation notes every element reference in shadow memory
+(parakern_race.h) and fails a point where two threads race; and every point runs a second
+time, blocks and threads in a seeded shuffled order, compared as well.
 """
 from __future__ import annotations
 
@@ -17,11 +20,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Optional
 
+from parakern.codegen import status
 from parakern.codegen.tree_dispatcher import dispatcher_name
-from parakern.verify import build as building
-from parakern.verify import inputs
+from parakern.codegen.trace import Sites
 from parakern.machine.devices import Device
-from parakern.verify.points import Point, build_model, device_json, expected_case, find_points
+from parakern.verify import build as building
+from parakern.verify import inputs, races
+from parakern.verify.points import Point, build_model, device_json, expected_case, find_points, host_check
 from parakern.verify.results import CaseResult, FileResult, PointResult, ScheduleResult
 from parakern.verify.signature import SignatureError, signature
 from parakern.source.text import normalize_newlines
@@ -55,6 +60,16 @@ class Target:
     signature: object
     model: object
     gpu: Path
+    scalars: tuple = ()        # the dispatcher's scalar arguments, as its calls are logged
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What a run compares besides the results: the libraries and the rules."""
+    serial: Path                       # the serial C
+    fused: "Path | None" = None        # the serial C with FMA contraction: the spread of floating results
+    tolerance: "dict | None" = None    # ctype -> relative bound given by the user (runner.TOLERANCE otherwise)
+    sites: "dict | None" = None        # the race check is on: where each traced site is (Session.sites)
 
 
 class Session:
@@ -64,13 +79,22 @@ class Session:
     emit: analysis -> .cu text, instead of parakern.codegen.emit_file.
     build_dir: keep the generated sources and libraries there (default: a temporary directory,
     removed by close() or at the end of a `with` block).
+    races: the race check (module comment); with the default emission the kernels are printed
+    traced for it, a custom `emit` is compiled as it is (its PARAKERN_AT references, if any, noted).
+    tolerance: ctype -> relative bound of floating differences, instead of runner.TOLERANCE and
+    the spread of the serial C built with and without FMA contraction.
     """
 
     def __init__(self, text: str, file: str, *, transform_cu: Optional[Callable[[str], str]] = None,
-                 emit: Optional[Callable] = None, build_dir: "str | Path | None" = None, options=None):
+                 emit: Optional[Callable] = None, build_dir: "str | Path | None" = None, options=None,
+                 races: bool = True, tolerance: "dict | None" = None):
         building.tools()
         self.text = normalize_newlines(text)
         self.file = file
+        self.races = races
+        self.tolerance = dict(tolerance) if tolerance else None
+        self.fused: "Path | None" = None
+        self.sites: dict = {}              # traced site number -> where it is in the source (races.py)
         self.problem = ""                  # why nothing of the file can run
         self.unverifiable: dict = {}       # schedule id -> why it cannot run
         self.targets: dict = {}            # schedule id -> Target
@@ -100,10 +124,15 @@ class Session:
                            "no meta_schedule in this file")   # with its position, as optimize prints it
             self.problem = f"nothing to verify: {message}"
             return None
-        if emit is None:
-            from parakern.codegen import emit_file as emit
         try:
-            cu_text = emit(self.analysis)
+            if emit is not None:
+                cu_text = emit(self.analysis)
+            else:
+                from parakern.codegen import emit_file
+                sites = Sites() if self.races else None
+                cu_text = emit_file(self.analysis, trace=sites)
+                if sites is not None:
+                    self.sites = races.site_places(sites, self.analysis, self.file)
         except Exception as exc:  # a generator failure is a finding, not a crash of verify
             self.problem = f"the CUDA generator failed: {type(exc).__name__}: {exc}"
             return None
@@ -135,14 +164,15 @@ class Session:
             self.problem = f"{exc}:\n{exc.excerpt()}"
             return
         self.serial = libraries.serial
-        for result, sig, _call in calls:
+        self.fused = None if self.tolerance else libraries.fused
+        for result, sig, call in calls:
             s = result.schedule
             if s.id in libraries.errors:
                 exc = libraries.errors[s.id]
                 self.unverifiable[s.id] = f"{exc}:\n{exc.excerpt()}"
                 continue
             model = build_model(s, result.tree, {a.name for a in sig.arguments})
-            self.targets[s.id] = Target(result, sig, model, libraries.gpu[s.id])
+            self.targets[s.id] = Target(result, sig, model, libraries.gpu[s.id], tuple(call.scalars))
 
     def run(self, schedule_id: str, values: dict, device: Device, case: int = 0, seed: int = 0
             ) -> "PointResult | None":
@@ -154,14 +184,13 @@ class Session:
         return self.run_points(schedule_id, [point], seed)[0]
 
     def run_points(self, schedule_id: str, points: list, seed: int = 0, host: int = 0) -> list:
-        target = self.targets[schedule_id]
-        return run_points(target.signature, target.result.schedule, target.model, self.serial, target.gpu,
-                          points, seed, host)
+        checks = Checks(self.serial, self.fused, self.tolerance, self.sites if self.races else None)
+        return run_points(self.targets[schedule_id], checks, points, seed, host)
 
     def verify(self, points: int = 3, seed: int = 0) -> FileResult:
         keep = "" if self._scratch is not None else str(self.build_dir)
         if self.problem:
-            return FileResult(self.file, error=self.problem, build_dir=keep)
+            return FileResult(self.file, error=self.problem, build_dir=keep, tolerance=self.tolerance)
         schedules = []
         for result in self.analysis.results:
             s = result.schedule
@@ -173,7 +202,7 @@ class Session:
             schedules.append(ScheduleResult(s.id, s.span.line, tuple(cases), seconds=time.perf_counter() - began))
         errors = tuple(f"{d.span.line}:{d.span.col}: {d.message}" for d in self.analysis.diagnostics
                        if d.severity.value == "error")
-        return FileResult(self.file, tuple(schedules), build_dir=keep, errors=errors)
+        return FileResult(self.file, tuple(schedules), build_dir=keep, errors=errors, tolerance=self.tolerance)
 
     def _verify_schedule(self, schedule_id: str, count: int, seed: int) -> list[CaseResult]:
         target = self.targets[schedule_id]
@@ -215,12 +244,16 @@ class Session:
         return cases
 
 
-def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int = 0, host: int = 0) -> list:
+def run_points(target: Target, checks: Checks, batch, seed: int = 0, host: int = 0) -> list:
     """Runs the points in a child process; per point a PointResult, or None when the function
-    never reached the schedule (no dispatcher call). host: inputs.scalars'."""
+    never reached the schedule (no dispatcher call). host: inputs.scalars'. The values each
+    dispatcher call received (target.scalars) judge the facts on what the host code sets."""
+    sig, schedule, model = target.signature, target.result.schedule, target.model
+    sites = checks.sites
     jobs, prepared = [], []
     for i, point in enumerate(batch):
-        values = inputs.scalars(sig, schedule, point.values, f"{schedule.id}:{point.case}:{i}:{seed}", host)
+        name = f"{schedule.id}:{point.case}:{i}:{seed}"
+        values = inputs.scalars(sig, schedule, point.values, name, host)
         try:
             count, dims = inputs.sizes(sig, schedule, model, values)
         except inputs.InputError as exc:
@@ -229,10 +262,12 @@ def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int =
         prepared.append((point, values, ""))
         jobs.append({"id": i, "scalars": values, "sizes": count, "dims": dims,
                      "limits": inputs.index_limits(schedule, count, dims),
-                     "device": device_json(point.device), "seed": f"{schedule.id}:{point.case}:{i}:{seed}"})
+                     "device": device_json(point.device), "seed": name, "order_seed": races.order_seed(name)})
     arguments = [{"name": a.name, "ctype": a.ctype, "kind": a.kind} for a in sig.arguments]
-    job = {"serial": str(serial), "gpu": str(gpu), "function": sig.function, "arguments": arguments,
-           "guard": GUARD}
+    job = {"serial": str(checks.serial), "gpu": str(target.gpu), "function": sig.function, "arguments": arguments,
+           "guard": GUARD, "races": sites is not None, "scalars": list(target.scalars),
+           "logged": building.ARGUMENTS_LOGGED, "fused": str(checks.fused) if checks.fused else "",
+           "tolerance": checks.tolerance}
     records = _run_child(job, jobs)
     outcomes = []
     for i, (point, values, problem) in enumerate(prepared):
@@ -244,12 +279,22 @@ def run_points(sig, schedule, model, serial: Path, gpu: Path, batch, seed: int =
             continue
         chosen = tuple(record.get("cases", ()))
         error = record.get("error", "")
+        expected, per_call = point.expected, ()
+        if model.hidden and record.get("received") and not error:   # what the host code set, call by call
+            per_call, error = host_check(model, point.values, record["received"], point.device)
+            cases = set(per_call) - {status.NOTHING_TO_DO}
+            if not error and not cases and not record.get("mismatches"):
+                outcomes.append(None)   # every call it made had an empty meta_for: as if never reached
+                continue
+            expected = max(0, cases.pop()) if len(cases) == 1 else None   # 0: no case fits
         if not error and any(c < 0 for c in chosen):
             error = record.get("failure") or f"the dispatcher returned {min(chosen)}"
+        race = record.get("race")
         outcomes.append(PointResult(
-            point.case, values, device_json(point.device), point.expected, chosen,
+            point.case, values, device_json(point.device), expected, chosen,
             tuple(record.get("mismatches", ())), tuple(record.get("guards", ())), error, point.uneven,
-            point.origin, record.get("serial_s", 0.0) + record.get("gpu_s", 0.0), point.threads, point.realistic))
+            point.origin, record.get("serial_s", 0.0) + record.get("gpu_s", 0.0), point.threads, point.realistic,
+            races.described(race, sites or {}) if race else None, per_call, record.get("bounds", {})))
     return outcomes
 
 
@@ -288,7 +333,8 @@ def _run_child(job: dict, points: list) -> dict:
                 records.setdefault(p["id"], {"error": f"the runner failed: {why}"})
             break
         point, phase = current
-        version = "serial C" if phase == "serial" else "GPU version (emulated)"
+        version = {"serial": "serial C", "fused": "serial C (built with FMA contraction)",
+                   "gpu2": "GPU version (emulated, in the second thread order)"}.get(phase, "GPU version (emulated)")
         records[point] = {"error": f"the {version} {_death(code, hung, stderr)}"}
         remaining = [p for p in remaining if p["id"] not in records]
     return records

@@ -84,7 +84,8 @@ def _pointer_extent(schedule, model, name: str, scalar_values: dict) -> int:
     values = {k: v for k, v in scalar_values.items() if isinstance(v, int)}
     from parakern.verify.points import _complete
     full = _complete(model, {k: v for k, v in values.items() if k in model.settable}) or values
-    subs = {sym(k): sympy.Integer(v) for k, v in full.items()}
+    # what the host code sets (a grid extent changed after its definition) is not known before the call
+    subs = {sym(k): sympy.Integer(v) for k, v in full.items() if k not in model.hidden}
     ranges = _loop_ranges(schedule, subs)
     if ranges is None:
         return UNKNOWN_SIZE

@@ -8,7 +8,11 @@
  * kernel leaves the barrier, as an exited thread does on a GPU. The threads of a block
  * take turns (one runs at a time, up to its next barrier or its end; threadIdx order in
  * even blocks, reverse order in odd ones): runs are reproducible, and a missing barrier
- * between one thread's write and another's read gives a wrong result. Each block gets fresh
+ * between one thread's write and another's read gives a wrong result. parakern_cpu::order_seed
+ * (parakern_cpu_set_order) other than 0 runs the blocks of each launch, and the threads of each
+ * block in every barrier interval, in seeded shuffled orders instead: verify runs every point in
+ * both orders. Each block counts its barrier intervals (Block::phase: parakern_race.h's shadow
+ * memory tells two accesses of one interval from accesses a barrier orders). Each block gets fresh
  * dynamic shared memory filled with a poison pattern (NaN as float or double, a huge
  * int), so that reading data never staged gives a wrong result, followed by a guard
  * zone: a write past the launch's `shared` bytes is a launch error.
@@ -45,6 +49,8 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <numeric>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -165,9 +171,12 @@ struct Block {
     std::vector<unsigned char> state;
     std::vector<uint3> index_of;                /* threadIdx of each thread */
     unsigned running = 0;
+    unsigned phase = 0;                         /* the running barrier interval, from 0 */
     std::function<void()> body;                 /* the kernel with its arguments */
     uint3 index = {0, 0, 0};
+    unsigned long number = 0;                   /* the linear index of blockIdx in the grid */
     unsigned char *shared = nullptr;
+    size_t shared_size = 0;                     /* the launch's dynamic shared bytes */
 
     Block(unsigned n, dim3 block) : fibers(n), stacks(n), order(n), state(n), index_of(n) {
         for (unsigned t = 0; t < n; ++t) {
@@ -176,11 +185,13 @@ struct Block {
         }
     }
     static void entry();
-    /* runs block `block_index`: every thread until its end, phase by phase between barriers */
-    void run(uint3 block_index, unsigned char *buffer, bool reverse) {
+    /* runs block `block_index`: every thread until its end, phase by phase between barriers;
+       with `shuffle`, the threads in a new seeded order in every phase */
+    void run(uint3 block_index, unsigned char *buffer, bool reverse, std::mt19937_64 *shuffle = nullptr) {
         unsigned n = (unsigned)order.size();
         index = block_index;
         shared = buffer;
+        phase = 0;
         for (unsigned p = 0; p < n; ++p) {
             order[p] = reverse ? n - 1 - p : p;
             state[p] = READY;
@@ -190,7 +201,8 @@ struct Block {
             fibers[p].uc_link = &scheduler;
             makecontext(&fibers[p], (void (*)())entry, 0);
         }
-        for (;;) {
+        for (;; ++phase) {
+            if (shuffle) std::shuffle(order.begin(), order.end(), *shuffle);
             for (unsigned p = 0; p < n; ++p) {
                 unsigned t = order[p];
                 if (state[t] != READY) continue;
@@ -231,9 +243,12 @@ inline bool guard_intact(const unsigned char *p, size_t bytes) {
     return true;
 }
 
-/* ---- a launch: the blocks one after another, their threads one at a time: forward order
-   (threadIdx 0 first) in even blocks, reverse order in odd ones, so a missing barrier between
-   a write and a read of another thread shows up deterministically */
+/* the order of blocks and threads: 0, forward order (threadIdx 0 first) in even blocks and
+   reverse order in odd ones, blocks in blockIdx order; another value seeds shuffles of both */
+inline unsigned long long order_seed = 0;
+
+/* ---- a launch: the blocks one after another, their threads one at a time (order_seed), so a
+   missing barrier between a write and a read of another thread shows up deterministically */
 template <typename... P, typename... A>
 void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A... args) {
     const KernelInfo info = kernels[(const void *)kernel];
@@ -267,18 +282,28 @@ void launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, A... arg
     std::tuple<P...> params(args...);
     Block state((unsigned)threads, block);
     state.body = [&] { std::apply(kernel, params); };
+    state.shared_size = shared;
     Block *outer = current;    /* a launch from inside a kernel does not happen; keep it tidy anyway */
     current = &state;
     blockDim = block;
     gridDim = grid;
     unsigned char *buffer = static_cast<unsigned char *>(::operator new(shared + GUARD, std::align_val_t(16)));
     bool overflow = false;
-    for (unsigned long b = 0; b < blocks; ++b) {
+    std::mt19937_64 shuffle(order_seed * 0x9E3779B97F4A7C15ull + (unsigned long long)launches);
+    std::vector<unsigned long> sequence;   /* the blocks in a shuffled order */
+    if (order_seed) {
+        sequence.resize(blocks);
+        std::iota(sequence.begin(), sequence.end(), 0UL);
+        std::shuffle(sequence.begin(), sequence.end(), shuffle);
+    }
+    for (unsigned long n = 0; n < blocks; ++n) {
+        unsigned long b = order_seed ? sequence[n] : n;
         poison(buffer, shared);
         memset(buffer + shared, 0xA5, GUARD);
         uint3 index = {(unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y),
                        (unsigned)(b / ((unsigned long)grid.x * grid.y))};
-        state.run(index, buffer, b % 2 == 1);
+        state.number = b;
+        state.run(index, buffer, b % 2 == 1, order_seed ? &shuffle : nullptr);
         if (!guard_intact(buffer, shared)) overflow = true;
     }
     current = outer;
@@ -425,6 +450,9 @@ inline void parakern_cpu_set_registers(const void *kernel, int numRegs) {
 }
 
 inline long parakern_cpu_attribute_queries(void) { return parakern_cpu::attribute_queries; }
+
+/* The order the next launches run blocks and threads in (parakern_cpu::order_seed; 0: the default). */
+inline void parakern_cpu_set_order(unsigned long long seed) { parakern_cpu::order_seed = seed; }
 
 /* The GPU the next parakern_cpu_set_device emulates, beside the limits that call sets. */
 inline void parakern_cpu_set_profile(int sms, int major, int minor, int threadsPerSM, int blocksPerSM,

@@ -13,6 +13,12 @@ which the emulation reports as the kernels' (cudaFuncGetAttributes). The
 emulated device of a point has regsPerBlock = R_B, sharedMemPerBlockOptin = Z,
 maxThreadsPerBlock = T.
 
+Parameters set by the host code between the function's entry and the schedule (`hidden`:
+a loop variable, or a grid extent changed after its definition, `g = n / B; if (n % B) g++;`)
+are unknown before the call: a fact that reads one is checked at run time, on the values
+each dispatcher call received (`host_check`), which also give the case each call must pick;
+before the call they count as 1 (a grid they size is not empty).
+
 Parameters are sampled (seeded), facts checked by evaluation, and the machine
 values found by z3 for the sampled parameters; where sampling finds nothing,
 z3 solves parameters and machine values together within small bounds, raised where
@@ -34,7 +40,9 @@ import sympy
 from parakern.symbolic import constraints as cs
 from parakern.symbolic.cinteger import LAMBDIFY_MODULES
 from parakern import dispatch
+from parakern.codegen import status
 from parakern.machine.devices import Device, emulated, get_profile
+from parakern.symbolic.printing import to_c
 from parakern.symbolic.symbols import R_B, T, Z, sym
 
 MAX_SIZE = 300        # any other integer parameter
@@ -69,7 +77,7 @@ class Model:
     hidden: tuple[str, ...]            # parameters set by the host code (loop variables, locals)
     block: tuple[str, ...]             # settable parameters that size a block level
     derived: list = field(default_factory=list)     # (name, function of the values)
-    facts: list = field(default_factory=list)       # functions of the values -> bool
+    facts: list = field(default_factory=list)       # (function of the values -> bool, hidden names it reads, Fact)
     floors: list = field(default_factory=list)      # (numerator, denominator) functions
     threads: list = field(default_factory=list)     # per case: function of the values
     registers: list = field(default_factory=list)   # per case: int
@@ -110,7 +118,12 @@ def build_model(schedule, tree, argument_names) -> Model:
         for fl in sympy.sympify(d.value).atoms(sympy.floor):
             num, den = sympy.together(fl.args[0]).as_numer_denom()
             model.floors.append((_function(num, names), _function(den, names)))
-    model.facts = [_function(f.relation, names) for f in schedule.facts]
+    for f in schedule.facts:
+        reads = {s.name for s in sympy.sympify(f.relation).free_symbols}
+        for d in schedule.derived:   # a derived scalar reads what its definition reads
+            if d.name in reads:
+                reads |= {s.name for s in sympy.sympify(d.value).free_symbols}
+        model.facts.append((_function(f.relation, names), frozenset(reads & set(hidden)), f))
     for case in tree.cases:
         model.threads.append(_function(sympy.sympify(case.counter("threads")), names))
         model.registers.append(int(case.counter("registers")))
@@ -120,21 +133,67 @@ def build_model(schedule, tree, argument_names) -> Model:
     return model
 
 
+HOST_UNKNOWN = 1   # a host-set parameter before the call: a grid it sizes is not empty
+
+
 def _complete(model: Model, values: dict) -> "dict | None":
-    """The values with the derived scalars, or None when a fact fails (or C would divide by 0)."""
+    """The values with the derived scalars, or None when a fact fails (or C would divide by 0).
+    A fact reading a host-set parameter that `values` does not give waits for the call."""
     full = dict(values)
     for name in model.hidden:
-        full.setdefault(name, 0)
+        full.setdefault(name, HOST_UNKNOWN)
     try:
         for name, f in model.derived:
             full[name] = int(f(full))
-        if not all(bool(f(full)) for f in model.facts):
+        if _failed_fact(model, full, set(values)) is not None:
             return None
         if sum(max(0, int(f(full))) for f in model.elements) > MAX_ELEMENTS:
             return None
     except (ZeroDivisionError, ValueError, OverflowError, TypeError):
         return None
     return full
+
+
+def _failed_fact(model: Model, full: dict, given: set):
+    """The first fact false at `full` among those whose host-set parameters are `given`:
+    (its function, the host-set names it reads, the Fact), or None."""
+    for entry in model.facts:
+        f, reads, _fact = entry
+        if reads <= given and not bool(f(full)):
+            return entry
+    return None
+
+
+def host_check(model: Model, values: dict, calls: list, device: "Device") -> tuple:
+    """(what each dispatcher call must return, in order; problem) from the values each call
+    received (parameter -> value): the case, status.NO_CASE_FITS, or status.NOTHING_TO_DO where the values leave a
+    meta_for empty (its loop bound fact fails: the serial C runs nothing there either); any
+    other fact the host's values break is the problem ('' if none)."""
+    expected = []
+    names = set(model.hidden) | set(model.settable)   # an argument the host changed too (polydiv's N--)
+    for n, call in enumerate(calls, 1):
+        host = {h: int(call[h]) for h in call if h in names}
+        full = dict(values, **host)
+        try:
+            for name, f in model.derived:
+                full[name] = int(f(full))
+            fact = _failed_fact(model, full, set(full))
+        except (ZeroDivisionError, ValueError, OverflowError, TypeError):
+            fact = None
+        if fact is not None and fact[2].origin == "loop bound":
+            expected.append(status.NOTHING_TO_DO)
+            continue
+        if fact is not None:
+            _, reads, fact = fact
+            direct = {s.name for s in fact.relation.free_symbols}
+            told = ", ".join(f"{h} = {full[h]}" for h in list(host) + [d for d, _ in model.derived]
+                             if h in reads or h in direct) or ", ".join(f"{h} = {v}" for h, v in host.items())
+            line = f"{fact.span.line}:{fact.span.col}" if fact.span else ""
+            return tuple(expected), (f"at call {n} of the schedule the host code set {told}, where the analysis "
+                                     f"assumes {to_c(fact.relation)} ({fact.origin}"
+                                     f"{', line ' + line if line else ''}): the kernels are not meant for it")
+        expected.append(expected_case(model, dict(values, **host), device) or status.NO_CASE_FITS)
+    return tuple(expected), ""
 
 
 def _uneven(model: Model, full: dict) -> bool:
@@ -175,17 +234,18 @@ def _sample(model: Model, rng: random.Random, realistic: bool = False) -> dict:
 
 
 def realistic(model: Model, k: int, full: dict) -> bool:
-    """A launch a GPU programmer would write: at least a warp per block, more than one block."""
+    """A launch a GPU programmer would write: at least a warp per block, more than one block
+    (a grid the host code sizes counts as several)."""
     return model.threads[k](full) >= REALISTIC_THREADS and _blocks(model, k, full) > 1
 
 
-def _blocks(model: Model, k: int, full: dict) -> int:
+def _blocks(model: Model, k: int, full: dict) -> float:
     from parakern.launch import launch_of
     count = 1
-    subs = {sym(n): sympy.Integer(v) for n, v in full.items()}
+    subs = {sym(n): sympy.Integer(v) for n, v in full.items() if n not in model.hidden}
     for g in launch_of(model.tree.cases[k]).grid:
         value = sympy.sympify(g).xreplace(subs)
-        count *= int(value) if value.is_Integer else 1
+        count *= int(value) if value.is_Integer else math.inf if value.free_symbols else 1
     return count
 
 

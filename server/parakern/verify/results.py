@@ -4,9 +4,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from parakern.codegen import status
+from parakern.verify import races
 
 TOLERANCE_NOTE = ("integers compared exactly; float: |got - expected| <= 1e-5 * max(1, max |expected| "
-                  "over the array); double: the same with 1e-12")
+                  "over the array); double: the same with 1e-12; or, where larger, twice the array's spread "
+                  "between the serial C built with and without FMA contraction")
+
+
+def tolerance_note(tolerance: "dict | None" = None) -> str:
+    """The comparison rule: TOLERANCE_NOTE, or the bounds given with --tolerance."""
+    if not tolerance:
+        return TOLERANCE_NOTE
+    return (f"integers compared exactly; float: |got - expected| <= {tolerance['float']:g} * max(1, max |expected| "
+            f"over the array); double: the same with {tolerance['double']:g} (--tolerance)")
 
 
 @dataclass(frozen=True)
@@ -24,12 +34,21 @@ class PointResult:
     seconds: float = 0.0
     threads: int = 0                # threads per block of the case's launch
     realistic: bool = False         # a warp or more per block, several blocks
+    race: "dict | None" = None      # the first race the shadow memory found (races.py)
+    expected_calls: tuple = ()      # what each logged call must return, from the values the host code
+                                    # gave it (points.host_check; 0 where its meta_for is empty)
+    bounds: dict = field(default_factory=dict)   # floating array -> {"allowed", "spread"} where the
+                                    # spread of the serial C with and without FMA contraction set the bound
 
     @property
     def right_case(self) -> bool:
         """Every call returned the expected case (expected 0: every call said no case fits)."""
         if not self.chosen:
             return False
+        if self.expected_calls:
+            later = self.chosen[len(self.expected_calls):]
+            return all(c == e for c, e in zip(self.chosen, self.expected_calls)) and \
+                all(c >= 1 and (self.expected is None or c == self.expected) for c in later)
         if self.expected == 0:
             return all(c == status.NO_CASE_FITS for c in self.chosen)
         if any(c < 1 for c in self.chosen):
@@ -39,14 +58,15 @@ class PointResult:
     @property
     def ok(self) -> bool:
         """Both versions agree and the dispatcher launched the expected case."""
-        return not self.mismatches and not self.guards and not self.error and self.right_case \
-            and self.expected != 0
+        return not self.mismatches and not self.guards and not self.error and not self.race \
+            and self.right_case and self.expected != 0
 
     def as_dict(self) -> dict:
         return {"case": self.case, "values": self.values, "device": self.device, "expected": self.expected,
                 "chosen": list(self.chosen), "right_case": self.right_case, "mismatches": list(self.mismatches),
                 "out_of_bounds": list(self.guards), "error": self.error or None, "uneven": self.uneven,
-                "threads": self.threads, "realistic": self.realistic, "origin": self.origin, "ok": self.ok}
+                "threads": self.threads, "realistic": self.realistic, "origin": self.origin, "race": self.race,
+                "bounds": self.bounds, "ok": self.ok}
 
 
 @dataclass(frozen=True)
@@ -67,13 +87,18 @@ class CaseResult:
         return sum(1 for p in self.points if p.mismatches or p.guards)
 
     @property
+    def races(self) -> int:
+        """Points at which two threads raced."""
+        return sum(1 for p in self.points if p.race)
+
+    @property
     def ok(self) -> bool:
         return bool(self.points) and all(p.ok for p in self.points) and self.chosen > 0
 
     def as_dict(self) -> dict:
         return {"case": self.index, "constraints": self.constraints, "decisions": list(self.decisions),
                 "points": [p.as_dict() for p in self.points], "chosen": self.chosen,
-                "mismatches": self.mismatches, "note": self.note or None, "ok": self.ok}
+                "mismatches": self.mismatches, "races": self.races, "note": self.note or None, "ok": self.ok}
 
 
 @dataclass(frozen=True)
@@ -101,6 +126,7 @@ class FileResult:
     seconds: float = 0.0
     build_dir: str = ""
     errors: tuple = field(default_factory=tuple)   # the analysis' errors ("line:col: message")
+    tolerance: "dict | None" = None                # the bounds given with --tolerance
 
     @property
     def ok(self) -> bool:
@@ -108,8 +134,11 @@ class FileResult:
 
     def as_dict(self) -> dict:
         return {"file": self.file, "ok": self.ok, "error": self.error or None, "analysis_errors": list(self.errors),
-                "tolerance": TOLERANCE_NOTE,
+                "tolerance": tolerance_note(self.tolerance),
                 "schedules": [s.as_dict() for s in self.schedules], "seconds": round(self.seconds, 3)}
+
+
+_SECOND = " in the second thread order (blocks and threads shuffled; the first order matched)"
 
 
 def _values(values: dict) -> str:
@@ -129,12 +158,20 @@ def _point_line(p: PointResult) -> str:
             f" -> {picked}{want}, {calls}")
     text += "  ok" if p.ok else "  FAILED"
     lines = [text]
+    if p.race:
+        lines.append(f"        {races.text(p.race)}")
     for m in p.mismatches:
         index = "".join(f"[{i}]" for i in m["index"])
-        lines.append(f"        mismatch {m['array']}{index}: expected {m['expected']}, got {m['got']} "
-                     f"({m['count']} of {m['size']} elements differ)")
+        allowed = f"; allowed difference {m['allowed']:.3g}" if m.get("allowed") is not None else ""
+        lines.append(f"        mismatch {m['array']}{index}{_SECOND if m.get('order') == 2 else ''}: "
+                     f"expected {m['expected']}, got {m['got']} ({m['count']} of {m['size']} elements differ"
+                     f"{allowed})")
+    if p.bounds:
+        lines.append("        compared within twice the serial C's own spread with and without FMA contraction: "
+                     + ", ".join(f"{a} {b['allowed']:.3g}" for a, b in p.bounds.items()))
     for g in p.guards:
-        lines.append(f"        {g['version']} version wrote outside '{g['array']}'")
+        lines.append(f"        {g['version']} version wrote outside '{g['array']}'"
+                     f"{_SECOND if g.get('order') == 2 else ''}")
     if p.error:
         lines.append(f"        {p.error}")
     return "\n".join(lines)
@@ -155,13 +192,13 @@ def text(result: FileResult, verbose: bool = True) -> str:
         for c in s.cases:
             lines.append(f"  case {c.index}/{len(s.cases)}: {c.constraints}   {' '.join(c.decisions)}")
             lines.append(f"    {len(c.points)} points, chosen at {c.chosen}, mismatches {c.mismatches}"
-                         f"{'' if c.ok else '  FAILED'}")
+                         f"{f', races {c.races}' if c.races else ''}{'' if c.ok else '  FAILED'}")
             if c.note:
                 lines.append(f"    {c.note}")
             if verbose or not c.ok:
                 lines.extend(_point_line(p) for p in c.points)
     lines.append("")
-    lines.append(f"({TOLERANCE_NOTE})")
+    lines.append(f"({tolerance_note(result.tolerance)})")
     if result.build_dir:
         lines.append(f"(build files kept in {result.build_dir})")
     return "\n".join(lines)
