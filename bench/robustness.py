@@ -319,7 +319,7 @@ def pool_memory(analyses: int) -> dict:
     (llvmlite's O3 pipeline leaks native memory on every run)."""
     import asyncio
 
-    from parakern.lsp import jobs, worker
+    from parakern.lsp import jobs, tasks
 
     base = (SAMPLES / "jacobi1d.c").read_text()
 
@@ -332,8 +332,8 @@ def pool_memory(analyses: int) -> dict:
             peak, statuses = first, set()
             for k in range(analyses):
                 text = base.replace("(a[", f"({k} * 0 + a[", 1)
-                job = worker.AnalysisJob(text=text, file="jacobi1d.c", id="jacobi1d:0", key=f"k{k}")
-                summary = await pool.run(worker.analyse, job, 120)
+                job = tasks.AnalysisJob(text=text, file="jacobi1d.c", id="jacobi1d:0", key=f"k{k}")
+                summary = await pool.run(tasks.analyse, job, 120)
                 statuses.add(summary.status)
                 peak = max(peak, max((resident_mb(p) or 0.0) for p in pool.pids) if pool.pids else 0.0)
             await pool.run(_warm, None, 300)

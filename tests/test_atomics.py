@@ -460,7 +460,7 @@ def test_the_traced_kernel_takes_the_address_of_an_atomic_lvalue():
 
 
 def test_json_text_and_hover_say_which_updates_are_atomic():
-    from parakern.lsp.summary import summarize
+    from parakern.lsp.summarize import summarize
     from parakern.lsp.texts import atomics_markdown, case_message
     from parakern.reports.document import document, text
     analysis = _analysis("max_cell")

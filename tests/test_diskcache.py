@@ -8,25 +8,25 @@ from pathlib import Path
 import pytest
 
 from parakern.frontend import analyze_source
-from parakern.lsp import diskcache, worker
+from parakern.lsp import cachedir, diskcache, tasks, worker
 from parakern.lsp.settings import Settings
 from parakern.lsp.summary import cache_key
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _job(name: str) -> worker.AnalysisJob:
+def _job(name: str) -> tasks.AnalysisJob:
     path = ROOT / "samples" / f"{name}.c"
     text = path.read_text()
     (schedule,) = analyze_source(text, str(path)).schedules
     settings = Settings()
     key = cache_key(text.split("\n"), schedule, settings.analysis_part(schedule.function))
-    return worker.AnalysisJob(text=text, file=str(path), id=schedule.id, key=key,
+    return tasks.AnalysisJob(text=text, file=str(path), id=schedule.id, key=key,
                               profiles=settings.gpu_profiles)
 
 
 def test_a_summary_reads_back_equal_and_is_used(tmp_path, monkeypatch):
-    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    monkeypatch.setenv(cachedir.ENV, str(tmp_path))
     job = _job("jacobi1d")
     first = worker.analyse(job)
     assert first.status == "ok" and diskcache.load(job.key) == first
@@ -38,7 +38,7 @@ def test_a_summary_reads_back_equal_and_is_used(tmp_path, monkeypatch):
 
 
 def test_off_damaged_or_foreign_files_are_misses(tmp_path, monkeypatch):
-    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    monkeypatch.setenv(cachedir.ENV, str(tmp_path))
     job = _job("saxpy")
     summary = worker.analyse(job)
     path = tmp_path / "summaries" / diskcache.code_version() / f"{job.key}.json"
@@ -47,13 +47,13 @@ def test_off_damaged_or_foreign_files_are_misses(tmp_path, monkeypatch):
     path.write_text('{"__type": "os.system", "key": "x"}')
     assert diskcache.load(job.key) is None
     assert diskcache.load("../../etc/passwd") is None
-    monkeypatch.setenv(diskcache.ENV, "off")
+    monkeypatch.setenv(cachedir.ENV, "off")
     diskcache.store(summary)
     assert diskcache.load(job.key) is None
 
 
 def test_failures_and_unencodable_text_are_not_kept(tmp_path, monkeypatch):
-    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    monkeypatch.setenv(cachedir.ENV, str(tmp_path))
     job = _job("saxpy")
     summary = worker.analyse(job)
     for bad in (dataclasses.replace(summary, key="a1", status="timeout"),
@@ -65,7 +65,7 @@ def test_failures_and_unencodable_text_are_not_kept(tmp_path, monkeypatch):
 
 
 def test_a_summary_with_its_recommendations_reads_back_equal(tmp_path, monkeypatch):
-    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    monkeypatch.setenv(cachedir.ENV, str(tmp_path))
     job = _job("saxpy")
     summary = worker.analyse(job)
     found = worker.tune(job)
@@ -79,7 +79,7 @@ def test_the_folder_keeps_within_its_bound_the_least_recently_used_going_first(t
     summary read is a use)."""
     import os
     import time
-    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    monkeypatch.setenv(cachedir.ENV, str(tmp_path))
     monkeypatch.setattr(diskcache, "_counted", {})
     summary = worker.analyse(_job("saxpy"))
     folder = tmp_path / "summaries" / diskcache.code_version()
@@ -113,7 +113,7 @@ def test_the_bound_of_the_folder_is_a_setting(monkeypatch, value, megabytes):
 
 
 def test_a_bound_of_zero_keeps_nothing(tmp_path, monkeypatch):
-    monkeypatch.setenv(diskcache.ENV, str(tmp_path))
+    monkeypatch.setenv(cachedir.ENV, str(tmp_path))
     monkeypatch.setenv(diskcache.SIZE_ENV, "0")
     job = _job("saxpy")
     worker.analyse(job)
@@ -124,10 +124,10 @@ def test_a_relative_cache_folder_is_made_absolute_before_the_server_leaves_its_d
     """The server works in a private directory (issue 34): a relative PARAKERN_CACHE_DIR or
     XDG_CACHE_HOME would have been a new, empty cache there every session."""
     monkeypatch.chdir(tmp_path)
-    environ = {diskcache.ENV: "cache", "XDG_CACHE_HOME": "xdg"}
-    diskcache.pin_root(environ)
-    assert environ == {diskcache.ENV: str(tmp_path / "cache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
-    for kept in ({diskcache.ENV: "off"}, {diskcache.ENV: "/abs/cache"}, {}):
+    environ = {cachedir.ENV: "cache", "XDG_CACHE_HOME": "xdg"}
+    cachedir.pin_root(environ)
+    assert environ == {cachedir.ENV: str(tmp_path / "cache"), "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    for kept in ({cachedir.ENV: "off"}, {cachedir.ENV: "/abs/cache"}, {}):
         before = dict(kept)
-        diskcache.pin_root(kept)
+        cachedir.pin_root(kept)
         assert kept == before

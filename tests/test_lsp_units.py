@@ -17,7 +17,8 @@ from parakern.frontend.generated import mask_generated
 from parakern.lsp.region_edits import apply_edit, dispatcher_edit
 from parakern.lsp.positions import from_client_position, to_client_range
 from parakern.lsp.settings import Settings, section_of, update
-from parakern.lsp.summary import CaseInfo, ScheduleSummary, cache_key, chain_text
+from parakern.lsp.summarize import chain_text
+from parakern.lsp.summary import CaseInfo, ScheduleSummary, cache_key
 from parakern.lsp.texts import case_message, lens_title
 from parakern.lsp.views import token_at, view_of
 from parakern.symbolic.symbols import sym
@@ -235,7 +236,7 @@ def test_positions_in_utf16_and_utf8():
 def test_hover_says_why_a_strategy_does_not_apply():
     """The reasons the pipeline gives (pipeline.ScheduleResult.not_applied) reach the hover and
     the case-tree page, from the summary the worker computes."""
-    from parakern.lsp.summary import summarize
+    from parakern.lsp.summarize import summarize
     from parakern.lsp.texts import hover_markdown, tree_markdown
     from parakern.pipeline import analyze
     text = (SAMPLES / "matvec.c").read_text()
@@ -277,7 +278,7 @@ def test_the_cases_first_then_the_rest_as_a_whole_analysis_gives_them():
     import dataclasses
     import re
 
-    from parakern.lsp.summary import summarize
+    from parakern.lsp.summarize import summarize
     from parakern.lsp.texts import case_diagnostics, hover_markdown, lens_title
     from parakern.pipeline import completed, optimize_schedule
     profiles = ("h100", "a100", "t4")
@@ -307,7 +308,7 @@ def test_the_cases_first_then_the_rest_as_a_whole_analysis_gives_them():
 
 def test_recommendations_tuned_one_profile_at_a_time_merge_in_the_configured_order():
     from parakern.lsp.summary import TuneInfo
-    from parakern.lsp.worker import merged
+    from parakern.lsp.summary import merged
     h100, a100, t4 = (TuneInfo(k, "N=1", f"case 1 on {k}") for k in ("h100", "a100", "t4"))
     tuning = merged(merged((), (t4,), ("h100", "a100", "t4")), (h100,), ("h100", "a100", "t4"))
     assert [t.key for t in tuning] == ["h100", "t4"]

@@ -391,7 +391,7 @@ def test_profile_prints_a_table_per_case(capsys):
 
 
 def test_the_hover_shows_a_line_of_traffic_per_case():
-    from parakern.lsp.summary import summarize
+    from parakern.lsp.summarize import summarize
     from parakern.lsp.texts import hover_markdown, traffic_markdown
     result = _result(SAMPLES / "transpose.c")
     summary = summarize(result, "k", 0, ())

@@ -269,7 +269,7 @@ def test_where_no_candidate_computes_every_point_the_pick_says_how_much_it_compu
     t = search.tune(result, {"N": 4096}, H100)
     assert t.pick is not None and all(c.partial for c in t.configurations)
     assert t.pick.per_point == min(c.per_point for c in t.configurations)
-    from parakern.lsp.summary import tune_info
+    from parakern.lsp.summarize import tune_info
     info = tune_info(result, "h100", {"N": 4096})
     assert f"computes {coverage.percent(t.pick.covered)} of the serial program's iterations" in info.configuration
 
@@ -301,7 +301,7 @@ def test_cli_marks_partial_configurations_and_compiles_the_complete_one(tmp_path
 
 
 def test_the_hover_recommends_a_configuration_that_computes_every_point():
-    from parakern.lsp.summary import tune_info
+    from parakern.lsp.summarize import tune_info
     result = _result(JACOBI2D)
     info = tune_info(result, "h100", {"N": 4096})
     t = search.tune(result, {"N": 4096}, H100)

@@ -104,7 +104,7 @@ def test_a_value_given_for_another_schedules_parameter_is_what_the_asserts_read(
 
 
 def test_the_hover_judges_another_schedules_size_at_the_default_size():
-    from parakern.lsp.summary import tune_info
+    from parakern.lsp.summarize import tune_info
     first = next(r for r in analyze(TWO_SIZES, "two.c").results if r.schedule.index == 0)
     info = tune_info(first, "h100")
     assert info.configuration.startswith("case 1: B=") and "m=1024" in info.data

@@ -322,7 +322,7 @@ def test_cli_measure_without_a_gpu_says_so(capsys, monkeypatch):
 def test_hover_shows_the_recommendation_per_profile():
     """The worker's summary carries, per GPU profile, tune's pick at the default data sizes; the
     hover renders it."""
-    from parakern.lsp.summary import summarize
+    from parakern.lsp.summarize import summarize
     from parakern.lsp.texts import tuning_markdown
     summary = summarize(_results("samples/saxpy.c")[0], "k", 0, ("h100", "t4"))
     assert [t.key for t in summary.tuning] == ["h100", "t4"]
@@ -384,7 +384,7 @@ def test_the_model_may_prefer_a_case_the_tree_does_not():
         choice = dispatch.choose(result.tree, machine, substitutions(result.schedule, {"N": 4194306, **dict(c.values)}))
         assert c.case in (choice.case, *choice.fits)
         assert (c.by == search.MODEL) == (c.case != choice.case)
-    from parakern.lsp.summary import tune_info
+    from parakern.lsp.summarize import tune_info
     info = tune_info(result, "h100", {"N": 4194306})   # the hover says whose choice it is
     assert info.configuration.startswith("case 3: ") and "`jacobi1d_0_dispatch_auto` picks it" in info.configuration
 

@@ -787,7 +787,7 @@ int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, const float *a, flo
 
 #ifndef PARAKERN_MODEL_SUPPORT
 #define PARAKERN_MODEL_SUPPORT
-/* What parakern's time model reads of a device (tuning/model.py). */
+/* What parakern's time model reads of a device (tuning/time_model.py). */
 struct parakern_model_device {
     double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
 };
@@ -797,7 +797,7 @@ struct parakern_model_device {
 #define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
 
 /* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
- * capability (devices.py, the Programming Guide's throughput table). 0 when a query fails. */
+ * capability (machine/devices.py, the Programming Guide's throughput table). 0 when a query fails. */
 static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
 {
     int clock_khz, memory_khz, bus_bits;
@@ -824,7 +824,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
     return 1;
 }
 
-/* The predicted seconds of one launch (tuning/model.py FORMULA, the same text). */
+/* The predicted seconds of one launch (tuning/time_model.py FORMULA, the same text). */
 static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines, double atomics, double atomic_spread)
 {
     const double sms = d->sms;
@@ -856,11 +856,11 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double lanes = threads / (ceil(threads / 32.0) * 32.0);
     const double spread = fmin(blocks, sms) / sms;
     const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));
-    return ranked;   /* what the candidates are compared by: time, ties broken (tuning/model.py) */
+    return ranked;   /* what the candidates are compared by: time, ties broken (tuning/time_model.py) */
 }
 #endif
 
-/* transpose:0, case 1: the time model (tuning/model.py) */
+/* transpose:0, case 1: the time model (tuning/time_model.py) */
 static double transpose_0_time_case1(const parakern_model_device *dev, long long N, long long B0,
                                      long long B1, long long s)
 {
@@ -883,7 +883,7 @@ static double transpose_0_time_case1(const parakern_model_device *dev, long long
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
-/* transpose:0, case 2: the time model (tuning/model.py) */
+/* transpose:0, case 2: the time model (tuning/time_model.py) */
 static double transpose_0_time_case2(const parakern_model_device *dev, long long N, long long B0,
                                      long long B1, long long s)
 {
@@ -906,7 +906,7 @@ static double transpose_0_time_case2(const parakern_model_device *dev, long long
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
-/* transpose:0, case 3: the time model (tuning/model.py) */
+/* transpose:0, case 3: the time model (tuning/time_model.py) */
 static double transpose_0_time_case3(const parakern_model_device *dev, long long N, long long B0,
                                      long long B1, long long s)
 {
@@ -929,7 +929,7 @@ static double transpose_0_time_case3(const parakern_model_device *dev, long long
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
-/* transpose:0, case 4: the time model (tuning/model.py) */
+/* transpose:0, case 4: the time model (tuning/time_model.py) */
 static double transpose_0_time_case4(const parakern_model_device *dev, long long N, long long B0,
                                      long long B1, long long s)
 {
@@ -952,7 +952,7 @@ static double transpose_0_time_case4(const parakern_model_device *dev, long long
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
-/* transpose:0, case 5: the time model (tuning/model.py) */
+/* transpose:0, case 5: the time model (tuning/time_model.py) */
 static double transpose_0_time_case5(const parakern_model_device *dev, long long N, long long B0,
                                      long long B1, long long s)
 {
@@ -975,7 +975,7 @@ static double transpose_0_time_case5(const parakern_model_device *dev, long long
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
-/* transpose:0, case 6: the time model (tuning/model.py) */
+/* transpose:0, case 6: the time model (tuning/time_model.py) */
 static double transpose_0_time_case6(const parakern_model_device *dev, long long N, long long B0,
                                      long long B1, long long s)
 {

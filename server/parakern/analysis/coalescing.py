@@ -24,6 +24,7 @@ from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.symbolic.printing import to_text
 from parakern.symbolic.symbols import sym
+from parakern.analysis.dependence import source_text
 
 CODE = "PK040"
 
@@ -178,6 +179,5 @@ def _swap_helps(schedule: Schedule, array: str, where, x, y, per_case):
         if other.array == array and other.span == mine.span:
             continue
         if runs_along(other, x.var) and not runs_along(other, y.var):
-            from parakern.analysis.dependence import source_text
             return source_text(schedule, other.span) or other.array
     return True

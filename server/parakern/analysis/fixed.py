@@ -26,6 +26,8 @@ import sympy
 from parakern.analysis.point import definitions
 from parakern.model import Schedule
 from parakern.symbolic.symbols import sym
+from parakern.machine.devices import PROFILES, machine_values
+from parakern.symbolic.printing import to_c
 
 Point = tuple[tuple[str, int], ...]     # ((parameter, value), ...) in schedule.params order
 
@@ -107,7 +109,6 @@ def fixable(schedule: Schedule) -> tuple:
 @functools.lru_cache(maxsize=1)
 def most_generous_machine() -> dict:
     """symbol -> the largest R_B, Z, T of the known GPU profiles (machine/devices.py)."""
-    from parakern.machine.devices import PROFILES, machine_values
     values = [machine_values(p) for p in PROFILES.values()]
     return {sym(n): sympy.Integer(max(v[n] for v in values)) for n in ("R_B", "Z", "T")}
 
@@ -115,7 +116,6 @@ def most_generous_machine() -> dict:
 def unlaunchable(case, point: Point) -> str:
     """'' where the case's own kernel may run at the point on some known GPU, else the
     requirement it fails there (in C: `4*B*B <= Z`)."""
-    from parakern.symbolic.printing import to_c
     defs = definitions(case.kernel.schedule)
     subs = {sym(n): sympy.Integer(v) for n, v in point}
     machine = most_generous_machine()

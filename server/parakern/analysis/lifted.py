@@ -53,6 +53,8 @@ from parakern.analysis.settled import settled
 from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.symbolic.symbols import sym
+from parakern.analysis.rebuild import used_names
+from parakern.analysis.rebuild import fresh_names, to_syntax, var_ctypes
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,6 @@ def _unrolled(s: Schedule, cached: tuple, plan: Lifted, fixed: tuple) -> Lifted:
     s = replace(s, body=plan.body)
     values = {sym(n): sympy.Integer(v) for n, v in fixed}
     known = ({p.name for p in s.params} | {d.name for d in s.derived} | {lp.var for lp in s.loops})
-    from parakern.analysis.rebuild import used_names
     taken = set(used_names(s))
     before, after, arrays = list(plan.before), [], list(plan.arrays)
 
@@ -171,7 +172,6 @@ def _unrollable(s: Schedule, loop: syntax.Loop, cached, known: set, values: dict
                  for t in trips] for load, _, _ in found]
     if not _distinct([e for per_load in elements for e in per_load]):
         return None   # two copies would accumulate into one element
-    from parakern.analysis.rebuild import fresh_names, to_syntax, var_ctypes
     ctypes = var_ctypes(s)
     names = [iter(fresh_names(taken, f"{load.name}_w", numbered_only=True)) for load, _, _ in found]
     copies, loads, stores = [], [], []
@@ -257,7 +257,6 @@ def _accumulator(s: Schedule, stmts, n: int, load, cached, fixed):
         return None   # printed again from the analysis' floor, C's / would round (2*w - 1)/2 otherwise
     if {v.name for e in index for v in e.free_symbols} - fixed:
         return None   # it moves with a serial loop (or reads a local with no single value)
-    from parakern.analysis.rebuild import to_syntax, var_ctypes
     try:
         subscripts = tuple(to_syntax(e, "int", var_ctypes(s), element.span) for e in index)
     except ValueError:

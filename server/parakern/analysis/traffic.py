@@ -55,6 +55,11 @@ from parakern.source.diagnostics import Span
 from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.symbolic.symbols import sym
+from parakern.analysis.staging import plan
+from parakern.analysis.staging_routes import Routes
+from parakern.analysis.point import definitions
+from parakern.analysis.staging_routes import holders
+from parakern.analysis.staging_phases import phases
 
 
 MAX_COUNTED = 1 << 18    # elements of a box enumerated to count what its accesses reach
@@ -239,8 +244,6 @@ class _At:
     # ---- the body's accesses
 
     def body_requests(self) -> list[Request]:
-        from parakern.analysis.staging import plan
-        from parakern.analysis.staging_routes import Routes
         routes = Routes(self.s, plan(self.kernel)) if self.kernel.cached else None
         self.routes = routes
         found: dict = {}
@@ -316,7 +319,6 @@ class _At:
         linear = self._linear(access, symbolic=True)
         if x is None or linear is None:
             return None
-        from parakern.analysis.point import definitions
         stride = sympy.expand(sympy.diff(linear, sym(x.var)).xreplace(definitions(self.s)))
         loops = set(self.vars)
         return None if stride.free_symbols & loops else stride
@@ -445,7 +447,6 @@ class _At:
         # An element that an earlier region may hold is read there (staging_routes.holders): the
         # lanes of one warp may split between two tiles (a[i][j] beside a[j][i]), which the count
         # of region k alone does not follow: an estimate (1 static against 1.375 emulated).
-        from parakern.analysis.staging_routes import holders
         several = len(holders(st.choices[c], k)) > 1
         return cost / n, ideal / n, exact and not several
 
@@ -468,8 +469,6 @@ class _At:
     def copy_requests(self) -> list[Request]:
         if not self.kernel.cached:
             return []
-        from parakern.analysis.staging import plan
-        from parakern.analysis.staging_phases import phases
         staged = plan(self.kernel)
         steps = phases(self.s, staged)
         out = []

@@ -29,6 +29,13 @@ from parakern.counters.registers import registers_per_block
 from parakern.machine.devices import Device, from_properties
 from parakern.verify.runner import TOLERANCE
 from parakern.process.lifeline import ScratchDirectory
+from parakern.codegen.emit import INCLUDES, PREAMBLE
+from parakern.codegen.tree_dispatcher import host_arguments, is_array
+from parakern.codegen import dispatcher_name, tuned
+from parakern.bench.plan import PlanError
+from parakern.codegen import kernel_name
+from parakern.codegen.kernel_source import instance_name
+from parakern.verify.runner import CTYPES
 
 WARMUP = 3
 SPIN_NS = 200_000   # the GPU waits this long before each timed launch while the host enqueues it
@@ -139,7 +146,6 @@ def requirements() -> str:
 
 def kernels_source(code) -> str:
     """The kernels of one ScheduleCode only, extern "C" (unmangled names), no host dispatcher."""
-    from parakern.codegen.emit import INCLUDES, PREAMBLE
     return PREAMBLE + INCLUDES + '\nextern "C" {\n\n' + "\n\n".join([*code.kernels, SPIN_SOURCE]) + '\n\n}\n'
 
 
@@ -149,15 +155,12 @@ DISPATCH_TUNED_WRAPPER = "parakern_bench_dispatch_tuned"
 
 def dispatcher_parameters(schedule) -> list:
     """(ctype, name, is_array) in the dispatcher's order (codegen.dispatcher.host_arguments)."""
-    from parakern.codegen.tree_dispatcher import host_arguments, is_array
     return [(x.ctype, x.name, is_array(x)) for x in host_arguments(schedule)]
 
 
 def host_library_source(code) -> str:
     """The schedule's .cu (kernels, the tree's dispatcher and dispatch_tuned) and an extern "C"
     entry point to each dispatcher for ctypes."""
-    from parakern.codegen import dispatcher_name, tuned
-    from parakern.codegen.emit import INCLUDES, PREAMBLE
     s = code.schedule
     params = dispatcher_parameters(s)
     declared = ", ".join(f"{t} *{n}" if array else f"{t} {n}" for t, n, array in params) or "void"
@@ -224,7 +227,6 @@ class GpuRunner:
         self.code, self.schedule = code, code.schedule
         count = cuda.Device.count()
         if not 0 <= device < count:   # pycuda's 'LogicError: cuDeviceGet failed' said nothing of the option
-            from parakern.bench.plan import PlanError
             has = {0: "no GPU", 1: "one GPU: --device 0"}.get(count, f"{count} GPUs: --device 0 to {count - 1}")
             raise PlanError(f"--device {device}: this machine has {has}")
         self.device = cuda.Device(device)
@@ -270,8 +272,6 @@ class GpuRunner:
 
     def function(self, k: int, fixed: tuple = ()):
         """Case k's kernel; with `fixed` (an analysis/fixed.py point), its compile-time instance there."""
-        from parakern.codegen import kernel_name
-        from parakern.codegen.kernel_source import instance_name
         name = instance_name(self.schedule, k, fixed) if fixed else kernel_name(self.schedule, k)
         return self.module.get_function(name)
 
@@ -376,7 +376,6 @@ class GpuRunner:
     def host_library(self):
         """The schedule's host dispatcher, built with nvcc once and loaded with ctypes."""
         if self._host is None:
-            from parakern.verify.runner import CTYPES
             source, library = self.directory / "dispatch.cu", self.directory / "dispatch.so"
             source.write_text(host_library_source(self.code))
             _nvcc(nvcc_library_command(source, library, self.arch), "the host dispatcher")

@@ -18,6 +18,11 @@ from parakern.analysis.facts import substitutions
 from parakern.bench import plan as planning
 from parakern.tuning.space import block_parameters
 from parakern.bench import report
+from parakern.bench.baseline import Baseline
+from parakern.codegen import schedule_code
+from parakern.analysis.fixed import fixable
+from parakern.bench.runner import DoesNotFit, bytes_moved, compare
+from parakern.verify.runner import CTYPES
 
 
 class Cancelled(Exception):
@@ -80,8 +85,6 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
     timed as its compile-time instance at the point's program parameters (`emit --fix`, the
     kernel a user deploys once the parameters are chosen; analysis/fixed.py), and the
     dispatchers launch those instances where they exist, as an emitted file's would."""
-    from parakern.bench.baseline import Baseline
-    from parakern.codegen import schedule_code
     progress = progress or (lambda i, n, what: None)
     code = schedule_code(result, swept_points(result.schedule, {**data, **sweeps}) if instances else ())
     gpu = runner_factory(code, device)
@@ -149,7 +152,6 @@ def swept_points(schedule, sweeps: dict) -> tuple:
     """Every combination of the program parameters' values given (dicts): the points of the
     compile-time instances a bench with `instances` builds (fixed_points keeps the program
     parameters; a case gets an instance only where its constraints can hold)."""
-    from parakern.analysis.fixed import fixable
     names = [p.name for p in fixable(schedule) if p.name in sweeps]
     return tuple(dict(zip(names, combo)) for combo in itertools.product(*(sweeps[n] for n in names)))
 
@@ -197,8 +199,6 @@ class CaseCannotRun(Exception):
 
 def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat,
           fixed: tuple = ()) -> report.Measurement:
-    from parakern.bench.runner import DoesNotFit, bytes_moved, compare
-    from parakern.verify.runner import CTYPES
     schedule = plan.schedule
     calls = []   # (median s, spread s, bytes) per execution of the schedule
 
@@ -238,7 +238,6 @@ def _case(gpu, base, plan, point, k, scalars, arrays, expected, serial_s, repeat
 
 def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat,
                 kind: str = report.DISPATCHER) -> "report.Dispatch | None":
-    from parakern.bench.runner import compare
     cases, total = [], [0.0]
 
     def launch(values, host):

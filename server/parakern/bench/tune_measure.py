@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from parakern.bench import session
 
 
 def ranks(values) -> list:
@@ -69,7 +70,6 @@ def measure(text: str, file: str, result, tuning, configurations, fixed: dict, r
     spent 17 s of serial C per configuration, one after the other."""
     import os
 
-    from parakern.bench import session
     names = tuning.tuned
 
     def point(values: dict) -> tuple:

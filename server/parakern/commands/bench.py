@@ -7,6 +7,13 @@ from pathlib import Path
 from parakern.commands.args import profile_name, progress
 from parakern.commands.source_file import host_scalars, read_source, schedules_with_tree, unknown_name
 from parakern.machine.devices import PROFILES, get_profile
+from parakern.bench import plan as planning
+from parakern.verify.build import BuildError, ToolMissing
+from parakern.pipeline import analyze
+from parakern.process import outputs
+from parakern.bench import report, session
+from parakern.bench import runner
+from parakern.bench.plan import plan_text
 
 EXIT_MISSING = 3
 
@@ -47,8 +54,6 @@ def _fail(message: str, code: int = 2) -> int:
 
 
 def run(args) -> int:
-    from parakern.bench import plan as planning
-    from parakern.verify.build import BuildError, ToolMissing
     try:
         data = planning.parse_assignments(args.data, "--data")
         sweeps = planning.parse_assignments(args.sweep, "--sweep")
@@ -79,11 +84,9 @@ def run(args) -> int:
     if text is None:
         return 2
     if not args.plan_only:   # after reading: a file that cannot be read says so first
-        from parakern.bench.runner import requirements
-        missing = requirements()
+        missing = runner.requirements()
         if missing:
             return _fail(missing, EXIT_MISSING)
-    from parakern.pipeline import analyze
     analysis = analyze(text, args.file)
     results = schedules_with_tree(analysis, args.file, "bench", args.schedule)
     if not results:
@@ -113,7 +116,6 @@ def _output_problem(args) -> str:
     """Why --json, --csv, --plot or --serial-cache cannot be written ('' where they can): one of
     them is the C file (it was replaced by the JSON), a folder, in a folder that does not exist,
     or two of them are the same file."""
-    from parakern.process import outputs
     files = {f"--{n}": getattr(args, n) for n in ("json", "csv", "plot")}
     for option, path in files.items():
         problem = outputs.file_problem(path, option, [args.file], results=True) if path else ""
@@ -126,10 +128,7 @@ def _output_problem(args) -> str:
 
 
 def _bench(args, text, result, data, sweeps) -> int:
-    from parakern.bench import report, session
-    from parakern.bench.runner import GpuRunner
-    from parakern.bench.plan import plan_text
-    outcome = session.bench(text, args.file, result, data, sweeps, GpuRunner, args.device, args.repeat,
+    outcome = session.bench(text, args.file, result, data, sweeps, runner.GpuRunner, args.device, args.repeat,
                             progress=progress, on_plan=lambda plan: print(plan_text(plan), file=sys.stderr),
                             serial_repeat=args.serial_repeat, every_case=args.every_case,
                             serial_cache=args.serial_cache, serial_jobs=args.serial_jobs,

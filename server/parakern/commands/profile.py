@@ -19,6 +19,14 @@ import sys
 
 from parakern.commands.source_file import read_source
 from parakern.machine.targets import add_target_argument
+from parakern.machine.limits import c_integer
+from parakern.analysis.point import parameters
+from parakern.pipeline import Options, analyze
+from parakern.reports.traffic import ImpossiblePoint
+from parakern.verify.build import ToolMissing
+from parakern.analysis.point import describe
+from parakern.reports.traffic import schedule_traffic, table, traffic_json
+from parakern.verify.emulated_traffic import measure
 
 EXIT_OK, EXIT_DIFFERS, EXIT_USAGE, EXIT_TOOL = 0, 1, 2, 3
 
@@ -39,7 +47,6 @@ def add_parser(sub):
 def parse_values(text: str) -> "dict | None":
     """`n=1024,B0=16` -> {"n": 1024, "B0": 16}; None when a value is not an integer or a name
     comes twice (`B=16,B=32` used to keep 32 without a word)."""
-    from parakern.machine.limits import c_integer
     out = {}
     for item in filter(None, (x.strip() for x in text.split(","))):
         name, _, value = item.partition("=")
@@ -59,9 +66,6 @@ def run(args) -> int:
     source = read_source(args.file, "profile")
     if source is None:
         return EXIT_USAGE
-    from parakern.analysis.point import parameters
-    from parakern.pipeline import Options, analyze
-    from parakern.reports.traffic import ImpossiblePoint
     analysis = analyze(source, args.file, Options(target=args.target))
     for d in analysis.diagnostics:
         print(d.format(), file=sys.stderr)
@@ -86,7 +90,6 @@ def run(args) -> int:
             status = EXIT_USAGE
             continue
         except Exception as exc:   # noqa: BLE001 - one line for the user, not a traceback
-            from parakern.verify.build import ToolMissing
             if isinstance(exc, ToolMissing):
                 print(f"parakern profile: {exc}", file=sys.stderr)
                 return EXIT_TOOL
@@ -106,15 +109,12 @@ def run(args) -> int:
 
 
 def _schedule(result, given: dict, emulate: bool):
-    from parakern.analysis.point import describe
-    from parakern.reports.traffic import schedule_traffic, table, traffic_json
     s = result.schedule
     point, per_case = schedule_traffic(result, given, small=emulate)
     if point is None:
         return [f"{s.id}: {per_case}"], {"id": s.id, "error": per_case}, True
     measured = None
     if emulate:
-        from parakern.verify.emulated_traffic import measure
         measured = measure(result, point)
     lines = ["", f"{s.id} at {describe(point)}"]
     record = {"id": s.id, "point": point, "cases": []}

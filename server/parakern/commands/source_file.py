@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from parakern.verify.signature import SignatureError, signature
 
 
 def read_source(path: str, command: str) -> "str | None":
@@ -48,7 +49,6 @@ def no_tree(analysis, path: str, wanted: "str | None", where: str = "above") -> 
 def host_scalars(text: str, file: str, results) -> set:
     """Integer scalar arguments of the functions holding the schedules: values the bench passes
     when it runs the function (beside the schedules' parameters: a step count T)."""
-    from parakern.verify.signature import SignatureError, signature
     names = set()
     for function in {r.schedule.function for r in results}:
         try:

@@ -10,6 +10,11 @@ from parakern.commands.source_file import host_scalars, no_tree, read_source, sc
 from parakern.machine.devices import PROFILES
 from parakern.machine.limits import c_integer
 from parakern.reports.tuning import configuration_text, emit_hint, formulas, time_text, tuning_text
+from parakern.machine.devices import get_profile
+from parakern.tuning import search, time_model
+from parakern.pipeline import analyze
+from parakern.bench import runner
+from parakern.bench.tune_measure import measure, selection
 
 EXIT_MISSING = 3
 
@@ -54,8 +59,6 @@ def _data(items) -> dict:
 
 
 def run(args) -> int:
-    from parakern.machine.devices import get_profile
-    from parakern.tuning import search, time_model
     key = args.profile.strip().lower()
     if key not in PROFILES:
         return _fail(f"parakern tune: unknown GPU profile {args.profile!r}; known: {', '.join(sorted(PROFILES))}")
@@ -72,7 +75,6 @@ def run(args) -> int:
         device = time_model.modelled(get_profile(key))
     except time_model.ModelError as exc:
         return _fail(f"parakern tune: {exc}")
-    from parakern.pipeline import analyze
     analysis = analyze(text, args.file)
     with_tree = schedules_with_tree(analysis, args.file, "tune", args.schedule)
     if not with_tree:
@@ -156,13 +158,10 @@ def _shared_text(choice, file: str = "FILE") -> str:
 
 
 def _measure(args, text, tunings, document, given: dict) -> int:
-    from parakern.bench.runner import requirements
-    missing = requirements()
+    missing = runner.requirements()
     if missing:
         print(missing.replace("parakern bench:", "parakern tune: --measure needs a GPU:", 1), file=sys.stderr)
         return EXIT_MISSING
-    from parakern.bench.runner import GpuRunner
-    from parakern.bench.tune_measure import measure, selection
     status = 0
     for entry, (r, mine, t) in zip(document["schedules"], tunings):
         if t.pick is None:
@@ -171,7 +170,7 @@ def _measure(args, text, tunings, document, given: dict) -> int:
         fixed = {**{n: v for n, v in given.items() if n not in {p.name for p in r.schedule.params}}, **mine}
         chosen = selection(t.configurations, args.top)
         try:
-            comparison = measure(text, args.file, r, t, chosen, fixed, GpuRunner, args.device, args.repeat,
+            comparison = measure(text, args.file, r, t, chosen, fixed, runner.GpuRunner, args.device, args.repeat,
                                  progress=progress)
         except Exception as exc:  # one line, never a traceback
             print(f"parakern tune: --measure {t.schedule}: {type(exc).__name__}: {exc}", file=sys.stderr)

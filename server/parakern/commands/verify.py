@@ -15,6 +15,8 @@ from parakern.process import interrupts, outputs
 from parakern.commands.source_file import read_source
 from parakern.machine.targets import add_target_argument
 from parakern.verify.runner import TOLERANCE
+from parakern.pipeline import Options
+from parakern.verify import ToolMissing, text, verify_source
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_TOOL = 0, 1, 2, 3
 
@@ -73,8 +75,6 @@ def run(args) -> int:
         if problem:
             print(f"parakern verify: {problem}", file=sys.stderr)
             return EXIT_USAGE
-    from parakern.pipeline import Options
-    from parakern.verify import ToolMissing, text, verify_source
     try:
         result = verify_source(source, args.file, args.points, seed=args.seed, build_dir=build_dir,
                                options=Options(target=args.target), races=args.races,

@@ -14,6 +14,7 @@ from parakern import syntax
 from parakern.source.diagnostics import Diagnostic, Related, Span, error
 from parakern.frontend.ctypes import ScalarInfo, Symbol, scalar_type_name
 from parakern.frontend.spans import TokenIndex
+from parakern.frontend.loops import canonical_header
 
 _ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="})
 _BINARY_OPS = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "&&", "||",
@@ -387,7 +388,6 @@ class Converter:
 
     def loop(self, node: c_ast.For, parallel: bool) -> syntax.Loop:
         """A canonical for loop; meta_for must be `int v = lo; v < hi; v++`."""
-        from parakern.frontend.loops import canonical_header
         header = canonical_header(self, node, parallel)
         lo, hi, step, var, ctype, down = header
         if var != "?":

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from parakern.frontend.lexical import matching_brace
 from parakern.source.text import LINE_BREAK, line_starts, offset_at
+from parakern.frontend.lexical import file_scope_code
 
 BEGIN_MARK = "// parakern:begin"
 END_MARK = "// parakern:end"
@@ -46,7 +47,6 @@ def fingerprint(function_text: str, file_scope: str = "") -> str:
 def region_fingerprint(text: str, function_range: tuple) -> str:
     """fingerprint of the function at a 0-based range of `text` (the text the front end reads:
     "\n" line ends; its generated regions are left out)."""
-    from parakern.frontend.lexical import file_scope_code
     masked = mask_generated(text)
     return fingerprint(function_text(masked, function_range), file_scope_code(masked))
 

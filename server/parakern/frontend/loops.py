@@ -4,6 +4,7 @@ from __future__ import annotations
 from pycparser import c_ast
 
 from parakern import syntax
+from parakern.frontend.ctypes import scalar_type_name
 
 _FORM = "meta_for (int i = lo; i < hi; i++)"
 _SERIAL_FORM = "for (int k = lo; k < hi; k += step)"
@@ -109,7 +110,6 @@ def _down(conv, node: c_ast.For, start, var: str, ctype: str, code: str, kind: s
 
 
 def _decl_type(conv, decl) -> str:
-    from parakern.frontend.ctypes import scalar_type_name
     return scalar_type_name(decl.type, conv.typedefs)
 
 

@@ -24,6 +24,7 @@ from parakern.ir.targets import new_host_machine
 from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.symbolic.symbols import sym
+from parakern.ir.staged_copies import SharedMemory
 
 _CTYPES = {"int": ctypes.c_int, "unsigned": ctypes.c_uint, "long": ctypes.c_long,
            "unsigned long": ctypes.c_ulong, "long long": ctypes.c_longlong,
@@ -60,7 +61,6 @@ class HostKernel:
         self.schedule = kernel.schedule
         self.memory = None
         if kernel.cached:
-            from parakern.ir.staged_copies import SharedMemory
             self.memory = SharedMemory(kernel)
         self.shared_bytes = 0  # dynamic shared memory of the last launch
         ref = optimize(lower(kernel, host=True, memory=self.memory), level)

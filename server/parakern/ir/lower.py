@@ -33,6 +33,7 @@ from parakern.ir.targets import DEVICE_TRIPLE, device_layout, host_triple
 from parakern.ir.types import GLOBAL, I32, LoweringError, convert, is_float, llvm_type
 from parakern.kernel import Kernel
 from parakern.model import Schedule
+from parakern.ir.staged_copies import SharedMemory
 
 HOST_INDEX_ARGS = ("ctaid.x", "ctaid.y", "ctaid.z", "tid.x", "tid.y", "tid.z")
 _FALLBACK = GlobalMemory()  # optional Memory hooks an object does not define
@@ -50,7 +51,6 @@ def argument_names(schedule: Schedule) -> tuple[str, ...]:
 def default_memory(kernel: Kernel) -> Memory:
     """Shared-memory staging of the cached arrays, or plain global memory when none is cached."""
     if kernel.cached:
-        from parakern.ir.staged_copies import SharedMemory  # staging builds on the footprint analysis
         return SharedMemory(kernel)
     return GlobalMemory()
 

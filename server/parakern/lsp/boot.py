@@ -1,12 +1,15 @@
 """How an analysis process starts: its initializer and its warm-up.
 
-Only the standard library at import: the server spawns its workers from here before it
-imports its own heavy modules (lsprotocol, sympy), so they warm up meanwhile; the
-analysis modules are imported in the worker itself.
+Only the standard library at import (and parakern.process.lifeline, which is no more): the
+server spawns its workers from here before it imports its own heavy modules (lsprotocol,
+sympy), so they warm up meanwhile; the analysis modules are imported in the worker itself.
 """
 from __future__ import annotations
 
 import os
+import sys
+
+from parakern.process.lifeline import exit_with_parent
 
 _WARM_SOURCE = """void warm(int n, int B, float *x, float *y)
 {
@@ -27,33 +30,27 @@ def initialize(parent: "int | None" = None) -> None:
     """Process initializer: ends with the server (`parent`) however it ends, lower priority
     (the editor's server stays responsive), stdout onto stderr (the server's stdout is the
     LSP stream), imports."""
-    from parakern.process.lifeline import exit_with_parent
     exit_with_parent(parent)
     try:
         os.nice(5)
     except (AttributeError, OSError):
         pass
     try:
-        import sys
         os.dup2(2, 1)
         sys.stdout = sys.stderr
     except OSError:
         pass
-    import parakern.pipeline  # noqa: F401  (sympy, z3, llvmlite: the slow imports)
+    # deferred: the analysis modules (sympy, z3, llvmlite: seconds) load in the worker, not the server
+    import parakern.pipeline  # noqa: F401
 
 
 def warm_up() -> int:
-    """Runs one tiny analysis and its summary (llvmlite, z3, the modules a job imports and
-    the caches warm up) and returns the pid."""
+    """Runs one tiny analysis and its summary in the worker (llvmlite, z3, the modules a job
+    imports and the caches warm up) and returns the pid."""
     try:
-        from parakern.machine.devices import DEFAULT_PROFILES
-        from parakern.frontend import analyze_source
-        from parakern.lsp.worker import summarize
-        from parakern.pipeline import optimize_schedule
-        for schedule in analyze_source(_WARM_SOURCE, "<warm-up>").schedules:
-            summarize(optimize_schedule(schedule), "warm-up", 0, DEFAULT_PROFILES, tune=False)
-        from parakern.lsp.diskcache import code_version
-        code_version()      # the summary folder's name hashes parakern's sources: once, now
+        # deferred: the worker's modules load in the worker, not in the server that names this function
+        from parakern.lsp import worker
+        worker.warm_up(_WARM_SOURCE)
     except Exception:
         pass
     return os.getpid()

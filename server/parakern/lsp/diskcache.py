@@ -29,35 +29,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from parakern.lsp.cachedir import root
 from parakern.lsp.summary import CaseInfo, DiagInfo, ProfileInfo, ScheduleSummary, TuneInfo
 
-ENV = "PARAKERN_CACHE_DIR"
 SIZE_ENV = "PARAKERN_CACHE_MB"
 DEFAULT_MB = 100.0
 RECOUNT_EVERY = 64
 STALE_TEMPORARY_S = 3600.0    # a half-written file this old was left by a process killed meanwhile
 KEPT = ("ok", "no-tree")
 _TYPES = {cls.__name__: cls for cls in (ScheduleSummary, CaseInfo, DiagInfo, ProfileInfo, TuneInfo)}
-
-
-def pin_root(environ=os.environ) -> None:
-    """A relative PARAKERN_CACHE_DIR or XDG_CACHE_HOME made absolute, from the current directory:
-    the server moves to a private directory of its own before it starts (lsp/start.py), where
-    a relative folder would be a new, empty cache every session."""
-    for name in (ENV, "XDG_CACHE_HOME"):
-        value = environ.get(name, "")
-        if value and value.strip().lower() != "off" and not os.path.isabs(value):
-            environ[name] = os.path.abspath(value)
-
-
-def root() -> "Path | None":
-    chosen = os.environ.get(ENV, "")
-    if chosen.strip().lower() == "off":
-        return None
-    if chosen:
-        return Path(chosen)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "parakern"
 
 
 @functools.lru_cache(maxsize=1)

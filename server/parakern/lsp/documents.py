@@ -11,6 +11,8 @@ from parakern.lsp.settings import Settings
 from parakern.lsp.summary import DiagInfo, cache_key, diag_info
 from parakern.lsp.views import view_of
 from parakern.source.text import normalize_newlines, without_lone_surrogates
+from parakern.source.diagnostics import error
+from parakern.frontend import analyze_source
 
 if TYPE_CHECKING:
     from parakern.lsp.parses import Run
@@ -59,8 +61,6 @@ def build_snapshot(file: str, version, text: str, settings: Settings) -> Snapsho
     """Front-end over the document (generated dispatcher regions masked): its
     diagnostics and the schedules with their cache keys. Pure; runs in a thread; never
     raises (a bug of ours is one diagnostic, so stale ones never stay on screen)."""
-    from parakern.source.diagnostics import error
-    from parakern.frontend import analyze_source
     try:
         source = analysed_text(text)
         result = analyze_source(source, file)

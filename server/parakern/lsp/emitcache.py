@@ -1,6 +1,6 @@
 """The comprehensive dispatcher of a schedule as an edit of its document.
 
-Its code is generated once in a worker (worker.emit) and kept under the schedule's
+Its code is generated once in a worker (tasks.emit) and kept under the schedule's
 emit key (the cache key and the function's first line: the generated comments cite
 source lines). Failures are not kept, so the next request tries again. No pygls.
 """
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from parakern.frontend.generated import region_fingerprint
 from parakern.lsp.documents import analysed_text
-from parakern.lsp import region_edits, worker
+from parakern.lsp import region_edits, tasks
 from parakern.lsp.documents import AnalysisError, Document, Snapshot
 from parakern.lsp.jobs import JobCrashed, JobTimeout
 from parakern.lsp.summary import emit_key
@@ -71,10 +71,10 @@ class EmitCache:
             self._running[key] = task
         return await asyncio.shield(task)
 
-    async def _generate(self, key: str, job: worker.AnalysisJob) -> tuple[bool, str]:
+    async def _generate(self, key: str, job: tasks.AnalysisJob) -> tuple[bool, str]:
         limit = self.engine.settings.time_limit_seconds
         try:
-            result = await self.engine.pool.run(worker.emit, job, limit, urgent=True)   # the user waits for it
+            result = await self.engine.pool.run(tasks.emit, job, limit, urgent=True)   # the user waits for it
         except JobTimeout:
             result = (False, f"generating the dispatcher ran past {limit:g} s")
         except JobCrashed:

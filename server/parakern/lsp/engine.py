@@ -12,7 +12,7 @@ large file; a change stops the run of the version it replaces, and one document'
 never wait for another's), publishes its diagnostics
 with whatever the cache already holds for the schedules, then starts one job per
 schedule whose key is not cached (a summary kept on disk is read first, in this process).
-A job finds the cases (worker.cases); they are shown at once, and a second job completes
+A job finds the cases (tasks.cases); they are shown at once, and a second job completes
 them (which GPU runs which case, no-fit regions, traffic; a worker that kept them goes
 on from there, another starts over), then the
 recommendations follow one GPU profile per job, in the background. When a job ends its
@@ -32,14 +32,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
-from parakern.lsp import diskcache, parses, region_edits, texts, worker
+from parakern.lsp import diskcache, parses, region_edits, tasks, texts
 from parakern.lsp.benchcommand import BenchCommand
 from parakern.lsp.documents import AnalysisError, Document, Snapshot, analysed_text, build_snapshot
 from parakern.lsp.emitcache import EmitCache
 from parakern.lsp.jobs import JobCrashed, JobPool, JobTimeout
 from parakern.lsp.ranges import Range, shifted
 from parakern.lsp.settings import Settings, update
-from parakern.lsp.summary import DiagInfo, ScheduleSummary, failure
+from parakern.lsp.summary import DiagInfo, ScheduleSummary, failure, merged
 from parakern.lsp.views import ScheduleView, token_at
 
 log = logging.getLogger(__name__)
@@ -287,10 +287,10 @@ class Engine:
 
     # ------------------------------------------------------------ jobs
 
-    def job_for(self, view: ScheduleView, snap: Snapshot, doc: Document) -> worker.AnalysisJob:
+    def job_for(self, view: ScheduleView, snap: Snapshot, doc: Document) -> tasks.AnalysisJob:
         """What a worker needs to analyse (or emit) this schedule of this snapshot."""
         s = self.settings
-        return worker.AnalysisJob(text=snap.source or analysed_text(snap.text), file=doc.file, id=view.id, key=view.key,
+        return tasks.AnalysisJob(text=snap.source or analysed_text(snap.text), file=doc.file, id=view.id, key=view.key,
                                   target=s.target, strategies=s.strategies, occupancy=s.occupancy,
                                   profiles=s.gpu_profiles, fault=s.test_fault)
 
@@ -323,7 +323,7 @@ class Engine:
             job = self.jobs[view.key] = _Job(view.key, view, task)
         return job.task
 
-    async def _run(self, view: ScheduleView, job: worker.AnalysisJob, limit: float) -> None:
+    async def _run(self, view: ScheduleView, job: tasks.AnalysisJob, limit: float) -> None:
         """The cases of a schedule (or its whole summary kept on disk), then the rest."""
         key = job.key
         try:
@@ -331,7 +331,7 @@ class Engine:
             if summary is not None:
                 self.stats["disk_hits"] += 1
             else:
-                summary = await self._job(view, worker.cases, job, limit)
+                summary = await self._job(view, tasks.cases, job, limit)
                 if summary is None:
                     return     # no open document shows this schedule any more
         finally:
@@ -339,7 +339,7 @@ class Engine:
         self._store(key, summary)
         self._follow_up(view, job, summary, limit)
 
-    def _follow_up(self, view: ScheduleView, job: worker.AnalysisJob, summary: ScheduleSummary,
+    def _follow_up(self, view: ScheduleView, job: tasks.AnalysisJob, summary: ScheduleSummary,
                    limit: float) -> None:
         """After the cases: where they run, the no-fit regions, traffic (`_complete`); after
         those, the recommendations of the GPU profiles not tuned yet (`_tune`)."""
@@ -353,15 +353,15 @@ class Engine:
         if missing:
             self.spawn(self._tune(job.key, job, missing, limit))
 
-    def _complete_later(self, view: ScheduleView, job: worker.AnalysisJob, limit: float) -> None:
+    def _complete_later(self, view: ScheduleView, job: tasks.AnalysisJob, limit: float) -> None:
         if job.key not in self.completing:
             self.completing[job.key] = self.spawn(self._complete(view, job, limit))
 
-    async def _complete(self, view: ScheduleView, job: worker.AnalysisJob, limit: float) -> None:
+    async def _complete(self, view: ScheduleView, job: tasks.AnalysisJob, limit: float) -> None:
         """The whole summary of a schedule whose cases are shown (the worker that found them
         keeps them: it goes on from there)."""
         try:
-            summary = await self._job(view, worker.analyse, job, limit, lost="its cases are shown, not where "
+            summary = await self._job(view, tasks.analyse, job, limit, lost="its cases are shown, not where "
                                       "they run nor where no kernel fits")
         finally:
             self.completing.pop(job.key, None)
@@ -375,7 +375,7 @@ class Engine:
         self._store(job.key, summary)
         self._follow_up(view, job, summary, limit)
 
-    async def _job(self, view: ScheduleView, fn, job: worker.AnalysisJob, limit: float,
+    async def _job(self, view: ScheduleView, fn, job: tasks.AnalysisJob, limit: float,
                    lost: str = "no case tree is shown for it") -> "ScheduleSummary | None":
         """fn(job) in a worker: its summary, a failure summary for a timeout, crash or error,
         or None when no open document shows the schedule any more."""
@@ -402,20 +402,20 @@ class Engine:
                             f"internal error while analysing meta_schedule {view.id} "
                             f"({type(exc).__name__}: {exc}); please report it")
 
-    async def _stored(self, job: worker.AnalysisJob) -> "ScheduleSummary | None":
+    async def _stored(self, job: tasks.AnalysisJob) -> "ScheduleSummary | None":
         """The summary kept on disk by an earlier session (diskcache.py), read here without
         waiting for a worker; None when there is none."""
         if job.fault:
             return None
         return await asyncio.get_running_loop().run_in_executor(self._disk, diskcache.load, job.key)
 
-    async def _tune(self, key: str, job: worker.AnalysisJob, profiles: tuple, limit: float) -> None:
+    async def _tune(self, key: str, job: tasks.AnalysisJob, profiles: tuple, limit: float) -> None:
         """The recommended configurations, in the background once the cases are shown: one
         job per GPU profile, so that an analysis the user waits for (after an edit) gets the
         worker after one profile's tuning at most, not after all of them."""
         for profile in profiles:
             try:
-                found = await self.pool.run(worker.tune, dataclasses.replace(job, profiles=(profile,)), limit,
+                found = await self.pool.run(tasks.tune, dataclasses.replace(job, profiles=(profile,)), limit,
                                             wanted=lambda: self._wanted(key), urgent=None)
             except asyncio.CancelledError:
                 raise
@@ -424,7 +424,7 @@ class Engine:
             summary = self.cache.get(key)
             if not found or summary is None or summary.status != "ok":
                 return
-            self._store(key, dataclasses.replace(summary, tuning=worker.merged(summary.tuning, found,
+            self._store(key, dataclasses.replace(summary, tuning=merged(summary.tuning, found,
                                                                                  job.profiles)))
 
     def _store(self, key: str, summary: ScheduleSummary) -> None:

@@ -672,7 +672,8 @@ def run(args, pool=None) -> NoReturn:
         if signum is not None:
             signal.signal(signum, _terminated)
     server.engine.prestart(pool)  # the workers warm up while this process goes on importing
-    import parakern.frontend  # noqa: F401  (imported now: the first didOpen answers at once)
+    # deferred: the front end loads once the workers have started, not before (lsp/start.py)
+    import parakern.frontend  # noqa: F401
     try:
         if args.tcp:   # checked before the workers started (lsp/start.py)
             host, _, port = args.tcp.rpartition(":")

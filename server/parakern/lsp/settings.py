@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from parakern.machine.devices import DEFAULT_PROFILES, PROFILES
 from parakern.strategies.decisions import strategy_codes
 from parakern.machine.targets import DEFAULT_TARGET, TARGETS, unsupported
+from parakern.lsp.benchjob import settings_problem
 
 STRATEGY_CODES = strategy_codes()
 TEST_HOOKS_ENV = "PARAKERN_LSP_TEST_HOOKS"
@@ -140,7 +141,6 @@ def update(settings: Settings, raw) -> tuple[Settings, list[str]]:
     if "bench" in raw:
         value = raw["bench"]
         if isinstance(value, dict):
-            from parakern.lsp.benchjob import settings_problem
             problem = settings_problem(value)
             if problem:
                 warnings.append(problem)

@@ -8,7 +8,7 @@ import os
 
 from parakern.process.isolation import scrub_sys_path
 from parakern.process.lifeline import ScratchDirectory
-from parakern.lsp import diskcache
+from parakern.lsp import cachedir
 
 
 def add_arguments(parser) -> None:
@@ -47,14 +47,14 @@ def run(args) -> int:
         return 2
     if args.log_file:     # named from the editor's directory, which the server leaves now
         args.log_file = os.path.abspath(args.log_file)
-    diskcache.pin_root()
+    cachedir.pin_root()
     _enter_private_directory()
     # The analysis processes start first, so that they import and warm up while this one
     # imports pygls, lsprotocol and the front-end (about a second each on two cores).
-    from parakern.lsp.jobs import JobPool
+    from parakern.lsp.jobs import JobPool   # deferred: the workers start before pygls loads
     pool = JobPool()
     pool.prestart()
-    from parakern.lsp.server import run as run_server
+    from parakern.lsp.server import run as run_server   # deferred: pygls, lsprotocol: after the workers
     return run_server(args, pool)
 
 

@@ -1,6 +1,7 @@
 """What runs in the analysis processes (spawned, never forked): one schedule -> a summary.
 
-Every entry point takes and returns plain picklable data. Nothing here imports pygls.
+Every entry point takes and returns plain picklable data. Nothing here imports pygls, and the
+server never imports this module: it names these entry points through tasks.py.
 A job (an `AnalysisJob`) re-reads the document with the front-end (milliseconds), picks
 its schedule by id, runs pipeline.optimize_schedule and summarises the result with
 summary.summarize (z3 for the per-GPU conditions). The last few ScheduleResults are
@@ -9,31 +10,22 @@ the tree. How such a process starts and warms up: boot.py.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 
+from parakern.codegen import emit_schedule
+from parakern.frontend import analyze_source
 from parakern.frontend.generated import mask_generated
+from parakern.lsp import diskcache
 from parakern.lsp.ranges import span_range
-from parakern.lsp.summary import ScheduleSummary, emit_key, failure, function_origin, summarize
-from parakern.machine.targets import DEFAULT_TARGET
-
-
-@dataclass(frozen=True)
-class AnalysisJob:
-    """One schedule of one document version, as the engine hands it to a worker (it
-    crosses a spawn process pool: plain picklable values only)."""
-    text: str
-    file: str
-    id: str                                  # the schedule's id ("jacobi1d:0")
-    key: str = ""                            # its cache key (summary.cache_key)
-    target: str = DEFAULT_TARGET
-    strategies: "tuple[str, ...] | None" = None
-    occupancy: "str | None" = None
-    profiles: tuple[str, ...] = ()           # GPUs whose conditions the summary carries
-    fault: "dict | None" = None              # settings.testFault (test hooks only)
+from parakern.lsp.summarize import summarize, tunings
+from parakern.lsp.summary import ScheduleSummary, emit_key, failure, function_origin, merged
+from parakern.lsp.tasks import AnalysisJob
+from parakern.machine.devices import DEFAULT_PROFILES
+from parakern.pipeline import Options, completed, optimize_schedule
 
 
 _RESULTS: "OrderedDict[str, object]" = OrderedDict()   # emit_key -> ScheduleResult
@@ -44,7 +36,6 @@ class ScheduleMissing(Exception):
 
 
 def options_of(job: AnalysisJob):
-    from parakern.pipeline import Options
     return Options(target=job.target,
                    strategies=None if job.strategies is None else tuple(job.strategies),
                    occupancy=job.occupancy)
@@ -61,7 +52,6 @@ def schedule_of(job: AnalysisJob):
 def _frontend(text: str, file: str):
     """The document's front-end result: read once for the cases, their completion and the
     recommendations of one version (frozen data)."""
-    from parakern.frontend import analyze_source
     return analyze_source(mask_generated(text), file)
 
 
@@ -103,7 +93,6 @@ def _summary(job: AnalysisJob, complete: bool) -> ScheduleSummary:
     start = time.perf_counter()
     schedule = None
     try:
-        from parakern.lsp import diskcache
         stored = None if job.fault else diskcache.load(job.key)
         if stored is not None:    # this code analysed this text before, maybe in another session
             return stored
@@ -130,7 +119,6 @@ def _summary(job: AnalysisJob, complete: bool) -> ScheduleSummary:
 def _result(job: AnalysisJob, schedule, complete: bool = True):
     """The schedule's pipeline result: the one this process keeps (completed if asked), or a
     new one."""
-    from parakern.pipeline import completed, optimize_schedule
     where = emit_key(job.key, function_origin(schedule))
     result = _RESULTS.get(where)
     if result is None:
@@ -141,35 +129,30 @@ def _result(job: AnalysisJob, schedule, complete: bool = True):
     return result
 
 
+def warm_up(source: str) -> None:
+    """One tiny analysis and its summary (llvmlite, z3, the modules a job imports and the
+    caches warm up), and the summary folder's name (a hash of parakern's sources), once."""
+    for schedule in analyze_source(source, "<warm-up>").schedules:
+        summarize(optimize_schedule(schedule), "warm-up", 0, DEFAULT_PROFILES, tune=False)
+    diskcache.code_version()
+
+
 def tune(job: AnalysisJob) -> tuple:
     """The recommended configuration per GPU profile of the job's schedule (summary.tunings),
     added to its summary on disk; () when the schedule has no tree."""
-    from parakern.lsp import diskcache
-    from parakern.lsp.summary import tunings
     result = _result(job, schedule_of(job))
     if result.tree is None:
         return ()
     found = tunings(result, job.profiles)
     stored = diskcache.load(job.key)
     if stored is not None and not job.fault:
-        import dataclasses
         diskcache.store(dataclasses.replace(stored, tuning=merged(stored.tuning, found)))
     return found
-
-
-def merged(tuning: tuple, found: tuple, order: tuple = ()) -> tuple:
-    """The recommendations of `tuning` with those of `found` added or replacing theirs (by
-    profile), in `order` of profiles (then the others as they came)."""
-    by_key = {info.key: info for info in tuning}
-    by_key.update((info.key, info) for info in found)
-    rank = {key: k for k, key in enumerate(order)}
-    return tuple(sorted(by_key.values(), key=lambda info: rank.get(info.key, len(rank))))
 
 
 def emit(job: AnalysisJob) -> tuple[bool, str]:
     """(True, generated code) or (False, why not)."""
     try:
-        from parakern.codegen import emit_schedule
         result = _result(job, schedule_of(job))
         if result.tree is None:
             return False, f"meta_schedule {job.id} has no case tree: fix its errors first"

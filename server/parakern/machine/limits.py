@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 import sympy
+from parakern.symbolic.printing import to_c
+from parakern.symbolic.symbols import T, sym
 
 GRID_LIMITS = (2**31 - 1, 65535, 65535)   # gridDim x, y, z
 BLOCK_LIMITS = (1024, 1024, 64)           # blockDim x, y, z
@@ -57,7 +59,6 @@ def overflowing_definition(schedule, values: dict) -> str:
                 continue
             value = term.xreplace({x: sympy.Integer(values[x.name]) for x in term.free_symbols})
             if value.is_Integer and not bounds[0] <= int(value) <= bounds[1]:
-                from parakern.symbolic.printing import to_c
                 return (f"{to_c(term)} in the definition of {d.name} (line {d.span.line}) is beyond the range "
                         f"of {d.ctype} ({bounds[0]} to {bounds[1]}): C would wrap it")
     return ""
@@ -67,7 +68,6 @@ def machine_facts(schedule) -> tuple:
     """What holds on every device and in every C call, for z3: T <= 1024, and each `int`
     parameter and derived scalar within int's range (a grid of n/B blocks is then within
     gridDim.x's limit without saying so)."""
-    from parakern.symbolic.symbols import T, sym
     facts = [sympy.Le(T, MAX_THREADS_PER_BLOCK)]
     for p in (*schedule.params, *schedule.derived):
         if p.ctype == "int":

@@ -6,6 +6,9 @@ import sympy
 from parakern.symbolic import constraints as cs
 from parakern.comprehensive import Case, CaseTree
 from parakern.symbolic.printing import to_c, to_math, to_text
+from parakern.codegen import CodegenError, kernel_name, kernel_source, launch_snippet
+from parakern.dispatch import reachable
+from parakern.machine.devices import PROFILES
 
 # JSON names of the counters, as the README's JSON document names them.
 _JSON_NAMES = {"registers": "registers", "shared_memory": "shared_bytes", "threads": "threads",
@@ -45,7 +48,6 @@ def case_json(case: Case, k: int = 0, cases: int = 0, profiles: tuple = ()) -> d
 
 def _cuda(case: Case, k: int, cases: int) -> dict:
     """The case's kernel and launch as CUDA; null where it cannot be printed."""
-    from parakern.codegen import CodegenError, kernel_name, kernel_source, launch_snippet
     try:
         return {"kernel": kernel_source(case, k, cases),
                 "launch": launch_snippet(case, kernel_name(case.kernel.schedule, k))}
@@ -59,7 +61,6 @@ def region_text(system: cs.System) -> str:
 
 def reachability(tree: CaseTree) -> dict:
     """case number -> the GPU profiles (machine/devices.py) on which the dispatcher can pick it."""
-    from parakern.dispatch import reachable
     return dict(reachable(tree))
 
 
@@ -107,7 +108,6 @@ def tree_text(tree: CaseTree, on: "dict | None" = None) -> list[str]:
 
 
 def _profile_keys() -> list:
-    from parakern.machine.devices import PROFILES
     return sorted(PROFILES)
 
 

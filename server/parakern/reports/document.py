@@ -7,6 +7,11 @@ from parakern.analysis.updates import described
 from parakern.model import Schedule
 from parakern.pipeline import Analysis, ScheduleResult
 from parakern.symbolic.symbols import opaque
+from parakern.reports.casetree import tree_json
+from parakern.reports.traffic import schedule_traffic, traffic_json
+from parakern.reports.casetree import tree_dot
+from parakern.reports.casetree import tree_text
+from parakern.reports.traffic import text_lines
 
 
 def _s(expr) -> str:
@@ -24,7 +29,6 @@ def _serial_bound(loop) -> str:
 
 
 def schedule_json(result: ScheduleResult) -> dict:
-    from parakern.reports.casetree import tree_json
     schedule = result.schedule
     body = _schedule_fields(schedule)
     if result.tree is not None:
@@ -36,7 +40,6 @@ def schedule_json(result: ScheduleResult) -> dict:
 
 def _add_traffic(result: ScheduleResult, body: dict) -> None:
     """Each case's memory traffic at the schedule's profile point (reports/traffic.py)."""
-    from parakern.reports.traffic import schedule_traffic, traffic_json
     point, per_case = schedule_traffic(result)
     body["traffic_point"] = point
     for case, t in zip(body["cases"], per_case if point is not None else []):
@@ -87,12 +90,10 @@ def document(analysis: Analysis) -> dict:
 
 
 def dot(analysis: Analysis) -> str:
-    from parakern.reports.casetree import tree_dot
     return "\n".join(tree_dot(r.tree, r.schedule.id) for r in analysis.results if r.tree is not None)
 
 
 def text(analysis: Analysis) -> str:
-    from parakern.reports.casetree import tree_text
     lines = []
     result = analysis
     count = len(analysis.results)
@@ -130,7 +131,6 @@ def text(analysis: Analysis) -> str:
             lines.append(f"  facts  {'; '.join(_s(f.relation) for f in s.facts)}")
         if r.tree is not None:
             lines.extend(tree_text(r.tree))
-            from parakern.reports.traffic import schedule_traffic, text_lines
             lines.extend(text_lines(*schedule_traffic(r)))
             lines.extend(f"  not applied {code}: {why}" for code, why in r.not_applied)
         else:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from parakern.tuning import time_model
+from parakern.analysis.fixed import fixable
+from parakern.tuning import search
 
 
 def formulas(result) -> list:
-    from parakern.tuning import time_model
     return ["\n".join(time_model.formula_text(q, k)) for k, q in enumerate(time_model.tree_quantities(result.tree), 1)]
 
 
@@ -40,8 +42,6 @@ def emit_hint(file: str, values) -> str:
 
 def tuning_text(tunings, device, top: int, formula: bool, file: str = "FILE", in_shared=frozenset()) -> str:
     """in_shared: schedules whose tuned parameters a function shares (its line gives the values)."""
-    from parakern.analysis.fixed import fixable
-    from parakern.tuning import search, time_model
     lines = []
     for r, fixed, t in tunings:
         at = " ".join(f"{n}={v}" for n, v in sorted(fixed.items()))

@@ -30,7 +30,8 @@ _TREE_ORDER = (RegisterPressure, ReduceGranularity, CommonSubexpressions, DropCa
 
 def default_strategies() -> list[Strategy]:
     """Fresh strategy objects, in order; a strategy with several levels appears once per level."""
-    return [strategy for kind in _TREE_ORDER for strategy in kind.instances()]
+    settled = frozenset(kind.code for kind in KINDS if kind not in _TREE_ORDER)
+    return [strategy for kind in _TREE_ORDER for strategy in kind.instances(settled)]
 
 
 def before_tree() -> list[Strategy]:

@@ -42,6 +42,8 @@ from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.analysis import rebuild
 from parakern.strategies.base import Strategy
+from parakern.analysis.lifted import lifted
+from parakern.analysis.dependence import interchange_legal
 
 
 class RegisterAccumulators(Strategy):
@@ -66,7 +68,6 @@ class RegisterAccumulators(Strategy):
         if cls.code not in kernel.decisions:
             return None
         words = ", ".join(accumulated_arrays(kernel.schedule)) + " accumulated in registers"
-        from parakern.analysis.lifted import lifted
         moved = lifted(kernel).arrays
         if moved:   # also across the loops between grid and block levels (analysis/lifted.py)
             loops = ", ".join(lp.var for lp in kernel.schedule.between)
@@ -244,7 +245,6 @@ class _Rewriter:
     def interchanged(self, outer: syntax.Loop) -> "syntax.Loop | None":
         """for a { for b { S } } -> for b { for a { S } } when an element written in S moves
         with b but not with a, the bounds do not depend on each other and it is legal."""
-        from parakern.analysis.dependence import interchange_legal
         inner = _only_loop(outer.body)
         if inner is None or inner.parallel:
             return None

@@ -18,6 +18,7 @@ from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from parakern.kernel import Kernel
+from parakern.analysis.staging import stageable
 
 
 class Strategy(ABC):
@@ -32,9 +33,10 @@ class Strategy(ABC):
     keep_is_plain: ClassVar[bool] = True
 
     @classmethod
-    def instances(cls) -> list["Strategy"]:
+    def instances(cls, settled: frozenset = frozenset()) -> list["Strategy"]:
         """Fresh objects for the algorithm's list: one, or one per level (the algorithm uses
-        each object once per path)."""
+        each object once per path). settled: the decision codes of the strategies applied
+        once before the tree (strategies.before_tree), for a strategy that needs to know them."""
         return [cls()]
 
     def apply(self, kernel: Kernel) -> "Kernel | None":
@@ -49,7 +51,6 @@ class Strategy(ABC):
         """The variant these changes make, or None where its cached arrays cannot be staged."""
         new = kernel.with_decision(self.code, **changes)
         if new.cached and "schedule" in changes:
-            from parakern.analysis.staging import stageable
             if not stageable(new):
                 return None
         return new

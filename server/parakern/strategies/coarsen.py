@@ -46,8 +46,15 @@ class CoarsenThreads(Strategy):
     applies_to = "source"
     applied_words = f"{ROWS} rows per thread"
 
+    def __init__(self, settled: frozenset = frozenset()):
+        self.settled = settled       # the codes of the strategies applied before the tree
+
+    @classmethod
+    def instances(cls, settled: frozenset = frozenset()) -> list[Strategy]:
+        return [cls(settled)]
+
     def changes(self, kernel: Kernel) -> "dict | None":
-        if not _as_written(kernel) or _refusal(kernel.schedule):
+        if not _as_written(kernel, self.settled) or _refusal(kernel.schedule):
             return None
         return {"schedule": coarsened(kernel.schedule)}
 
@@ -55,13 +62,13 @@ class CoarsenThreads(Strategy):
         return "thread coarsening: " + _refusal(kernel.schedule)
 
 
-def _as_written(kernel: Kernel) -> bool:
-    """Whether no strategy of the tree has changed the kernel yet. (6) is offered there only:
+def _as_written(kernel: Kernel, settled: frozenset) -> bool:
+    """Whether no strategy of the tree has changed the kernel yet (only those of `settled`,
+    applied before the tree). (6) is offered there only:
     the other strategies then apply to its rows in its own subtree (registers, shared memory),
     instead of a coarsened twin of every case the tree already has (matmul with cache(a, b)
     had 20 cases and took ten times as long to analyse)."""
-    from parakern.strategies import before_tree
-    return not set(kernel.decisions) - {s.code for s in before_tree()}
+    return not set(kernel.decisions) - settled
 
 
 def _level(schedule: Schedule) -> "syntax.Loop | None":

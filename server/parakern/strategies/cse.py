@@ -51,7 +51,7 @@ class CommonSubexpressions(Strategy):
     applied_words = "common subexpressions eliminated"
 
     @classmethod
-    def instances(cls) -> list[Strategy]:
+    def instances(cls, settled: frozenset = frozenset()) -> list[Strategy]:
         # Two entries: the algorithm uses a strategy once per path, and CSE has two levels.
         return [cls(), cls()]
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from parakern.kernel import Kernel
 from parakern.strategies.base import Strategy
+from parakern.ir.passes import LEVELS
+from parakern.ir.passes import LEVEL_NOTES
 
 # What each level does to the CUDA text, for the kernel's comment.
 _CUDA_NOTES = {1: "loops not unrolled", 2: "loops not unrolled, nothing hoisted or reused",
@@ -30,10 +32,7 @@ class RegisterPressure(Strategy):
         self.name = f"register-pressure-{level}"
 
     @classmethod
-    def instances(cls) -> list[Strategy]:
-        # parakern.ir (llvmlite) is imported where the levels are used: the editor's server
-        # reads this class's description without it.
-        from parakern.ir.passes import LEVELS
+    def instances(cls, settled: frozenset = frozenset()) -> list[Strategy]:
         return [cls(level) for level in LEVELS if level > 0]
 
     def changes(self, kernel: Kernel) -> "dict | None":
@@ -51,5 +50,4 @@ class RegisterPressure(Strategy):
         return "no register-pressure reduction"
 
     def __repr__(self) -> str:
-        from parakern.ir.passes import LEVEL_NOTES
         return f"<RegisterPressure level {self.level}: {LEVEL_NOTES[self.level]}>"

@@ -68,6 +68,11 @@ from parakern.launch import in_parameters, launch_of
 from parakern.counters.occupancy import occupancy_detail
 from parakern.machine.devices import Device
 from parakern.symbolic.symbols import opaque, sym
+from parakern.analysis.footprint import footprints
+from parakern.analysis.prover import Prover
+from parakern.analysis.staging import StagingError, plan
+from parakern.analysis.staging import stepped
+from parakern.symbolic.printing import to_math
 
 # One launch's fixed cost: the order of a kernel launch's latency on current GPUs and
 # drivers (a few microseconds, as the CUDA Best Practices Guide and the bench's empty
@@ -311,8 +316,6 @@ def global_traffic_per_block(case) -> tuple:
     element, by the sectors its rows fill (`_tile_sector_bytes`). It stays a formula in the
     parameters (dispatch_auto prints it in C); analysis/traffic.py measures the same requests
     exactly at one point (`parakern profile`)."""
-    from parakern.analysis.footprint import footprints
-    from parakern.analysis.prover import Prover
     s = case.kernel.schedule
     between = {lp.var for lp in s.between}
     moving = _between_trips(s)
@@ -523,7 +526,6 @@ def _staging_copies(case) -> tuple:
     the `between` loops, else once per iteration of them. A copy loop walks its whole region
     (what no read needs is skipped inside). Where uniform guards choose between regions, each
     choice's loops count for their share (a launch runs one choice): 1 / choices."""
-    from parakern.analysis.staging import StagingError, plan
     s = case.kernel.schedule
     try:
         staged = plan(case.kernel) if case.kernel.cached else ()
@@ -545,7 +547,6 @@ def _staging_copies(case) -> tuple:
 def _copy_ops(s, region) -> int:
     """What a copy loop spends per element it copies, by the loop codegen/memory.py prints
     for the region (COPY_OPS_PER_ELEMENT)."""
-    from parakern.analysis.staging import stepped
     if len(region.dims) < 2:
         return COPY_OPS_PER_ELEMENT["linear"]
     return COPY_OPS_PER_ELEMENT["stepped" if stepped(s, region) else "divided"]
@@ -694,7 +695,6 @@ def predict(q: Quantities, subs: dict, device: Device, registers: "int | None" =
 # ------------------------------------------------------------------ the formula for people
 
 def _math(expr) -> str:
-    from parakern.symbolic.printing import to_math
     expr = sympy.sympify(expr)
     return str(int(expr)) if expr.is_Integer else to_math(expr)
 

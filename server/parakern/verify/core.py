@@ -31,6 +31,8 @@ from parakern.verify.results import CaseResult, FileResult, PointResult, Schedul
 from parakern.verify.signature import SignatureError, signature
 from parakern.source.text import normalize_newlines
 from parakern.process.lifeline import ScratchDirectory, python_command
+from parakern.pipeline import Options, analyze
+from parakern.codegen import emit_file
 
 RUNNER = Path(__file__).with_name("runner.py")
 GUARD = 16                   # guard elements on each side of every array
@@ -101,7 +103,6 @@ class Session:
         self.serial: "Path | None" = None
         self._scratch = None if build_dir is not None else ScratchDirectory("parakern-verify-")
         self.build_dir = Path(build_dir) if build_dir is not None else Path(self._scratch.name)
-        from parakern.pipeline import Options, analyze
         self.analysis = analyze(self.text, file, options or Options())
         self.cu_text = self._emit(emit, transform_cu)
         if self.cu_text is not None:
@@ -128,7 +129,6 @@ class Session:
             if emit is not None:
                 cu_text = emit(self.analysis)
             else:
-                from parakern.codegen import emit_file
                 sites = Sites() if self.races else None
                 cu_text = emit_file(self.analysis, trace=sites)
                 if sites is not None:

@@ -18,6 +18,8 @@ from parakern.symbolic.cinteger import LAMBDIFY_MODULES
 from parakern.symbolic.symbols import sym
 from parakern.frontend.constexpr import evaluate
 from parakern.verify.signature import FLOATING, Signature
+from parakern.verify.points import _complete
+from parakern import syntax
 
 OTHER_INT = 3            # scalar arguments that are not schedule parameters
 # ... and, where the function did not reach the schedule with them (its `if (flag)` took the
@@ -82,7 +84,6 @@ def _pointer_extent(schedule, model, name: str, scalar_values: dict) -> int:
     if any(not x.exact or len(x.indices) != 1 for x in accesses):
         return UNKNOWN_SIZE
     values = {k: v for k, v in scalar_values.items() if isinstance(v, int)}
-    from parakern.verify.points import _complete
     full = _complete(model, {k: v for k, v in values.items() if k in model.settable}) or values
     # what the host code sets (a grid extent changed after its definition) is not known before the call
     subs = {sym(k): sympy.Integer(v) for k, v in full.items() if k not in model.hidden}
@@ -138,7 +139,6 @@ def index_limits(schedule, count: dict, dims: dict) -> dict:
     whose variable subscripts an array (CSR's col in x[col[k]], rowptr in k < rowptr[r + 1]):
     name -> the smallest extent they index, so that the random inputs stay inside the arrays
     (values in [0, 100) crashed the serial C of a sparse matrix-vector product)."""
-    from parakern import syntax
     integer = {a.name for a in schedule.arrays if syntax.is_integer(a.ctype)}
     carried: dict[str, set] = {}   # a local or loop variable -> the integer arrays its value comes from
 

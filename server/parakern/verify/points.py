@@ -44,6 +44,7 @@ from parakern.codegen import status
 from parakern.machine.devices import Device, emulated, get_profile
 from parakern.symbolic.printing import to_c
 from parakern.symbolic.symbols import R_B, T, Z, sym
+from parakern.launch import launch_of
 
 MAX_SIZE = 300        # any other integer parameter
 MAX_THREADS = 1024    # threads per block, as on every GPU (the emulation runs them as fibers)
@@ -240,7 +241,6 @@ def realistic(model: Model, k: int, full: dict) -> bool:
 
 
 def _blocks(model: Model, k: int, full: dict) -> float:
-    from parakern.launch import launch_of
     count = 1
     subs = {sym(n): sympy.Integer(v) for n, v in full.items() if n not in model.hidden}
     for g in launch_of(model.tree.cases[k]).grid:
