@@ -1,7 +1,7 @@
 /** The server's settings, read from the "parakern" configuration section. */
 import * as vscode from "vscode";
 
-/** Keys the server knows (README's settings table); the others (path, interpreter, trace) stay in the client. */
+/** Keys the server knows (docs/editor.md's settings table); the others (path, interpreter, trace) stay in the client. */
 export const SERVER_KEYS = [
     "target", "gpuProfiles", "strategies", "occupancy", "caseDiagnostics", "caseTrees",
     "timeLimitSeconds", "bench",

@@ -256,13 +256,13 @@ describe("settings", () => {
         assert.deepEqual(clientSettings(), { path: "", interpreter: "" });
     });
 
-    it("the server keys are those of the README table and of package.json", () => {
+    it("the server keys are those of the settings table of docs/editor.md and of package.json", () => {
         const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "../../package.json"), "utf8"));
         const props = Object.keys(manifest.contributes.configuration.properties);
         for (const key of SERVER_KEYS) assert.ok(props.includes(`parakern.${key}`), key);
         for (const key of ["parakern.path", "parakern.interpreter", "parakern.trace.server"]) assert.ok(props.includes(key), key);
-        const readme = fs.readFileSync(path.join(__dirname, "../../../README.md"), "utf8");
-        for (const key of SERVER_KEYS) assert.ok(readme.includes(`| \`${key}\``), `README lists ${key}`);
+        const readme = fs.readFileSync(path.join(__dirname, "../../../docs/editor.md"), "utf8");
+        for (const key of SERVER_KEYS) assert.ok(readme.includes(`| \`${key}\``), `docs/editor.md lists ${key}`);
     });
 
     it("path and interpreter changes restart the server; others do not", () => {

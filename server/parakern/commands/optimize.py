@@ -1,5 +1,5 @@
 """`parakern optimize FILE [--json | --format text|json|dot]`: every meta_schedule of a file,
-its case tree and diagnostics (the JSON document of the README, text, or Graphviz)."""
+its case tree and diagnostics (the JSON document of docs/cli.md, text, or Graphviz)."""
 from __future__ import annotations
 
 import json
@@ -17,7 +17,7 @@ def add_parser(sub) -> None:
     opt = sub.add_parser("optimize", help="analyse every meta_schedule of a C file and print it")
     opt.add_argument("file", help="C source with meta_schedule / meta_for constructs")
     fmt = opt.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the JSON document (see the README)")
+    fmt.add_argument("--json", action="store_true", help="print the JSON document (see docs/cli.md)")
     fmt.add_argument("--format", choices=("text", "json", "dot"), default="text",
                      help="text (default), json, or dot (Graphviz picture of each case tree)")
     add_target_argument(opt)

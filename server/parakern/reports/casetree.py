@@ -1,4 +1,4 @@
-"""How a case tree is shown: JSON (the README's JSON document), readable text, Graphviz DOT."""
+"""How a case tree is shown: JSON (the JSON document of docs/cli.md), readable text, Graphviz DOT."""
 from __future__ import annotations
 
 import sympy
@@ -10,7 +10,7 @@ from parakern.codegen import CodegenError, kernel_name, kernel_source, launch_sn
 from parakern.dispatch import reachable
 from parakern.machine.devices import PROFILES
 
-# JSON names of the counters, as the README's JSON document names them.
+# JSON names of the counters, as the JSON document of docs/cli.md names them.
 _JSON_NAMES = {"registers": "registers", "shared_memory": "shared_bytes", "threads": "threads",
                "occupancy": "occupancy"}
 

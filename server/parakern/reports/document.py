@@ -1,4 +1,4 @@
-"""The JSON document of `optimize --json` (README: the JSON document) and the readable text report."""
+"""The JSON document of `optimize --json` (docs/cli.md: the JSON document) and the readable text report."""
 from __future__ import annotations
 
 import sympy
