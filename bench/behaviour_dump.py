@@ -8,8 +8,9 @@ Per program of samples/, samples/polybench/ and samples/wrong/: the case trees
 the tune tables on two GPU profiles (`tune --profile h100|t4`, text and JSON, every data
 parameter 1024). Each command
 runs as the CLI a user starts (`python -m parakern`, from the repository root), so the dump
-holds what the user sees, exit status included. Timings (the tree's seconds) are the only
-thing blanked: they are not behaviour.
+holds what the user sees, exit status included. Blanked: the timings (the tree's seconds) and
+z3's witnesses (a model z3 finds for a consistent case; two runs of the same code on the same
+machine may print different ones): neither is behaviour.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ COMMANDS = {
 DATA_SIZE = 1024    # tune's size of every data parameter
 # "tree height 7 (bound 35), 8 inconsistent branches pruned, 0.50 s" and the JSON's seconds
 _SECONDS_TEXT = re.compile(r"(pruned, )\d+(\.\d+)? s\b")
+_WITNESS_TEXT = re.compile(r"^(\s*witness: ).*$", re.M)
 
 
 def programs() -> list[Path]:
@@ -48,7 +50,7 @@ def blank_times(name: str, text: str) -> str:
             return text
         _blank_seconds(document)
         return json.dumps(document, indent=1, sort_keys=True) + "\n"
-    return _SECONDS_TEXT.sub(r"\1<t> s", text)
+    return _WITNESS_TEXT.sub(r"\1<z3 model>", _SECONDS_TEXT.sub(r"\1<t> s", text))
 
 
 def _blank_seconds(value) -> None:
@@ -56,6 +58,8 @@ def _blank_seconds(value) -> None:
         for key in value:
             if key == "seconds":
                 value[key] = "<t>"
+            elif key == "witness":
+                value[key] = "<z3 model>"
             else:
                 _blank_seconds(value[key])
     elif isinstance(value, list):

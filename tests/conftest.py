@@ -1,4 +1,6 @@
 import ctypes
+import functools
+import json
 import os
 import shutil
 import subprocess
@@ -85,6 +87,7 @@ def serial(tmp_path_factory):
 # ------------------------------------------------------------------ ptxas, recorded
 
 PTXAS_RECORD = ROOT / "tests" / "golden" / "ptxas.json"
+RECORDING = os.environ.get("PARAKERN_UPDATE_GOLDEN") == "1"
 
 
 def _ptxas_key(ptx: str, target: str, max_registers) -> str:
@@ -92,22 +95,21 @@ def _ptxas_key(ptx: str, target: str, max_registers) -> str:
     return hashlib.sha256(f"{target}|{max_registers}|{ptx}".encode()).hexdigest()
 
 
-@pytest.fixture
-def golden_registers(monkeypatch):
-    """The register counts the golden files hold, whether or not ptxas is here.
+@functools.lru_cache(maxsize=1)
+def _ptxas_record() -> dict:
+    return json.loads(PTXAS_RECORD.read_text()) if PTXAS_RECORD.exists() else {}
 
-    With ptxas (and PARAKERN_UPDATE_GOLDEN=1) every ptxas answer is recorded in
-    tests/golden/ptxas.json, keyed by the PTX it was given; without ptxas the counter
-    reads that record instead of estimating, so the generated code is still compared
-    in full. A PTX the record lacks means the IR changed since: rewrite the goldens
-    on a machine with ptxas."""
-    import json
-    import os
 
+def use_recorded_ptxas(monkeypatch) -> str:
+    """ptxas's register counts from tests/golden/ptxas.json, keyed by the PTX it was given:
+    the counts the golden files and the unit tier hold, whether or not ptxas is here, and no
+    process started. With PARAKERN_UPDATE_GOLDEN=1 and ptxas installed, ptxas runs and every
+    answer is recorded (written at the end of the session). A PTX the record lacks means the
+    IR changed since it was written: record again where ptxas is installed."""
     from parakern.counters import registers
-    record = json.loads(PTXAS_RECORD.read_text()) if PTXAS_RECORD.exists() else {}
+    record = _ptxas_record()
     real = shutil.which("ptxas")
-    if real is not None:
+    if RECORDING and real is not None:
         measured = registers.ptxas_info
 
         def recording(ptxas, ptx, target="sm_80", max_registers=None):
@@ -116,22 +118,49 @@ def golden_registers(monkeypatch):
             return info
 
         monkeypatch.setattr(registers, "ptxas_info", recording)
-        yield "ptxas"
-        if os.environ.get("PARAKERN_UPDATE_GOLDEN") == "1":
-            PTXAS_RECORD.write_text(json.dumps(dict(sorted(record.items())), indent=0) + "\n")
-        return
+        return "ptxas"
 
     def recorded(ptxas, ptx, target="sm_80", max_registers=None):
         key = _ptxas_key(ptx, target, max_registers)
         if key not in record:
-            pytest.fail("a kernel's PTX is not in tests/golden/ptxas.json: the IR changed since the golden "
-                        "files were written; rewrite them where ptxas is installed (PARAKERN_UPDATE_GOLDEN=1)")
+            pytest.fail("a kernel's PTX is not in tests/golden/ptxas.json: the IR changed since it was written; "
+                        "record it again where ptxas is installed: PARAKERN_UPDATE_GOLDEN=1 "
+                        ".venv/bin/python -m pytest tests/unit")
         regs, stores, loads = record[key]
         return registers.PtxasInfo(regs, stores, loads, "recorded")
 
     monkeypatch.setattr(registers.shutil, "which", lambda name, *a, **k: "ptxas" if name == "ptxas" else None)
     monkeypatch.setattr(registers, "ptxas_info", recorded)
-    yield "recorded"
+    return "recorded"
+
+
+@pytest.fixture
+def golden_registers(monkeypatch):
+    """The register counts the golden files hold (use_recorded_ptxas)."""
+    yield use_recorded_ptxas(monkeypatch)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if RECORDING and shutil.which("ptxas") and _ptxas_record():
+        PTXAS_RECORD.write_text(json.dumps(dict(sorted(_ptxas_record().items())), indent=0) + "\n")
+
+
+# ------------------------------------------------------------------ one analysis per test run
+
+def sample_path(name: str) -> Path:
+    """samples/NAME.c (`jacobi1d`, `polybench/gemm`, `wrong/...`)."""
+    return SAMPLES / f"{name}.c"
+
+
+@functools.lru_cache(maxsize=None)
+def analysed(name: "str | None" = None, text: "str | None" = None, file: str = "", **options):
+    """The pipeline's analysis of a sample (by name) or of C text, made once in the whole test
+    run whatever test asks for it: the results are frozen data, shared safely."""
+    from parakern.pipeline import Options, analyze
+    if text is None:
+        path = sample_path(name)
+        text, file = path.read_text(), file or str(path)
+    return analyze(text, file or "input.c", Options(**options))
 
 
 # ------------------------------------------------------------------ tiers
