@@ -141,6 +141,7 @@ class _Run:
     pruned: int = 0
     height: int = 0
     values: dict = field(default_factory=dict)   # (counter, kernel) -> value
+    witnesses: cs.Witnesses = field(default_factory=cs.Witnesses)   # the cases', in a z3 context of their own
 
     def value(self, counter, kernel: Kernel):
         key = (counter.name, kernel)
@@ -253,12 +254,13 @@ def _alive(system: cs.System, run: _Run) -> bool:
 
 
 def _case(q: Quintuple, run: _Run, path: tuple) -> Case:
-    verdict = cs.consistent(q.constraints)
     launchable = launch_relations(q.kernel.schedule)
-    if verdict.status == "sat" and launchable:   # a witness the launch limits allow, where there is one
-        within = cs.consistent(cs.System(q.constraints.relations + launchable, q.constraints.facts))
-        if within.status == "sat":
-            verdict = within
+    verdict = None
+    if launchable:   # a witness the launch limits allow, where there is one
+        within = run.witnesses.find(cs.System(q.constraints.relations + launchable, q.constraints.facts))
+        verdict = within if within.status == "sat" else None
+    if verdict is None:
+        verdict = run.witnesses.find(q.constraints)
     values = tuple((c.name, run.value(c, q.kernel)) for c in run.counters)
     needs, labels = [], []
     for c in run.counters:
