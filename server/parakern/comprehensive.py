@@ -45,6 +45,7 @@ from parakern.model import Schedule
 from parakern.strategies.decisions import trail
 
 LAUNCH = "launch"   # what a hole or an uncovered region is labelled by when the launch limits fail
+_WORDS = {LAUNCH: "launch limits", "shared_memory": "shared memory"}   # a counter's name, for people
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,11 @@ class Uncovered:
     counter: str                       # the counters whose limits fail there, "registers, threads"
     verified: bool
     path: tuple[Step, ...] = ()        # holes only: the branch of the tree
+
+    @property
+    def limits(self) -> str:
+        """`counter` in words: "launch limits, shared memory" for "launch, shared_memory"."""
+        return ", ".join(_WORDS.get(name, name) for name in self.counter.split(", "))
 
 
 @dataclass(frozen=True)
