@@ -175,10 +175,24 @@ def _h1(symbols: Mapping[str, z3.ExprRef]) -> list:
     """Hypothesis (H1): every symbol >= 0, and P_occ <= 1."""
     h1 = []
     for name, var in sorted(symbols.items()):
-        h1.append(var >= 0)
-        if name == P_OCC.name:
-            h1.append(var <= 1)
+        h1 += _h1_of(name, var)
     return h1
+
+
+_H1_MADE: "collections.OrderedDict[tuple, tuple]" = collections.OrderedDict()
+
+
+def _h1_of(name: str, var: z3.ExprRef) -> tuple:
+    """H1 for one constant, made once: every question asks it again of the same constants, and
+    z3's Python operators cost more than a question's check where there are many of them."""
+    key = (name, var.sort_kind())
+    made = _H1_MADE.get(key)
+    if made is None or not made[0].eq(var):
+        made = (var, (var >= 0, var <= 1) if name == P_OCC.name else (var >= 0,))
+        _H1_MADE[key] = made
+        if len(_H1_MADE) > 4096:
+            _H1_MADE.popitem(last=False)
+    return made[1]
 
 
 def to_z3(expr, env: "Env | None" = None) -> z3.ExprRef:
@@ -652,7 +666,9 @@ def _sampled(premises: tuple, names: tuple, timeout_ms: int) -> "_Outcome | None
     for attempt in range(12):
         values = {n: _SAMPLE_VALUES[(attempt * (i + 3) + i) % len(_SAMPLE_VALUES)]
                   for i, n in enumerate(nonlinear)}
-        fixed = tuple(sympy.Eq(sympy.Symbol(n, integer=True), v) for n, v in values.items())
+        # unevaluated: the same relation, without sympy's assumptions asked of each
+        fixed = tuple(sympy.Eq(sympy.Symbol(n, integer=True), sympy.Integer(v), evaluate=False)
+                      for n, v in values.items())
         outcome = _solve(tuple(premises) + fixed, (), timeout_ms, names)
         if outcome.status == "sat":
             return outcome
