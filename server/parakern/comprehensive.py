@@ -45,6 +45,7 @@ from parakern.model import Schedule
 from parakern.strategies.decisions import trail
 
 LAUNCH = "launch"   # what a hole or an uncovered region is labelled by when the launch limits fail
+_WORDS = {LAUNCH: "launch limits", "shared_memory": "shared memory"}   # a counter's name, for people
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,11 @@ class Uncovered:
     counter: str                       # the counters whose limits fail there, "registers, threads"
     verified: bool
     path: tuple[Step, ...] = ()        # holes only: the branch of the tree
+
+    @property
+    def limits(self) -> str:
+        """`counter` in words: "launch limits, shared memory" for "launch, shared_memory"."""
+        return ", ".join(_WORDS.get(name, name) for name in self.counter.split(", "))
 
 
 @dataclass(frozen=True)
@@ -141,6 +147,7 @@ class _Run:
     pruned: int = 0
     height: int = 0
     values: dict = field(default_factory=dict)   # (counter, kernel) -> value
+    witnesses: cs.Witnesses = field(default_factory=cs.Witnesses)   # the cases', in a z3 context of their own
 
     def value(self, counter, kernel: Kernel):
         key = (counter.name, kernel)
@@ -253,12 +260,13 @@ def _alive(system: cs.System, run: _Run) -> bool:
 
 
 def _case(q: Quintuple, run: _Run, path: tuple) -> Case:
-    verdict = cs.consistent(q.constraints)
     launchable = launch_relations(q.kernel.schedule)
-    if verdict.status == "sat" and launchable:   # a witness the launch limits allow, where there is one
-        within = cs.consistent(cs.System(q.constraints.relations + launchable, q.constraints.facts))
-        if within.status == "sat":
-            verdict = within
+    verdict = None
+    if launchable:   # a witness the launch limits allow, where there is one
+        within = run.witnesses.find(cs.System(q.constraints.relations + launchable, q.constraints.facts))
+        verdict = within if within.status == "sat" else None
+    if verdict is None:
+        verdict = run.witnesses.find(q.constraints)
     values = tuple((c.name, run.value(c, q.kernel)) for c in run.counters)
     needs, labels = [], []
     for c in run.counters:

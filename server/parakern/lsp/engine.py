@@ -523,11 +523,32 @@ class Engine:
             return ()
         return (await self.snapshot(doc)).views
 
+    async def answering_views(self, uri: str, stale_after: "float | None") -> tuple:
+        """The schedules a request about the document answers from: those of its current
+        version, its parse waited for; after `stale_after` seconds (None: no limit) those of
+        the last round. Before the document's first parse there is no last round: the wait
+        for that parse is bounded by the time limit of an analysis (parakern.timeLimitSeconds)
+        instead. (A hover or code action right after didOpen answered nothing.)"""
+        doc = self.docs.get(uri)
+        if doc is None:
+            return ()
+        if doc.snapshot is not None and doc.is_current(doc.snapshot):
+            return doc.snapshot.views
+        limit = stale_after if doc.snapshot is not None else self.settings.time_limit_seconds
+        current = asyncio.ensure_future(self.current_views(uri))
+        current.add_done_callback(lambda task: task.cancelled() or task.exception())   # retrieved, never logged
+        await asyncio.wait({current}, timeout=limit)
+        if current.done() and not current.cancelled() and current.exception() is None:
+            return current.result()
+        return self.views(uri)
+
     def cached(self, view: ScheduleView) -> "ScheduleSummary | None":
         return self.cache.get(view.key)
 
-    def hover(self, uri: str, line: int, character: int, line_text: str) -> "str | None":
-        found = token_at(self.views(uri), line_text, line, character)
+    async def hover(self, uri: str, line: int, character: int, line_text: str) -> "str | None":
+        """The hover at a position of the document as the client sent it (`line_text`: its line
+        then): from the last round's schedules, or the first parse's, waited for."""
+        found = token_at(await self.answering_views(uri, stale_after=0), line_text, line, character)
         if found is None:
             return None
         view, token, name = found

@@ -6,7 +6,6 @@ and what it delegates); positions are converted with the document's codec here.
 """
 from __future__ import annotations
 
-import asyncio
 import atexit
 import logging
 import os
@@ -312,13 +311,13 @@ def did_close(ls: ParakernServer, params: types.DidCloseTextDocumentParams):
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
-def hover(ls: ParakernServer, params: types.HoverParams):
+async def hover(ls: ParakernServer, params: types.HoverParams):
     uri = params.text_document.uri
     document = ls.document(uri)
     if document is None or uri not in ls.engine.docs:
         return None
     line, character = from_client_position(document, params.position)
-    text = ls.engine.hover(uri, line, character, line_text(document, line))
+    text = await ls.engine.hover(uri, line, character, line_text(document, line))
     if text is None:
         return None
     formats = ls.cap("text_document.hover.content_format", []) or []
@@ -406,7 +405,8 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
     it (codeAction/resolve), or the action runs the insert command, which generates the
     code when chosen; only a client with neither waits here, for its cursor's schedules.
     The schedules are the current version's, or the last round's where the front-end has
-    not finished the current one within STALE_VIEWS_AFTER_S (a file of thousands of lines)."""
+    not finished the current one within STALE_VIEWS_AFTER_S (a file of thousands of lines);
+    before the document's first parse, that parse is waited for (Engine.answering_views)."""
     uri = params.text_document.uri
     document = ls.document(uri)
     if document is None or uri not in ls.engine.docs:
@@ -418,18 +418,9 @@ async def code_action(ls: ParakernServer, params: types.CodeActionParams):
     ours = [d for d in ours if d.code != REGION_CODE]
     resolvable = "edit" in (ls.cap("text_document.code_action.resolve_support.properties", []) or [])
     by_command = not resolvable and bool(ls.cap("workspace.apply_edit", False))
-    current = asyncio.ensure_future(ls.engine.current_views(uri))
-    current.add_done_callback(lambda task: task.cancelled() or task.exception())   # retrieved, never logged
-    if resolvable or by_command:
-        # the edit is made later on the text of then (resolve, or the insert command): when the
-        # front-end is still busy with a large file, the last round's schedules do to offer it
-        await asyncio.wait({current}, timeout=STALE_VIEWS_AFTER_S)
-    else:
-        await asyncio.wait({current})
-    try:
-        views = current.result() if current.done() else ls.engine.views(uri)
-    except AnalysisError:
-        views = ls.engine.views(uri)
+    # the edit is made later on the text of then (resolve, or the insert command): when the
+    # front-end is still busy with a large file, the last round's schedules do to offer it
+    views = await ls.engine.answering_views(uri, STALE_VIEWS_AFTER_S if resolvable or by_command else None)
     marked = ls.engine.regions_marked_at(uri, wanted)   # a region's begin marker (PK041): insert it again there
     for view in views:
         if not overlaps(view.span, wanted) and view.id not in marked:

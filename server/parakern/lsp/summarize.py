@@ -138,7 +138,7 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
     point, lines = _traffic(result)
     if lines:
         cases = tuple(dataclasses.replace(c, traffic=line) for c, line in zip(cases, lines))
-    uncovered = tuple((" ∧ ".join(to_math(r) for r in u.constraints.relations) or "always", u.counter)
+    uncovered = tuple((" ∧ ".join(to_math(r) for r in u.constraints.relations) or "always", u.limits)
                       for u in tree.uncovered)
     infos = tuple(profile_info(tree, p) for p in profiles)
     return ScheduleSummary(key, schedule.id, schedule.function, "ok", diagnostics=diagnostics,

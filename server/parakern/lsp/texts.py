@@ -8,7 +8,7 @@ import re
 from parakern.lsp.ranges import Range
 from parakern.lsp.summary import CASE_CODE, CaseInfo, DiagInfo, ScheduleSummary
 from parakern.lsp.views import ScheduleView
-from parakern.strategies.decisions import editor_words, plain_codes
+from parakern.strategies.decisions import editor_words, legend, plain_codes
 
 DECISIONS = editor_words()    # decision code -> the editor's words
 # Decisions that mean "nothing was done": left out of the one-line case message.
@@ -70,7 +70,8 @@ def cases_table(summary: ScheduleSummary) -> str:
         rows.append(f"| {c.index} | {_cell(c.condition)} | {_cell(c.needs)} | "
                     f"{_cell(' '.join(c.decisions))} | {_cell(c.registers)} | {_cell(shared)} | "
                     f"{_cell(witness)} |")
-    return "\n".join(rows)
+    codes = legend(d for c in summary.cases for d in c.decisions)
+    return "\n".join(rows) + (f"\n\n<sub>Decisions: {codes}</sub>" if codes else "")
 
 
 def profile_lines(summary: ScheduleSummary) -> list[str]:

@@ -5,10 +5,11 @@ import sympy
 
 from parakern.symbolic import constraints as cs
 from parakern.comprehensive import Case, CaseTree
-from parakern.symbolic.printing import to_c, to_math, to_text
+from parakern.symbolic.printing import to_c, to_math, to_plain, to_text
 from parakern.codegen import CodegenError, kernel_name, kernel_source, launch_snippet
 from parakern.dispatch import reachable
 from parakern.machine.devices import PROFILES
+from parakern.strategies.decisions import legend
 
 # JSON names of the counters, as the JSON document of docs/cli.md names them.
 _JSON_NAMES = {"registers": "registers", "shared_memory": "shared_bytes", "threads": "threads",
@@ -86,7 +87,7 @@ def tree_text(tree: CaseTree, on: "dict | None" = None) -> list[str]:
         values = dict(case.counters)
         shown = [f"registers {values.get('registers')}",
                  f"shared memory {_bytes(values.get('shared_memory'))}",
-                 f"threads {values.get('threads')}"]
+                 f"threads {to_plain(values.get('threads'))}"]
         if "occupancy" in values:
             shown.append("occupancy " + _short(values["occupancy"]))
         lines.append(f"      {' '.join(case.decisions)}   " + " · ".join(shown))
@@ -97,9 +98,12 @@ def tree_text(tree: CaseTree, on: "dict | None" = None) -> list[str]:
         if case.witness:
             witness = ", ".join(f"{k}={v}" for k, v in _witness(case.witness).items())
             lines.append(f"      witness: {witness}" + ("" if case.verified else "   (consistency unproved)"))
+    codes = legend(d for case in tree.cases for d in case.decisions)
+    if codes:
+        lines.append(f"  decisions: {codes}")
     for region in tree.uncovered:
         lines.append(f"  no kernel fits where {' ∧ '.join(to_math(r) for r in region.constraints.relations)}"
-                     f"   ({region.counter})")
+                     f"   ({region.limits})")
     status = {"proved": "coverage proved by z3", "refuted": "coverage REFUTED",
               "unknown": "coverage not proved (z3 gave up)"}[tree.coverage.status]
     lines.append(f"  {status}; tree height {tree.height} (bound {tree.bound}), "
@@ -112,12 +116,11 @@ def _profile_keys() -> list:
 
 
 def _bytes(value) -> str:
-    value = _value(value)
-    return "none" if value == 0 else f"{value} B"
+    return "none" if _value(value) == 0 else f"{to_plain(value)} B"
 
 
 def _short(value) -> str:
-    text = str(_value(value))
+    text = to_plain(value)
     return text if len(text) <= 40 else "an expression in the parameters"
 
 

@@ -36,6 +36,34 @@ def editor_words() -> dict[str, str]:
     return words
 
 
+def legend(codes) -> str:
+    """What each of these decision codes means, in their order ((1) (1') (2) (3a) …), for where
+    they are shown (the hover's table, the text report): `(1) registers as compiled · (4a) shared memory`."""
+    words = editor_words()
+    shown = sorted(set(codes) & words.keys(), key=lambda code: code.rstrip(")").replace("'", "~"))
+    return " · ".join(f"{code} {words[code]}" for code in shown)
+
+
+def setting_words() -> dict[str, str]:
+    """Each code a user may enable (`strategy_codes`) with what it lets the tree do, and the
+    code every case shows without it: the descriptions of the editor's `parakern.strategies`
+    setting (vscode-extension/package.json, checked against this by the tests)."""
+    out = {}
+    for kind in KINDS:
+        text = f"{kind.code} {kind.applied_words}"
+        if kind.keep_code:
+            text += f"; when off, the cases keep {kind.keep_code} {kind.kept_words}"
+        out.setdefault(kind.code, text)
+    return {code: out[code] for code in strategy_codes()}
+
+
+def setting_markdown() -> str:
+    """The `parakern.strategies` setting's description (markdownDescription in package.json)."""
+    lines = [f"- `{text.split(' ', 1)[0]}` {text.split(' ', 1)[1]}" for text in setting_words().values()]
+    return ("Decision codes the case tree may apply, e.g. `[\"(3b)\", \"(4b)\"]`; `null`: all.\n\n"
+            + "\n".join(lines))
+
+
 def plain_codes() -> frozenset[str]:
     """The codes that mean "nothing was done" (the kernel as written)."""
     return frozenset(kind.keep_code for kind in KINDS if kind.keep_code and kind.keep_is_plain)

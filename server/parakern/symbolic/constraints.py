@@ -31,6 +31,7 @@ from parakern.symbolic.relations import integral_sides, relation_of
 from parakern.symbolic.symbols import P_OCC
 
 DEFAULT_TIMEOUT_MS = 2000
+MACHINE_NAMES = ("R_B", "Z", "T", "P_occ", "R")
 _MAX_POWER = 16          # x**n is expanded into products up to this exponent
 
 Number = Union[int, float]
@@ -174,10 +175,24 @@ def _h1(symbols: Mapping[str, z3.ExprRef]) -> list:
     """Hypothesis (H1): every symbol >= 0, and P_occ <= 1."""
     h1 = []
     for name, var in sorted(symbols.items()):
-        h1.append(var >= 0)
-        if name == P_OCC.name:
-            h1.append(var <= 1)
+        h1 += _h1_of(name, var)
     return h1
+
+
+_H1_MADE: "collections.OrderedDict[tuple, tuple]" = collections.OrderedDict()
+
+
+def _h1_of(name: str, var: z3.ExprRef) -> tuple:
+    """H1 for one constant, made once: every question asks it again of the same constants, and
+    z3's Python operators cost more than a question's check where there are many of them."""
+    key = (name, var.sort_kind())
+    made = _H1_MADE.get(key)
+    if made is None or not made[0].eq(var):
+        made = (var, (var >= 0, var <= 1) if name == P_OCC.name else (var >= 0,))
+        _H1_MADE[key] = made
+        if len(_H1_MADE) > 4096:
+            _H1_MADE.popitem(last=False)
+    return made[1]
 
 
 def to_z3(expr, env: "Env | None" = None) -> z3.ExprRef:
@@ -571,6 +586,61 @@ def consistent(system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     return Verdict(outcome.status, outcome.witness, outcome.reason)
 
 
+# Witnesses: the point shown beside a case. z3's own model of a system is any point, often at
+# the edge of int's range (N = 2147450882) where small values exist, and it changes with the
+# state of z3's context (the order its terms were made in) and with the machine's load (the
+# time limits): the same file printed other witnesses from one run to the next. A witness is
+# asked of a z3 context of its own, with a resource limit instead of a time limit, the
+# parameters bounded small first: the same system gets the same, small witness every time.
+WITNESS_BOUNDS = ((64, 2**20), (2**16, 2**24), (None, None))  # (parameters, machine values) per try
+WITNESS_RLIMIT = 1_500_000     # z3's resource units per try (about a second: a few thousand a question)
+
+
+class Witnesses:
+    """Small witnesses of systems, each the same whatever was asked of z3 before in this process
+    (`find`). One per run of questions (a case tree): the context of their own is made once (10 ms)
+    and each question's answer depends on the questions before it in the run only."""
+
+    def __init__(self):
+        self._context: "z3.Context | None" = None
+
+    def find(self, system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+        """consistent(system), its witness the first model with every integer parameter at most
+        64, then 65536, then any; machine values (MACHINE_NAMES) at most 2^20, then 2^24, then any.
+        Where none of those is found within z3's resource limit (or a relation has no z3
+        form), `consistent` answers instead."""
+        premises = system.all()
+        done = [_translated(relation_of(p)) for p in premises]
+        if any(isinstance(d, str) for d in done):
+            return consistent(system, timeout_ms)
+        symbols, side, formulas = {}, {}, []
+        for d in done:
+            for name, var in d.symbols:
+                if not symbols.setdefault(name, var).eq(var):
+                    return consistent(system, timeout_ms)
+            side.update((c.get_id(), c) for c in d.side)
+            formulas.append(d.formula)
+        if self._context is None:
+            self._context = z3.Context()
+        ctx = self._context
+        base = [f.translate(ctx) for f in formulas + _h1(symbols) + list(side.values())]
+        mine = {name: var.translate(ctx) for name, var in sorted(symbols.items())}
+        for parameters, machine in WITNESS_BOUNDS:
+            solver = z3.Then("simplify", "solve-eqs", "smt", ctx=ctx).solver()
+            solver.set("rlimit", WITNESS_RLIMIT)
+            solver.add(*base)
+            for name, var in mine.items():
+                bound = machine if name in MACHINE_NAMES else parameters
+                if bound is not None and var.is_int():
+                    solver.add(var <= bound)
+            answer = solver.check()
+            if answer == z3.sat:
+                return Verdict("sat", _witness(solver.model(), mine, sorted(set(system.symbols()) | set(mine))))
+            if answer == z3.unsat and parameters is None:
+                return Verdict("unsat")
+        return consistent(system, timeout_ms)
+
+
 def possible(system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> bool:
     """Not proved inconsistent: consistent(system).status != "unsat", answered by a point
     remembered from an earlier question where one satisfies the system (no witness wanted)."""
@@ -580,7 +650,6 @@ def possible(system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> bool:
     return consistent(system, timeout_ms).status != "unsat"
 
 
-MACHINE_NAMES = ("R_B", "Z", "T", "P_occ", "R")
 _SAMPLE_VALUES = (1, 2, 4, 8, 16, 32, 3, 64, 128, 6)
 
 
@@ -597,7 +666,9 @@ def _sampled(premises: tuple, names: tuple, timeout_ms: int) -> "_Outcome | None
     for attempt in range(12):
         values = {n: _SAMPLE_VALUES[(attempt * (i + 3) + i) % len(_SAMPLE_VALUES)]
                   for i, n in enumerate(nonlinear)}
-        fixed = tuple(sympy.Eq(sympy.Symbol(n, integer=True), v) for n, v in values.items())
+        # unevaluated: the same relation, without sympy's assumptions asked of each
+        fixed = tuple(sympy.Eq(sympy.Symbol(n, integer=True), sympy.Integer(v), evaluate=False)
+                      for n, v in values.items())
         outcome = _solve(tuple(premises) + fixed, (), timeout_ms, names)
         if outcome.status == "sat":
             return outcome

@@ -38,8 +38,36 @@ def to_c(relation) -> str:
 
 
 def to_math(relation) -> str:
-    """Unicode mathematics: `8·B·s + 8 ≤ Z`, ⌊(N - 2)/(B·s)⌋, ∧, ∨."""
-    return MathPrinter().doprint(relation_of(relation))
+    """Unicode mathematics: `8·B·s + 8 ≤ Z`, ⌊(N - 2)/(B·s)⌋, ⌈B0/4⌉, ∧, ∨."""
+    return MathPrinter().doprint(with_ceilings(relation_of(relation)))
+
+
+def to_plain(expr) -> str:
+    """sympy syntax for people (a counter in the text report): `ub1*ceiling(B0/4)`, where
+    to_text keeps the form sympy gave (`ub1*floor(B0/4 + 3/4)`: the JSON contract)."""
+    return sympy.sstr(with_ceilings(sympy.sympify(expr)))
+
+
+def with_ceilings(expr):
+    """`expr` with every floor((n + d - 1)/d) written ceiling(n/d): the same integer for the
+    integers n and d >= 1 of H1. C's ceiling division (n + d - 1)/d reaches sympy as that
+    floor, which it prints ⌊B0/4 + 3/4⌋ where ⌈B0/4⌉ is meant."""
+    if not isinstance(expr, sympy.Basic) or not expr.has(sympy.floor):
+        return expr
+    return expr.replace(lambda e: isinstance(e, sympy.floor), _as_ceiling)
+
+
+def _as_ceiling(e):
+    parts = _division(e.args[0])
+    if parts is None:
+        return e
+    num, den = parts
+    if den == 1 or den.is_negative or (den.is_number and not den.is_Integer):
+        return e
+    rest = sympy.expand(num - den + 1)
+    if len(sympy.Add.make_args(rest)) >= len(sympy.Add.make_args(sympy.expand(num))):
+        return e          # not of that form: floor(N/B) stays a floor
+    return sympy.ceiling(rest / den)
 
 
 def _division(arg):

@@ -12,6 +12,7 @@ def relation_of(item) -> sympy.Basic:
     return sympy.sympify(getattr(item, "relation", item))
 
 
+@functools.lru_cache(maxsize=16384)     # the dependence tests translate the same relations again
 def integral_sides(lhs, rhs):
     """Both sides times the common denominator of their rational coefficients, so that
     integer relations stay in integer arithmetic (`Z >= 3*B/2` becomes `2*Z >= 3*B`)."""
