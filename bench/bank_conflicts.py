@@ -2,7 +2,7 @@
 padded (analysis/padding.py), on every sample and PolyBench-style program; then PPCG's
 transpose tiles beside ours. No GPU needed.
 
-    .venv/bin/python bench/bank_conflicts.py [--emulate] [--markdown] [FILE ...]
+    .venv/bin/python bench/bank_conflicts.py [--emulate] [--verify] [--markdown] [FILE ...]
 
 For each schedule: the staged tiles of every case of its case tree (the cache(...) written),
 then, for each array no cache(...) names and that can be staged, the kernel as written with
@@ -12,6 +12,9 @@ shared-memory requests of its accesses and copies per block, their mean wavefron
 and bank conflicts per request (wavefronts beyond the ideal), unpadded -> padded, the rows'
 pitch and the bytes the tile takes. `--emulate` also counts both kernels on the CPU emulation
 (verify/emulated_traffic.py) and prints its wavefronts beside the static ones (needs g++).
+`--verify` writes each `cache(X) added` variant whose rows are padded into its source (a copy
+in a temporary folder) and runs every case of it on the CPU emulation against the serial C
+(`parakern verify`; the `as written` ones are the samples' own, which the tests verify).
 
 PPCG (`../shared/peers/ppcg/out/transpose/`): its shared accesses are read from its kernel files
 (the statements are checked to be there verbatim) and costed with the same bank arithmetic
@@ -43,6 +46,8 @@ class Row:
     bytes_before: int
     bytes_after: int
     emulated: "tuple | None" = None   # (wavefronts per request unpadded, padded) on the emulation
+    path: "Path | None" = None
+    schedule: "object | None" = None  # the model.Schedule of a `cache(X) added` variant
 
 
 def _tile_rows(kernel, array: str, values: dict):
@@ -143,8 +148,45 @@ def corpus_rows(files, emulate: bool) -> list[Row]:
                     if measured is not None:
                         emulated = (_emulated(measured[1], before, array), _emulated(measured[0], after, array))
                     rows.append(Row(path.stem, variant, cases, array, sizes, pitch, n, (waves0, conflicts0),
-                                    (waves, conflicts), ideal, bytes0, bytes1, emulated))
+                                    (waves, conflicts), ideal, bytes0, bytes1, emulated, path,
+                                    kernel.schedule if result is None else None))
     return rows
+
+
+def verify_rows(rows: list[Row]) -> list[tuple[Row, str, bool]]:
+    """(row, the verdict's first line and its failures, ok) for each padded `cache(X) added`
+    variant: the source with `cache(X)` written after its schedule's `meta_schedule`, run on the
+    CPU emulation against the serial C, every case at 3 points."""
+    import shutil
+    import tempfile
+
+    from parakern.source.text import offset_at
+    from parakern.verify import text as verify_text
+    from parakern.verify import verify_source
+    out = []
+    with tempfile.TemporaryDirectory(prefix="bank_conflicts_") as tmp:
+        shutil.copy(ROOT / "samples" / "metafork.h", Path(tmp) / "metafork.h")   # "../metafork.h" too
+        for row in rows:
+            if row.schedule is None or row.bytes_after == row.bytes_before:
+                continue
+            text = row.path.read_text()
+            span = row.schedule.keyword_span
+            if row.schedule.cache:   # a clause there: the variant stages X alone, not written here
+                out.append((row, f"not rewritten: {row.schedule.id} already names cache(...)", True))
+                continue
+            at = offset_at(text, span.end_line - 1, span.end_col - 1)
+            where = Path(tmp) / row.path.relative_to(ROOT / "samples")
+            where.parent.mkdir(parents=True, exist_ok=True)
+            where.write_text(text[:at] + f" cache({row.array})" + text[at:])
+            result = verify_source(where.read_text(), str(where), points=3)
+            lines = verify_text(result).splitlines()
+            why = [line.strip() for line in lines if "race on" in line] or \
+                [line.strip() for line in lines if "FAILED" in line or "error" in line] or lines[1:2]
+            cases = sum(len(s.cases) for s in result.schedules)
+            out.append((row, f"{'verified' if result.ok else 'NOT verified'}, {cases} cases"
+                        + ("" if result.ok else ": " + why[0].replace(str(where), str(row.path.relative_to(ROOT)))),
+                        result.ok))
+    return out
 
 
 # ------------------------------------------------------------------ PPCG's transpose
@@ -229,6 +271,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="*", help="C files (default: samples/*.c and samples/polybench/*.c)")
     parser.add_argument("--emulate", action="store_true", help="count both kernels on the CPU emulation too")
+    parser.add_argument("--verify", action="store_true",
+                        help="run the padded `cache(X) added` variants on the CPU emulation against the serial C")
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
     args = parser.parse_args(argv)
     files = [Path(f).resolve() for f in args.files] or \
@@ -259,6 +303,12 @@ def main(argv=None) -> int:
         same = sum(1 for r in checked
                    if abs(r.emulated[0] - r.before[0]) < 1e-6 and abs(r.emulated[1] - r.after[0]) < 1e-6)
         print(f"emulation: {same} of {len(checked)} tiles of the case trees counted as the analysis, both layouts")
+    if args.verify:
+        verdicts = verify_rows(rows)
+        print("\nThe padded `cache(X) added` variants on the CPU emulation against the serial C (parakern verify)")
+        print("\n".join(_table(["program", "schedule", "variant", "verdict"],
+                               [(r.program, r.schedule.id, r.variant, v) for r, v, _ in verdicts], args.markdown)))
+        print(f"{sum(1 for *_, ok in verdicts if ok)} of {len(verdicts)} verified")
     ppcg = ppcg_rows()
     if ppcg is None:
         print(f"\nPPCG's transpose: not found at {PPCG}")

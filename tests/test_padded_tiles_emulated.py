@@ -127,3 +127,16 @@ def test_profile_emulate_prints_both_and_agrees():
     assert "emulated unpadded" in done.stdout and "differs" not in done.stdout
     assert "shared: 0.25 bank conflicts per request (1.75 unpadded; rows of c's tile 9 elements apart " \
            "(2*floor(B0/2) + 1) where 8 hold them)" in done.stdout
+
+
+def test_the_bench_verifies_a_padded_variant_it_writes_into_its_source():
+    """bench/bank_conflicts.py --verify: scale_cols with cache(A) added (its rows padded, 8 -> 9)
+    written into a copy of its source and every case run against the serial C."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "bank_conflicts.py"), "--verify",
+                           str(SAMPLES / "polybench" / "scale_cols.c")],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "server")})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("scale_cols") and "scale_cols:0" in x]
+    assert "cache(A) added" in line and "verified, 2 cases" in line and "NOT" not in line
+    assert "1 of 1 verified" in done.stdout
