@@ -181,7 +181,7 @@ def test_drop_cache_frees_shared_memory(name):
 
 @pytest.mark.parametrize("name, before, after, threads", [
     ("jacobi1d", "4*(2*s*B + 2)", "4*(2*B + 2)", "B"),
-    ("transpose", "8*s*B0*B1", "8*B0*B1", "B0*B1"),
+    ("transpose", "4*s*B0*B1 + 4*s*B1*(2*floor(B0/2) + 1)", "4*B0*B1 + 4*B1*(2*floor(B0/2) + 1)", "B0*B1"),
     ("polydiv", "4*(2*s*B + 1)", "4*(2*B + 1)", "B"),
     ("matadd", "0", "0", "B0*B1"),
 ])

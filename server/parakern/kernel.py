@@ -20,6 +20,7 @@ class Kernel:
     cse_level: int = 0               # common-subexpression elimination level on the source
     decisions: tuple[str, ...] = field(default_factory=tuple)  # the paper's codes, in order
     target: str = DEFAULT_TARGET            # ptxas architecture the registers are counted for
+    padding: bool = True    # rows of staged tiles read across padded where that avoids bank conflicts
 
     @staticmethod
     def initial(schedule: Schedule, target: str = DEFAULT_TARGET) -> "Kernel":

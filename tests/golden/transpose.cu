@@ -36,13 +36,13 @@ extern "C" {
 
 /*
  * transpose:0 (samples/transpose.c:10:5): 6 cases, tried in order, then by the real fit of nvcc's kernels alone
- *   1: 8*B0*B1*s <= Z && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B   (1) (4a) (3a)
- *   2: 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B   (1) (4a) (3b)
- *   3: Z < 8*B0*B1 && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B   (1) (4b) (3b)
- *   4: 8*B0*B1*s <= Z && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)   (1') (4a) (3a)
- *   5: 8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)   (1') (4a) (3b)
- *   6: Z < 8*B0*B1 && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)   (1') (4b) (3b)
- *   no case fits where Z < 8*B0*B1*s && 65536 <= s
+ *   1: 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s <= Z && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B   (1) (4a) (3a)
+ *   2: 4*B0*B1 + 8*B1*(B0/2) + 4*B1 <= Z && Z < 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B   (1) (4a) (3b)
+ *   3: Z < 4*B0*B1 + 8*B1*(B0/2) + 4*B1 && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B   (1) (4b) (3b)
+ *   4: 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s <= Z && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)   (1') (4a) (3a)
+ *   5: 4*B0*B1 + 8*B1*(B0/2) + 4*B1 <= Z && Z < 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)   (1') (4a) (3b)
+ *   6: Z < 4*B0*B1 + 8*B1*(B0/2) + 4*B1 && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)   (1') (4b) (3b)
+ *   no case fits where Z < 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s && 65536 <= s
  *   no case fits where T < B0*B1
  *   no case fits where R_B < 2048*((B0*B1 + 127)/128)
  *   no case fits where 65536 <= s && R_B < 3072*((B0*B1 + 127)/128)
@@ -80,10 +80,10 @@ transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c);
 
 /*
  * transpose:0, case 1 of 6 (samples/transpose.c:10:5)
- * runs where  8*B0*B1*s <= Z && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B
+ * runs where  4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s <= Z && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B
  * decisions   (1) (4a) (3a): no register-pressure reduction, a, c staged in shared memory, granularity as written
- * registers   30 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      8*B0*B1*s bytes per block (dynamic)
+ * registers   32 per thread (ptxas -arch=sm_80 on the IR's PTX)
+ * shared      4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s bytes per block (dynamic)
  * threads     B0*B1 per block
  */
 __global__ void transpose_0_case1(float *__restrict__ c, const float *__restrict__ a, int N,
@@ -93,9 +93,9 @@ __global__ void transpose_0_case1(float *__restrict__ c, const float *__restrict
     const int v1 = blockIdx.x;  /* meta_for v1 in [0, dim1): grid level */
     const int u0 = threadIdx.y;  /* meta_for u0 in [0, B0): block level */
     const int u1 = threadIdx.x;  /* meta_for u1 in [0, B1): block level */
-    /* Shared memory, 8*B0*B1*s bytes per block (the launch's dynamic size):
+    /* Shared memory, 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s bytes per block (the launch's dynamic size):
      *   a: bytes [0, 4*B0*B1*s) of parakern_shared, B0*B1*s elements
-     *   c: bytes [4*B0*B1*s, 8*B0*B1*s) of parakern_shared, B0*B1*s elements */
+     *   c: bytes [4*B0*B1*s, 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s) of parakern_shared, 2*B1*s*(B0/2) + B1*s elements, rows 2*(B0/2) + 1 apart (padded: no bank conflicts across rows) */
     PARAKERN_DYNAMIC_SHARED(parakern_shared);
     float *a_shared = (float *)parakern_shared;
     float *c_shared = (float *)(parakern_shared + 4*B0*B1*s);
@@ -118,7 +118,7 @@ __global__ void transpose_0_case1(float *__restrict__ c, const float *__restrict
     for (int k = 0; k < s; k++) {
         int i = v0 * B0 + u0;
         int j = (v1 * s + k) * B1 + u1;
-        c_shared[(j - B1*s*v1) * B0 + (i - B0*v0)] = a_shared[(i - B0*v0) * (B1*s) + (j - B1*s*v1)];
+        c_shared[(j - B1*s*v1) * (2*(B0/2) + 1) + (i - B0*v0)] = a_shared[(i - B0*v0) * (B1*s) + (j - B1*s*v1)];
     }
     __syncthreads();
     /* write back the (B1*s) x B0 tile of c from (B1*s*v1, B0*v0) */
@@ -129,7 +129,7 @@ __global__ void transpose_0_case1(float *__restrict__ c, const float *__restrict
             const int g0 = B1*s*v1 + e0;
             const int g1 = B0*v0 + e1;
             if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
-                c[(long long)g0 * N + g1] = c_shared[e];
+                c[(long long)g0 * N + g1] = c_shared[e0 * (2*(B0/2) + 1) + e1];
             e1 += de1; e0 += de0;
             if (e1 >= B0) { e1 -= B0; e0++; }
         }
@@ -138,10 +138,10 @@ __global__ void transpose_0_case1(float *__restrict__ c, const float *__restrict
 
 /*
  * transpose:0, case 2 of 6 (samples/transpose.c:10:5)
- * runs where  8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B
+ * runs where  4*B0*B1 + 8*B1*(B0/2) + 4*B1 <= Z && Z < 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B
  * decisions   (1) (4a) (3b): no register-pressure reduction, a, c staged in shared memory, granularity reduced
  * registers   18 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      8*B0*B1 bytes per block (dynamic)
+ * shared      4*B0*B1 + 8*B1*(B0/2) + 4*B1 bytes per block (dynamic)
  * threads     B0*B1 per block
  */
 __global__ void transpose_0_case2(float *__restrict__ c, const float *__restrict__ a, int N,
@@ -152,9 +152,9 @@ __global__ void transpose_0_case2(float *__restrict__ c, const float *__restrict
     const int v1 = blockIdx.x;  /* meta_for v1 in [0, dim1): grid level */
     const int u0 = threadIdx.y;  /* meta_for u0 in [0, B0): block level */
     const int u1 = threadIdx.x;  /* meta_for u1 in [0, B1): block level */
-    /* Shared memory, 8*B0*B1 bytes per block (the launch's dynamic size):
+    /* Shared memory, 4*B0*B1 + 8*B1*(B0/2) + 4*B1 bytes per block (the launch's dynamic size):
      *   a: bytes [0, 4*B0*B1) of parakern_shared, B0*B1 elements
-     *   c: bytes [4*B0*B1, 8*B0*B1) of parakern_shared, B0*B1 elements */
+     *   c: bytes [4*B0*B1, 4*B0*B1 + 8*B1*(B0/2) + 4*B1) of parakern_shared, 2*B1*(B0/2) + B1 elements, rows 2*(B0/2) + 1 apart (padded: no bank conflicts across rows) */
     PARAKERN_DYNAMIC_SHARED(parakern_shared);
     float *a_shared = (float *)parakern_shared;
     float *c_shared = (float *)(parakern_shared + 4*B0*B1);
@@ -170,20 +170,20 @@ __global__ void transpose_0_case2(float *__restrict__ c, const float *__restrict
     __syncthreads();
     int i = v0 * B0 + u0;
     int j = (v1 * s + k) * B1 + u1;
-    c_shared[(j - (B1*k + B1*s*v1)) * B0 + (i - B0*v0)] = a_shared[(i - B0*v0) * B1 + (j - (B1*k + B1*s*v1))];
+    c_shared[(j - (B1*k + B1*s*v1)) * (2*(B0/2) + 1) + (i - B0*v0)] = a_shared[(i - B0*v0) * B1 + (j - (B1*k + B1*s*v1))];
     __syncthreads();
     /* write back the B1 x B0 tile of c from (B1*k + B1*s*v1, B0*v0) */
     for (int e = tid; e < B0*B1; e += nthreads) {
         const int g0 = B1*k + B1*s*v1 + e / B0;
         const int g1 = B0*v0 + e % B0;
         if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
-            c[(long long)g0 * N + g1] = c_shared[e];
+            c[(long long)g0 * N + g1] = c_shared[e / B0 * (2*(B0/2) + 1) + e % B0];
     }
 }
 
 /*
  * transpose:0, case 3 of 6 (samples/transpose.c:10:5)
- * runs where  Z < 8*B0*B1 && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B
+ * runs where  Z < 4*B0*B1 + 8*B1*(B0/2) + 4*B1 && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B
  * decisions   (1) (4b) (3b): no register-pressure reduction, no shared memory, granularity reduced
  * registers   14 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
@@ -204,23 +204,22 @@ __global__ void transpose_0_case3(float *__restrict__ c, const float *__restrict
 
 /*
  * transpose:0, case 4 of 6 (samples/transpose.c:10:5)
- * runs where  8*B0*B1*s <= Z && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
- * decisions   (1') (4a) (3a): IR level 3 (loops not unrolled, nothing hoisted or reused, registers capped at 24), a, c staged in shared memory, granularity as written
- * registers   24 per thread (ptxas -arch=sm_80 on the IR's PTX, capped at 24)
- * shared      8*B0*B1*s bytes per block (dynamic)
+ * runs where  4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s <= Z && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
+ * decisions   (1') (4a) (3a): IR level 2 (loops not unrolled, nothing hoisted or reused), a, c staged in shared memory, granularity as written
+ * registers   23 per thread (ptxas -arch=sm_80 on the IR's PTX)
+ * shared      4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s bytes per block (dynamic)
  * threads     B0*B1 per block
  */
-__global__ void __maxnreg__(24) transpose_0_case4(float *__restrict__ c,
-                                                  const float *__restrict__ a, int N, int B0,
-                                                  int B1, int s)
+__global__ void transpose_0_case4(float *__restrict__ c, const float *__restrict__ a, int N,
+                                  int B0, int B1, int s)
 {
     const int v0 = blockIdx.y;  /* meta_for v0 in [0, dim0): grid level */
     const int v1 = blockIdx.x;  /* meta_for v1 in [0, dim1): grid level */
     const int u0 = threadIdx.y;  /* meta_for u0 in [0, B0): block level */
     const int u1 = threadIdx.x;  /* meta_for u1 in [0, B1): block level */
-    /* Shared memory, 8*B0*B1*s bytes per block (the launch's dynamic size):
+    /* Shared memory, 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s bytes per block (the launch's dynamic size):
      *   a: bytes [0, 4*B0*B1*s) of parakern_shared, B0*B1*s elements
-     *   c: bytes [4*B0*B1*s, 8*B0*B1*s) of parakern_shared, B0*B1*s elements */
+     *   c: bytes [4*B0*B1*s, 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s) of parakern_shared, 2*B1*s*(B0/2) + B1*s elements, rows 2*(B0/2) + 1 apart (padded: no bank conflicts across rows) */
     PARAKERN_DYNAMIC_SHARED(parakern_shared);
     float *a_shared = (float *)parakern_shared;
     float *c_shared = (float *)(parakern_shared + 4*B0*B1*s);
@@ -245,7 +244,7 @@ __global__ void __maxnreg__(24) transpose_0_case4(float *__restrict__ c,
     for (int k = 0; k < s; k++) {
         int i = v0 * B0 + u0;
         int j = (v1 * s + k) * B1 + u1;
-        c_shared[(j - B1*s*v1) * B0 + (i - B0*v0)] = a_shared[(i - B0*v0) * (B1*s) + (j - B1*s*v1)];
+        c_shared[(j - B1*s*v1) * (2*(B0/2) + 1) + (i - B0*v0)] = a_shared[(i - B0*v0) * (B1*s) + (j - B1*s*v1)];
     }
     __syncthreads();
     /* write back the (B1*s) x B0 tile of c from (B1*s*v1, B0*v0) */
@@ -257,7 +256,7 @@ __global__ void __maxnreg__(24) transpose_0_case4(float *__restrict__ c,
             const int g0 = B1*s*v1 + e0;
             const int g1 = B0*v0 + e1;
             if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
-                c[(long long)g0 * N + g1] = c_shared[e];
+                c[(long long)g0 * N + g1] = c_shared[e0 * (2*(B0/2) + 1) + e1];
             e1 += de1; e0 += de0;
             if (e1 >= B0) { e1 -= B0; e0++; }
         }
@@ -266,10 +265,10 @@ __global__ void __maxnreg__(24) transpose_0_case4(float *__restrict__ c,
 
 /*
  * transpose:0, case 5 of 6 (samples/transpose.c:10:5)
- * runs where  8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
- * decisions   (1') (4a) (3b): IR level 3 (loops not unrolled, nothing hoisted or reused; no register cap: none could bind at level 2's count), a, c staged in shared memory, granularity reduced
- * registers   24 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      8*B0*B1 bytes per block (dynamic)
+ * runs where  4*B0*B1 + 8*B1*(B0/2) + 4*B1 <= Z && Z < 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
+ * decisions   (1') (4a) (3b): IR level 2 (loops not unrolled, nothing hoisted or reused), a, c staged in shared memory, granularity reduced
+ * registers   22 per thread (ptxas -arch=sm_80 on the IR's PTX)
+ * shared      4*B0*B1 + 8*B1*(B0/2) + 4*B1 bytes per block (dynamic)
  * threads     B0*B1 per block
  */
 __global__ void transpose_0_case5(float *__restrict__ c, const float *__restrict__ a, int N,
@@ -280,9 +279,9 @@ __global__ void transpose_0_case5(float *__restrict__ c, const float *__restrict
     const int v1 = blockIdx.x;  /* meta_for v1 in [0, dim1): grid level */
     const int u0 = threadIdx.y;  /* meta_for u0 in [0, B0): block level */
     const int u1 = threadIdx.x;  /* meta_for u1 in [0, B1): block level */
-    /* Shared memory, 8*B0*B1 bytes per block (the launch's dynamic size):
+    /* Shared memory, 4*B0*B1 + 8*B1*(B0/2) + 4*B1 bytes per block (the launch's dynamic size):
      *   a: bytes [0, 4*B0*B1) of parakern_shared, B0*B1 elements
-     *   c: bytes [4*B0*B1, 8*B0*B1) of parakern_shared, B0*B1 elements */
+     *   c: bytes [4*B0*B1, 4*B0*B1 + 8*B1*(B0/2) + 4*B1) of parakern_shared, 2*B1*(B0/2) + B1 elements, rows 2*(B0/2) + 1 apart (padded: no bank conflicts across rows) */
     PARAKERN_DYNAMIC_SHARED(parakern_shared);
     float *a_shared = (float *)parakern_shared;
     float *c_shared = (float *)(parakern_shared + 4*B0*B1);
@@ -299,7 +298,7 @@ __global__ void transpose_0_case5(float *__restrict__ c, const float *__restrict
     __syncthreads();
     int i = v0 * B0 + u0;
     int j = (v1 * s + k) * B1 + u1;
-    c_shared[(j - (B1*k + B1*s*v1)) * B0 + (i - B0*v0)] = a_shared[(i - B0*v0) * B1 + (j - (B1*k + B1*s*v1))];
+    c_shared[(j - (B1*k + B1*s*v1)) * (2*(B0/2) + 1) + (i - B0*v0)] = a_shared[(i - B0*v0) * B1 + (j - (B1*k + B1*s*v1))];
     __syncthreads();
     /* write back the B1 x B0 tile of c from (B1*k + B1*s*v1, B0*v0) */
     #pragma unroll 1
@@ -307,14 +306,14 @@ __global__ void transpose_0_case5(float *__restrict__ c, const float *__restrict
         const int g0 = B1*k + B1*s*v1 + e / B0;
         const int g1 = B0*v0 + e % B0;
         if (0 <= g0 && g0 < N && 0 <= g1 && g1 < N)
-            c[(long long)g0 * N + g1] = c_shared[e];
+            c[(long long)g0 * N + g1] = c_shared[e / B0 * (2*(B0/2) + 1) + e % B0];
     }
 }
 
 /*
  * transpose:0, case 6 of 6 (samples/transpose.c:10:5)
- * runs where  Z < 8*B0*B1 && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
- * decisions   (1') (4b) (3b): IR level 3 (loops not unrolled, nothing hoisted or reused; no register cap: none could bind at level 2's count), no shared memory, granularity reduced
+ * runs where  Z < 4*B0*B1 + 8*B1*(B0/2) + 4*B1 && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)
+ * decisions   (1') (4b) (3b): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity reduced
  * registers   14 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
  * threads     B0*B1 per block
@@ -350,7 +349,7 @@ static int transpose_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long block_x = B1;
     const long long block_y = B0;
     const long long threads = block_x * block_y;
-    const long long shared_bytes = 8*B0*B1*s;
+    const long long shared_bytes = 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
     /* the machine parameters */
@@ -358,7 +357,7 @@ static int transpose_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R_B = prop.regsPerBlock;
     /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(8*B0*B1*s <= Z && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B))
+    if (!by_fit && !(4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s <= Z && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B))
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
@@ -394,7 +393,7 @@ static int transpose_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long block_x = B1;
     const long long block_y = B0;
     const long long threads = block_x * block_y;
-    const long long shared_bytes = 8*B0*B1;
+    const long long shared_bytes = 4*B0*B1 + 8*B1*(B0/2) + 4*B1;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || grid_z < 1 || grid_z > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
     /* the machine parameters */
@@ -402,7 +401,7 @@ static int transpose_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R_B = prop.regsPerBlock;
     /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B))
+    if (!by_fit && !(4*B0*B1 + 8*B1*(B0/2) + 4*B1 <= Z && Z < 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B))
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
@@ -446,7 +445,7 @@ static int transpose_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R_B = prop.regsPerBlock;
     /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(Z < 8*B0*B1 && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B))
+    if (!by_fit && !(Z < 4*B0*B1 + 8*B1*(B0/2) + 4*B1 && B0*B1 <= T && 4096*((B0*B1 + 127)/128) <= R_B))
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
@@ -475,7 +474,7 @@ static int transpose_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long block_x = B1;
     const long long block_y = B0;
     const long long threads = block_x * block_y;
-    const long long shared_bytes = 8*B0*B1*s;
+    const long long shared_bytes = 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
     /* the machine parameters */
@@ -483,7 +482,7 @@ static int transpose_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R_B = prop.regsPerBlock;
     /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(8*B0*B1*s <= Z && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)))
+    if (!by_fit && !(4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s <= Z && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)))
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
@@ -519,7 +518,7 @@ static int transpose_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long block_x = B1;
     const long long block_y = B0;
     const long long threads = block_x * block_y;
-    const long long shared_bytes = 8*B0*B1;
+    const long long shared_bytes = 4*B0*B1 + 8*B1*(B0/2) + 4*B1;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || grid_z < 1 || grid_z > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
     /* the machine parameters */
@@ -527,7 +526,7 @@ static int transpose_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R_B = prop.regsPerBlock;
     /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(8*B0*B1 <= Z && Z < 8*B0*B1*s && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)))
+    if (!by_fit && !(4*B0*B1 + 8*B1*(B0/2) + 4*B1 <= Z && Z < 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)))
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || shared_bytes > Z || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
@@ -571,7 +570,7 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttri
     const long long Z = (long long)prop.sharedMemPerBlockOptin;
     const long long R_B = prop.regsPerBlock;
     /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(Z < 8*B0*B1 && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)))
+    if (!by_fit && !(Z < 4*B0*B1 + 8*B1*(B0/2) + 4*B1 && B0*B1 <= T && 3072*((B0*B1 + 127)/128) <= R_B && R_B < 4096*((B0*B1 + 127)/128)))
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
@@ -673,7 +672,7 @@ static int transpose_0_select(bool probe, int only, int N, int B0, int B1, int s
     if ((launched = transpose_0_try_case6(prop, attrs[5], raised[5], true, probe, N, B0, B1, s, c, a)) != 0)
         return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
-     *   Z < 8*B0*B1*s && 65536 <= s   (launch, shared_memory)
+     *   Z < 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s && 65536 <= s   (launch, shared_memory)
      *   T < B0*B1   (threads)
      *   R_B < 2048*((B0*B1 + 127)/128)   (registers)
      *   65536 <= s && R_B < 3072*((B0*B1 + 127)/128)   (launch, registers)
@@ -866,7 +865,7 @@ static double transpose_0_time_case1(const parakern_model_device *dev, long long
 {
     const long long blocks = (N/B0)*(N/(B1*s));
     const long long threads = B0*B1;
-    const long long shared_bytes = 8*B0*B1*s;
+    const long long shared_bytes = 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s;
     const long long global_bytes = 32*B0*((B1*s + 7)/8) + 32*B1*s*((B0 + 7)/8);
     const long long unique_bytes = 8*N*N;
     const long long read_bytes = 4*N*N;
@@ -889,7 +888,7 @@ static double transpose_0_time_case2(const parakern_model_device *dev, long long
 {
     const long long blocks = s*(N/B0)*(N/(B1*s));
     const long long threads = B0*B1;
-    const long long shared_bytes = 8*B0*B1;
+    const long long shared_bytes = 4*B0*B1 + 8*B1*(B0/2) + 4*B1;
     const long long global_bytes = 32*B0*((B1 + 7)/8) + 32*B1*((B0 + 7)/8);
     const long long unique_bytes = 8*N*N;
     const long long read_bytes = 4*N*N;
@@ -935,7 +934,7 @@ static double transpose_0_time_case4(const parakern_model_device *dev, long long
 {
     const long long blocks = (N/B0)*(N/(B1*s));
     const long long threads = B0*B1;
-    const long long shared_bytes = 8*B0*B1*s;
+    const long long shared_bytes = 4*B0*B1*s + 8*B1*s*(B0/2) + 4*B1*s;
     const long long global_bytes = 32*B0*((B1*s + 7)/8) + 32*B1*s*((B0 + 7)/8);
     const long long unique_bytes = 8*N*N;
     const long long read_bytes = 4*N*N;
@@ -958,7 +957,7 @@ static double transpose_0_time_case5(const parakern_model_device *dev, long long
 {
     const long long blocks = s*(N/B0)*(N/(B1*s));
     const long long threads = B0*B1;
-    const long long shared_bytes = 8*B0*B1;
+    const long long shared_bytes = 4*B0*B1 + 8*B1*(B0/2) + 4*B1;
     const long long global_bytes = 32*B0*((B1 + 7)/8) + 32*B1*((B0 + 7)/8);
     const long long unique_bytes = 8*N*N;
     const long long read_bytes = 4*N*N;

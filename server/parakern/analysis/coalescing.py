@@ -17,7 +17,7 @@ import sympy
 
 from parakern.analysis import warps as W
 from parakern.analysis.point import describe, evaluate, profile_point
-from parakern.analysis.staging import stageable
+from parakern.analysis.staging import plan, stageable, unpadded
 from parakern.analysis.traffic import traffic
 from parakern.source.diagnostics import Diagnostic, Span, warning
 from parakern.kernel import Kernel
@@ -44,8 +44,49 @@ def coalescing_warnings(schedule: Schedule, tree) -> tuple[Diagnostic, ...]:
     out = []
     for (array, where), found in flagged.items():
         span = Span(schedule.keyword_span.file, *where)
-        out.append(warning(CODE, _message(schedule, array, where, found, per_case, point, staging), span))
+        cached = [case.kernel for case, t in zip(tree.cases, per_case)
+                  if any(r.key[0] == "copy" and r.array == array for r in t.requests)]
+        message = _message(schedule, array, where, found, per_case, point, staging)
+        padding = _padding(cached or [Kernel(schedule, (array,))], array, where, point) \
+            if cached or staging.get(array) else ""
+        out.append(warning(CODE, message + padding, span))
     return tuple(sorted(out, key=lambda d: (d.span.line, d.span.col)))
+
+
+def _padding(kernels, array: str, where, point: dict) -> str:
+    """What padding does for the access once staged: `; the tile's rows are padded (9 elements
+    apart where 8 hold them), so that c[j][i], whose lanes are in different rows, takes 1
+    wavefront per request where unpadded rows take 8` ('' where no kernel pads its tile)."""
+    for kernel in kernels:
+        twin = unpadded(kernel)
+        if twin is None:
+            continue
+        try:
+            after, before = (_shared_cost(traffic(k, point), array, where) for k in (kernel, twin))
+        except Exception:   # noqa: BLE001 - no figures for the staged kernel: no advice
+            continue
+        if after is None or before is None or after >= before - 1e-9:
+            continue
+        subs = evaluate(kernel.schedule, point)
+        rows = next(((sympy.sympify(r.pitch).xreplace(subs), sympy.sympify(r.row).xreplace(subs))
+                     for st in plan(kernel) if st.array.name == array
+                     for c in st.choices for r in c.regions if r.pitch is not None), None)
+        if rows is None:
+            continue
+        access = _access(kernel.schedule, array, where)
+        text = (source_text(kernel.schedule, access.span) if access is not None else "") or array
+        pitch, row = rows
+        return (f"; staged, its tile's rows are padded ({pitch} elements apart where {row} hold them), so that "
+                f"{text}, whose lanes are in different rows, takes {after:.3g} wavefront{'s' * (after != 1)} "
+                f"per request of shared memory where unpadded rows take {before:.3g}")
+    return ""
+
+
+def _shared_cost(t, array: str, where) -> "float | None":
+    """The most wavefronts a request of the access at `where` takes in shared memory."""
+    costs = [r.cost for r in t.requests if r.key[0] == "access" and r.array == array and r.key[2] == where
+             and r.space == "shared"]
+    return max(costs) if costs else None
 
 
 def uncoalesced_accesses(per_case) -> dict:

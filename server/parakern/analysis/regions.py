@@ -34,6 +34,23 @@ class DimRegion:
         """Length of the interval [lower, last element]."""
         return sympy.expand(self.extent + sum((s * (c - 1) for s, c in self.repeats), sympy.S.Zero))
 
+    def position(self, relative: int, value, pitch=None) -> int:
+        """Local position (0 .. elements - 1) of the element `relative` past `lower`, at a point
+        (`value` turns a size into an integer): r + extent * (m1 + count1 * (m2 + ...)), the
+        layout the staging copies fill (ir/staged_copies.py and codegen/memory.py print it);
+        runs `pitch` elements apart instead of `extent` where the rows are padded (staging.Region)."""
+        if not self.repeats:
+            return relative
+        ms, rest = [], relative
+        for stride, _ in reversed(self.repeats):
+            step = value(stride)
+            ms.insert(0, rest // step)
+            rest = rest % step
+        position = None
+        for m, (_, count) in zip(reversed(ms), reversed(self.repeats)):
+            position = m if position is None else position * value(count) + m
+        return position * value(self.extent if pitch is None else pitch) + rest
+
 
 @dataclass(frozen=True)
 class Cluster:

@@ -4,9 +4,12 @@ Layout. One dynamic shared buffer per block holds every cached array's part,
 one after the other, largest elements first so every part stays aligned. A
 part is the array's block footprint: the max over the choices of the uniform
 guards of the sum of its clusters, each cluster a box (with strided runs
-where a subscript is linearised) stored row-major. So the buffer is exactly
-the shared-memory counter's polynomial, `shared_bytes`, which the launch
-passes as the dynamic shared size.
+where a subscript is linearised) stored row-major. Where a warp's lanes reach
+a tile of two or more dimensions in different rows, its rows are padded
+(`Region.pitch`, decided by padding.py from the access functions), and the
+part grows by the padding. So the buffer is exactly the shared-memory
+counter's value, `shared_bytes`, which the launch passes as the dynamic
+shared size.
 
 Write-back of what was written. A region is copied back whole, cooperatively
 (coalesced), only when the block provably writes every element of it: its
@@ -37,6 +40,7 @@ import sympy
 
 from parakern import syntax
 from parakern.analysis.footprint import Shape, footprint, footprints
+from parakern.analysis.padding import Padding
 from parakern.analysis.point import definitions
 from parakern.analysis.read_boxes import clipped, read_boxes
 from parakern.analysis.regions import DimRegion
@@ -70,10 +74,36 @@ class Region:
     # What a load copies when not the whole region: boxes ((lower, size) per dimension, from
     # the region's first element) whose union holds every element some read needs.
     reads: tuple = ()
+    pitch: "sympy.Expr | None" = None   # elements from a row's start to the next's, where padded
 
     @property
     def elements(self) -> sympy.Expr:
         return sympy.expand(sympy.Mul(*(d.elements for d in self.dims)))
+
+    @property
+    def row(self) -> sympy.Expr:
+        """Elements of one row: the last dimension's, or one run of it where its subscript is
+        linearised (`A[i * n + j]`: B runs of n)."""
+        last = self.dims[-1]
+        return last.extent if last.repeats else last.elements
+
+    @property
+    def slots(self) -> sympy.Expr:
+        """Elements the region takes in its part: its elements, and its rows' padding."""
+        return sympy.expand(sympy.Mul(*(d.elements for d in self.dims[:-1])) * self.scale(len(self.dims) - 1))
+
+    def pitch_of(self, k: int) -> "sympy.Expr | None":
+        """The pitch of dimension k's runs: the region's for its last dimension, where padded."""
+        return self.pitch if k == len(self.dims) - 1 else None
+
+    def scale(self, k: int) -> sympy.Expr:
+        """What a slot's position so far is multiplied by before dimension k's is added: the
+        size of dimension k, or for the last one of a padded region its rows times the pitch
+        (slot = ((p0 * scale(1) + p1) * scale(2) + p2) ..., the last position with its rows
+        `pitch` apart: (p / row) * pitch + p % row)."""
+        if self.pitch_of(k) is None:
+            return self.dims[k].elements
+        return sympy.expand(self.pitch * sympy.Mul(*(c for _, c in self.dims[k].repeats)))
 
 
 @dataclass(frozen=True)
@@ -93,10 +123,25 @@ class Staged:
 
 
 def plan(kernel: Kernel) -> tuple[Staged, ...]:
-    """Where each cached array lives; StagingError when one cannot be staged."""
+    """Where each cached array lives; StagingError when one cannot be staged. Rows of tiles
+    that a warp reads across are padded (padding.py) unless the kernel says not to."""
     s = kernel.schedule
     loop_types = tuple((n.var, n.ctype) for n in syntax.walk(s.nest) if isinstance(n, syntax.Loop))
-    return _plan(Shape(s, (s.cache, s.keyword_span, loop_types, s.atomics, written_first(s))), kernel.cached)
+    return _plan(Shape(s, (s.cache, s.keyword_span, loop_types, s.atomics, written_first(s))), kernel.cached,
+                 kernel.padding)
+
+
+def padded(staged: tuple[Staged, ...]) -> bool:
+    """Whether some tile of the plan has padded rows."""
+    return any(r.pitch is not None for st in staged for c in st.choices for r in c.regions)
+
+
+def unpadded(kernel: Kernel) -> "Kernel | None":
+    """The variant with its tiles' rows as long as their footprints' (what `profile` shows
+    padding against); None where its plan pads nothing (or it cannot be staged)."""
+    if not kernel.cached or not kernel.padding or not stageable(kernel) or not padded(plan(kernel)):
+        return None
+    return dataclasses.replace(kernel, padding=False)
 
 
 def stageable(kernel: Kernel) -> bool:
@@ -114,7 +159,7 @@ def shared_bytes(kernel: Kernel) -> sympy.Expr:
 
 
 @functools.lru_cache(maxsize=256)
-def _plan(shape: Shape, cached: tuple[str, ...]) -> tuple[Staged, ...]:
+def _plan(shape: Shape, cached: tuple[str, ...], padding: bool = True) -> tuple[Staged, ...]:
     # What a plan reads of the schedule keys the cache: register levels and CSE
     # variants of one schedule share a plan.
     s = shape.schedule
@@ -135,6 +180,7 @@ def _plan(shape: Shape, cached: tuple[str, ...]) -> tuple[Staged, ...]:
                                f"the kernels update '{name}' with atomics in global memory; remove it from cache()")
     arrays = sorted((s.array(n) for n in cached), key=lambda a: -a.element_size)
     prints = {fp.array: fp for fp in footprints(s, [a.name for a in arrays])}
+    pads = Padding(s) if padding else None
     staged, offset = [], sympy.S.Zero
     for array in arrays:
         fp = prints[array.name]
@@ -153,9 +199,25 @@ def _plan(shape: Shape, cached: tuple[str, ...]) -> tuple[Staged, ...]:
         covered = shape.key[-1]   # written_first: reads of what the thread wrote first
         choices = tuple(_choice(s, array, c, covered) for c in fp.regions)
         _check_useful(s, array, choices)
-        staged.append(Staged(array, offset, fp.elements, choices, _index_type(s, array, choices)))
-        offset = sympy.expand(offset + fp.elements * array.element_size)
+        elements = fp.elements
+        if pads is not None:
+            choices = tuple(_padded(choice, pads, array.element_size) for choice in choices)
+            sums = [sympy.expand(sum((r.slots for r in c.regions), sympy.S.Zero)) for c in choices]
+            if any(r.pitch is not None for c in choices for r in c.regions):
+                elements = sums[0] if len(sums) == 1 else sympy.Max(*sums)
+        staged.append(Staged(array, offset, elements, choices, _index_type(s, array, choices)))
+        offset = sympy.expand(offset + elements * array.element_size)
     return tuple(staged)
+
+
+def _padded(choice: StagedChoice, pads: Padding, size: int) -> StagedChoice:
+    """The choice with the rows of its tiles padded where padding.py says, one after the other."""
+    regions, base = [], sympy.S.Zero
+    for region in choice.regions:
+        region = dataclasses.replace(region, base=base, pitch=pads.pitch(region, size))
+        regions.append(region)
+        base = sympy.expand(base + region.slots)
+    return dataclasses.replace(choice, regions=tuple(regions))
 
 
 def _choice(s: Schedule, array: Array, choice, covered: frozenset) -> StagedChoice:

@@ -437,9 +437,10 @@ class _At:
             addresses = []
             for lane in range(len(self.warps[w])):
                 linear = 0
-                for per_warp, d in slots:
-                    position = _unstride(per_warp[w][lane], d, self._int)
-                    linear = linear * self._int(d.elements) + position
+                for k, (per_warp, d) in enumerate(slots):
+                    pitch = region.pitch_of(k)
+                    position = d.position(per_warp[w][lane], self._int, None if pitch is None else self._int(pitch))
+                    linear = linear * self._int(region.scale(k)) + position
                 addresses.append(self._int(st.offset) + (self._int(region.base) + linear) * size)
             cost += W.wavefronts(addresses, size)
             ideal += W.ideal_wavefronts(addresses, size)
@@ -500,14 +501,31 @@ class _At:
         nthreads = self.block[0] * self.block[1] * self.block[2]
         reads = self._read_set(region)
 
-        def offset(e: int) -> int:
+        def coordinates(e: int) -> list[int]:
             coords, q = [], e
             for n in reversed(sizes[1:]):
                 coords.append(q % n)
                 q //= n
             coords.append(q)
             coords.reverse()
-            return sum(_global_position(p, d, self._int) * r for p, d, r in zip(coords, region.dims, rows))
+            return coords
+
+        def offset(e: int) -> int:
+            return sum(_global_position(p, d, self._int) * r
+                       for p, d, r in zip(coordinates(e), region.dims, rows))
+
+        scales = [self._int(region.scale(k)) for k in range(len(region.dims))]
+        row, pitch = self._int(region.row), None if region.pitch is None else self._int(region.pitch)
+
+        def slot(e: int) -> int:   # where the copy puts element e: e, unless the rows are padded
+            if region.pitch is None:
+                return e
+            linear = 0
+            for k, (p, n) in enumerate(zip(coordinates(e), scales)):
+                if region.pitch_of(k) is not None and region.dims[k].repeats:   # runs `pitch` apart
+                    p = p // row * pitch + p % row
+                linear = linear * n + p
+            return linear
 
         count = cost = ideal = 0.0
         wave = wave_ideal = 0.0
@@ -529,7 +547,7 @@ class _At:
                 sectors = W.mean_sectors(first * size, offsets, shifts)
                 cost += sectors
                 ideal += W.ideal_sectors(offsets, size)
-                slots = [self._int(st.offset) + (self._int(region.base) + e) * size for e in lanes]
+                slots = [self._int(st.offset) + (self._int(region.base) + slot(e)) * size for e in lanes]
                 waves = W.wavefronts(slots, size)
                 wave += waves
                 wave_ideal += W.ideal_wavefronts(slots, size)
@@ -828,21 +846,6 @@ class _Walk:
             self.at.use(self.found, e, "read", weight, on_values)
         for child in syntax.children(e):
             self.expr(child, weight, env, on_values)
-
-
-def _unstride(relative: int, d, value) -> int:
-    """Position of an element in a region dimension (staging_routes: r + extent * m...)."""
-    if not d.repeats:
-        return relative
-    ms, rest = [], relative
-    for stride, _ in reversed(d.repeats):
-        s = value(stride)
-        ms.insert(0, rest // s)
-        rest = rest % s
-    position = None
-    for m, (_, count) in zip(reversed(ms), reversed(d.repeats)):
-        position = m if position is None else position * value(count) + m
-    return position * value(d.extent) + rest
 
 
 def _global_position(local: int, d, value) -> int:

@@ -101,8 +101,11 @@ class Staging:
         lines = []
         for st in self.staged:
             end = sympy.expand(st.offset + st.elements * st.array.element_size)
+            rows = [sym_c(r.pitch) for c in st.choices for r in c.regions if r.pitch is not None]
             lines.append(f"{st.array.name}: bytes [{sym_c(st.offset)}, {sym_c(end)}) "
-                         f"of {BUFFER}, {sym_c(st.elements)} elements")
+                         f"of {BUFFER}, {sym_c(st.elements)} elements"
+                         + (f", rows {' and '.join(dict.fromkeys(rows))} apart (padded: no bank conflicts "
+                            "across rows)" if rows else ""))
         return lines
 
     # ---- the phases around the body
@@ -207,7 +210,15 @@ class Staging:
                 checks.append(f"0 <= {name} && {name} < {wrap(sym_raw(dim, cast), BINARY['<'], True)}")
         if load and region.reads:  # only what some read needs (analysis/read_boxes.py)
             checks.append(_wanted(region, coords))
-        slot = Raw(e, POSTFIX) if region.base == 0 else binop(sym_raw(region.base), "+", Raw(e, POSTFIX))
+        local = Raw(e, POSTFIX)
+        if region.pitch is not None:   # padded rows: the slot from the coordinates (analysis/padding.py)
+            local = None
+            for k, c in enumerate(coords):
+                if region.pitch_of(k) is not None and region.dims[k].repeats:   # runs `pitch` apart
+                    row = sym_raw(region.row)
+                    c = binop(binop(binop(c, "/", row), "*", sym_raw(region.pitch)), "+", binop(c, "%", row))
+                local = c if local is None else binop(binop(local, "*", sym_raw(region.scale(k))), "+", c)
+        slot = local if region.base == 0 else binop(sym_raw(region.base), "+", local)
         instance = self.sites.instance((f"{e} - {self.tid}",)) if self.sites else "0"
         shared = traced(self._site(st, where, "shared"), True, self.part[array.name], slot.text, instance)
         glob = global_element(array, [Raw(n, POSTFIX) for n in names], self._site(st, where, "global"), instance)
@@ -262,7 +273,7 @@ class Staging:
         """Row-major position in the region and (need_inside) the C test that the region holds it."""
         cast = "long" if st.index_type == "long" else None
         linear, inside = None, []
-        for d, (g, gtype, node) in zip(region.dims, subscripts):
+        for k, (d, (g, gtype, node)) in enumerate(zip(region.dims, subscripts)):
             known = syntax.to_sympy(node) if syntax.variables(node) <= self._fixed else None
             lower = sym_raw(d.lower, cast)
             if need_inside and d.span == 1 and not d.repeats:  # a single element: the IR's test is g == lower
@@ -282,10 +293,10 @@ class Staging:
             else:
                 position = Raw(f"(int)({binop(Raw(f'(long){wrap(g, UNARY)}', UNARY), '-', lower).text})", UNARY)
             if d.repeats:
-                position, holds = _unstride(d, position)
+                position, holds = _unstride(d, position, region.pitch_of(k))
                 if need_inside:
                     inside.extend(holds)
-            size = sym_raw(d.elements)
+            size = sym_raw(region.scale(k))
             linear = position if linear is None else binop(binop(linear, "*", size), "+", position)
         return linear, " && ".join(inside)
 
@@ -337,8 +348,9 @@ def _global_index(d, local: Raw, cast) -> Raw:
     return index
 
 
-def _unstride(d, relative: Raw):
-    """relative = r + sum(stride * m) -> r + extent * (m1 + count1 * (m2 + ...)), and its range tests."""
+def _unstride(d, relative: Raw, pitch=None):
+    """relative = r + sum(stride * m) -> r + extent * (m1 + count1 * (m2 + ...)) (the runs `pitch`
+    apart where padded), and its range tests."""
     ms, rest = [], relative
     for stride, _ in reversed(d.repeats):  # outermost stride first: the runs do not overlap
         s = sym_raw(stride)
@@ -350,7 +362,8 @@ def _unstride(d, relative: Raw):
     for m, (_, count) in zip(reversed(ms), reversed(d.repeats)):
         holds.append(f"(unsigned){wrap(m, UNARY)} < (unsigned){wrap(sym_raw(count), UNARY)}")
         position = m if position is None else binop(binop(position, "*", sym_raw(count)), "+", m)
-    return binop(binop(position, "*", extent), "+", rest), holds
+    run = extent if pitch is None else sym_raw(pitch)
+    return binop(binop(position, "*", run), "+", rest), holds
 
 
 def _describe(st: Staged, region: Region) -> str:

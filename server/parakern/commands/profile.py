@@ -25,7 +25,7 @@ from parakern.pipeline import Options, analyze
 from parakern.reports.traffic import ImpossiblePoint
 from parakern.verify.build import ToolMissing
 from parakern.analysis.point import describe
-from parakern.reports.traffic import schedule_traffic, table, traffic_json
+from parakern.reports.traffic import padding_note, schedule_traffic, table, traffic_json, unpadded_traffic
 from parakern.verify.emulated_traffic import measure
 
 EXIT_OK, EXIT_DIFFERS, EXIT_USAGE, EXIT_TOOL = 0, 1, 2, 3
@@ -113,33 +113,51 @@ def _schedule(result, given: dict, emulate: bool):
     point, per_case = schedule_traffic(result, given, small=emulate)
     if point is None:
         return [f"{s.id}: {per_case}"], {"id": s.id, "error": per_case}, True
-    measured = None
+    # each case whose plan pads a tile's rows, beside the same kernel unpadded (analysis/padding.py)
+    befores = [None if isinstance(t, str) else unpadded_traffic(case.kernel, point)
+               for case, t in zip(result.tree.cases, per_case)]
+    measured = measured_before = None
     if emulate:
         measured = measure(result, point)
+        twins = [k for k, b in enumerate(befores, 1) if b is not None]
+        measured_before = measure(result, point, twins, padding=False) if twins else {}
     lines = ["", f"{s.id} at {describe(point)}"]
     record = {"id": s.id, "point": point, "cases": []}
     same = True
     n = len(per_case)
-    for k, (case, t) in enumerate(zip(result.tree.cases, per_case), 1):
+    for k, (case, t, before) in enumerate(zip(result.tree.cases, per_case, befores), 1):
         lines.append(f"  case {k}/{n}  {' '.join(case.decisions)}")
         if isinstance(t, str):
             lines.append(f"    {t}")
             record["cases"].append({"error": t})
             continue
         m = measured.get(k) if measured else None
+        mb = measured_before.get(k) if measured_before else None
+        padding = padding_note(case.kernel, point) if before is not None else ""
         lines.append(f"    block {' x '.join(map(str, t.block))}")
-        lines += ["    " + line for line in table(t, m)]
+        lines += ["    " + line for line in table(t, m, before, mb, padding)]
         entry = traffic_json(t)
         if m is not None:
             differences = _differences(t, m)
             same = same and not differences
-            entry["emulated"] = {"minimum_bytes_per_block": m.minimum_bytes, "requests": [
-                {"key": list(map(str, key)), "kind": kind, "requests_per_block": c.requests, "cost": c.cost,
-                 "ideal": c.ideal, "full_requests_per_block": c.full, "full_cost": c.full_cost}
-                for (key, kind), c in m.requests.items()], "differences": differences}
+            entry["emulated"] = _emulated(m, differences)
             lines += [f"    differs: {d}" for d in differences]
+        if before is not None:
+            entry["unpadded"] = traffic_json(before) | {"padding": padding}
+            if mb is not None:
+                differences = _differences(before, mb)
+                same = same and not differences
+                entry["unpadded"]["emulated"] = _emulated(mb, differences)
+                lines += [f"    differs (unpadded): {d}" for d in differences]
         record["cases"].append(entry)
     return lines, record, same
+
+
+def _emulated(m, differences: list[str]) -> dict:
+    return {"minimum_bytes_per_block": m.minimum_bytes, "requests": [
+        {"key": list(map(str, key)), "kind": kind, "requests_per_block": c.requests, "cost": c.cost,
+         "ideal": c.ideal, "full_requests_per_block": c.full, "full_cost": c.full_cost}
+        for (key, kind), c in m.requests.items()], "differences": differences}
 
 
 def _differences(t, m) -> list[str]:

@@ -1,10 +1,12 @@
-"""Shared memory per thread block: the footprints of the arrays the variant caches."""
+"""Shared memory per thread block: the footprints of the arrays the variant caches, with the
+padding of their tiles' rows (analysis/padding.py) where the staging plan pads them."""
 from __future__ import annotations
 
 import sympy
 
 from parakern.counters.base import Counter, Measure, normalize
 from parakern.analysis.footprint import footprints
+from parakern.analysis.staging import padded, plan, shared_bytes, stageable
 from parakern.kernel import Kernel
 from parakern.symbolic.symbols import Z
 
@@ -30,5 +32,10 @@ class SharedMemoryCounter(Counter):
             exact = exact and fp.exact
             if fp.note:
                 notes.append(f"{fp.array}: {fp.note}")
-        return Measure(normalize(total), exact, "block footprint of " + ", ".join(kernel.cached),
-                       "; ".join(notes))
+        method = "block footprint of " + ", ".join(kernel.cached)
+        if kernel.padding and stageable(kernel):
+            staged = plan(kernel)
+            if padded(staged):   # the buffer as staged: its tiles' rows padded
+                total = shared_bytes(kernel)
+                method += ", rows of " + ", ".join(st.array.name for st in staged if padded((st,))) + " padded"
+        return Measure(normalize(total), exact, method, "; ".join(notes))

@@ -271,7 +271,17 @@ class SharedMemory:
                 copy, skip = fn.block("stage.copy"), fn.block("stage.skip")
                 b.cbranch(inside, copy, skip)
                 b.position_at_end(copy)
-            shared = b.gep(self._part(fn, staged), [b.add(base, e, flags=["nsw"])], inbounds=True,
+            local = e
+            if region.pitch is not None:   # padded rows: the slot from the coordinates (analysis/padding.py)
+                local = None
+                for k, c in enumerate(coords):
+                    if region.pitch_of(k) is not None and region.dims[k].repeats:   # runs `pitch` apart
+                        row = self._param(fn, region.row, "int")
+                        c = b.add(b.mul(fn._int_op(b, "/", c, row, "int"), self._param(fn, region.pitch, "int")),
+                                  fn._int_op(b, "%", c, row, "int"))
+                    local = c if local is None else \
+                        b.add(b.mul(local, self._param(fn, region.scale(k), "int"), flags=["nsw"]), c, flags=["nsw"])
+            shared = b.gep(self._part(fn, staged), [b.add(base, local, flags=["nsw"])], inbounds=True,
                            source_etype=llvm_type(array.ctype))
             glob = fn.global_pointer(array, fn.linear_index(array, tuple(index)))
             source, dest = (glob, shared) if load else (shared, glob)
@@ -380,7 +390,7 @@ class SharedMemory:
         """Row-major position of the element in the region (i32), and whether the region holds it."""
         b = fn.builder
         linear, inside = None, ir.Constant(I1, 1)
-        for d, g in zip(region.dims, subscripts):
+        for k, (d, g) in enumerate(zip(region.dims, subscripts)):
             lower = self._lower(fn, staged, d)
             if need_inside:  # in 64 bits: an element far away must not wrap into the region
                 relative = b.sub(g, convert(b, lower, staged.index_type, "long"))
@@ -391,15 +401,16 @@ class SharedMemory:
             else:
                 position = b.trunc(b.sub(g, lower), I32)
             if d.repeats:
-                position, holds = self._unstride(fn, d, position)
+                position, holds = self._unstride(fn, d, position, region.pitch_of(k))
                 if need_inside:
                     inside = b.and_(inside, holds)
-            size = self._param(fn, d.elements, "int")
+            size = self._param(fn, region.scale(k), "int")
             linear = position if linear is None else b.add(b.mul(linear, size), position)
         return linear, inside
 
-    def _unstride(self, fn, d: DimRegion, relative):
-        """relative = r + sum(stride * m) -> r + extent * (m1 + count1 * (m2 + ...)), and r < extent."""
+    def _unstride(self, fn, d: DimRegion, relative, pitch=None):
+        """relative = r + sum(stride * m) -> r + extent * (m1 + count1 * (m2 + ...)) (the runs
+        `pitch` apart where padded), and r < extent."""
         b = fn.builder
         ms, rest = [], relative
         for stride, _ in reversed(d.repeats):  # outermost stride first: the runs do not overlap
@@ -413,5 +424,5 @@ class SharedMemory:
         for m, (_, count) in zip(reversed(ms), reversed(d.repeats)):
             holds = b.and_(holds, b.icmp_unsigned("<", m, self._param(fn, count, "int")))
             position = m if position is None else b.add(b.mul(position, self._param(fn, count, "int")), m)
-        position = b.add(b.mul(position, extent), rest)
+        position = b.add(b.mul(position, extent if pitch is None else self._param(fn, pitch, "int")), rest)
         return position, holds

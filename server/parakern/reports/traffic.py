@@ -3,7 +3,10 @@ case (optimize --json), and the table per case of `parakern profile` (with the e
 counts beside the static figures when it ran)."""
 from __future__ import annotations
 
-from parakern.analysis.point import describe, profile_point, violation
+import sympy
+
+from parakern.analysis.point import describe, evaluate, profile_point, violation
+from parakern.analysis.staging import plan, unpadded
 from parakern.analysis.traffic import Traffic, traffic
 from parakern.machine.limits import out_of_range
 from parakern.symbolic.printing import to_text
@@ -88,26 +91,49 @@ def text_lines(point, per_case) -> list[str]:
     return lines
 
 
-def table(t: Traffic, measured=None) -> list[str]:
-    """`parakern profile`: one row per request of a case (measured: verify.traffic.Measured)."""
-    head = ["access", "space", "kind", "stride", "req/warp", "req/block", "sectors|wavefronts", "ideal",
-            "bytes/block"]
+def unpadded_traffic(kernel, point: dict) -> "Traffic | None":
+    """The kernel's traffic with its tiles' rows unpadded (what padding saved), None where
+    nothing is padded."""
+    twin = unpadded(kernel)
+    return None if twin is None else traffic(twin, point)
+
+
+def table(t: Traffic, measured=None, before: "Traffic | None" = None, measured_before=None,
+          padding: str = "") -> list[str]:
+    """`parakern profile`: one row per request of a case (measured: verify.traffic.Measured);
+    `before`: the traffic of the same kernel with its tiles' rows unpadded, its shared-memory
+    wavefronts in a column of their own (and the emulation's, `measured_before`); `padding`
+    says which rows were padded (padding_note)."""
+    head = ["access", "space", "kind", "stride", "req/warp", "req/block", "sectors|wavefronts", "ideal"]
+    if before is not None:
+        head += ["unpadded"]
+    head += ["bytes/block"]
     if measured is not None:
         head += ["emulated req/block", "emulated cost"]
+    if measured is not None and before is not None:
+        head += ["emulated unpadded"]
+    unpadded_costs = {(r.key, r.kind): r.cost for r in before.requests} if before is not None else {}
     rows = [head]
     for r in t.requests:
         row = [r.text, r.space, r.kind, "?" if r.stride is None else to_text(r.stride), _n(r.per_warp),
-               _n(r.requests), f"{r.cost:.2f}" + ("" if r.exact else " ~"), f"{r.ideal:.2f}",
-               _n(r.requests * r.cost * 32) if r.space == "global" else ""]
+               _n(r.requests), f"{r.cost:.2f}" + ("" if r.exact else " ~"), f"{r.ideal:.2f}"]
+        if before is not None:
+            cost = unpadded_costs.get((r.key, r.kind))
+            row += [f"{cost:.2f}" if cost is not None and r.space == "shared" else ""]
+        row += [_n(r.requests * r.cost * 32) if r.space == "global" else ""]
         if measured is not None:
             m = measured.requests.get((r.key, r.kind))
             row += ["-", "-"] if m is None else [_n(m.requests), f"{m.cost:.2f}"]
+        if measured is not None and before is not None:
+            m = measured_before.requests.get((r.key, r.kind)) if measured_before is not None else None
+            row += [f"{m.cost:.2f}" if m is not None and r.space == "shared" else ""]
         rows.append(row)
     if measured is not None:   # what the emulation counted that the analysis did not
         known = {(r.key, r.kind) for r in t.requests}
         for (key, kind), m in measured.requests.items():
             if (key, kind) not in known:
-                rows.append([str(key[1]), key[-1], kind, "", "", "", "", "", "", _n(m.requests), f"{m.cost:.2f}"])
+                row = [str(key[1]), key[-1], kind] + [""] * (len(head) - 5) + [_n(m.requests), f"{m.cost:.2f}"]
+                rows.append(row + ([""] if before is not None else []))
     widths = [max(len(row[c]) for row in rows) for c in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -118,10 +144,26 @@ def table(t: Traffic, measured=None) -> list[str]:
         summary += f"; the emulation touched {_bytes(measured.minimum_bytes)} of distinct elements"
     lines.append(summary)
     if t.shared_requests:
-        lines.append(f"shared: {t.conflicts_per_request:.2f} bank conflicts per request")
+        lines.append(f"shared: {t.conflicts_per_request:.2f} bank conflicts per request"
+                     + (f" ({before.conflicts_per_request:.2f} unpadded; {padding})" if before is not None else ""))
     if t.note:
         lines.append(f"note: {t.note}")
     return lines
+
+
+def padding_note(kernel, point: dict) -> str:
+    """`rows of c's tile 9 elements apart (2*floor(B0/2) + 1) where 8 hold them`: each padded
+    tile of the kernel's plan at the point ('' where none is)."""
+    subs = evaluate(kernel.schedule, point)
+    notes = []
+    for st in plan(kernel) if kernel.cached else ():
+        for choice in st.choices:
+            for region in choice.regions:
+                if region.pitch is not None:
+                    pitch, row = (sympy.sympify(e).xreplace(subs) for e in (region.pitch, region.row))
+                    notes.append(f"rows of {st.array.name}'s tile {pitch} elements apart ({to_text(region.pitch)}) "
+                                 f"where {row} hold them")
+    return "; ".join(dict.fromkeys(notes))
 
 
 def _n(x: float) -> str:

@@ -10,6 +10,7 @@ contents; a reference outside an array is counted but not made.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -51,14 +52,19 @@ class Measured:
     requests: dict                     # (key, kind) -> Counted
 
 
-def measure(result, values: dict, cases: "list[int] | None" = None, build_dir: "str | Path | None" = None
-            ) -> dict[int, Measured]:
-    """Case number -> what the emulation counted at `values` (a pipeline.ScheduleResult)."""
+def measure(result, values: dict, cases: "list[int] | None" = None, build_dir: "str | Path | None" = None,
+            padding: bool = True) -> dict[int, Measured]:
+    """Case number -> what the emulation counted at `values` (a pipeline.ScheduleResult);
+    `padding=False`: each case's kernel with its tiles' rows unpadded (analysis/padding.py),
+    launched with the case's own shared memory, which holds it."""
     tree = result.tree
     s = result.schedule
     chosen = cases or list(range(1, len(tree.cases) + 1))
     sites = Sites()
-    kernels = [kernel_source(tree.cases[k - 1], k, len(tree.cases), trace=sites) for k in chosen]
+    run = [tree.cases[k - 1] if padding else
+           dataclasses.replace(tree.cases[k - 1], kernel=dataclasses.replace(tree.cases[k - 1].kernel, padding=False))
+           for k in chosen]
+    kernels = [kernel_source(case, k, len(tree.cases), trace=sites) for case, k in zip(run, chosen)]
     source = PREAMBLE + INCLUDES + "\n" + "\n\n".join(kernels) + "\n\n" + _main(s, tree, values, chosen)
     records = run_traced(source, build_dir)
     out = {}
