@@ -84,9 +84,9 @@ from parakern.analysis.footprint import footprints
 from parakern.analysis.prover import Prover
 from parakern.symbolic.printing import to_math
 from parakern.tuning.counting import between_trips, executions, flat_index, threads_of, trip_counts, issued
+from parakern.tuning.counting import counted_once, trip_count  # noqa: F401 - its callers read them here
 from parakern.tuning.copies import INT_DIVISION_OPS, copy_loops
 from parakern.tuning.latency import Path, path
-from parakern.tuning.counting import counted_once, trip_count  # noqa: F401 - read through this module too
 
 # One launch's fixed cost: the order of a kernel launch's latency on current GPUs and
 # drivers (a few microseconds, as the CUDA Best Practices Guide and the bench's empty
