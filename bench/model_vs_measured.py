@@ -1,14 +1,16 @@
 """The time model against times already measured on a GPU, without a GPU.
 
     .venv/bin/python bench/model_vs_measured.py docs/bench/h100 [LATER ...] [--profile h100] [--markdown]
+    .venv/bin/python bench/model_vs_measured.py docs/bench/h100 docs/bench/h100-stepped-copies docs/bench/h200 --fit
 
-Reads the bench JSON of a GPU run (bench/gpu_all.sh: every case timed at every point; where
-several folders are given, a run of a later folder replaces the run of the same name of an
-earlier one, e.g. a sample measured again after a change of its kernels) and,
-for each measured kernel, predicts its time with tuning/time_model.py on the device profile: the
-sample is analysed again, the measured kernel is matched to the case of today's tree whose
-launch (grid, block, dynamic shared memory) at that point is the same, and the model is fed
-the registers that nvcc gave the measured kernel. Per run it prints:
+Reads the bench JSON of GPU runs (bench/gpu_all.sh: every case timed at every point; where
+several folders are given, a run of a later folder replaces the run of the same name and GPU of
+an earlier one, e.g. a sample measured again after a change of its kernels; runs of several GPUs
+are reported GPU by GPU, each on its own profile) and, for each measured kernel, predicts its
+time with tuning/time_model.py on the device profile: the sample is analysed again, the
+measured kernel is matched to the case of today's tree whose launch (grid, block, dynamic
+shared memory) at that point is the same, and the model is fed the registers that nvcc gave the
+measured kernel. Per run it prints:
 
   Spearman   rank correlation of predicted and measured times over every matched kernel
   pick       the measured speed of the configuration the model ranks first, as a fraction
@@ -23,10 +25,18 @@ launches alike (the generator changed since) is counted as unmatched and left ou
 kernels measured are those of the run's date: where the generator changed since, these
 figures say how well the model ranks those kernels, not today's (bench/gpu_tune.py measures
 today's on a GPU).
+
+--fit validates the model's latencies honestly (issue 37): for each GPU given, the constants of
+FIT_GRID are fitted on that GPU's runs alone (the values of the grid whose model, used as a
+dispatcher, loses the least at the runs' points: the mean of -log(fastest / chosen)), and the
+model with them is reported on every other GPU's runs, which the fit never saw: fit on the
+H100 -> the H200, fit on the H200 -> the H100. Then, per run and GPU, the model as a
+dispatcher with the model's own constants (time_model.CONSTANTS).
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import re
 import sys
@@ -47,6 +57,10 @@ from parakern.tuning import time_model as model  # noqa: E402
 from parakern.bench.tune_measure import spearman  # noqa: E402
 
 DISPATCH_TARGET = 0.90
+# The latencies --fit chooses among (cycles; time_model.CONSTANTS): the ranges microbenchmarks of
+# Volta to Hopper give for an L2 hit and a DRAM access (docs/time-model.md). The other constants
+# are the model's own (device specifications, instruction counts, the run of their comment).
+FIT_GRID = {"l2_latency": (200.0, 230.0, 270.0, 300.0, 350.0), "dram_latency": (400.0, 500.0, 600.0, 700.0)}
 MIN_RANKED = 5   # a rank correlation over fewer kernels says nothing (3 kernels: 6 orders in all)
 # The samples of the paper's section 6 (bench/paper_gpu.py's SUITE has ours beside them).
 PAPER_SAMPLES = ("matmul", "matmul+cache", "jacobi1d", "transpose", "matadd", "polydiv")
@@ -62,11 +76,13 @@ def _benched(run: str, scratch: Path) -> tuple:
     return analyze(variant_file(entry, scratch).read_text(), f"{entry.sample}.c").results
 
 
-def evaluate_run(run: str, doc: dict, device: Device, scratch: Path) -> dict:
-    """Predicted and measured times of one run's kernels (see the module's docstring)."""
+def measured_kernels(run: str, doc: dict, device: Device, scratch: Path) -> tuple:
+    """(the run's measured kernels, how many matched no case): each kernel with the inputs of
+    FORMULA of every case of today's tree that launches alike at its point (register variants),
+    so that the model can be evaluated again with other constants at no analysis cost."""
     (result,) = [r for r in _benched(run, scratch) if r.schedule.id == doc["schedule"]]
     tree, quantities = result.tree, model.tree_quantities(result.tree)
-    rows, unmatched = [], 0
+    kernels, unmatched = [], 0
     for r in doc["results"]:
         if r.get("skipped") or not r.get("correct") or not r.get("gpu_s") or not r.get("launch"):
             continue
@@ -77,27 +93,64 @@ def evaluate_run(run: str, doc: dict, device: Device, scratch: Path) -> dict:
         want = _launch_key(r["launch"]["grid"], r["launch"]["block"], r["launch"]["shared_bytes"])
         same = [k for k, sizes in enumerate(choice.launches, 1)
                 if sizes is not None and _launch_key(sizes.grid, sizes.block, sizes.shared_bytes) == want]
-        predictions = [(k, model.predict(quantities[k - 1], subs, device, r["launch"].get("registers")))
-                       for k in same]
-        predictions = [(k, p) for k, p in predictions if p is not None]
-        if not predictions:
+        candidates = []
+        for k in same:
+            p = model.predict(quantities[k - 1], subs, device, r["launch"].get("registers"))
+            if p is not None:
+                inputs = {n: p.step(n) for n in model.QUANTITY_NAMES}
+                off = abs(r["launch"].get("registers", 0) - quantities[k - 1].registers)
+                candidates.append((k, inputs, off))
+        if not candidates:
             unmatched += 1
             continue
-        k, p = min(predictions, key=lambda kp: kp[1].time)
-        off = abs(r["launch"].get("registers", 0) - quantities[k - 1].registers)
-        rows.append({"values": r["values"], "measured_case": r["case"], "case": k, "predicted_s": p.time * r["calls"],
-                     "measured_s": r["gpu_s"], "off": off})
-    # One kernel of today's tree per case and point: where several measured kernels launch
-    # alike (register variants the tree no longer tells apart), the one whose registers are
-    # closest to the case's; the others are unmatched.
+        kernels.append({"values": r["values"], "measured_case": r["case"], "calls": r["calls"],
+                        "measured_s": r["gpu_s"], "candidates": candidates})
+    return kernels, unmatched
+
+
+def predicted(kernels: list, device: Device, constants: "dict | None" = None) -> tuple:
+    """(rows: per kernel the case predicted fastest among those launching alike, its predicted
+    and measured seconds; kernels left out). One kernel of today's tree per case and point:
+    where several measured kernels launch alike (register variants the tree no longer tells
+    apart), the one whose registers are closest to the case's; the others are left out."""
+    values = {**model.device_values(device), **(constants or {})}
+    rows = []
+    for x in kernels:
+        best = None
+        for k, inputs, off in x["candidates"]:
+            env = model.evaluate({**inputs, **values})
+            if best is None or env["time"] < best[1]["time"]:
+                best = (k, env, off)
+        k, env, off = best
+        rows.append({"values": x["values"], "measured_case": x["measured_case"], "case": k,
+                     "predicted_s": env["time"] * x["calls"], "ranked": env["ranked"] * x["calls"],
+                     "measured_s": x["measured_s"], "off": off})
     kept = {}
     for x in rows:
         key = (tuple(sorted(x["values"].items())), x["case"])
         if key not in kept or x["off"] < kept[key]["off"]:
             kept[key] = x
-    unmatched += len(rows) - len(kept)
-    rows = list(kept.values())
-    out = {"run": run, "kernels": len(rows), "unmatched": unmatched}
+    return list(kept.values()), len(rows) - len(kept)
+
+
+def per_point(rows: list) -> list:
+    """(fraction, values, chosen row) per point: the case the model ranks first there among those
+    measured (FORMULA's `ranked`, as the dispatchers compare), against the fastest measured."""
+    points = {}
+    for x in rows:
+        points.setdefault(tuple(sorted(x["values"].items())), []).append(x)
+    out = []
+    for key, xs in points.items():
+        chosen = min(xs, key=lambda x: (x["ranked"], x["case"]))
+        out.append((min(x["measured_s"] for x in xs) / chosen["measured_s"], dict(key), chosen))
+    return out
+
+
+def evaluate_run(run: str, doc: dict, device: Device, kernels: tuple, constants: "dict | None" = None) -> dict:
+    """Predicted and measured times of one run's kernels (see the module's docstring)."""
+    found, unmatched = kernels
+    rows, alike = predicted(found, device, constants)
+    out = {"run": run, "kernels": len(rows), "unmatched": unmatched + alike}
     if len(rows) < 2:
         return out
     out["spearman"] = spearman([x["predicted_s"] for x in rows], [x["measured_s"] for x in rows]) \
@@ -105,21 +158,31 @@ def evaluate_run(run: str, doc: dict, device: Device, scratch: Path) -> dict:
     best = min(x["measured_s"] for x in rows)
     pick = min(rows, key=lambda x: x["predicted_s"])
     out["pick"] = {**pick, "fraction": best / pick["measured_s"]}
-    points = {}
-    for x in rows:
-        points.setdefault(tuple(sorted(x["values"].items())), []).append(x)
-    fractions = []
-    for key, xs in points.items():
-        chosen = min(xs, key=lambda x: x["predicted_s"])
-        fractions.append((min(x["measured_s"] for x in xs) / chosen["measured_s"], dict(key), chosen))
+    fractions = per_point(rows)
     worst = min(fractions, key=lambda f: f[0])
     out["per_point"] = {"points": len(fractions), "lowest": worst[0], "at": worst[1],
-                        "below": sum(1 for f, _, _ in fractions if f < DISPATCH_TARGET)}
+                        "below": sum(1 for f, _, _ in fractions if f < DISPATCH_TARGET),
+                        "fractions": [f for f, _, _ in fractions]}
     ratios = dispatcher_ratios(doc)
     if ratios:
         out["dispatcher"] = {"points": len(ratios), "lowest": min(x[3] for x in ratios),
                              "below": sum(1 for x in ratios if x[3] < DISPATCH_TARGET)}
     return out
+
+
+def fit(kernels: dict, device: Device) -> dict:
+    """The values of FIT_GRID whose model, used as a dispatcher on these runs (run -> measured
+    kernels), loses the least: the mean over their points of -log(fastest / chosen); the first
+    such in the grid's order where several tie."""
+    best = None
+    for chosen in itertools.product(*FIT_GRID.values()):
+        constants = dict(zip(FIT_GRID, chosen))
+        losses = [-math.log(f) for found, _ in kernels.values()
+                  for f, _, _ in per_point(predicted(found, device, constants)[0])]
+        loss = sum(losses) / max(1, len(losses))
+        if best is None or loss < best[0] - 1e-12:
+            best = (loss, constants)
+    return best[1]
 
 
 def evaluate_tune(run: str, doc: dict, device: Device, scratch: Path) -> list:
@@ -172,42 +235,43 @@ def _point(values: dict, data: set) -> str:
     return " ".join(f"{n}={v}" for n, v in values.items() if n not in data)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folders", type=Path, nargs="+", metavar="folder")
-    parser.add_argument("--profile", help="the model's GPU profile (default: from the run's device name)")
-    parser.add_argument("--markdown", action="store_true", help="a markdown table instead of text")
-    parser.add_argument("--scratch", type=Path, default=Path("/tmp/parakern-model-vs-measured"))
-    args = parser.parse_args(argv)
-    runs, origin, tunes = {}, {}, {}
-    for folder in args.folders:
+def _load(folders: list, profile: "str | None") -> "dict | str":
+    """profile key -> {"runs": {run: doc}, "origin": {run: folder}, "tunes": {run: doc}}, the GPUs
+    in the order their first run appears; or the message of what is wrong."""
+    gpus: dict = {}
+    for folder in folders:
         if not folder.is_dir():
-            print(f"model_vs_measured: {folder} is not a folder", file=sys.stderr)
-            return 2
+            return f"{folder} is not a folder"
         for path in sorted(folder.glob("*.json")):
             doc = read_json(path)
             if doc is None:
                 print(f"model_vs_measured: {path} is not JSON (cut short?): left out", file=sys.stderr)
             if not isinstance(doc, dict):
                 continue
-            if path.stem.startswith("tune_") and doc.get("schedules") and \
-                    sample_of(path.stem.removeprefix("tune_")) in SUITE:
-                tunes[path.stem] = doc
-            if "results" in doc and "schedule" in doc and sample_of(path.stem) in SUITE:
-                runs[path.stem], origin[path.stem] = doc, folder
-    if not runs:
-        print(f"model_vs_measured: no bench JSON of bench/paper_gpu.py's samples in "
-              f"{', '.join(map(str, args.folders))}", file=sys.stderr)
-        return 2
-    key = args.profile or profile_key(next(iter(runs.values()))["device"])
-    if key not in PROFILES:
-        why = (f"--profile {args.profile} is not a profile" if args.profile else
-               f"no profile is named after {next(iter(runs.values()))['device']}: give --profile")
-        print(f"model_vs_measured: {why} (one of {', '.join(sorted(PROFILES))})", file=sys.stderr)
-        return 2
-    device = model.modelled(get_profile(key))
-    args.scratch.mkdir(parents=True, exist_ok=True)
-    results = [evaluate_run(run, doc, device, args.scratch) for run, doc in runs.items()]
+            tune = path.stem.startswith("tune_") and doc.get("schedules") and \
+                sample_of(path.stem.removeprefix("tune_")) in SUITE
+            run = "results" in doc and "schedule" in doc and sample_of(path.stem) in SUITE
+            if not (tune or run):
+                continue
+            key = profile or profile_key(str(doc.get("device", "")))
+            if key not in PROFILES:
+                why = (f"--profile {profile} is not a profile" if profile else
+                       f"no profile is named after {doc.get('device')} ({path}): give --profile")
+                return f"{why} (one of {', '.join(sorted(PROFILES))})"
+            gpu = gpus.setdefault(key, {"runs": {}, "origin": {}, "tunes": {}})
+            if tune:
+                gpu["tunes"][path.stem] = doc
+            if run:
+                gpu["runs"][path.stem], gpu["origin"][path.stem] = doc, folder
+    gpus = {key: gpu for key, gpu in gpus.items() if gpu["runs"]}
+    return gpus or f"no bench JSON of bench/paper_gpu.py's samples in {', '.join(map(str, folders))}"
+
+
+def _report(key: str, gpu: dict, device: Device, kernels: dict, args) -> bool:
+    """The table of one GPU's runs with the model's own constants (the module's docstring);
+    False where a rank correlation is not a number."""
+    runs, origin = gpu["runs"], gpu["origin"]
+    results = [evaluate_run(run, doc, device, kernels[run]) for run, doc in runs.items()]
     header = ("run", "kernels (unmatched)", "Spearman", "model's pick of the sweep", "model per point: lowest, "
               "points < 90 %", "dispatcher per point: lowest, points < 90 %")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] if args.markdown else []
@@ -217,33 +281,33 @@ def main(argv=None) -> int:
             few = f"{r['kernels']} kernels matched, {r['unmatched']} unmatched: too few"
             lines.append(f"| {r['run']} | {few} | | | | |" if args.markdown else f"{r['run']}: {few}")
             continue
-        data = {n for n in doc["results"][0]["values"] if re.fullmatch(r"[A-Z]|[nmMN]", n) and
-                all(x["values"][n] == doc["results"][0]["values"][n] for x in doc["results"])}
+        data = _data_names(doc)
         pick = r["pick"]
         pick_text = (f"{pick['fraction']:.0%} (case {pick['case']}, {_point(pick['values'], data)})")
         pp = r["per_point"]
-        per_point = f"{pp['lowest']:.0%}, {pp['below']} of {pp['points']}"
+        per_point_text = f"{pp['lowest']:.0%}, {pp['below']} of {pp['points']}"
         disp = r.get("dispatcher")
         disp_text = f"{disp['lowest']:.0%}, {disp['below']} of {disp['points']}" if disp else "-"
         rho = r["spearman"]
         cells = (r["run"], f"{r['kernels']} ({r['unmatched']})",
-                 f"{rho:.2f}" if rho is not None else f"- (fewer than {MIN_RANKED} kernels)", pick_text, per_point,
-                 disp_text)
+                 f"{rho:.2f}" if rho is not None else f"- (fewer than {MIN_RANKED} kernels)", pick_text,
+                 per_point_text, disp_text)
         picks.append(pick["fraction"])
         if rho is not None:
             rhos.append(rho)
         if sample_of(r["run"]) in PAPER_SAMPLES:
             paper.append((rho, pick["fraction"]))
         lines.append("| " + " | ".join(cells) + " |" if args.markdown else "  ".join(cells))
-    later = {run: str(folder) for run, folder in origin.items() if folder != args.folders[0]}
-    print(f"model: {key}; measured: {next(iter(runs.values()))['device']} ({args.folders[0]}"
+    first = origin[next(iter(runs))]
+    later = {run: str(folder) for run, folder in origin.items() if folder != first}
+    print(f"model: {key}; measured: {next(iter(runs.values()))['device']} ({first}"
           + "".join(f"; {run} from {folder}" for run, folder in later.items()) + ")")
     print("\n".join(lines))
     if rhos:
         print(f"Spearman >= 0.7 in {sum(1 for x in rhos if x >= 0.7)} of {len(rhos)} runs (median "
               f"{median(rhos):.2f}); the model's pick >= 80 % of the best in "
               f"{sum(1 for x in picks if x >= 0.8)} of {len(picks)} runs (lowest {min(picks):.0%})")
-    for run, doc in tunes.items():
+    for run, doc in gpu["tunes"].items():
         for t in evaluate_tune(run, doc, device, args.scratch):
             rho, fraction = t["recorded"]
             recorded = (f" (recorded with the run's model: {rho:.2f}, {fraction:.0%})"
@@ -255,7 +319,71 @@ def main(argv=None) -> int:
         print(f"the paper's samples: Spearman >= 0.7 in {sum(1 for x in ranked if x >= 0.7)} of {len(ranked)} "
               f"runs (lowest {min(ranked, default=float('nan')):.2f}); the model's pick >= 80 % of the best in "
               f"{sum(1 for _, x in paper if x >= 0.8)} of {len(paper)} runs (lowest {min(x for _, x in paper):.0%})")
-    return 0 if not any(math.isnan(x) for x in rhos) else 1
+    return not any(math.isnan(x) for x in rhos)
+
+
+def _data_names(doc: dict) -> set:
+    """The run's data sizes (the same at every point): left out of the points printed."""
+    first = doc["results"][0]["values"]
+    return {n for n in first if re.fullmatch(r"[A-Z]|[nmMN]", n) and
+            all(x["values"][n] == first[n] for x in doc["results"])}
+
+
+def _cross(gpus: dict, devices: dict, kernels: dict, args) -> None:
+    """--fit: FIT_GRID fitted on each GPU's runs, the model reported on every GPU's (the
+    module's docstring), per run the lowest point of the model as a dispatcher."""
+    own = ", ".join(f"{n}={model.CONSTANTS[n]:g}" for n in FIT_GRID)
+    print(f"\nFitted on one GPU's runs, reported on another's (FIT_GRID; the model's own: {own})")
+    for train in gpus:
+        fitted = fit(kernels[train], devices[train])
+        named = ", ".join(f"{n}={v:g}" for n, v in fitted.items())
+        for test in gpus:
+            rows = []
+            for run, doc in gpus[test]["runs"].items():
+                r = evaluate_run(run, doc, devices[test], kernels[test][run], fitted)
+                if "per_point" in r:
+                    rows.append((run, r["per_point"], _data_names(doc)))
+            points = [f for _, pp, _ in rows for f in pp["fractions"]]
+            run, pp, data = min(rows, key=lambda x: x[1]["lowest"])
+            below = sum(1 for f in points if f < DISPATCH_TARGET)
+            where = "the runs it was fitted on" if test == train else "runs the fit never saw"
+            print(f"fit on {train} ({named}) -> {test} ({where}): the model as a dispatcher >= "
+                  f"{pp['lowest']:.0%} of the fastest case at every point (lowest: {run}, "
+                  f"{_point(pp['at'], data)}); {below} of {len(points)} points below 90 %")
+            if args.markdown:
+                print("\n| run | lowest | points < 90 % |\n|---|---|---|")
+            for name, r_pp, _ in rows:
+                cells = (name, f"{r_pp['lowest']:.0%}", f"{r_pp['below']} of {r_pp['points']}")
+                print("| " + " | ".join(cells) + " |" if args.markdown else "  " + "  ".join(cells))
+            if args.markdown:
+                print()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", type=Path, nargs="+", metavar="folder")
+    parser.add_argument("--profile", help="the model's GPU profile (default: from each run's device name)")
+    parser.add_argument("--markdown", action="store_true", help="a markdown table instead of text")
+    parser.add_argument("--fit", action="store_true",
+                        help="fit the latencies of FIT_GRID on each GPU's runs, report them on the others'")
+    parser.add_argument("--scratch", type=Path, default=Path("/tmp/parakern-model-vs-measured"))
+    args = parser.parse_args(argv)
+    gpus = _load(args.folders, args.profile)
+    if isinstance(gpus, str):
+        print(f"model_vs_measured: {gpus}", file=sys.stderr)
+        return 2
+    args.scratch.mkdir(parents=True, exist_ok=True)
+    devices = {key: model.modelled(get_profile(key)) for key in gpus}
+    kernels = {key: {run: measured_kernels(run, doc, devices[key], args.scratch) for run, doc in gpu["runs"].items()}
+               for key, gpu in gpus.items()}
+    ok = True
+    for n, (key, gpu) in enumerate(gpus.items()):
+        if n:
+            print()
+        ok = _report(key, gpu, devices[key], kernels[key], args) and ok
+    if args.fit:
+        _cross(gpus, devices, kernels, args)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -499,7 +499,10 @@ def test_the_time_model_counts_atomics_that_meet():
     assert times[16].limiting == "atomic"
     assert times[16].step("t_atomic") == pytest.approx((1 << 20) / device.clock, rel=0.05)
     assert times[16].time >= times[16].step("t_atomic")
-    assert times[1 << 20].limiting != "atomic" and times[1 << 20].time <= times[1024].time < times[16].time
+    # spread over 2^20 bins, the updates wait for none; the bins' 4 MB moved from DRAM lengthen a
+    # thread's wait for its loads a little (the time model's miss latency)
+    assert times[1 << 20].limiting != "atomic" and times[1 << 20].time == pytest.approx(times[1024].time, rel=0.01)
+    assert times[1024].time < times[16].time
     assert times[1 << 20].step("t_atomic") < times[1024].step("t_atomic") < times[16].step("t_atomic")
 
 

@@ -1,6 +1,7 @@
 """The time model (hand-computed cases), `parakern tune` (every sample and PolyBench program:
 every configuration it returns is feasible, checked against the tree and CUDA's launch
 limits on their own), its messages for bad input, and --measure without a GPU."""
+import dataclasses
 import functools
 import json
 import math
@@ -15,6 +16,7 @@ from parakern import dispatch
 from parakern.machine import limits
 from parakern.analysis.facts import substitutions
 from parakern.tuning.space import tuned_parameters
+from parakern.tuning import copies
 from parakern.analysis.facts import check_facts
 from parakern.launch import in_parameters
 from parakern.machine.devices import PROFILES, get_profile, machine_values
@@ -110,8 +112,8 @@ def test_jacobi_quantities_by_hand():
     assert sympy.expand(q.l1_traffic - (32 * B * s + 2 * 4 * ((B * s + 2) + B * s))) == 0
     for b, k in ((1, 1), (3, 2), (64, 4), (128, 1)):   # whole operations per thread
         copied = (b * k + 2) + b * k
-        expected = 16 * k + math.ceil(sympy.Rational(time_model.COPY_OPS_PER_ELEMENT["linear"] * copied, b)
-                                      + 2 * time_model.COPY_LOOP_OPS)
+        expected = 16 * k + math.ceil(sympy.Rational(copies.COPY_OPS_PER_ELEMENT["linear"] * copied, b)
+                                      + 2 * copies.COPY_LOOP_OPS)
         assert q.ops32.subs({B: b, s: k}) == expected
     assert sympy.expand(q.shared_bytes - (8 * B * s + 8)) == 0
 
@@ -160,7 +162,7 @@ def test_where_the_block_shapes_tie_the_pick_has_full_warps_on_every_sm():
 def test_formula_is_the_same_text_in_c():
     lines = time_model.formula_c()
     assert ("const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), "
-            "fmax(t_l1, t_blocks)), fmax(t_l2, t_atomic));") in lines
+            "fmax(t_l1, t_latency)), fmax(t_l2, t_atomic));") in lines
     assert lines[-1] == "const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));"
     assert len(lines) == len(time_model.FORMULA)
 
@@ -357,13 +359,15 @@ def test_tune_takes_the_host_arguments_for_measure(capsys):
 def test_tiny_blocks_are_limited_by_starting_them():
     """saxpy at n = 2^26 with 64-thread blocks: 2^20 blocks, 7944 on the busiest of 132 SMs at
     80 ns each (what the H100 run measured: 634 us) outweigh the bytes (805 MB at 3.35 TB/s);
-    with 256-thread blocks the bytes limit again."""
+    the last block started still runs its thread's path (t_latency). With 256-thread blocks
+    the bytes limit again."""
     result = _results("samples/saxpy.c")[0]
     q = time_model.tree_quantities(result.tree)[0]
     small = time_model.predict(q, substitutions(result.schedule, {"n": 1 << 26, "B": 64}), H100)
-    assert small.limiting == "blocks"
+    assert small.limiting == "latency"
     assert math.isclose(small.step("t_blocks"), math.ceil((1 << 20) / 132) * 80e-9, rel_tol=1e-12)
-    assert math.isclose(small.time, 3e-6 + small.step("t_blocks"), rel_tol=1e-12)
+    assert 0 < small.step("path") < small.step("t_blocks") / 100
+    assert math.isclose(small.time, 3e-6 + small.step("t_blocks") + small.step("path"), rel_tol=1e-12)
     large = time_model.predict(q, substitutions(result.schedule, {"n": 1 << 26, "B": 256}), H100)
     assert large.limiting == "global" and large.time < small.time
 
@@ -397,7 +401,9 @@ def test_what_blocks_read_again_comes_from_l2_where_the_arrays_fit():
     """matmul at n = 1024 (ub1 = 32, B0 = 8, s = 2): every block reads its panels of a and b, so
     the blocks ask for far more than the matrices hold; what c += a * b reads (a, b, c: 12 MiB)
     fits in an H100's 50 MiB L2, so DRAM moves a and b once and c in and out. A T4's L2 (4 MiB)
-    holds none of it: DRAM moves what the blocks ask for."""
+    holds less than the matrices, but a resident block reads, at each k, its tiles of a and b
+    (8 x 8 and 8 x 64 floats) beside its tile of c (8 x 64): 4352 B, 160 blocks 680 KiB: DRAM moves the arrays once
+    there too. An L2 of 512 KiB holds not even that: DRAM moves what the blocks ask for."""
     result = _results("samples/matmul.c")[0]
     q = time_model.tree_quantities(result.tree)[0]
     subs = substitutions(result.schedule, {"n": 1024, "ub1": 32, "B0": 8, "s": 2})
@@ -406,7 +412,11 @@ def test_what_blocks_read_again_comes_from_l2_where_the_arrays_fit():
     h100 = time_model.predict(q, subs, H100)
     assert h100.step("requested") > 4 * n2 and h100.step("dram_bytes") == 4 * n2 == h100.bytes_moved
     t4 = time_model.predict(q, subs, time_model.modelled(get_profile("t4")))
-    assert t4.step("dram_bytes") == t4.step("requested") > 4 * n2
+    assert t4.step("window_bytes") == 4 * (8 * 8 + 2 * 8 * 64) and t4.step("active") == 160
+    assert t4.step("read_bytes") > get_profile("t4").l2_cache_bytes and t4.step("dram_bytes") == 4 * n2
+    small = dataclasses.replace(get_profile("t4"), l2_cache_bytes=512 * 1024)
+    tiny = time_model.predict(q, subs, time_model.modelled(small))
+    assert tiny.step("dram_bytes") == tiny.step("requested") > 4 * n2
 
 
 def test_a_staged_tile_moves_whole_sectors_of_its_rows():
@@ -425,26 +435,29 @@ def test_staging_copies_are_the_plans_loops():
     B0 x (B1·s) tile that a thread walks s elements of with stepped coordinates; its second
     case copies a B0 x B1 tile per block, an element per thread, dividing the index. matmul
     with cache(a, b) loads both tiles at every k (a between loop) and writes nothing back."""
-    from parakern.tuning.time_model import COPY_LOOP_OPS, COPY_OPS_PER_ELEMENT, _staging_copies
+    per, loop, division = copies.COPY_OPS_PER_ELEMENT, copies.COPY_LOOP_OPS, copies.INT_DIVISION_OPS
     result = _results("samples/transpose.c")[0]
     one, two = result.tree.cases[0], result.tree.cases[1]
-    copies = [(a, str(n), ops, share) for a, n, ops, share in _staging_copies(one)]
-    assert sorted(copies) == [("a", "B0*B1*s", COPY_OPS_PER_ELEMENT["stepped"], 1),
-                              ("c", "B0*B1*s", COPY_OPS_PER_ELEMENT["stepped"], 1)]
-    assert sorted(ops for _, _, ops, _ in _staging_copies(two)) == [COPY_OPS_PER_ELEMENT["divided"]] * 2
+    found = [(c.array, c.load, str(c.copied), c.per_element, c.per_loop) for c in copies.copy_loops(one)]
+    # a stepped 2-D box divides tid and nthreads by its rows (a division and a remainder of each)
+    # once per execution
+    assert sorted(found) == [("a", True, "B0*B1*s", per["stepped"], loop + 4 * division),
+                             ("c", False, "B0*B1*s", per["stepped"], loop + 4 * division)]
+    # the other box divides each element's index: a division and a remainder per element
+    assert [c.per_element for c in copies.copy_loops(two)] == [per["divided"] + 2 * division] * 2
     first, second = time_model.tree_quantities(result.tree)[:2]
-    # per thread: the body's 6 operations per k; the copies 2 x s elements at 30 and 2 loops at
-    # 50 (case 1), 2 elements at 100 and 2 loops (case 2: one k per block)
+    # per thread: the body's 6 operations per k; the copies 2 x s elements at 30 and 2 loops
+    # (case 1), 2 elements and 2 loops (case 2: one k per block)
     (k,) = first.ops32.free_symbols
-    assert sympy.expand(first.ops32 - (6 * k + 2 * COPY_OPS_PER_ELEMENT["stepped"] * k + 2 * COPY_LOOP_OPS)) == 0
-    assert second.ops32 == 6 + 2 * COPY_OPS_PER_ELEMENT["divided"] + 2 * COPY_LOOP_OPS
+    assert sympy.expand(first.ops32 - (6 * k + 2 * per["stepped"] * k + 2 * (loop + 4 * division))) == 0
+    assert second.ops32 == 6 + 2 * (per["divided"] + 2 * division) + 2 * loop
     text = (SAMPLES / "matmul.c").read_text().replace("meta_schedule {", "meta_schedule cache(a, b) {")
     (cached,) = _analysed("matmul_cache.c", text)
     staged = next(c for c in cached.tree.cases if c.kernel.cached)
-    loads = _staging_copies(staged)
-    assert sorted(a for a, *_ in loads) == ["a", "b"]
+    loads = copies.copy_loops(staged)
+    assert sorted(c.array for c in loads) == ["a", "b"] and all(c.load for c in loads)
     point = {"n": 1024, "ub1": 32, "B0": 8, "s": 2}   # n / B0 = 128 tiles of each, B0 x B0 and B0 x ub1·s
-    copied = {a: n.subs({x: point[x.name] for x in n.free_symbols}) for a, n, _, _ in loads}
+    copied = {c.array: c.copied.subs({x: point[x.name] for x in c.copied.free_symbols}) for c in loads}
     assert copied == {"a": 128 * 8 * 8, "b": 128 * 8 * 64}
 
 
@@ -512,7 +525,7 @@ def test_cli_tune_says_how_to_compile_its_pick(capsys, tmp_path):
     assert cli.main(["tune", str(SAMPLES / "matmul.c"), "--profile", "h100", "--data", "n=2048"]) == 0
     out = capsys.readouterr().out
     (hint,) = [line.strip() for line in out.splitlines() if line.strip().startswith("compile it:")]
-    first = next(line.split() for line in out.splitlines() if line.startswith("  1 "))
+    first = next(line.replace("*", "").split() for line in out.splitlines() if line.startswith("  1 "))
     assert hint == f"compile it: parakern emit {SAMPLES / 'matmul.c'} --fix B0={first[2]},ub1={first[3]},s={first[4]}"
     target = tmp_path / "m.cu"
     assert cli.main([*hint.split()[3:], "-o", str(target)]) == 0
@@ -593,9 +606,9 @@ def test_the_rows_of_a_coarsened_thread_issue_their_shared_load_once():
     threads = time_model.launch_of(case).threads
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(time_model, "issued", lambda accesses, schedule: tuple(accesses))
-        counted_four_times = time_model.l1_traffic(case, time_model._staging_copies(case))
-    once = time_model.l1_traffic(case, time_model._staging_copies(case))
-    assert sympy.expand(counted_four_times - once - in_parameters(3 * time_model._executions(b, s) * threads * 4, s)) == 0
+        counted_four_times = time_model.l1_traffic(case, copies.copy_loops(case))
+    once = time_model.l1_traffic(case, copies.copy_loops(case))
+    assert sympy.expand(counted_four_times - once - in_parameters(3 * time_model.executions(b, s) * threads * 4, s)) == 0
 
 
 def test_l2_serves_a_warps_request_a_line_at_a_time():

@@ -379,7 +379,7 @@ int stencil2d_0_dispatch_tuned(int N, int Bx, int By, const float *in, float *ou
 #define PARAKERN_MODEL_SUPPORT
 /* What parakern's time model reads of a device (tuning/time_model.py). */
 struct parakern_model_device {
-    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock;
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock; double l1_latency; double shared_latency; double l2_latency; double dram_latency; double barrier_latency; double op_latency;
 };
 
 /* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
@@ -404,6 +404,12 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
     m->launch_overhead = 3e-06;
     m->block_time = 8e-08;
     m->l2_lines_per_clock = 48.0;
+    m->l1_latency = 35.0;
+    m->shared_latency = 30.0;
+    m->l2_latency = 270.0;
+    m->dram_latency = 500.0;
+    m->barrier_latency = 30.0;
+    m->op_latency = 4.0;
     m->lanes32 = 64; m->lanes64 = 32;
     if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
     else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
@@ -415,7 +421,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
 }
 
 /* The predicted seconds of one launch (tuning/time_model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines, double atomics, double atomic_spread)
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double window_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines, double atomics, double atomic_spread, double misses, double hits, double shared_waits, double barriers)
 {
     const double sms = d->sms;
     const double bandwidth = d->bandwidth;
@@ -428,6 +434,12 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double launch_overhead = d->launch_overhead;
     const double block_time = d->block_time;
     const double l2_lines_per_clock = d->l2_lines_per_clock;
+    const double l1_latency = d->l1_latency;
+    const double shared_latency = d->shared_latency;
+    const double l2_latency = d->l2_latency;
+    const double dram_latency = d->dram_latency;
+    const double barrier_latency = d->barrier_latency;
+    const double op_latency = d->op_latency;
     const double concurrent = sms * resident;
     const double waves = ceil(blocks / concurrent);
     const double active = fmin(blocks, concurrent);
@@ -435,14 +447,18 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
     const double overlap = 1.0 - synchronised / (resident + 1.0);
     const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0)) * overlap;
     const double requested = waves * active * global_bytes;
-    const double dram_bytes = requested - (read_bytes <= l2_bytes) * fmax(0.0, requested - unique_bytes);
+    const double l2_holds = fmin(active * window_bytes, read_bytes) <= l2_bytes;
+    const double dram_bytes = requested - l2_holds * fmax(0.0, requested - unique_bytes);
     const double t_global = dram_bytes / (bandwidth * efficiency);
     const double t_compute = waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock;
     const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
     const double t_blocks = ceil(blocks / sms) * block_time;
     const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
     const double t_atomic = waves * active * atomics / (atomic_spread * clock);
-    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_blocks)), fmax(t_l2, t_atomic));
+    const double miss_latency = l2_latency + (dram_latency - l2_latency) * dram_bytes / fmax(requested, 1.0);
+    const double path = (misses * miss_latency + hits * l1_latency + shared_waits * shared_latency + barriers * barrier_latency + (ops32 + ops64) * op_latency) / clock;
+    const double t_latency = fmax(t_blocks, (waves - 1.0) * path) + path;
+    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_latency)), fmax(t_l2, t_atomic));
     const double lanes = threads / (ceil(threads / 32.0) * 32.0);
     const double spread = fmin(blocks, sms) / sms;
     const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));
@@ -461,16 +477,21 @@ static double stencil2d_0_time_case1(const parakern_model_device *dev, long long
     const long long unique_bytes = 8*N*N;
     const long long read_bytes = 4*N*N;
     const long long synchronised = 1;
-    const long long ops32 = (Bx*By + 200*Bx + 200*By + 399)/(Bx*By) + 163;
+    const long long ops32 = (Bx*By + 192*Bx + 192*By + 383)/(Bx*By) + 159;
     const long long ops64 = 0;
     const long long l1_traffic = 28*Bx*By + 16*Bx + 16*By + 32*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8)) + 32;
     const long long l2_lines = PARAKERN_CEIL_DIV(Bx*By*((Bx + 33)/32) + 2*Bx*((Bx + 33)/32) + 2*By*((Bx + 33)/32) + (Bx + 2)*((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32)) + 4*((Bx + 33)/32), Bx + 2);
     const long long atomics = 0;
     const long long atomic_spread = 1;
+    const long long window_bytes = PARAKERN_CEIL_DIV(32*(Bx*By + 2*Bx + 2*By + 4)*((Bx + 9)/8), Bx + 2);
+    const long long misses = (Bx*By + 2*Bx + 2*By + 3)/(Bx*By) + 1;
+    const long long hits = 0;
+    const long long shared_waits = 1;
+    const long long barriers = 1;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil2d_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
 }
 
 /* stencil2d:0, case 2: the time model (tuning/time_model.py) */
@@ -490,10 +511,15 @@ static double stencil2d_0_time_case2(const parakern_model_device *dev, long long
     const long long l2_lines = ((((32) <= (Bx) ? (32) : (Bx)) + ((5*Bx*By) <= (Bx*By + 2*Bx + 2*By + 4) ? (5*Bx*By) : (Bx*By + 2*Bx + 2*By + 4)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32)) + ((Bx*By + ((32) <= (Bx) ? (32) : (Bx)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 31)/32));
     const long long atomics = 0;
     const long long atomic_spread = 1;
+    const long long window_bytes = 32*((((32) <= (Bx) ? (32) : (Bx)) + ((5*Bx*By) <= (Bx*By + 2*Bx + 2*By + 4) ? (5*Bx*By) : (Bx*By + 2*Bx + 2*By + 4)) - 1)/((32) <= (Bx) ? (32) : (Bx)))*((((32) <= (Bx) ? (32) : (Bx))) <= ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8) ? (((32) <= (Bx) ? (32) : (Bx))) : ((((32) <= (Bx) ? (32) : (Bx)) + 7)/8));
+    const long long misses = 1;
+    const long long hits = 0;
+    const long long shared_waits = 0;
+    const long long barriers = 0;
     int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, stencil2d_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
 }
 
 /* stencil2d:0: the share of the serial program's iterations these values run (tuning/coverage.py) */

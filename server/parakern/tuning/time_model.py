@@ -4,14 +4,18 @@ parameters on a device.
 Per case, a few quantities in the parameters (sympy, derived scalars replaced by their
 definitions): the launch (blocks, threads, dynamic shared bytes, from launch), the
 registers per thread (the tree's counter, or nvcc's in the C), the global bytes one block
-moves (`global_traffic_per_block`), the bytes of the arrays the launch touches and reads, each
-once (`array_bytes`), whether a block waits at barriers (`synchronised`: it stages), the
-arithmetic of one thread (`arithmetic`: 32-bit and 64-bit operations) and the bytes one
-block's threads read and write through the SM's L1/shared memory (`l1_traffic`). The device
-gives its SM count, memory bandwidth, L2 size, clock, arithmetic lanes per SM (machine/devices.py,
-with sources) and, through the occupancy calculator (counters/occupancy.py,
-cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks resident per SM. Then
-`FORMULA`, the same text evaluated here and printed in the generated C:
+moves (`global_traffic_per_block`) and what it reads per iteration of its between loops (its
+window in L2), the bytes of the arrays the launch touches and reads, each once
+(`array_bytes`), whether a block waits at barriers (`synchronised`: it stages), the
+arithmetic of one thread (`arithmetic`: 32-bit and 64-bit operations, an integer division
+by a run-time value as the instructions it compiles to, the staging copies of copies.py), the
+bytes one block's threads read and write through the SM's L1/shared memory (`l1_traffic`),
+and the waits on one thread's path (latency.py: global loads L1 misses or holds, shared
+loads, barriers). The device gives its SM count, memory bandwidth, L2 size, clock, arithmetic
+lanes per SM (machine/devices.py, with sources) and, through the occupancy calculator
+(counters/occupancy.py, cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks
+resident per SM. Then `FORMULA`, the same text evaluated here and printed in the generated C
+(docs/time-model.md says where each constant comes from and how well it predicts the runs):
 
     waves       = ⌈blocks / (SMs · resident)⌉            blocks that run at once, in turns
     active      = min(blocks, SMs · resident)            blocks of one wave
@@ -22,8 +26,10 @@ cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks resident per
     efficiency  = min(1, active · threads / (SMs · threads_per_SM / 2)) · overlap
                   half the SM's threads hide the memory latency; fewer use the bandwidth less
     requested   = waves · active · global_bytes           bytes the blocks ask of L2
-    dram_bytes  = requested, or min(requested, unique_bytes) where read_bytes fits in L2:
-                  what blocks read again (matmul's panels) comes from L2, not DRAM
+    l2_holds    = min(active · window_bytes, read_bytes) ≤ L2 bytes
+                  what the resident blocks read at once fits in L2 (or all the arrays read do)
+    dram_bytes  = requested, or min(requested, unique_bytes) where L2 holds it: what blocks read
+                  again (matmul's panels, a stencil's halo) comes from L2, not DRAM
     t_global    = dram_bytes / (bandwidth · efficiency)
     t_compute   = waves · per_sm · ⌈threads / 32⌉ · 32 · (ops32 / lanes32 + ops64 / lanes64) / clock
                   a warp issues its 32 lanes however few threads it has (4-thread blocks: 8x)
@@ -39,7 +45,14 @@ cudaOccupancyMaxActiveBlocksPerMultiprocessor in the C), the blocks resident per
                   at most `atomic_spread` elements, the updated arrays' (a 16-bin histogram of
                   2^24 values waits 2^20 clocks; a scatter-add over 10^6 elements, next to none:
                   its sectors are in global_bytes and l2_lines as the plain update's were)
-    time        = launch_overhead + max(t_global, t_compute, t_l1, t_blocks, t_l2, t_atomic)
+    miss        = L2 latency, or DRAM latency for the share of the bytes DRAM moves
+    path        = (misses · miss + hits · L1 latency + shared_waits · shared latency
+                   + barriers · barrier latency + (ops32 + ops64) · op latency) / clock
+                  one thread's chain of waits (latency.py), each a latency in cycles
+    t_latency   = max(t_blocks, (waves - 1) · path) + path
+                  a wave of blocks lasts at least one thread's path, the last block started
+                  too: matmul without shared memory waits on L2 at every iteration of its z loop
+    time        = launch_overhead + max(t_global, t_compute, t_l1, t_latency, t_l2, t_atomic)
     lanes       = threads / (⌈threads / 32⌉ · 32)         the lanes of its warps the block uses
     spread      = min(blocks, SMs) / SMs                   the SMs that get a block
     ranked      = time · (1 + 10⁻⁶ · (2 - lanes - spread))
@@ -67,12 +80,13 @@ from parakern.analysis.updates import updates
 from parakern.launch import in_parameters, launch_of
 from parakern.counters.occupancy import occupancy_detail
 from parakern.machine.devices import Device
-from parakern.symbolic.symbols import opaque, sym
 from parakern.analysis.footprint import footprints
 from parakern.analysis.prover import Prover
-from parakern.analysis.staging import StagingError, plan
-from parakern.analysis.staging import stepped
 from parakern.symbolic.printing import to_math
+from parakern.tuning.counting import between_trips, executions, flat_index, threads_of, trip_counts, issued
+from parakern.tuning.counting import counted_once, trip_count  # noqa: F401 - its callers read them here
+from parakern.tuning.copies import INT_DIVISION_OPS, copy_loops
+from parakern.tuning.latency import Path, path
 
 # One launch's fixed cost: the order of a kernel launch's latency on current GPUs and
 # drivers (a few microseconds, as the CUDA Best Practices Guide and the bench's empty
@@ -91,6 +105,24 @@ BLOCK_TIME_S = 80e-9
 # us, DRAM 80 %. 24M line requests in 248 us of busy L2 at the 1.98 GHz boost clock: about 48
 # per clock. The same value is used on every device (a lead where none was measured).
 L2_LINES_PER_CLOCK = 48.0
+# The waits of a thread's path (latency.py), in SM clock cycles, each the order that
+# microbenchmarks of recent NVIDIA GPUs give (pointer chasing, one thread: Jia et al., "Dissecting
+# the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018; Luo et al., "Benchmarking and
+# Dissecting the Nvidia Hopper GPU Architecture", 2024) and where a figure of the committed runs
+# placed it in that order (docs/time-model.md: fitted on one GPU's runs, reported on the other's).
+L1_LATENCY_CYCLES = 35.0        # a global load L1 holds
+SHARED_LATENCY_CYCLES = 30.0    # a shared-memory load
+L2_LATENCY_CYCLES = 270.0       # a global load L2 holds
+DRAM_LATENCY_CYCLES = 500.0     # a global load from DRAM
+BARRIER_CYCLES = 30.0           # a __syncthreads the block's warps all reached
+OP_LATENCY_CYCLES = 4.0         # an arithmetic instruction that needs the one before's result
+
+# The model's own constants, by their names in FORMULA (the C of dispatch_auto prints them).
+CONSTANTS = {"launch_overhead": LAUNCH_OVERHEAD_S, "block_time": BLOCK_TIME_S,
+             "l2_lines_per_clock": L2_LINES_PER_CLOCK, "l1_latency": L1_LATENCY_CYCLES,
+             "shared_latency": SHARED_LATENCY_CYCLES, "l2_latency": L2_LATENCY_CYCLES,
+             "dram_latency": DRAM_LATENCY_CYCLES, "barrier_latency": BARRIER_CYCLES,
+             "op_latency": OP_LATENCY_CYCLES}
 
 
 class ModelError(ValueError):
@@ -110,8 +142,7 @@ def device_values(device: Device) -> dict:
             "lanes32": float(device.fp32_lanes_per_sm),
             "lanes64": float(device.fp64_lanes_per_sm), "threads_per_sm": float(device.max_threads_per_sm),
             "shared_bytes_per_clock": float(device.shared_memory_bytes_per_clock),
-            "l2_bytes": float(device.l2_cache_bytes or 0), "launch_overhead": LAUNCH_OVERHEAD_S,
-            "block_time": BLOCK_TIME_S, "l2_lines_per_clock": L2_LINES_PER_CLOCK}
+            "l2_bytes": float(device.l2_cache_bytes or 0), **CONSTANTS}
 
 
 # ------------------------------------------------------------------ the formula
@@ -126,34 +157,42 @@ FORMULA = (
     ("overlap", "1.0 - synchronised / (resident + 1.0)"),
     ("efficiency", "min(1.0, active * threads / (sms * threads_per_sm / 2.0)) * overlap"),
     ("requested", "waves * active * global_bytes"),
-    ("dram_bytes", "requested - (read_bytes <= l2_bytes) * max(0.0, requested - unique_bytes)"),
+    ("l2_holds", "min(active * window_bytes, read_bytes) <= l2_bytes"),
+    ("dram_bytes", "requested - l2_holds * max(0.0, requested - unique_bytes)"),
     ("t_global", "dram_bytes / (bandwidth * efficiency)"),
     ("t_compute", "waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock"),
     ("t_l1", "waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock)"),
     ("t_blocks", "ceil(blocks / sms) * block_time"),
     ("t_l2", "waves * active * l2_lines / (l2_lines_per_clock * clock)"),
     ("t_atomic", "waves * active * atomics / (atomic_spread * clock)"),
-    ("time", "launch_overhead + max(max(max(t_global, t_compute), max(t_l1, t_blocks)), max(t_l2, t_atomic))"),
+    ("miss_latency", "l2_latency + (dram_latency - l2_latency) * dram_bytes / max(requested, 1.0)"),
+    ("path", "(misses * miss_latency + hits * l1_latency + shared_waits * shared_latency"
+             " + barriers * barrier_latency + (ops32 + ops64) * op_latency) / clock"),
+    ("t_latency", "max(t_blocks, (waves - 1.0) * path) + path"),
+    ("time", "launch_overhead + max(max(max(t_global, t_compute), max(t_l1, t_latency)), max(t_l2, t_atomic))"),
     ("lanes", "threads / (ceil(threads / 32.0) * 32.0)"),
     ("spread", "min(blocks, sms) / sms"),
     ("ranked", "time * (1.0 + 1e-6 * (2.0 - lanes - spread))"),
 )
-QUANTITY_NAMES = ("blocks", "threads", "resident", "global_bytes", "unique_bytes", "read_bytes", "synchronised",
-                  "ops32", "ops64", "l1_traffic", "l2_lines", "atomics", "atomic_spread")
+QUANTITY_NAMES = ("blocks", "threads", "resident", "global_bytes", "unique_bytes", "read_bytes", "window_bytes",
+                  "synchronised", "ops32", "ops64", "l1_traffic", "l2_lines", "atomics", "atomic_spread", "misses",
+                  "hits", "shared_waits", "barriers")
 DEVICE_NAMES = ("sms", "bandwidth", "clock", "lanes32", "lanes64", "threads_per_sm", "shared_bytes_per_clock",
-                "l2_bytes", "launch_overhead", "block_time", "l2_lines_per_clock")
-TERMS = ("t_global", "t_compute", "t_l1", "t_blocks", "t_l2", "t_atomic")
+                "l2_bytes", *CONSTANTS)
+TERMS = ("t_global", "t_compute", "t_l1", "t_latency", "t_l2", "t_atomic")
 _COMPILED = tuple((name, compile(text, name, "eval")) for name, text in FORMULA)
 _BUILTINS = {"__builtins__": {}, "min": min, "max": max, "ceil": math.ceil}
 
 
 # what a schedule without atomic updates has (inputs may leave them out)
 QUIET = {"atomics": 0.0, "atomic_spread": 1.0}
+# what a schedule without a chain of waits has (inputs may leave them out)
+UNWAITED = {"window_bytes": 0.0, "misses": 0.0, "hits": 0.0, "shared_waits": 0.0, "barriers": 0.0}
 
 
 def evaluate(inputs: dict) -> dict:
     """Every step of FORMULA at these inputs (names -> numbers); the result has them all."""
-    env = {**QUIET, **{k: float(v) for k, v in inputs.items()}}
+    env = {**QUIET, **UNWAITED, **{k: float(v) for k, v in inputs.items()}}
     for name, code in _COMPILED:
         env[name] = float(eval(code, _BUILTINS, env))   # noqa: S307 - our own constant text
     return env
@@ -187,27 +226,33 @@ class Quantities:
     l2_lines: sympy.Expr = sympy.S.Zero   # per block, 128-byte lines its warps' global requests touch
     atomics: sympy.Expr = sympy.S.Zero    # per block, atomic updates its threads make
     atomic_spread: sympy.Expr = sympy.S.One   # the elements those updates spread over, at most
+    window_bytes: sympy.Expr = sympy.S.Zero   # per block, what it reads per iteration of its between loops
+    path: "Path | None" = None                # one thread's waits (latency.py)
 
     def expressions(self) -> dict:
         return {"blocks": self.blocks, "threads": self.threads, "shared_bytes": self.shared_bytes,
                 "global_bytes": self.global_bytes, "unique_bytes": self.unique_bytes, "read_bytes": self.read_bytes,
                 "synchronised": sympy.Integer(self.synchronised), "ops32": self.ops32, "ops64": self.ops64,
                 "l1_traffic": self.l1_traffic, "l2_lines": self.l2_lines, "atomics": self.atomics,
-                "atomic_spread": self.atomic_spread}
+                "atomic_spread": self.atomic_spread, "window_bytes": self.window_bytes,
+                **{name: getattr(self.path, field) if self.path else sympy.S.Zero for name, field in _WAITS}}
+
+
+_WAITS = (("misses", "misses"), ("hits", "hits"), ("shared_waits", "shared"), ("barriers", "barriers"))
 
 
 def quantities(case) -> Quantities:
     s = case.kernel.schedule
     launch = launch_of(case)
-    copies = _staging_copies(case)   # read by the arithmetic, the L1 bytes and the barriers
+    copies = copy_loops(case)   # read by the arithmetic, the L1 bytes and the barriers
     ops32, ops64 = arithmetic(case, copies)
-    blocks, (per_block, lines) = sympy.Mul(*launch.grid), global_traffic_per_block(case)
+    blocks, (per_block, lines, window) = sympy.Mul(*launch.grid), global_traffic_per_block(case)
     whole = array_bytes(s)
     unique, read = whole if whole is not None else (blocks * per_block,) * 2
     atomics, spread = atomic_updates(case)
     return Quantities(blocks, launch.threads, launch.shared_bytes, int(case.counter("registers")), per_block,
                       in_parameters(ops32, s), in_parameters(ops64, s), l1_traffic(case, copies), unique, read,
-                      int(bool(copies) or threads_communicate(s)), lines, atomics, spread)
+                      int(bool(copies) or threads_communicate(s)), lines, atomics, spread, window, path(case, copies))
 
 
 # where an updated array's size is not visible (a pointer): its updates may spread over any
@@ -223,13 +268,13 @@ def atomic_updates(case) -> tuple:
         return sympy.S.Zero, sympy.S.One
     spans = {a.span for a in s.atomics}
     targets = {u.target.span for u in updates(s.body) if u.span in spans}
-    per_thread = sum((_executions(a, s) for a in s.accesses if a.is_write and a.span in targets), sympy.S.Zero)
+    per_thread = sum((executions(a, s) for a in s.accesses if a.is_write and a.span in targets), sympy.S.Zero)
     sizes = []
     for name in dict.fromkeys(a.array for a in s.atomics):
         array = s.array(name)
         known = array.dims and all(d is not None for d in array.dims)
         sizes.append(in_parameters(sympy.Mul(*array.dims), s) if known else UNBOUNDED_SPREAD)
-    return in_parameters(per_thread * _threads(case), s), sympy.Min(*sizes)
+    return in_parameters(per_thread * threads_of(case), s), sympy.Min(*sizes)
 
 
 def array_bytes(s) -> "tuple | None":
@@ -249,58 +294,10 @@ def array_bytes(s) -> "tuple | None":
     return in_parameters(unique, s), in_parameters(read, s)
 
 
-def _trips(s) -> dict:
-    """Serial loop variable -> its trip count (in parameters)."""
-    return {lp.var: trip_count(lp, s) for lp in (*s.between, *s.serial)}
-
-
-def _between_trips(s):
-    return sympy.Mul(*(trip_count(lp, s) for lp in s.between))
-
-
-def trip_count(loop, s) -> sympy.Expr:
-    """A serial loop's trip count in parameters. Where a bound reads a loop variable (a
-    triangle: `for (k = 0; k < i; k++)` with i = bi*B + t), each loop variable stands at the
-    mean of its range: the trips of the average thread, whose sum over the threads is the
-    loop's true work where the bound is linear in the variables. The model is one formula in
-    the parameters (dispatch_auto prints it in C, where no loop variable exists), rounded up."""
-    count = in_parameters(loop.trip_count, s)
-    if opaque(count):   # a bound read from an array (CSR's rowptr[r + 1]): counted once, as the
-        return sympy.S.One   # traffic table does; the model ranks configurations, not the data
-    variables = {sym(lp.var) for lp in (*s.loops, *s.between, *s.serial)}
-    if not count.free_symbols & variables:   # the usual loop: its count reads parameters only
-        return count
-    means = _loop_means(s)
-    for _ in range(len(means)):   # a mean may read an outer loop's variable: at most one per level
-        count = count.xreplace(means)
-        if not count.free_symbols & set(means):
-            break
-    # whole trips (the operation counts are integers in Python and in dispatch_auto's C), and
-    # none where the average thread's bound is below its start (`for (k = i; k < m; k++)` with
-    # n > 2m threads: m - mean(i) < 0 made tune print negative bytes and rank by them)
-    return sympy.Max(sympy.S.Zero, sympy.ceiling(count))
-
-
-def counted_once(s) -> tuple:
-    """The serial loops whose trip count the model cannot know (a bound read from an array):
-    each counts one iteration (`trip_count`)."""
-    return tuple(lp for lp in (*s.between, *s.serial) if opaque(in_parameters(lp.trip_count, s)))
-
-
-def _loop_means(s) -> dict:
-    """Loop variable symbol -> the mean of the values it takes (in parameters and outer loop
-    variables): lo + step * (trips - 1) / 2."""
-    out = {}
-    for lp in s.loops:
-        out[sym(lp.var)] = in_parameters((lp.lo + lp.hi - 1) / 2, s)
-    for lp in (*s.between, *s.serial):
-        out[sym(lp.var)] = in_parameters(lp.lo + lp.step * (lp.trip_count - 1) / 2, s)
-    return out
-
-
 def global_traffic_per_block(case) -> tuple:
     """(bytes of global memory one block of the case reads and writes, the 128-byte lines its
-    warps' requests touch: `_lines` beside each `_sector_bytes`).
+    warps' requests touch: `_lines` beside each `_sector_bytes`, the bytes it reads per
+    iteration of its between loops: what it needs in L2 at once, its window).
 
     THE one home of this figure in the model. For now from the footprint analysis
     (analysis/footprint.py): each element a block reads loaded once and each element it
@@ -318,9 +315,9 @@ def global_traffic_per_block(case) -> tuple:
     exactly at one point (`parakern profile`)."""
     s = case.kernel.schedule
     between = {lp.var for lp in s.between}
-    moving = _between_trips(s)
+    moving = between_trips(s)
     prover = functools.cache(lambda: Prover(s))   # made where a question needs it (z3: slow to start)
-    total = lines = sympy.S.Zero
+    total = lines = window = sympy.S.Zero
     for kind in ("is_read", "is_write"):
         accesses = tuple(a for a in issued(s.accesses, s) if getattr(a, kind))
         names = tuple(dict.fromkeys(a.array for a in accesses))
@@ -331,23 +328,39 @@ def global_traffic_per_block(case) -> tuple:
             array = s.array(fp.array)
             mine = [a for a in accesses if a.array == fp.array]
             moves = any(set(map(str, sympy.Tuple(*a.indices).free_symbols)) & between for a in mine)
+            times = moving if moves else 1
             if fp.array in case.kernel.cached and fp.bounded:   # copy loops: consecutive threads, consecutive elements
-                times = moving if moves else 1
-                total += in_parameters(_tile_sector_bytes(fp, array.element_size) * times, s)
+                once = in_parameters(_tile_sector_bytes(fp, array.element_size), s)
+                total += once * in_parameters(times, s)
                 lines += in_parameters(_tile_sector_bytes(fp, array.element_size, 128) / 128 * times, s)
-                continue
-            elements = in_parameters(_requested(mine, case), s)
-            if not fp.elements.has(sympy.oo):
-                elements = _at_most(in_parameters(fp.elements * (moving if moves else 1), s), elements, prover)
-            stride = _worst_stride(mine, array, s)
-            total += _sector_bytes(elements, array.element_size, stride, _lanes(case))
-            lines += _lines(elements, array.element_size, stride, _lanes(case))
-    return sympy.expand(total), sympy.expand(lines)
+            else:
+                elements = in_parameters(_requested(mine, case), s)
+                if not fp.elements.has(sympy.oo):
+                    elements = _at_most(in_parameters(fp.elements * times, s), elements, prover)
+                stride = _worst_stride(mine, array, s)
+                moved = _sector_bytes(elements, array.element_size, stride, _lanes(case))
+                total += moved
+                lines += _lines(elements, array.element_size, stride, _lanes(case))
+                # per iteration of the between loops: the same count without their trips
+                each = in_parameters(_requested(mine, case, per_iteration=True), s)
+                if not fp.elements.has(sympy.oo):
+                    each = _at_most(in_parameters(fp.elements, s), each, prover)
+                once = _sector_bytes(each, array.element_size, stride, _lanes(case))
+            if kind == "is_read":
+                window += once
+    return sympy.expand(total), sympy.expand(lines), sympy.expand(window)
 
 
-def _requested(accesses, case) -> sympy.Expr:
-    """Elements one block's accesses request: each access's executions by every thread."""
-    return sum((_executions(a, case.kernel.schedule) for a in accesses), sympy.S.Zero) * _threads(case)
+def _requested(accesses, case, per_iteration: bool = False) -> sympy.Expr:
+    """Elements one block's accesses request: each access's executions by every thread (per
+    iteration of the between loops: without their trips)."""
+    s = case.kernel.schedule
+    if per_iteration:
+        trips, between = trip_counts(s), {lp.var for lp in s.between}
+        counts = (sympy.Mul(*(trips.get(v, sympy.S.One) for v in a.loops if v not in between)) for a in accesses)
+    else:
+        counts = (executions(a, s) for a in accesses)
+    return sum(counts, sympy.S.Zero) * threads_of(case)
 
 
 def _at_most(footprint: sympy.Expr, requested: sympy.Expr, prover) -> sympy.Expr:
@@ -402,12 +415,6 @@ def _worst_stride(accesses, array, s):
     return worst
 
 
-def _flat_index(a, array, s) -> sympy.Expr:
-    dims = tuple(array.dims) if len(array.dims) == len(a.indices) else (sympy.S.One,) * len(a.indices)
-    flat = sum((i * sympy.Mul(*dims[k + 1:]) for k, i in enumerate(a.indices)), sympy.S.Zero)
-    return sympy.expand(in_parameters(flat, s))
-
-
 def _lane_stride(a, array, s):
     """Elements between what consecutive lanes (threadIdx.x) touch at access `a`: 0, a number,
     or None (not a constant). A quotient or a remainder of an index moves, on average, as the
@@ -417,7 +424,7 @@ def _lane_stride(a, array, s):
     if x is None:
         return 0
     var = sympy.Symbol(x.var, integer=True)
-    flat = _flat_index(a, array, s)
+    flat = flat_index(a, array, s)
     if not flat.has(var):
         return 0
     flat = sympy.expand(flat.replace(lambda e: isinstance(e, (sympy.floor, sympy.ceiling)), lambda e: e.args[0])
@@ -433,7 +440,7 @@ def _walks_along_serial_loop(a, array, s) -> bool:
     """The access moves by one element per iteration of its innermost serial loop."""
     if not a.loops:
         return False
-    flat = _flat_index(a, array, s)
+    flat = flat_index(a, array, s)
     var = sympy.Symbol(a.loops[-1], integer=True)
     return flat.is_polynomial(var) and sympy.degree(flat, var) == 1 and abs(flat.coeff(var)) == 1
 
@@ -463,110 +470,35 @@ def _lines(elements, size: int, stride, lanes) -> sympy.Expr:
     return sympy.ceiling(elements / lanes) * sympy.Min(lanes, sympy.ceiling(lanes * stride * size / sympy.Integer(128)))
 
 
-def _threads(case):
-    return launch_of(case).threads
-
-
-def issued(accesses, s) -> tuple:
-    """The accesses a thread issues: a read of an array the kernel does not write is not issued
-    again where an earlier read of the same element under the same loops runs whenever it does
-    (its guards are some of this one's): the compiler loads it once. The 4 rows of a coarsened
-    thread, decision (6), share their load of matmul's b (rows 2 to 4 under their guard `4*v + c
-    < B0`); counted 4 times, they made the model rank (6) below the cases it outran on an H200."""
-    kept, out = {}, []
-    for a in accesses:
-        if a.is_read and not a.is_write and not s.array(a.array).written:
-            key = (a.array, tuple(a.indices), tuple(a.loops))
-            if any(set(guards) <= set(a.guards) for guards in kept.get(key, ())):
-                continue
-            kept.setdefault(key, []).append(tuple(a.guards))
-        out.append(a)
-    return tuple(out)
-
-
-def _executions(access, s) -> sympy.Expr:
-    """How often one thread executes an access: the trip counts of its enclosing serial loops
-    (and of the loops between grid and block levels)."""
-    trips = _trips(s)
-    count = sympy.Mul(*(trips.get(v, sympy.S.One) for v in access.loops))
-    missing = [lp for lp in s.between if lp.var not in access.loops]
-    return count * sympy.Mul(*(trips[lp.var] for lp in missing))
-
-
 def l1_traffic(case, copies: tuple) -> sympy.Expr:
     """Bytes one block's threads read and write through the SM's L1 and shared memory (one
     memory on sm_70 and later): every access every thread executes, of a staged array (shared
     memory) or not (a global load or store passes L1 even where DRAM is not touched again:
     matmul without cache() reads a and b there at every multiply-add), and the staging copies
-    (`copies`, `_staging_copies`: the tile read from global and written to shared memory when
+    (`copies`, copies.py: the tile read from global and written to shared memory when
     loaded, the reverse when stored back). Accesses kept in a register (accumulators) are no longer accesses of the
     kernel's schedule."""
     s = case.kernel.schedule
     staged = set(case.kernel.cached)
-    threads, lanes = _threads(case), _lanes(case)
+    threads, lanes = threads_of(case), _lanes(case)
     total = sympy.S.Zero
     for a in issued(s.accesses, s):
         array = s.array(a.array)
         if a.array in staged:
-            total += _executions(a, s) * threads * array.element_size
+            total += executions(a, s) * threads * array.element_size
         else:   # L1 serves a warp's request a 32-byte sector at a time; a broadcast is one
             stride = _lane_stride(a, array, s)
             per_run = (sympy.ceiling(threads / lanes) * 32 if stride == 0
                        else _sector_bytes(threads, array.element_size, stride, lanes))
-            total += _executions(a, s) * per_run
-    for array, copied, _, _ in copies:   # each copied element: global side and shared side
-        total += copied * s.array(array).element_size * 2
+            total += executions(a, s) * per_run
+    for c in copies:   # each copied element: global side and shared side
+        total += c.copied * s.array(c.array).element_size * 2
     return sympy.expand(in_parameters(total, s))
-
-
-def _staging_copies(case) -> tuple:
-    """(array, elements copied per block, operations per element, share) of each copy loop the
-    staging plan prints (analysis/staging.py): a region's load where some read needs it, its
-    write-back where the block writes it whole; once per block where the plan hoists it out of
-    the `between` loops, else once per iteration of them. A copy loop walks its whole region
-    (what no read needs is skipped inside). Where uniform guards choose between regions, each
-    choice's loops count for their share (a launch runs one choice): 1 / choices."""
-    s = case.kernel.schedule
-    try:
-        staged = plan(case.kernel) if case.kernel.cached else ()
-    except StagingError:
-        return ()
-    between = _between_trips(s)
-    out = []
-    for st in staged:
-        for choice in st.choices:
-            for region in choice.regions:
-                times = (int(region.load) + int(region.write_back)) * (1 if region.hoisted else between)
-                if times:
-                    share = sympy.Rational(1, len(st.choices))
-                    out.append((st.array.name, in_parameters(region.elements * times, s) * share,
-                                _copy_ops(s, region), share))
-    return tuple(out)
-
-
-def _copy_ops(s, region) -> int:
-    """What a copy loop spends per element it copies, by the loop codegen/memory.py prints
-    for the region (COPY_OPS_PER_ELEMENT)."""
-    if len(region.dims) < 2:
-        return COPY_OPS_PER_ELEMENT["linear"]
-    return COPY_OPS_PER_ELEMENT["stepped" if stepped(s, region) else "divided"]
 
 
 _ARITHMETIC_ASSIGN = {"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
 
 
-# What the staging copies cost in 32-bit arithmetic operations (the fp32 rate; integer
-# instructions issue at half of it), by the loop codegen/memory.py prints. Per element: a
-# linear region adds nthreads to an index and checks its bounds (about 8 integer
-# instructions); a stepped box carries its coordinates (about 15); another box divides each
-# element's index by the run-time sizes of its rows, a division and a remainder with no
-# integer divider (about 50). Per loop and thread: its region's bounds in 64 bits, the loop's
-# first test and its exit (about 25), which is what a thread that copies one element pays
-# most of (polydiv at s = 1). The per-element figures are instruction counts; the division's
-# and the per-loop one were placed in their ranges on the H100 runs of docs/bench
-# (model-vs-h100.md shows each choice's figures).
-COPY_OPS_PER_ELEMENT = {"linear": 16, "stepped": 30, "divided": 100}
-COPY_LOOP_OPS = 50
 # A loop that is not unrolled spends an increment, a test and a branch per iteration: 3 integer
 # instructions, 6 at the fp32 rate. The H100's tune run of matmul (docs/bench/h100/
 # tune_matmul_n1024.json) measured the register-capped cases, whose loops are not unrolled,
@@ -581,22 +513,32 @@ def arithmetic(case, copies: tuple) -> tuple:
     times the trip counts of its serial loops and of the loops between grid and block
     levels; of an `if` with an `else` the larger branch where both are numbers; where the
     kernel's loops are not unrolled, each iteration's increment, test and branch; plus the
-    thread's share of the staging copies (`_staging_ops` of `_staging_copies`)."""
+    thread's share of the staging copies (`_staging_ops`, copies.py)."""
     s = case.kernel.schedule
-    trips = _trips(s)
+    trips = trip_counts(s)
     # IR level >= 1 (register pressure reduced, strategies/register_pressure.py) prints its
     # loops `#pragma unroll 1`: every iteration pays the loop's own instructions
     overhead = NOT_UNROLLED_ITERATION_OPS if case.kernel.ir_level >= 1 else 0
     ops32, ops64 = _ops(s.body, trips, overhead)
-    between = _between_trips(s)
+    between = between_trips(s)
     return sympy.expand(ops32 * between + _staging_ops(case, copies)), sympy.expand(ops64 * between)
 
 
 def _staging_ops(case, copies: tuple) -> sympy.Expr:
-    ops = sum((n * per for _, n, per, _ in copies), sympy.S.Zero)
-    loops = sum((share for *_, share in copies), sympy.S.Zero)
+    ops = sum((c.copied * c.per_element for c in copies), sympy.S.Zero)
+    loops = sum((c.executions * c.per_loop for c in copies), sympy.S.Zero)
     # whole operations per thread (an integer in Python and in the C of dispatch_auto)
-    return sympy.ceiling(ops / _threads(case) + COPY_LOOP_OPS * loops)
+    return sympy.ceiling(ops / threads_of(case) + loops)
+
+
+def _division(op: str, ctype: str, divisor) -> int:
+    """The operations of one operator: an integer division or remainder by a run-time value is
+    a sequence of instructions (INT_DIVISION_OPS: polydiv's `% P`, 3 per thread, made its
+    unstaged case 10 times the 13 operations counted before); by a constant the compiler
+    multiplies and shifts instead: one, as every other operator."""
+    if op in ("/", "%") and syntax.is_integer(ctype) and not isinstance(divisor, syntax.Const):
+        return INT_DIVISION_OPS
+    return 1
 
 
 def _ops(node, trips, overhead=0) -> tuple:
@@ -617,16 +559,16 @@ def _ops(node, trips, overhead=0) -> tuple:
     own = 0
     ctype = getattr(node, "ctype", "")
     if isinstance(node, syntax.Binary) and node.op not in syntax.COMPARISONS | syntax.LOGICAL:
-        own = 1
+        own = _division(node.op, ctype, node.right)
     elif isinstance(node, syntax.Unary) and node.op in ("-", "~"):
         own = 1
     elif isinstance(node, syntax.Call):
         own = 1
     elif isinstance(node, syntax.Assign) and node.op in _ARITHMETIC_ASSIGN:
-        own, ctype = 1, node.target.ctype
+        own, ctype = _division(node.op.rstrip("="), node.target.ctype, node.value), node.target.ctype
     a, b = (sympy.S.Zero, sympy.S.Zero)
     if own:
-        a, b = (sympy.S.Zero, sympy.S.One) if ctype == "double" else (sympy.S.One, sympy.S.Zero)
+        a, b = (sympy.S.Zero, sympy.Integer(own)) if ctype == "double" else (sympy.Integer(own), sympy.S.Zero)
     for child in syntax.children(node):
         if isinstance(node, syntax.Assign) and child is node.target:
             continue   # the store's own subscripts are addressing
@@ -643,7 +585,7 @@ class Prediction:
     steps: tuple                     # ((name, value), ...): the inputs and every step of FORMULA
     resident: int                    # blocks per SM (occupancy calculator)
     occupancy: float                 # active warps / max warps per SM
-    limiting: str                    # the term of the max: "global", "compute", "l1" or "blocks"
+    limiting: str                    # the term of the max: "global", "compute", "l1", "latency", "l2" or "atomic"
     bytes_moved: int                 # DRAM bytes of the whole launch (dram_bytes without the last wave's rounding)
 
     def step(self, name: str) -> float:
@@ -668,10 +610,12 @@ def at(q: Quantities, subs: dict) -> "dict | None":
     return out
 
 
-def predict(q: Quantities, subs: dict, device: Device, registers: "int | None" = None) -> "Prediction | None":
+def predict(q: Quantities, subs: dict, device: Device, registers: "int | None" = None,
+            constants: "dict | None" = None) -> "Prediction | None":
     """The predicted time of the case at `subs` on `device`; None where the block cannot be
     resident (the occupancy calculator gives 0 blocks) or a quantity is not a number.
-    registers: nvcc's count per thread instead of the tree's."""
+    registers: nvcc's count per thread instead of the tree's; constants: other values of some
+    of CONSTANTS (bench/model_vs_measured.py fits them on one GPU's runs)."""
     values = at(q, subs)
     if values is None or values["threads"] < 1 or values["blocks"] < 1:
         return None
@@ -683,7 +627,7 @@ def predict(q: Quantities, subs: dict, device: Device, registers: "int | None" =
     if detail.active_blocks < 1:
         return None
     inputs = {**{n: values[n] for n in QUANTITY_NAMES if n != "resident"}, "resident": detail.active_blocks,
-              **device_values(device)}
+              **device_values(device), **(constants or {})}
     env = evaluate(inputs)
     steps = tuple((n, env[n]) for n in (*QUANTITY_NAMES, *(name for name, _ in FORMULA)))
     terms = {t: env[t] for t in TERMS}
@@ -704,11 +648,13 @@ def formula_text(q: Quantities, k: int) -> list[str]:
     e = {n: _math(x) for n, x in q.expressions().items()}
     lines = [f"case {k}: blocks = {e['blocks']}, threads = {e['threads']}, "
              f"shared = {e['shared_bytes']} B, registers {q.registers}",
-             f"  global bytes per block = {e['global_bytes']}",
+             f"  global bytes per block = {e['global_bytes']} ({e['window_bytes']} read per iteration)",
              f"  arrays: {e['unique_bytes']} B touched, {e['read_bytes']} B read"
              + ("; blocks wait at barriers" if q.synchronised else ""),
              f"  arithmetic per thread = {e['ops32']} (32-bit) + {e['ops64']} (64-bit)",
              f"  L1 and shared-memory bytes per block = {e['l1_traffic']}",
+             f"  waits per thread: {e['misses']} global loads L1 misses, {e['hits']} it holds, "
+             f"{e['shared_waits']} shared loads, {e['barriers']} barriers",
              "  resident = blocks per SM by the occupancy calculator (registers, shared, threads)"]
     if q.atomics != 0:
         lines.insert(-1, f"  atomic updates per block = {e['atomics']}, over at most {e['atomic_spread']} elements")
