@@ -238,7 +238,8 @@ def test_tune_measure_runs_the_chosen_configurations_only(fake_gpu):
     from parakern.machine.devices import get_profile
     from parakern.pipeline import analyze
     from parakern.bench import tune_measure
-    from parakern.tuning import search, time_model
+    from parakern import search
+    from parakern.tuning import time_model
 
     text = (SAMPLES / "jacobi1d.c").read_text()
     (result,) = analyze(text, "jacobi1d.c").results

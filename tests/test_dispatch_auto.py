@@ -11,7 +11,8 @@ from conftest import SAMPLES
 from parakern.codegen.auto import auto_name, choice_type
 from parakern.codegen.tree_dispatcher import dispatcher_arguments, dispatcher_name, host_arguments
 from parakern.machine.devices import get_profile, machine_values
-from parakern.tuning import search, space, time_model
+from parakern import search
+from parakern.tuning import space, time_model
 from parakern.verify.core import Session
 from parakern.verify.points import device
 

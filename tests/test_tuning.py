@@ -21,7 +21,8 @@ from parakern.machine.devices import PROFILES, get_profile, machine_values
 from parakern.pipeline import analyze
 from parakern.symbolic.symbols import R_B, T, Z
 from parakern.bench import tune_measure
-from parakern.tuning import search, time_model
+from parakern import search
+from parakern.tuning import time_model
 
 H100 = time_model.modelled(get_profile("h100"))
 

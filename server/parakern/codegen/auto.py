@@ -5,7 +5,7 @@
 It reads the device once (cached per device): its SMs, clock, memory clock and bus width
 (bandwidth = 2 x memory clock x bus width, DDR), the arithmetic lanes per SM of its compute
 capability (machine/devices.py's table, printed here), each kernel's attributes. Then for every
-candidate of the tuned parameters (tuning/search.py: the same values, in the same order):
+candidate of the tuned parameters (search.py: the same values, in the same order):
 the schedule's facts, then every case whose kernel fits the device there
 (`<function>_<index>_select` with probe set and the case alone: the dispatcher's second pass),
 the blocks resident per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor, nvcc's registers)
@@ -22,7 +22,7 @@ from __future__ import annotations
 import sympy
 
 from parakern.codegen.cprint import INDENT, CodegenError, Names, sym_c, unused
-from parakern.tuning.search import TIE
+from parakern.search import TIE
 from parakern.tuning.space import space
 from parakern.codegen.tree_dispatcher import (EMPTY, REFUSED, _host_type, dispatcher_arguments, facts_c, forwarded,
                                          precondition, select_name)

@@ -15,7 +15,8 @@ from parakern.lsp.benchjob import DEFAULT_BLOCK_1D, DEFAULT_BLOCK_2D, DEFAULT_DA
 from parakern.machine.devices import get_profile
 from parakern.pipeline import optimize_schedule
 from parakern.reports.tuning import configuration_text, time_text, tuning_text
-from parakern.tuning import search, time_model
+from parakern import search
+from parakern.tuning import time_model
 from parakern.tuning.space import block_parameters, needed_parameters
 
 

@@ -23,7 +23,8 @@ from parakern.reports.traffic import case_line, schedule_traffic
 from parakern.reports.tuning import configuration_text, time_text
 from parakern.symbolic import constraints as cs
 from parakern.symbolic.printing import to_c, to_math
-from parakern.tuning import search, space, time_model
+from parakern import search
+from parakern.tuning import space, time_model
 
 
 def chain_text(relations) -> str:

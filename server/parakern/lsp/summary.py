@@ -74,7 +74,7 @@ class ProfileInfo:
 
 @dataclass(frozen=True)
 class TuneInfo:
-    """The time model's recommended configuration on one GPU profile (tuning/search.py)."""
+    """The time model's recommended configuration on one GPU profile (search.py)."""
     key: str                       # "h100"
     data: str                      # the values it was tuned at: "N=1024"
     configuration: str             # "case 1: s=8 B=256", or why there is none

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from parakern.tuning import time_model
 from parakern.analysis.fixed import fixable
-from parakern.tuning import search
+from parakern import search
 
 
 def formulas(result) -> list:
