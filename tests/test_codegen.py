@@ -535,7 +535,8 @@ static thread_local unsigned char *emu_shared;
 static void __syncthreads() { emu_barrier->arrive_and_wait(); }
 #define PARAKERN_DYNAMIC_SHARED(name) unsigned char *name = emu_shared
 struct cudaDeviceProp { int maxThreadsPerBlock; size_t sharedMemPerBlockOptin; int regsPerBlock;
-                        int multiProcessorCount, maxThreadsPerMultiProcessor, major, minor, l2CacheSize; };
+                        int multiProcessorCount, maxThreadsPerMultiProcessor, major, minor, l2CacheSize;
+                        char name[256]; /* dispatch_tuned keys its cache file by it */ };
 struct cudaFuncAttributes { int numRegs; };
 enum cudaError_t { cudaSuccess = 0 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize };

@@ -352,6 +352,135 @@ int matadd_0_dispatch(int N, int B0, int B1, const int *a, const int *b, int *c)
 /* ------------------------------------------------------------ dispatch_tuned */
 
 #include <mutex>
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef PARAKERN_TUNED_SUPPORT
+#define PARAKERN_TUNED_SUPPORT
+/* dispatch_tuned's measurements kept in the file PARAKERN_TUNED_CACHE names (codegen/tuned.py): its
+ * first line is the header, then one line per measurement, fields separated by tabs: dispatcher,
+ * kernels' fingerprint, device name, compute capability, parameter values (commas), case. */
+#define PARAKERN_TUNED_HEADER "parakern dispatch_tuned measurements, version 1"
+
+static void parakern_tuned_warn(const char *path, const char *why, int line)
+{
+    static std::mutex lock;
+    static bool warned = false;   /* once per process */
+    std::lock_guard<std::mutex> guard(lock);
+    if (warned)
+        return;
+    warned = true;
+    if (line > 0)
+        fprintf(stderr, "parakern: PARAKERN_TUNED_CACHE=%s: line %d %s: the file is ignored (remove it, or name "
+                "another, to keep measurements)\n", path, line, why);
+    else
+        fprintf(stderr, "parakern: PARAKERN_TUNED_CACHE=%s %s: it is ignored\n", path, why);
+}
+
+/* the device's name as the file keeps it: no tab, no line break */
+static void parakern_tuned_device(char *out, size_t size, const char *name)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < size; i++)
+        out[i] = (name[i] == '\t' || name[i] == '\n' || name[i] == '\r') ? ' ' : name[i];
+    out[i] = 0;
+}
+
+/* 1 where the file can be used (absent, empty, or every line a measurement), *found then the case
+ * the last line with this key keeps (0: none); 0 for a foreign or corrupt file (said once). */
+static int parakern_tuned_read(const char *path, const char *dispatcher, const char *fingerprint,
+                               const char *device, int major, int minor, const long long *values, int count,
+                               int *found)
+{
+    *found = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;   /* none yet: the first measurement makes it */
+    char line[4096];
+    int number = 0;
+    const char *why = 0;
+    while (!why && fgets(line, sizeof line, f)) {
+        number++;
+        size_t n = strlen(line);
+        if (n == 0 || line[n - 1] != '\n') {
+            why = "is cut or too long: not a measurement";
+            break;
+        }
+        line[n - 1] = 0;
+        if (strcmp(line, PARAKERN_TUNED_HEADER) == 0)
+            continue;   /* the first line (two processes may each have begun the file) */
+        if (number == 1) {
+            why = "is not a parakern dispatch_tuned file";
+            break;
+        }
+        char *field[6];
+        int fields = 0;
+        for (char *at = line; fields < 6; fields++) {
+            field[fields] = at;
+            char *tab = strchr(at, '\t');
+            if (!tab) {
+                fields++;
+                break;
+            }
+            *tab = 0;
+            at = tab + 1;
+        }
+        int file_major, file_minor, kept, used;
+        if (fields != 6 || sscanf(field[3], "%d.%d%n", &file_major, &file_minor, &used) != 2 || field[3][used]
+            || sscanf(field[5], "%d%n", &kept, &used) != 1 || field[5][used] || kept < 1) {
+            why = "is not a measurement";
+            break;
+        }
+        int same = strcmp(field[0], dispatcher) == 0 && strcmp(field[1], fingerprint) == 0
+                   && strcmp(field[2], device) == 0 && file_major == major && file_minor == minor;
+        int i = 0;
+        for (char *at = field[4]; *at; i++) {
+            char *end;
+            const long long v = strtoll(at, &end, 10);
+            if (end == at || (*end && *end != ',')) {
+                why = "is not a measurement";
+                break;
+            }
+            same = same && i < count && v == values[i];
+            at = *end ? end + 1 : end;
+        }
+        if (!why && same && i == count)
+            *found = kept;
+    }
+    fclose(f);
+    if (why) {
+        parakern_tuned_warn(path, why, number == 1 && strstr(why, "not a parakern") ? 0 : number);
+        *found = 0;
+        return 0;
+    }
+    return 1;
+}
+
+/* appends one measurement (the header first where the file is new); said once where it cannot */
+static void parakern_tuned_write(const char *path, const char *dispatcher, const char *fingerprint,
+                                 const char *device, int major, int minor, const long long *values, int count,
+                                 int kept)
+{
+    char record[4096];
+    int n = snprintf(record, sizeof record, "%s\t%s\t%s\t%d.%d\t", dispatcher, fingerprint, device, major, minor);
+    for (int i = 0; i < count && n > 0 && n < (int)sizeof record; i++)
+        n += snprintf(record + n, sizeof record - n, i ? ",%lld" : "%lld", values[i]);
+    if (n > 0 && n < (int)sizeof record)
+        n += snprintf(record + n, sizeof record - n, "\t%d\n", kept);
+    if (n <= 0 || n >= (int)sizeof record)
+        return;
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        parakern_tuned_warn(path, "cannot be written", 0);
+        return;
+    }
+    fseek(f, 0, SEEK_END);
+    if (ftell(f) == 0)
+        fputs(PARAKERN_TUNED_HEADER "\n", f);
+    fputs(record, f);
+    fclose(f);
+}
+#endif
 
 /* matadd:0: the case measured fastest here (codegen/tuned.py); the first call with new values
  * runs every case that fits, once untimed and up to 5 times timed (its fastest run),
@@ -376,16 +505,41 @@ int matadd_0_dispatch_tuned(int N, int B0, int B1, const int *a, const int *b, i
     for (int e = 0; e < filled; e++)
         if (memcmp(keys[e], key, sizeof key) == 0) {
             const int launched = matadd_0_select(false, fastest[e], N, B0, B1, a, b, c);
-            /* 0: it does not fit at these values of the host loop's variables: the tree decides */
+            /* 0: it does not fit at these values of the host loop's variables: the default decides */
             return launched != 0 ? launched : matadd_0_dispatch(N, B0, B1, a, b, c);
         }
+    /* a measurement kept in the file PARAKERN_TUNED_CACHE names (by another process, maybe) */
+    const char *file = getenv("PARAKERN_TUNED_CACHE");
+    char name[256] = "";
+    int usable = 0, kept = 0;
+    cudaDeviceProp prop = {};
+    if (file && *file) {
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        parakern_tuned_device(name, sizeof name, prop.name);
+        usable = parakern_tuned_read(file, "matadd_0_dispatch_tuned", "0691eb89dd298c20", name, prop.major, prop.minor, key + 1, 3, &kept);
+    }
+    if (kept > 0) {
+        const int launched = matadd_0_select(false, kept, N, B0, B1, a, b, c);
+        if (launched < 0)
+            return launched;
+        if (launched == kept) {
+            memcpy(keys[next], key, sizeof key);
+            fastest[next] = kept;
+            next = (next + 1) % 16;
+            if (filled < 16)
+                filled++;
+            return launched;
+        }
+        /* 0: the case kept does not fit here now: measured again */
+    }
     /* the arrays the cases write, as they came: every run starts from them */
     const size_t c_bytes = (size_t)(N) * (size_t)(N) * sizeof(int);
     int *c_copy = 0;
     cudaEvent_t start = 0, stop = 0;
     if (cudaMalloc((void **)&c_copy, c_bytes) != cudaSuccess
         || cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
-        cudaGetLastError();   /* no memory for the copies: the tree decides */
+        cudaGetLastError();   /* no memory for the copies: the default dispatcher decides */
         cudaFree(c_copy);
         if (start) cudaEventDestroy(start);
         if (stop) cudaEventDestroy(stop);
@@ -437,12 +591,14 @@ int matadd_0_dispatch_tuned(int N, int B0, int B1, const int *a, const int *b, i
     if (status < 0)
         return status;
     if (best == 0)
-        return matadd_0_dispatch(N, B0, B1, a, b, c);   /* no case fits by itself: the tree's answer */
+        return matadd_0_dispatch(N, B0, B1, a, b, c);   /* no case fits by itself: the default dispatcher's answer */
     memcpy(keys[next], key, sizeof key);
     fastest[next] = best;
     next = (next + 1) % 16;
     if (filled < 16)
         filled++;
+    if (usable)
+        parakern_tuned_write(file, "matadd_0_dispatch_tuned", "0691eb89dd298c20", name, prop.major, prop.minor, key + 1, 3, best);
     return matadd_0_select(false, best, N, B0, B1, a, b, c);
 }
 

@@ -451,8 +451,10 @@ int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, dou
 /* ------------------------------------------------------------ dispatch_tuned */
 
 #include <mutex>
+#include <stdio.h>
+#include <stdlib.h>
 
-/* matvec:0: the size of 'y' is not visible (a pointer): its copy cannot be made; the tree's dispatcher decides */
+/* matvec:0: the size of 'y' is not visible (a pointer): its copy cannot be made; the default dispatcher decides */
 int matvec_0_dispatch_tuned(int m, int n, int B, const double *A, const double *x, double *y)
 {
     return matvec_0_dispatch(m, n, B, A, x, y);

@@ -343,8 +343,10 @@ int saxpy_0_dispatch(int n, int B, float alpha, const float *x, float *y)
 /* ------------------------------------------------------------ dispatch_tuned */
 
 #include <mutex>
+#include <stdio.h>
+#include <stdlib.h>
 
-/* saxpy:0: the size of 'y' is not visible (a pointer): its copy cannot be made; the tree's dispatcher decides */
+/* saxpy:0: the size of 'y' is not visible (a pointer): its copy cannot be made; the default dispatcher decides */
 int saxpy_0_dispatch_tuned(int n, int B, float alpha, const float *x, float *y)
 {
     return saxpy_0_dispatch(n, B, alpha, x, y);

@@ -154,7 +154,10 @@ def _assemble(parts: list[ScheduleCode], preamble: bool) -> str:
                                     + [p.dispatcher for p in parts]) + "\n")
         if any(p.tuned for p in parts):
             chunks.append("/* ------------------------------------------------------------ dispatch_tuned */\n\n"
-                          + "\n\n".join([tuned_dispatcher.INCLUDES.rstrip("\n"), tuned_dispatcher.cache_support()]
+                          + "\n\n".join([tuned_dispatcher.INCLUDES.rstrip("\n")]
+                                        + ([tuned_dispatcher.cache_support()]
+                                           if any(tuned_dispatcher.measures(p.tuned) for p in parts if p.tuned)
+                                           else [])
                                         + [p.tuned for p in parts if p.tuned])
                           + "\n")
         if any(p.auto for p in parts):

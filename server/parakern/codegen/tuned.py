@@ -185,6 +185,13 @@ static void parakern_tuned_write(const char *path, const char *dispatcher, const
 #endif"""
 
 
+def measures(source: str) -> bool:
+    """Whether a printed dispatch_tuned measures (and so reads and writes the cache file): one that
+    cannot (no case, an array of unknown size) is the default dispatcher, and the file's functions
+    would be unused (nvcc warns)."""
+    return "parakern_tuned_read(" in source
+
+
 def tuned_name(schedule) -> str:
     """`<function>_<index>_dispatch_tuned`: the one place its name is made."""
     return f"{schedule.function}_{schedule.index}_dispatch_tuned"
