@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from parakern import dispatch
 from parakern.bench import plan as planning
 from parakern.machine.devices import get_profile
 from parakern.verify.points import device
@@ -51,7 +52,10 @@ def test_jacobi_plan_h100(jacobi):
                               get_profile("h100"))
     assert len(plan.points) == 6
     p = _at(plan, B=8, s=2)
-    assert p.case == 1 and p.launch["grid"] == [64, 1, 1] and p.launch["shared_bytes"] == 8 * 8 * 2 + 8
+    # the case is the default dispatcher's (the model's fastest that fits), tree_case the tree's
+    choice = dispatch.choose(result.tree, get_profile("h100"), p.values)
+    assert (p.case, p.tree_case, p.holds) == (choice.case, 1, (1, 2, 3)) and p.launch == p.launch_of(p.case)
+    assert p.launch_of(1)["grid"] == [64, 1, 1] and p.launch_of(1)["shared_bytes"] == 8 * 8 * 2 + 8
     skipped = _at(plan, B=2048, s=1)
     assert skipped.skipped and "dim >= 1" in skipped.reason
 
@@ -59,13 +63,16 @@ def test_jacobi_plan_h100(jacobi):
 def test_jacobi_plan_cases_by_machine(jacobi):
     _, result = jacobi
     data, sweep = {"N": [1026]}, {"B": [8], "s": [1, 2, 4]}
+    # the tree's order (tree_case); the default dispatcher picks among the cases that fit (holds)
     small_z = planning.make_plan(result, data, sweep, device(65536, 100, 1024))
-    assert [p.case for p in small_z.points] == [1, 2, 2]           # 8Bs+8 > Z: stage a slice only
+    assert [p.tree_case for p in small_z.points] == [1, 2, 2]       # 8Bs+8 > Z: stage a slice only
+    assert [p.holds for p in small_z.points] == [(1, 2, 3), (2, 3), (2, 3)]
+    assert all(p.case in p.holds for p in small_z.points)
     tiny_z = planning.make_plan(result, data, sweep, device(65536, 50, 1024))
-    assert [p.case for p in tiny_z.points] == [3, 3, 3]             # nothing staged
+    assert [(p.tree_case, p.case) for p in tiny_z.points] == [(3, 3)] * 3     # nothing staged
     # 20 registers a thread take 3072 per 128 threads, 14 take 2048: only case 3's kernel fits
     few_regs = planning.make_plan(result, data, sweep, device(2048, 100, 1024))
-    assert [p.case for p in few_regs.points] == [3, 3, 3]            # picked by the second pass, by the fit
+    assert [(p.tree_case, p.case) for p in few_regs.points] == [(3, 3)] * 3   # the tree: by the second pass
     none_fits = planning.make_plan(result, data, sweep, device(1024, 100, 1024))
     assert none_fits.points[0].skipped and "take 2048 > 1024 per block" in none_fits.points[0].reason
     few_threads = planning.make_plan(result, data, sweep, device(65536, 1 << 16, 4))
@@ -89,20 +96,22 @@ def test_matadd_plan_h100(matadd):
 
 
 def test_every_case_plans_the_kernels_the_device_can_run(jacobi):
-    """On an H100 only case 1 holds for Jacobi, yet every kernel fits: --every-case times
-    them all; a kernel whose own shared memory or threads exceed the device is still left out."""
+    """On an H100 only case 1's constraints hold for Jacobi, yet every kernel fits: the default
+    dispatcher chooses among them all, and the bench times them all; a kernel whose own shared
+    memory or threads exceed the device is still left out."""
     _, result = jacobi
     h100 = get_profile("h100")
     data, sweep = {"N": [1026]}, {"B": [8], "s": [2]}
     only = planning.make_plan(result, data, sweep, h100)
     every = planning.make_plan(result, data, sweep, h100, every_case=True)
-    assert only.points[0].runs == only.points[0].holds == (1,)
-    assert every.points[0].case == 1 and every.points[0].runs == (1, 2, 3)
+    assert only.points[0].runs == only.points[0].holds == (1, 2, 3) and only.points[0].tree_case == 1
+    assert every.points[0].case == only.points[0].case and every.points[0].runs == (1, 2, 3)
     assert set(dict(every.points[0].launches)) == {1, 2, 3}
-    assert "machine constraints dropped: 2, 3" in planning.plan_text(every)
+    if only.points[0].case != 1:
+        assert "(the tree's order: case 1)" in planning.plan_text(every)
     # case 1 stages 8*B*s + 8 bytes; with Z = 100 at B = 8, s = 2 (136 bytes) it cannot run at all
     small = planning.make_plan(result, data, sweep, device(65536, 100, 1024), every_case=True)
-    assert small.points[0].case == 2 and 1 not in small.points[0].runs and 3 in small.points[0].runs
+    assert small.points[0].tree_case == 2 and 1 not in small.points[0].runs and 3 in small.points[0].runs
 
 
 def test_serial_cache_is_shared_by_the_same_program(jacobi, tmp_path):
@@ -179,7 +188,7 @@ def test_tables_mark_best():
     text = report.table_text(ms, ["B0", "B1"], ["N"], dispatches=ds)
     blocks = text.split("\n\n")
     assert [b.splitlines()[0].split(":")[0] for b in blocks[:3]] == ["case 1, N=4096", "case 2, N=4096",
-                                                                      "dispatcher, N=4096"]
+                                                                      "tree dispatcher, N=4096"]
     case1 = blocks[0].splitlines()
     best = [line for line in case1[1:] if "*" in line]
     assert len(best) == 1 and best[0].lstrip().startswith("4x16") and "200.00x *" in best[0]
@@ -194,7 +203,7 @@ def test_tables_mark_best():
                                  "100 GB/s = 25% of a "
                                  "device copy (400 GB/s), 20 registers")
     assert summary[2] == "skipped at N=4096 B0=32 B1=64 s=1: B0*B1 <= T is false"
-    assert summary[3] == "dispatcher: launched the fastest case at 5 of 6 points; launched the case the plan " \
+    assert summary[3] == "tree dispatcher: launched the fastest case at 5 of 6 points; launched the case the plan " \
                          "expects at 6 of 6"
     assert summary[4].startswith("  elsewhere it ran at 48%-48% of the fastest case's speed")
     md = report.table_text(ms, ["B0", "B1"], ["N"], markdown=True, dispatches=ds)
@@ -417,7 +426,7 @@ def test_gpu_page_shows_dispatch_tuned_beside_the_tree_dispatcher(tmp_path):
     assert done.returncode == 0, done.stderr
     rows = {line.split(" | ")[0].lstrip("| "): line for line in out.read_text().splitlines()
             if line.startswith("| stencil2d_N8192: ")}
-    assert rows["stencil2d_N8192: dispatcher >= 90 % of the best case, every point"].endswith("| **no** |")
+    assert rows["stencil2d_N8192: tree dispatcher >= 90 % of the best case, every point"].endswith("| **no** |")
     assert rows["stencil2d_N8192: dispatch_tuned >= 90 % of the best case, every point"].endswith("| yes |")
     assert "dispatch_tuned (the case measured fastest at its first call): the fastest case at 6 of 6" in out.read_text()
 

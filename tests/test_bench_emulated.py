@@ -67,9 +67,11 @@ def test_matadd_every_output(tmp_path):
     assert r["launch"] == {"grid": [2, 4, 1], "block": [8, 8, 1], "shared_bytes": 0, "threads": 64,
                            "registers": 16}
     assert [(d["case"], d["correct"]) for d in doc["dispatcher"]] == [(1, True), (1, True)]
+    assert [(d["case"], d["picked"], d["correct"]) for d in doc["dispatcher_default"]] == [(1, 1, True)] * 2
     assert [(d["case"], d["correct"], d["kind"]) for d in doc["dispatcher_tuned"]] == [(1, True, "tuned dispatcher")] * 2
-    csv_rows = (tmp_path / "r.csv").read_text().splitlines()     # header, 2 cases, 2 + 2 dispatcher calls
-    assert sorted(r.split(",")[3] for r in csv_rows[1:]) == ["case"] * 2 + ["dispatcher"] * 2 + ["dispatcher_tuned"] * 2
+    csv_rows = (tmp_path / "r.csv").read_text().splitlines()     # header, 2 cases, 2 + 2 + 2 dispatcher calls
+    assert sorted(r.split(",")[3] for r in csv_rows[1:]) == (["case"] * 2 + ["dispatcher"] * 2
+                                                             + ["dispatcher_default"] * 2 + ["dispatcher_tuned"] * 2)
     assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
     assert "dispatcher, N=32: speedup over serial C" in done.stdout
     assert "tuned dispatcher, N=32: speedup over serial C" in done.stdout
@@ -78,15 +80,21 @@ def test_matadd_every_output(tmp_path):
 
 
 def test_cases_by_region_and_host_loops(tmp_path):
-    """A device with 2 KiB of shared memory: jacobi's case 1 (8Bs+8 bytes) where it fits, case 2
-    (8B+8) where it does not; T=3 time steps launch three times per call; the dispatcher agrees."""
+    """A device with 2 KiB of shared memory: the tree's dispatcher launches jacobi's case 1 (8Bs+8
+    bytes) where it fits, case 2 (8B+8) where it does not; T=3 time steps launch three times per
+    call; each case that fits runs, and the default dispatcher launches the plan's choice."""
     done = _bench(SAMPLES / "jacobi1d.c", "--data", "N=258", "--data", "T=3", "--sweep", "B=16,64",
                   "--sweep", "s=1,4", "--repeat", 1, "--json", tmp_path / "j.json",
                   PARAKERN_FAKE_DEVICE="65536,2048,1024")
     assert done.returncode == 0, done.stderr
     doc = json.loads((tmp_path / "j.json").read_text())
-    ran = {(r["values"]["B"], r["values"]["s"]): (r["case"], r["calls"], r["correct"]) for r in doc["results"]}
-    assert ran == {(16, 1): (1, 3, True), (16, 4): (1, 3, True), (64, 1): (1, 3, True), (64, 4): (2, 3, True)}
+    # every case whose kernel fits runs (those the default dispatcher chooses among): case 1 not at B=64, s=4
+    ran = {(r["values"]["B"], r["values"]["s"], r["case"]): (r["calls"], r["correct"]) for r in doc["results"]}
+    assert ran == {(b, s, k): (3, True) for b, s in ((16, 1), (16, 4), (64, 1), (64, 4)) for k in (1, 2, 3)
+                   if (b, s, k) != (64, 4, 1)}
+    # the default dispatcher launched the case the plan's rule (dispatch.choose) picks, every call
+    assert all(d["cases"] == [d["picked"]] and d["calls"] == 3 and d["correct"] for d in doc["dispatcher_default"])
+    assert len(doc["dispatcher_default"]) == 4
     launched = {(d["values"]["B"], d["values"]["s"]): (d["cases"], d["calls"], d["correct"]) for d in doc["dispatcher"]}
     assert launched[(64, 4)] == ([2], 3, True) and launched[(16, 1)] == ([1], 3, True)
     # dispatch_tuned: never case 1 where it does not fit; every call right, one case per point
@@ -95,7 +103,7 @@ def test_cases_by_region_and_host_loops(tmp_path):
              for d in doc["dispatcher_tuned"]}
     assert tuned[(64, 4)][0] != [1]
     assert all(len(cases) == 1 and calls == 3 and ok for cases, calls, ok in tuned.values())
-    big = next(r for r in doc["results"] if r["case"] == 2)
+    big = next(r for r in doc["results"] if r["case"] == 2 and (r["values"]["B"], r["values"]["s"]) == (64, 4))
     assert big["launch"]["shared_bytes"] == 8 * 64 + 8 and big["launch"]["grid"] == [1, 4, 1]
 
 
@@ -140,7 +148,8 @@ def test_a_wrong_kernel_is_caught(fake_gpu):
     assert not outcome.correct
     (m,) = outcome.measurements
     assert m.correct is False and m.mismatch.startswith("c[0]: expected ") and "differ)" in m.mismatch
-    assert [(d.kind, d.correct, d.case) for d in outcome.dispatches] == [("dispatcher", False, 1),
+    assert [(d.kind, d.correct, d.case) for d in outcome.dispatches] == [("default dispatcher", False, 1),
+                                                                          ("tree dispatcher", False, 1),
                                                                           ("tuned dispatcher", False, 1)]
 
 
@@ -238,7 +247,8 @@ def test_tune_measure_runs_the_chosen_configurations_only(fake_gpu):
     from parakern.machine.devices import get_profile
     from parakern.pipeline import analyze
     from parakern.bench import tune_measure
-    from parakern.tuning import search, time_model
+    from parakern import search
+    from parakern.tuning import time_model
 
     text = (SAMPLES / "jacobi1d.c").read_text()
     (result,) = analyze(text, "jacobi1d.c").results
@@ -301,8 +311,9 @@ def test_an_instance_in_a_host_loop_keeps_the_hosts_time_step(tmp_path):
                   "--instances", "--repeat", 1, "--json", tmp_path / "j.json")
     assert done.returncode == 0, done.stderr
     doc = json.loads((tmp_path / "j.json").read_text())
-    assert [(r["case"], r["compile_time"], r["calls"], r["correct"]) for r in doc["results"]] == [
-        (1, False, 3, True), (1, True, 3, True)]
+    # every case fits there (the default dispatcher chooses among them): each, and its instance
+    assert sorted((r["case"], r["compile_time"], r["calls"], r["correct"]) for r in doc["results"]) == [
+        (k, fixed, 3, True) for k in (1, 2, 3) for fixed in (False, True)]
 
 
 def test_a_point_where_the_host_loop_runs_no_step_is_skipped_with_its_reason(tmp_path):
@@ -314,7 +325,8 @@ def test_a_point_where_the_host_loop_runs_no_step_is_skipped_with_its_reason(tmp
     assert "nan" not in done.stdout and "FAILED" not in done.stdout
     assert "skipped at N=34 T=0 B=8 s=1: the function does not execute the schedule" in done.stdout
     doc = json.loads((tmp_path / "j.json").read_text())
-    assert [(r["values"]["T"], r["case"], r["correct"]) for r in doc["results"]] == [(0, None, None), (2, 1, True)]
+    assert [(r["values"]["T"], r["case"], r["correct"]) for r in doc["results"]] == [(0, None, None), (2, 1, True),
+                                                                                   (2, 2, True), (2, 3, True)]
     assert [d["values"]["T"] for d in doc["dispatcher"]] == [2]
     # T = 0 alone: nothing is measured, which is no success (it exited 0)
     done = _bench(SAMPLES / "jacobi1d.c", "--data", "N=34", "--data", "T=0", "--sweep", "B=8", "--sweep", "s=1",

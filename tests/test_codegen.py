@@ -309,9 +309,9 @@ def test_jacobi_launch_dims_and_shared_bytes():
 
 def test_dispatcher_contract_text():
     text = emit_file(analysis("jacobi1d"))
-    assert "int jacobi1d_0_dispatch(int N, int s, int B, int *a, int t)\n{\n    return jacobi1d_0_select(false, 0, " in text
+    assert "int jacobi1d_0_dispatch_tree(int N, int s, int B, int *a, int t)\n{\n    return jacobi1d_0_select(false, 0, " in text
     start = text.index("static int jacobi1d_0_select(bool probe, int only, int N, int s, int B, int *a, int t)\n{")
-    disp = text[start:text.index("int jacobi1d_0_dispatch(int N", start)]
+    disp = text[start:text.index("int jacobi1d_0_dispatch_tree(int N", start)]
     assert "cudaGetDevice(&device)" in disp and "cudaGetDeviceProperties(&prop, device)" in disp
     assert "static thread_local cudaDeviceProp prop;" in disp   # a host thread per GPU reads its own
     assert disp.index("jacobi1d_0_try_case1(") < disp.index("jacobi1d_0_try_case3(")
@@ -337,7 +337,7 @@ def test_dispatcher_contract_text():
 def test_dispatcher_falls_back_on_the_real_fit(tmp_path):
     """matmul's case 1 (counted 48 registers: 6144 per 128 threads <= R_B) compiled by nvcc into a
     kernel needing 60 (8192), on a device with R_B = 7000: no other case's region (R_B < 6144)
-    contains it, so without the second pass nothing would run. The dispatcher launches case 2,
+    contains it, so without the second pass nothing would run. The tree's dispatcher launches case 2,
     whose real kernel fits (40 registers: 5120), and the product is right; with every case
     needing 60, nothing fits."""
     from parakern.verify.build import HEADER
@@ -351,7 +351,7 @@ int main() {{
     parakern_cpu_set_device(7000, 48 * 1024, 1024);
     parakern_cpu_set_registers((const void *)matmul_0_case1, 60);
     parakern_cpu_set_registers((const void *)matmul_0_case2, 40);
-    int r = matmul_0_dispatch({n}, {b0}, {ub1}, {s}, a, b, c);
+    int r = matmul_0_dispatch_tree({n}, {b0}, {ub1}, {s}, a, b, c);
     float worst = 0.0f;
     for (int i = 0; i < {n}; i++)
         for (int j = 0; j < {n}; j++) {{
@@ -362,7 +362,7 @@ int main() {{
             if (d > worst) worst = d;
         }}
 {{too_many}}
-    int none = matmul_0_dispatch({n}, {b0}, {ub1}, {s}, a, b, c);
+    int none = matmul_0_dispatch_tree({n}, {b0}, {ub1}, {s}, a, b, c);
     printf("%d %g %d\\n", r, worst, none);
 }}
 """
@@ -535,7 +535,8 @@ static thread_local unsigned char *emu_shared;
 static void __syncthreads() { emu_barrier->arrive_and_wait(); }
 #define PARAKERN_DYNAMIC_SHARED(name) unsigned char *name = emu_shared
 struct cudaDeviceProp { int maxThreadsPerBlock; size_t sharedMemPerBlockOptin; int regsPerBlock;
-                        int multiProcessorCount, maxThreadsPerMultiProcessor, major, minor, l2CacheSize; };
+                        int multiProcessorCount, maxThreadsPerMultiProcessor, major, minor, l2CacheSize;
+                        char name[256]; /* dispatch_tuned keys its cache file by it */ };
 struct cudaFuncAttributes { int numRegs; };
 enum cudaError_t { cudaSuccess = 0 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize };
@@ -681,7 +682,7 @@ def test_occupancy_cases_get_a_diagnostic_not_a_dispatcher():
 
 @pytest.mark.skipif(GXX is None, reason="g++ is not on PATH")
 def test_dispatcher_asks_the_device_once(tmp_path):
-    """In a time loop the dispatcher runs once per step: it reads the device's properties and
+    """In a time loop the tree's dispatcher runs once per step: it reads the device's properties and
     each kernel's attributes once per device, and raises a kernel's dynamic shared memory limit
     (above 48 KB) once, not at every launch."""
     from parakern.verify.build import HEADER
@@ -694,12 +695,12 @@ static int a[2 * {n}];
 int main() {{
     parakern_cpu_set_device(65536, 200 * 1024, 1024);
     long before = parakern_cpu_attribute_queries();
-    int first = jacobi1d_0_dispatch({n}, {s}, {b}, a, 0);
+    int first = jacobi1d_0_dispatch_tree({n}, {s}, {b}, a, 0);
     long after_first = parakern_cpu_attribute_queries();
-    int second = jacobi1d_0_dispatch({n}, {s}, {b}, a, 1);
+    int second = jacobi1d_0_dispatch_tree({n}, {s}, {b}, a, 1);
     long after_second = parakern_cpu_attribute_queries();
     parakern_cpu_set_device(65536, 200 * 1024, 1024);   /* another device: asked again */
-    int third = jacobi1d_0_dispatch({n}, {s}, {b}, a, 0);
+    int third = jacobi1d_0_dispatch_tree({n}, {s}, {b}, a, 0);
     printf("%d %d %d %ld %ld %ld\\n", first, second, third, after_first - before, after_second - after_first,
            parakern_cpu_attribute_queries() - after_second);
 }}

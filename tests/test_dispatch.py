@@ -1,6 +1,8 @@
-"""The one dispatch rule: the generated C dispatcher, run on the CPU emulation, and the Python
+"""The one dispatch rule: the generated C dispatchers, run on the CPU emulation, and the Python
 rule (parakern.dispatch.choose) pick the same case, with the same launch, on many random
-devices, compiled register counts and parameter points; both passes and the launch limits."""
+devices (limits, and the SMs and speeds of a few GPUs), compiled register counts and parameter
+points: the default dispatcher (the time model's fastest case that fits) and the tree's (both
+passes); the launch limits."""
 import functools
 import random
 import shutil
@@ -10,18 +12,20 @@ import pytest
 import sympy
 
 from conftest import SAMPLES
-from parakern.verify.points import device
+from parakern.machine.devices import get_profile
+from parakern.verify.points import device, profile_arguments
 from parakern import dispatch
 from parakern.analysis.facts import substitutions
 from parakern.tuning.space import block_parameters
 from parakern.analysis.facts import check_facts
 from parakern.codegen import dispatcher_name, emit_file, kernel_name
-from parakern.codegen.tree_dispatcher import forwarded, is_array
+from parakern.codegen.tree_dispatcher import forwarded, is_array, tree_name
 from parakern.pipeline import analyze
 from parakern.verify.build import HEADER
 
 GXX = shutil.which("g++")
 LINES = 150            # (device, registers, point) lines per sample
+BASES = ("h100", "t4", "a100")   # the SMs, per-SM limits and speeds of the emulated devices
 
 # Only the choice is under test: the launch is recorded, not run (the arrays are null).
 RECORDER = r"""
@@ -47,14 +51,16 @@ def _schedules(name: str) -> list:
 
 
 def _main(results) -> str:
-    """Reads `schedule regsPerBlock sharedMemPerBlockOptin maxThreadsPerBlock numRegs... params...`
-    lines; prints per line the dispatcher's return value and the launch it made."""
-    lines = ["int main() {", "    int which;", "    while (scanf(\"%d\", &which) == 1) {",
+    """Reads `schedule base regsPerBlock sharedMemPerBlockOptin maxThreadsPerBlock numRegs... params...`
+    lines; prints per line, for the default dispatcher and then the tree's, its return value and
+    the launch it made."""
+    profiles = [", ".join(map(str, profile_arguments(get_profile(key)))) for key in BASES]
+    lines = ["int main() {", "    int which, base;", "    while (scanf(\"%d %d\", &which, &base) == 2) {",
              "        long long rpb, optin, tmax;",
-             "        if (scanf(\"%lld %lld %lld\", &rpb, &optin, &tmax) != 3) return 1;",
-             "        parakern_cpu_set_device((int)rpb, (size_t)optin, (int)tmax);",
-             "        launched_grid = launched_block = dim3(0, 0, 0); launched_shared = 0;",
-             "        int r = -3;"]
+             "        if (scanf(\"%lld %lld %lld\", &rpb, &optin, &tmax) != 3) return 1;"]
+    lines += [f"        if (base == {i}) parakern_cpu_set_profile({args});" for i, args in enumerate(profiles)]
+    lines += ["        parakern_cpu_set_device((int)rpb, (size_t)optin, (int)tmax);",
+              "        int r = -3, r_tree = -3;"]
     for i, result in enumerate(results):
         s = result.schedule
         lines.append(f"        if (which == {i}) {{")
@@ -66,8 +72,13 @@ def _main(results) -> str:
             lines.append(f"            {'double' if floating else 'long long'} v_{p.name};"
                          f" if (scanf(\"{'%lf' if floating else '%lld'}\", &v_{p.name}) != 1) return 1;")
         args = forwarded(s, lambda x: "nullptr" if is_array(x) else f"({x.ctype})v_{x.name}")
-        lines += [f"            r = {dispatcher_name(s)}({', '.join(args)});", "        }"]
-    lines += ["        printf(\"%d %u %u %u %u %u %u %zu\\n\", r, launched_grid.x, launched_grid.y, launched_grid.z,",
+        lines += ["            launched_grid = launched_block = dim3(0, 0, 0); launched_shared = 0;",
+                  f"            r = {dispatcher_name(s)}({', '.join(args)});",
+                  "            printf(\"%d %u %u %u %u %u %u %zu \", r, launched_grid.x, launched_grid.y, launched_grid.z,",
+                  "                   launched_block.x, launched_block.y, launched_block.z, launched_shared);",
+                  "            launched_grid = launched_block = dim3(0, 0, 0); launched_shared = 0;",
+                  f"            r_tree = {tree_name(s)}({', '.join(args)});", "        }"]
+    lines += ["        printf(\"%d %u %u %u %u %u %u %zu\\n\", r_tree, launched_grid.x, launched_grid.y, launched_grid.z,",
               "               launched_block.x, launched_block.y, launched_block.z, launched_shared);",
               "    }", "}"]
     return "\n".join(lines) + "\n"
@@ -126,6 +137,7 @@ def test_c_dispatcher_and_python_rule_agree(tmp_path, name):
     assert build.returncode == 0, build.stderr[:3000]
 
     rng = random.Random(f"dispatch:{name}")
+    bases = random.Random(f"bases:{name}")   # apart: the points and devices are those the tree's rule was tested on
     lines, expected = [], []
     for _ in range(LINES):
         which = rng.randrange(len(results))
@@ -133,27 +145,32 @@ def test_c_dispatcher_and_python_rule_agree(tmp_path, name):
         values = _point(rng, result)
         assert values is not None, "no point satisfies the facts"
         rpb, optin, tmax, regs = _machine(rng, result, values)
+        base = bases.randrange(len(BASES))
         ints = {n: v for n, v in values.items() if isinstance(v, int)}
-        choice = dispatch.choose(result.tree, device(rpb, optin, tmax), ints, regs)
-        lines.append(" ".join(map(str, [which, rpb, optin, tmax, *regs, *values.values()])))
+        choice = dispatch.choose(result.tree, device(rpb, optin, tmax, get_profile(BASES[base])), ints, regs)
+        lines.append(" ".join(map(str, [which, base, rpb, optin, tmax, *regs, *values.values()])))
         expected.append((lines[-1], choice))
     run = subprocess.run([str(tmp_path / "dispatch")], input="\n".join(lines) + "\n", capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr[:3000]
     out = run.stdout.splitlines()
     assert len(out) == len(expected)
-    passes = set()
+    passes, others = set(), 0
     for (line, choice), got in zip(expected, out):
         fields = [int(x) for x in got.split()]
-        assert fields[0] == (choice.case or -1), f"{name}: {line}: C {fields[0]}, Python {choice}"
-        if choice.case is not None:
-            sizes = choice.launches[choice.case - 1]
-            assert fields[1:] == [*sizes.grid, *sizes.block, sizes.shared_bytes], f"{name}: {line}"
-        passes.add(choice.by)
-    # the lines reach both outcomes, and the second pass where the tree has one
-    assert "" in passes and dispatch.FIRST_PASS in passes, passes
+        for case, launched, what in ((choice.case, fields[:8], "default"), (choice.tree, fields[8:], "tree")):
+            assert launched[0] == (case or -1), f"{name}: {line}: {what}: C {launched[0]}, Python {choice}"
+            if case is not None:
+                sizes = choice.launches[case - 1]
+                assert launched[1:] == [*sizes.grid, *sizes.block, sizes.shared_bytes], f"{name}: {line}: {what}"
+        passes |= {choice.by, choice.tree_by}
+        others += choice.case != choice.tree
+    # the lines reach both outcomes, both rules, and the second pass where the tree has one
+    assert {"", dispatch.FASTEST, dispatch.FIRST_PASS} <= passes, passes
     if len(dispatch.passes(results[0].tree)) > 1:
         assert dispatch.SECOND_PASS in passes, passes
+    if len(results[0].tree.cases) > 1:   # the model's choice is not the tree's everywhere
+        assert others > 0
 
 
 ALL_SAMPLES = sorted(str(p.relative_to(SAMPLES))[:-2] for p in SAMPLES.rglob("*.c") if p.parent.name != "wrong")

@@ -2,7 +2,6 @@
 bus width, per-SM limits: parakern_cpu_set_profile) it picks the configuration `parakern tune`
 picks (the same candidates, rule and model, in C), launches it, and the arrays match the serial
 C run with those parameters."""
-import dataclasses
 import shutil
 
 import pytest
@@ -11,21 +10,20 @@ from conftest import SAMPLES
 from parakern.codegen.auto import auto_name, choice_type
 from parakern.codegen.tree_dispatcher import dispatcher_arguments, dispatcher_name, host_arguments
 from parakern.machine.devices import get_profile, machine_values
-from parakern.tuning import search, space, time_model
+from parakern import search
+from parakern.tuning import space, time_model
 from parakern.verify.core import Session
-from parakern.verify.points import device
+from parakern.verify.points import device, profile_arguments
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not on PATH")
 
-# The emulated GPU: an H100 SXM5 whose memory clock and bus width give 3.328 TB/s exactly.
-SMS, CC, THREADS_PER_SM, BLOCKS_PER_SM, RESERVED = 132, (9, 0), 2048, 32, 1024
-CLOCK_KHZ, MEMORY_KHZ, BUS_BITS = 1980000, 2600000, 5120
+# The emulated GPU: an H100 SXM5, its limits, SMs and speeds (verify sets them at every point:
+# points.profile_arguments); DEVICE is what the C reads of it.
 H100 = get_profile("h100")
-L2_BYTES = H100.l2_cache_bytes
-# what the C reads of the emulated device: DRAM at twice its memory clock over the bus, in GB/s
-DEVICE = dataclasses.replace(time_model.modelled(H100), memory_bandwidth_gbps=2.0 * MEMORY_KHZ * 1000.0 * (BUS_BITS // 8) / 1e9)
 MACHINE = machine_values(H100)
 EMULATED = device(MACHINE["R_B"], MACHINE["Z"], MACHINE["T"])
+DEVICE = time_model.modelled(EMULATED)
+PROFILE = ", ".join(map(str, profile_arguments(EMULATED)))
 
 # Data sizes small enough for the emulation, uneven where the facts allow.
 CASES = {
@@ -59,9 +57,7 @@ def _shim(result) -> str:
 
 
 def _transform(cu: str, results) -> str:
-    profile = (f"static const bool parakern_profile_set = (parakern_cpu_set_profile({SMS}, {CC[0]}, {CC[1]}, "
-               f"{THREADS_PER_SM}, {BLOCKS_PER_SM}, {RESERVED}, {CLOCK_KHZ}, {MEMORY_KHZ}, {BUS_BITS}, {L2_BYTES}), true);")
-    return cu + "\n#include <string>\n" + profile + "\n" + "\n".join(_shim(r) for r in results) + "\n"
+    return cu + "\n#include <string>\n" + "\n".join(_shim(r) for r in results) + "\n"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -117,8 +113,7 @@ def test_the_c_model_predicts_what_the_python_model_predicts_at_large_sizes(tmp_
             expected.append(c.prediction.ranked)   # what time_case returns: the time, ties broken
     (tmp_path / "main.cpp").write_text("\n".join([
         '#include "kernels.cu"', "#include <stdio.h>", "int main() {",
-        f"parakern_cpu_set_profile({SMS}, {CC[0]}, {CC[1]}, {THREADS_PER_SM}, {BLOCKS_PER_SM}, {RESERVED}, "
-        f"{CLOCK_KHZ}, {MEMORY_KHZ}, {BUS_BITS}, {L2_BYTES});",
+        f"parakern_cpu_set_profile({PROFILE});",
         f"parakern_cpu_set_device({MACHINE['R_B']}, {MACHINE['Z']}, {MACHINE['T']}, 48 * 1024);", *registers,
         "int dv; cudaGetDevice(&dv); cudaDeviceProp prop; cudaGetDeviceProperties(&prop, dv);",
         "parakern_model_device d;", "if (!parakern_read_model_device(dv, prop, &d)) return 1;",

@@ -13,7 +13,7 @@ from conftest import SAMPLES
 from parakern.codegen.tree_dispatcher import dispatcher_arguments, dispatcher_name, forwarded, select_name
 from parakern.codegen.tuned import ENOUGH_MS, TIMED_RUNS, copied_arrays, keyed_parameters, tuned_name
 from parakern.pipeline import analyze
-from parakern.tuning import search
+from parakern import search
 from parakern.verify.core import Session
 from test_dispatch_auto import CASES, DEVICE, EMULATED
 

@@ -1,8 +1,8 @@
 """The tree describes the real machine (registers per block, launch limits): on every sample
 and every program of the PolyBench-style corpus, z3 shows that no "no kernel fits" region
 holds a point where some case's own kernel fits, that every case's kernel launches within
-CUDA's limits, and that a case is listed on a GPU profile exactly when the dispatcher can
-pick it there (the others flagged theoretical); on random machines and points, the
+CUDA's limits, and that a case is listed on a GPU profile exactly when its kernel can run
+there (the others flagged theoretical); on random machines and points, the
 dispatcher refuses exactly inside the "no kernel fits" regions."""
 from __future__ import annotations
 
@@ -69,9 +69,10 @@ def test_every_case_kernel_launches_within_cuda_limits(path):
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=IDS)
 def test_profiles_and_theoretical_cases(path):
-    """A case is on a profile iff its constraints and needs, at the profile's R_B, Z, T, have
-    a solution in the program parameters (checked here with the machine symbols bound by
-    equations, not substituted); a case on none is flagged theoretical in the JSON."""
+    """A case is on a profile iff what its kernel needs, at the profile's R_B, Z, T, has a
+    solution in the program parameters (its constraints aside: the default dispatcher launches
+    any case that fits; checked here with the machine symbols bound by equations, not
+    substituted); a case on none is flagged theoretical in the JSON."""
     for result in _trees(path):
         report = tree_json(result.tree)
         for k, (case, shown) in enumerate(zip(result.tree.cases, report["cases"]), 1):
@@ -79,8 +80,7 @@ def test_profiles_and_theoretical_cases(path):
             for key in sorted(PROFILES):
                 values = machine_values(get_profile(key))
                 machine = [sympy.Eq(R_B, values["R_B"]), sympy.Eq(Z, values["Z"]), sympy.Eq(T, values["T"])]
-                system = _system(case.constraints.relations + case.needs.relations + tuple(machine),
-                                 case.constraints.facts)
+                system = _system(case.needs.relations + tuple(machine), case.constraints.facts)
                 if cs.consistent(system).status != "unsat":
                     on.append(key)
             assert sorted(shown["profiles"]) == on, f"{result.schedule.id} case {k}"
@@ -145,7 +145,7 @@ def _resident(case, blocks: int, s: int, staged: bool):
 
 def test_staging_counter_offers_the_unstaged_variant_where_staging_halves_occupancy():
     """With --staging h100 the tree has, where the tile fits, both the staged kernel and the
-    one without shared memory; the dispatcher picks the unstaged one exactly where staging
+    one without shared memory; the tree's dispatcher picks the unstaged one exactly where staging
     leaves fewer than half the resident blocks of the unstaged one on an H100."""
     result = _staged_jacobi()
     tree = result.tree
@@ -161,11 +161,11 @@ def test_staging_counter_offers_the_unstaged_variant_where_staging_halves_occupa
                 continue
             values = {"N": 1 << 20, "B": B, "s": s}
             choice = dispatch.choose(tree, machine, values)
-            case = tree.cases[choice.case - 1]
+            case = tree.cases[choice.tree - 1]
             staged_case = next(c for c in tree.cases if c.kernel.cached)
             unstaged_case = tree.cases[offered[0] - 1]
             halves = 2 * _resident(staged_case, B, s, True) < _resident(unstaged_case, B, s, False)
-            assert (not case.kernel.cached) == halves, (B, s, choice.case)
+            assert (not case.kernel.cached) == halves, (B, s, choice.tree)
             seen.add(halves)
     assert seen == {True, False}
 

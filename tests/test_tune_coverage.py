@@ -16,7 +16,8 @@ from parakern.analysis.facts import substitutions
 from parakern.tuning.space import tuned_parameters
 from parakern.machine.devices import get_profile
 from parakern.pipeline import analyze
-from parakern.tuning import coverage, search, time_model
+from parakern import search
+from parakern.tuning import coverage, time_model
 
 H100 = time_model.modelled(get_profile("h100"))
 

@@ -9,7 +9,8 @@ from conftest import ROOT
 from parakern.commands import cli
 from parakern.machine.devices import get_profile
 from parakern.pipeline import analyze
-from parakern.tuning import search, time_model
+from parakern import search
+from parakern.tuning import time_model
 
 THREE_MM = "samples/polybench/three_mm.c"
 DATA = {"ni": 1000, "nj": 300, "nk": 800, "nl": 2000, "nm": 100}   # sizes where the three picks differ

@@ -23,7 +23,8 @@ from parakern.machine.devices import PROFILES, get_profile, machine_values
 from parakern.pipeline import analyze
 from parakern.symbolic.symbols import R_B, T, Z
 from parakern.bench import tune_measure
-from parakern.tuning import search, time_model
+from parakern import search
+from parakern.tuning import time_model
 
 H100 = time_model.modelled(get_profile("h100"))
 
@@ -330,7 +331,7 @@ def test_hover_shows_the_recommendation_per_profile():
     assert [t.key for t in summary.tuning] == ["h100", "t4"]
     assert all(t.data == "n=1024" and t.configuration.startswith("case 1: B=") and t.predicted for t in summary.tuning)
     text = tuning_markdown(summary)
-    assert "**Recommended**" in text and "- **H100** at n=1024: case 1: B=" in text and "predicted" in text
+    assert "**Recommended values**" in text and "- **H100** at n=1024: case 1: B=" in text and "predicted" in text
 
 
 def test_sector_bytes_by_the_stride_between_lanes():
@@ -375,22 +376,21 @@ def test_tiny_blocks_are_limited_by_starting_them():
 def test_the_model_may_prefer_a_case_the_tree_does_not():
     """jacobi1d at N = 4194306 on an H100: the tree prefers the staged case 1 wherever its tile
     fits, the model the unstaged case 3 (staging copies cost more than the three neighbours
-    they share); tune offers both at each candidate, marks the model's own choice, and every
-    configuration's case fits there."""
+    they share); tune offers both at each candidate, marks the one the default dispatcher launches
+    there (the model's), and every configuration's case fits there."""
     result = _results("samples/jacobi1d.c")[0]
     tuning = search.tune(result, {"N": 4194306, "t": 0}, H100)
     pick = tuning.pick
-    assert pick.case == 3 and pick.by == search.MODEL
+    assert pick.case == 3 and pick.by == dispatch.FASTEST
     machine = H100
     at_pick = [c for c in tuning.configurations if c.values == pick.values]
     assert {1, 3} <= {c.case for c in at_pick}   # the staged case is offered there too, slower
     for c in tuning.configurations:
         choice = dispatch.choose(result.tree, machine, substitutions(result.schedule, {"N": 4194306, **dict(c.values)}))
         assert c.case in (choice.case, *choice.fits)
-        assert (c.by == search.MODEL) == (c.case != choice.case)
-    from parakern.lsp.summarize import tune_info
-    info = tune_info(result, "h100", {"N": 4194306})   # the hover says whose choice it is
-    assert info.configuration.startswith("case 3: ") and "`jacobi1d_0_dispatch_auto` picks it" in info.configuration
+        assert (c.by == search.ANOTHER) == (c.case != choice.case)
+    at = substitutions(result.schedule, {"N": 4194306, **dict(pick.values)})
+    assert dispatch.choose(result.tree, machine, at).tree == 1   # the tree's order launches the staged case
 
 
 def _analysed(path: str, text: str):

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from parakern.verify import HEADER, Session, device, text, verify_file
+from parakern.verify.points import TREE
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "samples").glob("*.c"))
@@ -124,7 +125,7 @@ def jacobi():
 ])
 def test_dispatcher_picks_the_case_of_the_device(jacobi, R_B, Z, T, case):
     values = {"N": 50, "s": 4, "B": 4}          # 8*B*s + 8 = 136, 8*B + 8 = 40
-    point = jacobi.run("jacobi1d:0", values, device(R_B, Z, T))
+    point = jacobi.run("jacobi1d:0", values, device(R_B, Z, T), rule=TREE)   # the tree's order
     assert point.expected == case
     assert point.chosen == (case,) * 3          # T = 3 time steps: three launches
     assert point.ok, (point.error, point.mismatches)

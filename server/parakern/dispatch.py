@@ -1,26 +1,38 @@
 """The one rule that picks the case of a case tree that runs, for given machine and parameter values.
 
-Every consumer uses it: the generated C dispatcher is printed from the description here
-(codegen/tree_dispatcher.py), verify computes the case the dispatcher must return with
-`choose`, the bench plans its sweep with it, the editor's hover shows which case runs on
-which GPU profile with `on_profile`.
+Every consumer uses it: the generated C dispatchers are printed from the description here
+(codegen/tree_dispatcher.py), verify computes the case a dispatcher must return with
+`choose`, the bench plans its sweep with it, tune searches through it, the editor's hover and
+`optimize` say which case runs on which GPU profile with it.
 
-The rule. The machine values are those the dispatcher reads: R_B = regsPerBlock,
-Z = sharedMemPerBlockOptin, T = maxThreadsPerBlock. The cases are tried in the tree's
+The machine values are those the dispatcher reads: R_B = regsPerBlock, Z =
+sharedMemPerBlockOptin, T = maxThreadsPerBlock. A case *fits* at the call's values where its
+launch is within CUDA's limits (`LAUNCH_BOUNDS`) and its compiled kernel fits the device
+(`fits`: its registers per block as the hardware allocates them <= R_B, shared bytes <= Z,
+threads <= T), its constraints aside.
+
+The default rule (`<function>_<index>_dispatch`): among the cases that fit, the one the time
+model predicts fastest on the device (tuning/time_model.py: `predict`, FORMULA's `ranked`; the
+device's SMs, clocks, bandwidth and L2, read once per device), a case later in the tree's order
+taking the place of an earlier one only where it is predicted faster by more than TIE
+(relative): ties go to the tree's order. Predicted time is the tree's performance counter (the
+paper's P_i). Where no case that fits has a prediction (no block can be resident, or the
+device lacks a fact the model reads), the tree's rule decides.
+
+The tree's rule (the paper's, `<function>_<index>_dispatch_tree`): the cases in the tree's
 order, in two passes:
 
-  1. the first case whose launch is within CUDA's limits (`LAUNCH_BOUNDS`), whose constraints
-     hold (the tree's order of preference) and whose compiled kernel fits (`fits`: its
-     registers per block as the hardware allocates them <= R_B, shared bytes <= Z,
-     threads <= T);
-  2. when none, the first case whose compiled kernel fits and launches, its constraints
-     aside: the tree's constraints were derived from the IR's register counts, which nvcc's
-     kernel need not match, and a hole of the tree is often where another leaf's kernel
-     fits (the tree's uncovered regions are where none does).
+  1. the first case whose constraints hold (the tree's order of preference) and that fits;
+  2. when none, the first case that fits, its constraints aside: the tree's constraints were
+     derived from the IR's register counts, which nvcc's kernel need not match, and a hole of
+     the tree is often where another leaf's kernel fits (the tree's uncovered regions are where
+     none does).
 
-The compiled register counts are cudaFuncGetAttributes' in the C; a Python caller may
-give them, otherwise the IR's counts of the cases are used. blockDim.x and .y need no
-test of their own: threads <= T, and T <= 1024 = maxThreadsDim.x = .y on every GPU.
+The tree still proves coverage and the regions where no kernel fits: where no case fits, both
+rules launch nothing. The compiled register counts are cudaFuncGetAttributes' in the C (and
+cudaOccupancyMaxActiveBlocksPerMultiprocessor's blocks per SM, from the same kernels); a
+Python caller may give them, otherwise the IR's counts of the cases are used. blockDim.x and
+.y need no test of their own: threads <= T, and T <= 1024 = maxThreadsDim.x = .y on every GPU.
 """
 from __future__ import annotations
 
@@ -40,10 +52,15 @@ from parakern.machine.devices import PROFILES, Device, get_profile, machine_valu
 from parakern.machine.limits import BLOCK_LIMITS, GRID_LIMITS
 from parakern.symbolic.printing import to_text
 from parakern.symbolic.symbols import R_B, T, Z
+from parakern.tuning import time_model
 
 BLOCK_Z_LIMIT = BLOCK_LIMITS[2]          # blockDim.z (x and y: within T, which is at most 1024)
 MACHINE_SYMBOLS = (R_B, Z, T)
-FIRST_PASS, SECOND_PASS = "constraints", "fit"    # what each pass tests beside the fit
+FIRST_PASS, SECOND_PASS = "constraints", "fit"    # the tree's passes: what each tests beside the fit
+FASTEST = "fastest"                               # the default rule: the model's fastest of those that fit
+# Relative: a case later in the tree's order is taken for one predicted faster by more than this
+# (far above the rounding by which C's doubles and Python's floats of FORMULA can differ).
+TIE = 1e-9
 
 
 # ------------------------------------------------------------------ the description
@@ -138,20 +155,27 @@ class Sizes:
 
 @dataclass(frozen=True)
 class Choice:
-    case: "int | None"                   # 1-based case launched; None: the dispatcher returns PARAKERN_NO_CASE_FITS
-    by: str                              # the pass that chose it (FIRST_PASS, SECOND_PASS), "" when none
+    case: "int | None"                   # 1-based case the default dispatcher launches; None: it returns
+                                         # PARAKERN_NO_CASE_FITS
+    by: str                              # what chose it: FASTEST, or the tree's pass (FIRST_PASS, SECOND_PASS)
+                                         # where no case that fits has a prediction; "" when none fits
     holds: tuple                         # cases the first pass accepts: constraints hold, kernel fits
-    fits: tuple                          # cases the second pass accepts (their kernel fits, constraints aside)
+    fits: tuple                          # cases that fit (their kernel and launch, constraints aside):
+                                         # the second pass's and the default rule's candidates
     can_run: tuple                       # cases whose kernel fits the device here, machine constraints
                                          # dropped and registers aside (the bench's --every-case)
     launches: tuple                      # Sizes per case, in the tree's order
     refusals: tuple                      # per case why the first pass refuses it ('' where it accepts)
     limits: tuple = ()                   # per case the device limit its launch exceeds ('' where none)
+    tree: "int | None" = None            # the case the tree's rule launches (dispatch_tree)
+    tree_by: str = ""                    # the tree's pass that chose it
+    predictions: tuple = ()              # per case its time_model.Prediction (None: it does not fit, or
+                                         # the model has no time for it here)
 
     @property
     def accepted(self) -> tuple:
-        """The cases the choosing pass accepts (the first of them is `case`)."""
-        return self.fits if self.by == SECOND_PASS else self.holds
+        """The cases the choosing rule chose among (`case` is one of them)."""
+        return self.fits if self.by in (FASTEST, SECOND_PASS) else self.holds
 
     @property
     def reason(self) -> str:
@@ -163,6 +187,10 @@ class Choice:
         if limits and all(limits) and len(set(limits)) == 1:
             return f"{limits[0]} (every case)"
         return "; ".join(f"case {k}: {limit or why}" for k, (why, limit) in enumerate(zip(self.refusals, limits), 1))
+
+    def prediction(self, k: int) -> "time_model.Prediction | None":
+        """Case k's predicted launch (1-based), where it fits and the model has a time for it."""
+        return self.predictions[k - 1] if self.predictions else None
 
     # `limits` holds, per case, what its kernel's own fit or launch lacks on this device
     # (registers, shared memory, threads, launch limits), whatever its constraints say.
@@ -278,19 +306,51 @@ def launch_refusal(tree, k: int, values: Mapping) -> str:
 
 
 def choose(tree, device: Device, values: Mapping, registers: "Sequence[int] | None" = None) -> Choice:
-    """The case the dispatcher launches at these parameter values (names or symbols -> ints;
-    derived scalars not given are computed) on this machine. registers: the compiled
-    register count of each case (cudaFuncGetAttributes' numRegs); the IR's counts when None."""
+    """The case the default dispatcher launches at these parameter values (names or symbols ->
+    ints; derived scalars not given are computed) on this machine, and the tree's (`tree`).
+    registers: the compiled register count of each case (cudaFuncGetAttributes' numRegs); the
+    IR's counts when None."""
     rules = case_rules(tree)
     counts = list(registers) if registers is not None else [int(c.counter("registers")) for c in tree.cases]
     subs = substitutions(tree.schedule, values)
     verdicts = [_judge(rule, subs, device, n) for rule, n in zip(rules, counts)]
     holds = tuple(k for k, v in enumerate(verdicts, 1) if not v.refusal)
     fits = tuple(k for k, v in enumerate(verdicts, 1) if v.fits_anyway) if len(passes(tree)) > 1 else holds
-    case, by = (holds[0], FIRST_PASS) if holds else (fits[0], SECOND_PASS) if fits else (None, "")
+    tree_case, tree_by = (holds[0], FIRST_PASS) if holds else (fits[0], SECOND_PASS) if fits else (None, "")
+    predictions = _predictions(tree, device, subs, fits, counts)
+    best = fastest(fits, predictions)
+    case, by = (best, FASTEST) if best is not None else (tree_case, tree_by)
     return Choice(case, by, holds, fits, tuple(k for k, v in enumerate(verdicts, 1) if v.can_run),
                   tuple(v.sizes for v in verdicts), tuple(v.refusal for v in verdicts),
-                  tuple(v.limit for v in verdicts))
+                  tuple(v.limit for v in verdicts), tree_case, tree_by, predictions)
+
+
+def fastest(fits: Sequence[int], predictions: Sequence) -> "int | None":
+    """The default rule's pick among the cases that fit (in the tree's order): the least ranked
+    time, a later case taking an earlier one's place only where faster by more than TIE; None
+    where none has a prediction. The C prints the same comparison."""
+    best, best_time = None, 0.0
+    for k in fits:
+        p = predictions[k - 1] if predictions else None
+        if p is None:
+            continue
+        if best is None or p.ranked < best_time * (1 - TIE):
+            best, best_time = k, p.ranked
+    return best
+
+
+def _predictions(tree, device: Device, subs: dict, fits: tuple, counts: list) -> tuple:
+    """Per case the model's prediction where it fits (None elsewhere, and everywhere on a device
+    without the facts the model reads, as the C where it cannot read them)."""
+    out: list = [None] * len(tree.cases)
+    try:
+        time_model.modelled(device)
+    except time_model.ModelError:
+        return tuple(out)
+    quantities = time_model.tree_quantities(tree)
+    for k in fits:
+        out[k - 1] = time_model.predict(quantities[k - 1], subs, device, counts[k - 1])
+    return tuple(out)
 
 
 # ------------------------------------------------------------------ which case runs on which GPU
@@ -346,3 +406,33 @@ def reachable(tree, keys=None, timeout_ms: int = 2000) -> tuple:
                 on.append(key)
         out.append((k, tuple(on)))
     return tuple(out)
+
+
+def runnable(tree, keys=None, timeout_ms: int = 2000) -> tuple:
+    """((case, (profile keys whose limits let its kernel run for some values of the program
+    parameters)), ...): R_B, Z, T of the GPU in what its kernel needs (`Case.needs`), its
+    constraints aside, as the default rule takes any case that fits. A case with none is
+    theoretical: no known GPU's limits let its kernel run (devices.PROFILES by default)."""
+    keys = tuple(keys) if keys is not None else tuple(sorted(PROFILES))
+    values = {key: machine_values(get_profile(key)) for key in keys}
+    out = []
+    for k, case in enumerate(tree.cases, 1):
+        on = []
+        for key in keys:
+            system = _needs_on(case, values[key])
+            if system is not None and cs.possible(system, timeout_ms):
+                on.append(key)
+        out.append((k, tuple(on)))
+    return tuple(out)
+
+
+def _needs_on(case, values: dict) -> "cs.System | None":
+    """What case's kernel needs, with the machine values of a GPU; None when false there."""
+    needs = case.needs
+    mapping = {s: sympy.Integer(values[s.name]) for r in needs.all() + case.constraints.facts
+               for s in r.free_symbols if s.name in values}
+    relations = [r.xreplace(mapping) for r in needs.relations]
+    facts = [f.xreplace(mapping) for f in case.constraints.facts]
+    if any(r is sympy.false for r in relations + facts):
+        return None
+    return cs.System(tuple(r for r in relations if r is not sympy.true), tuple(facts))

@@ -3,9 +3,10 @@
  * (registers counted for sm_80). Regenerate with `parakern emit` rather than edit.
  *
  * Per meta_schedule: one __global__ kernel per case of its case tree, and a host
- * dispatcher that launches the first case whose constraints hold on the current
- * device and whose compiled kernel really fits it (dispatch_tuned: the case measured
- * fastest there; dispatch_auto: the time model's choice, block sizes included).
+ * dispatcher that launches, of the cases whose compiled kernel fits the current device,
+ * the one the time model predicts fastest there (dispatch_tree: the first whose
+ * constraints hold, the paper's rule; dispatch_tuned: the case measured fastest there;
+ * dispatch_auto: the time model's choice, block sizes included).
  *
  * Integer / and % are C's, which truncate. The analysis reads them as floor and mod:
  * the same for the non-negative parameters and loop variables that hypothesis (H1)
@@ -35,16 +36,21 @@ extern "C" {
 #endif
 
 /*
- * matadd:0 (samples/matadd.c:10:5): 1 case, tried in order, then by the real fit of nvcc's kernels alone
+ * matadd:0 (samples/matadd.c:10:5): 1 case
  *   1: B0*B1 <= T && 2048*((B0*B1 + 127)/128) <= R_B   (1) (4b) (3a)
  *   no case fits where T < B0*B1
  *   no case fits where R_B < 2048*((B0*B1 + 127)/128)
  *   no case fits where 65536 <= dim0
- * Returns the case launched (1), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ * matadd_0_dispatch launches, of the cases whose kernel fits this device and launches at
+ * these values, the one the time model predicts fastest here (ties: the tree's order);
+ * matadd_0_dispatch_tree the first in the tree's order whose constraints hold and whose kernel fits,
+ * then the first whose kernel fits (the paper's rule).
+ * Both return the case launched (1), PARAKERN_NOTHING_TO_DO (an empty meta_for),
  * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int matadd_0_dispatch(int N, int B0, int B1, const int *a, const int *b, int *c);
+int matadd_0_dispatch_tree(int N, int B0, int B1, const int *a, const int *b, int *c);
 
 /* matadd:0: launches the case measured fastest on this device for these parameter values
  * (the first call with them runs every case that fits); returns as matadd_0_dispatch */
@@ -95,201 +101,12 @@ __global__ void matadd_0_case1(int *__restrict__ c, const int *__restrict__ a,
 
 /* ------------------------------------------------------------ host */
 
-/* matadd:0, case 1: launches matadd_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
- * probe: only says that it would, launching nothing); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matadd_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                              bool &raised, bool by_fit, bool probe, long long N, long long B0,
-                              long long B1, int *c, const int *a, const int *b)
-{
-    (void)raised;
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = (B1 + N/2 - 1)/B1;
-    const long long grid_y = (B0 + N - 1)/B0;
-    const long long block_x = B1;
-    const long long block_y = B0;
-    const long long threads = block_x * block_y;
-    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long R_B = prop.regsPerBlock;
-    /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(B0*B1 <= T && 2048*((B0*B1 + 127)/128) <= R_B))
-        return 0;
-    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (probe)
-        return 1;  /* asked which case, not to launch it */
-    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(matadd_0_case1, grid, block, 0, c, a, b, (int)N, (int)B0, (int)B1);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
-}
-
-/* matadd:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
- * only > 0: case only alone, where its kernel fits (its constraints aside) */
-static int matadd_0_select(bool probe, int only, int N, int B0, int B1, const int *a, const int *b,
-                           int *c)
-{
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0)))
-        return PARAKERN_INVALID_VALUES;
-    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
-    if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
-        return PARAKERN_NOTHING_TO_DO;
-    /* read once per device and host thread (a thread per GPU must not read another's): its
-     * properties, each kernel's attributes (nvcc's registers) */
-    static thread_local cudaDeviceProp prop;
-    static thread_local cudaFuncAttributes attrs[1];
-    static thread_local bool raised[1];
-    static thread_local int prop_device = -1;
-    int device;
-    if (cudaGetDevice(&device) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
-    if (device != prop_device) {
-        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        if (cudaFuncGetAttributes(&attrs[0], matadd_0_case1) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[0] = false;
-        prop_device = device;
-    }
-    int launched;
-    switch (only) {  /* one case alone, by the fit of its kernel */
-    case 0:
-        break;
-    case 1:
-        return matadd_0_try_case1(prop, attrs[0], raised[0], true, probe, N, B0, B1, c, a, b);
-    default:
-        return 0;
-    }
-    if ((launched = matadd_0_try_case1(prop, attrs[0], raised[0], false, probe, N, B0, B1, c, a, b)) != 0)
-        return launched;
-    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
-     * kernels need not use the registers counted; a hole of the tree may fit one) */
-    if ((launched = matadd_0_try_case1(prop, attrs[0], raised[0], true, probe, N, B0, B1, c, a, b)) != 0)
-        return launched;
-    /* No case fits this device for these parameters: the tree's uncovered regions are
-     *   T < B0*B1   (threads)
-     *   R_B < 2048*((B0*B1 + 127)/128)   (registers)
-     *   65536 <= dim0   (launch) */
-    return PARAKERN_NO_CASE_FITS;
-}
-
-int matadd_0_dispatch(int N, int B0, int B1, const int *a, const int *b, int *c)
-{
-    return matadd_0_select(false, 0, N, B0, B1, a, b, c);
-}
-
-/* ------------------------------------------------------------ dispatch_tuned */
-
-#include <mutex>
-
-/* matadd:0: the case measured fastest here (codegen/tuned.py); the first call with new values
- * runs every case that fits, once untimed and up to 5 times timed (its fastest run),
- * each from a copy of the arrays the cases write */
-int matadd_0_dispatch_tuned(int N, int B0, int B1, const int *a, const int *b, int *c)
-{
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0)))
-        return PARAKERN_INVALID_VALUES;
-    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
-    if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
-        return PARAKERN_NOTHING_TO_DO;
-    static std::mutex lock;
-    static long long keys[16][4];   /* device, N, B0, B1 */
-    static int fastest[16];
-    static int filled = 0, next = 0;
-    std::lock_guard<std::mutex> guard(lock);
-    int device;
-    if (cudaGetDevice(&device) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
-    const long long key[4] = {device, (long long)N, (long long)B0, (long long)B1};
-    for (int e = 0; e < filled; e++)
-        if (memcmp(keys[e], key, sizeof key) == 0) {
-            const int launched = matadd_0_select(false, fastest[e], N, B0, B1, a, b, c);
-            /* 0: it does not fit at these values of the host loop's variables: the tree decides */
-            return launched != 0 ? launched : matadd_0_dispatch(N, B0, B1, a, b, c);
-        }
-    /* the arrays the cases write, as they came: every run starts from them */
-    const size_t c_bytes = (size_t)(N) * (size_t)(N) * sizeof(int);
-    int *c_copy = 0;
-    cudaEvent_t start = 0, stop = 0;
-    if (cudaMalloc((void **)&c_copy, c_bytes) != cudaSuccess
-        || cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
-        cudaGetLastError();   /* no memory for the copies: the tree decides */
-        cudaFree(c_copy);
-        if (start) cudaEventDestroy(start);
-        if (stop) cudaEventDestroy(stop);
-        return matadd_0_dispatch(N, B0, B1, a, b, c);
-    }
-    if (cudaMemcpy(c_copy, c, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
-        cudaFree(c_copy);
-        if (start) cudaEventDestroy(start);
-        if (stop) cudaEventDestroy(stop);
-        return PARAKERN_CUDA_ERROR;
-    }
-    int best = 0;
-    float best_ms = 0.0f;
-    int status = 0;
-    for (int k = 1; k <= 1 && status >= 0; k++) {
-        const int fits = matadd_0_select(true, k, N, B0, B1, a, b, c);
-        if (fits <= 0) {   /* its kernel does not fit this device, or an error */
-            status = fits;
-            continue;
-        }
-        float ms = 0.0f, timed = 0.0f;   /* the fastest timed run; all of them */
-        for (int run = 0; run <= 5 && status >= 0 && timed < 10.0f; run++) {
-            if (cudaMemcpy(c, c_copy, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
-                status = PARAKERN_CUDA_ERROR;
-                break;
-            }
-            cudaEventRecord(start);
-            const int launched = matadd_0_select(false, k, N, B0, B1, a, b, c);
-            cudaEventRecord(stop);
-            float elapsed = 0.0f;
-            if (launched <= 0 || cudaEventSynchronize(stop) != cudaSuccess
-                || cudaEventElapsedTime(&elapsed, start, stop) != cudaSuccess)
-                status = launched < 0 ? launched : PARAKERN_CUDA_ERROR;
-            else if (run > 0) {   /* the first run loads the kernel: untimed */
-                ms = run == 1 || elapsed < ms ? elapsed : ms;
-                timed += elapsed;
-            }
-        }
-        if (status >= 0 && (best == 0 || ms < best_ms)) {
-            best = k;
-            best_ms = ms;
-        }
-    }
-    if (cudaMemcpy(c, c_copy, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess)
-        status = PARAKERN_CUDA_ERROR;
-    cudaFree(c_copy);
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-    if (status < 0)
-        return status;
-    if (best == 0)
-        return matadd_0_dispatch(N, B0, B1, a, b, c);   /* no case fits by itself: the tree's answer */
-    memcpy(keys[next], key, sizeof key);
-    fastest[next] = best;
-    next = (next + 1) % 16;
-    if (filled < 16)
-        filled++;
-    return matadd_0_select(false, best, N, B0, B1, a, b, c);
-}
-
-/* ------------------------------------------------------------ dispatch_auto */
-
 #ifndef PARAKERN_MODEL_SUPPORT
 #define PARAKERN_MODEL_SUPPORT
 /* What parakern's time model reads of a device (tuning/time_model.py). */
 struct parakern_model_device {
     double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock; double l1_latency; double shared_latency; double l2_latency; double dram_latency; double barrier_latency; double op_latency;
+    int device;   /* which device these are: what a kernel's blocks per SM are remembered for */
 };
 
 /* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
@@ -305,6 +122,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
         cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
         cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)
         return 0;
+    m->device = device;
     m->sms = prop.multiProcessorCount;
     m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
     m->clock = clock_khz * 1000.0;
@@ -398,11 +216,414 @@ static double matadd_0_time_case1(const parakern_model_device *dev, long long N,
     const long long hits = 0;
     const long long shared_waits = 0;
     const long long barriers = 0;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matadd_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+    /* blocks per SM of this kernel: asked once per device and launch shape, per host thread */
+    static thread_local int memo_device = -1, memo_resident = 0;
+    static thread_local int memo_threads = 0;
+    static thread_local size_t memo_shared = 0;
+    if (memo_device != dev->device || memo_threads != (int)threads || memo_shared != (size_t)shared_bytes) {
+        int resident;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matadd_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess)
+            return -1.0;
+        memo_device = dev->device;
+        memo_threads = (int)threads;
+        memo_shared = (size_t)shared_bytes;
+        memo_resident = resident;
+    }
+    if (memo_resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)memo_resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
 }
+
+/* matadd:0, case 1: launches matadd_0_case1 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
+ * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
+static int matadd_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                              bool &raised, bool by_fit, bool probe, long long N, long long B0,
+                              long long B1, int *c, const int *a, const int *b)
+{
+    (void)raised;
+    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
+    const long long grid_x = (B1 + N/2 - 1)/B1;
+    const long long grid_y = (B0 + N - 1)/B0;
+    const long long block_x = B1;
+    const long long block_y = B0;
+    const long long threads = block_x * block_y;
+    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
+        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
+    /* the machine parameters */
+    const long long T = prop.maxThreadsPerBlock;
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(B0*B1 <= T && 2048*((B0*B1 + 127)/128) <= R_B))
+        return 0;
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
+        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 1;  /* asked which case, not to launch it */
+    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
+    PARAKERN_LAUNCH(matadd_0_case1, grid, block, 0, c, a, b, (int)N, (int)B0, (int)B1);
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
+}
+
+/* matadd:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
+ * only > 0: case only alone, where its kernel fits (its constraints aside) */
+static int matadd_0_select(bool probe, int only, int N, int B0, int B1, const int *a, const int *b,
+                           int *c)
+{
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0)))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
+        return PARAKERN_NOTHING_TO_DO;
+    /* read once per device and host thread (a thread per GPU must not read another's): its
+     * properties, each kernel's attributes (nvcc's registers) */
+    static thread_local cudaDeviceProp prop;
+    static thread_local cudaFuncAttributes attrs[1];
+    static thread_local bool raised[1];
+    static thread_local int prop_device = -1;
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess)
+        return PARAKERN_CUDA_ERROR;
+    if (device != prop_device) {
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        if (cudaFuncGetAttributes(&attrs[0], matadd_0_case1) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[0] = false;
+        prop_device = device;
+    }
+    int launched;
+    switch (only) {  /* one case alone, by the fit of its kernel */
+    case 0:
+        break;
+    case 1:
+        return matadd_0_try_case1(prop, attrs[0], raised[0], true, probe, N, B0, B1, c, a, b);
+    default:
+        return 0;
+    }
+    if ((launched = matadd_0_try_case1(prop, attrs[0], raised[0], false, probe, N, B0, B1, c, a, b)) != 0)
+        return launched;
+    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
+     * kernels need not use the registers counted; a hole of the tree may fit one) */
+    if ((launched = matadd_0_try_case1(prop, attrs[0], raised[0], true, probe, N, B0, B1, c, a, b)) != 0)
+        return launched;
+    /* No case fits this device for these parameters: the tree's uncovered regions are
+     *   T < B0*B1   (threads)
+     *   R_B < 2048*((B0*B1 + 127)/128)   (registers)
+     *   65536 <= dim0   (launch) */
+    return PARAKERN_NO_CASE_FITS;
+}
+
+int matadd_0_dispatch_tree(int N, int B0, int B1, const int *a, const int *b, int *c)
+{
+    return matadd_0_select(false, 0, N, B0, B1, a, b, c);
+}
+
+/* matadd:0: the default dispatcher: of the cases whose kernel fits this device and launches at
+ * these values, the one the time model predicts fastest here (codegen/fastest.py) */
+int matadd_0_dispatch(int N, int B0, int B1, const int *a, const int *b, int *c)
+{
+    /* read once per device and host thread: what the time model reads of it */
+    static thread_local parakern_model_device dev;
+    static thread_local int known = -1;
+    static thread_local int modelled = 0;
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess)
+        return PARAKERN_CUDA_ERROR;
+    if (device != known) {
+        cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        modelled = parakern_read_model_device(device, prop, &dev);
+        if (!modelled)
+            (void)cudaGetLastError();   /* a speed it cannot read: the tree's rule, no error */
+        known = device;
+    }
+    int best = 0;
+    double best_time = 0.0;
+    for (int k = 1; modelled && k <= 1; ++k) {
+        const int got = matadd_0_select(true, k, N, B0, B1, a, b, c);
+        if (got < 0)
+            return got;   /* values refused, or a CUDA error */
+        if (got != k)
+            continue;   /* its kernel does not fit or launch here (or nothing is to run) */
+        double t = -1.0;
+        switch (k) {
+        case 1: t = matadd_0_time_case1(&dev, N, B0, B1); break;
+        }
+        if (t < 0.0)
+            continue;   /* no block of it can be resident */
+        /* the fastest; a later case only where faster by more than the tie (dispatch.TIE) */
+        if (best == 0 || t < best_time * (1.0 - 1e-09)) {
+            best = k;
+            best_time = t;
+        }
+    }
+    /* the fastest (by its fit); where no case that fits has a time, the tree's rule, which also
+     * says why none fits */
+    return matadd_0_select(false, best, N, B0, B1, a, b, c);
+}
+
+/* ------------------------------------------------------------ dispatch_tuned */
+
+#include <mutex>
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef PARAKERN_TUNED_SUPPORT
+#define PARAKERN_TUNED_SUPPORT
+/* dispatch_tuned's measurements kept in the file PARAKERN_TUNED_CACHE names (codegen/tuned.py): its
+ * first line is the header, then one line per measurement, fields separated by tabs: dispatcher,
+ * kernels' fingerprint, device name, compute capability, parameter values (commas), case. */
+#define PARAKERN_TUNED_HEADER "parakern dispatch_tuned measurements, version 1"
+
+static void parakern_tuned_warn(const char *path, const char *why, int line)
+{
+    static std::mutex lock;
+    static bool warned = false;   /* once per process */
+    std::lock_guard<std::mutex> guard(lock);
+    if (warned)
+        return;
+    warned = true;
+    if (line > 0)
+        fprintf(stderr, "parakern: PARAKERN_TUNED_CACHE=%s: line %d %s: the file is ignored (remove it, or name "
+                "another, to keep measurements)\n", path, line, why);
+    else
+        fprintf(stderr, "parakern: PARAKERN_TUNED_CACHE=%s %s: it is ignored\n", path, why);
+}
+
+/* the device's name as the file keeps it: no tab, no line break */
+static void parakern_tuned_device(char *out, size_t size, const char *name)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < size; i++)
+        out[i] = (name[i] == '\t' || name[i] == '\n' || name[i] == '\r') ? ' ' : name[i];
+    out[i] = 0;
+}
+
+/* 1 where the file can be used (absent, empty, or every line a measurement), *found then the case
+ * the last line with this key keeps (0: none); 0 for a foreign or corrupt file (said once). */
+static int parakern_tuned_read(const char *path, const char *dispatcher, const char *fingerprint,
+                               const char *device, int major, int minor, const long long *values, int count,
+                               int *found)
+{
+    *found = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;   /* none yet: the first measurement makes it */
+    char line[4096];
+    int number = 0;
+    const char *why = 0;
+    while (!why && fgets(line, sizeof line, f)) {
+        number++;
+        size_t n = strlen(line);
+        if (n == 0 || line[n - 1] != '\n') {
+            why = "is cut or too long: not a measurement";
+            break;
+        }
+        line[n - 1] = 0;
+        if (strcmp(line, PARAKERN_TUNED_HEADER) == 0)
+            continue;   /* the first line (two processes may each have begun the file) */
+        if (number == 1) {
+            why = "is not a parakern dispatch_tuned file";
+            break;
+        }
+        char *field[6];
+        int fields = 0;
+        for (char *at = line; fields < 6; fields++) {
+            field[fields] = at;
+            char *tab = strchr(at, '\t');
+            if (!tab) {
+                fields++;
+                break;
+            }
+            *tab = 0;
+            at = tab + 1;
+        }
+        int file_major, file_minor, kept, used;
+        if (fields != 6 || sscanf(field[3], "%d.%d%n", &file_major, &file_minor, &used) != 2 || field[3][used]
+            || sscanf(field[5], "%d%n", &kept, &used) != 1 || field[5][used] || kept < 1) {
+            why = "is not a measurement";
+            break;
+        }
+        int same = strcmp(field[0], dispatcher) == 0 && strcmp(field[1], fingerprint) == 0
+                   && strcmp(field[2], device) == 0 && file_major == major && file_minor == minor;
+        int i = 0;
+        for (char *at = field[4]; *at; i++) {
+            char *end;
+            const long long v = strtoll(at, &end, 10);
+            if (end == at || (*end && *end != ',')) {
+                why = "is not a measurement";
+                break;
+            }
+            same = same && i < count && v == values[i];
+            at = *end ? end + 1 : end;
+        }
+        if (!why && same && i == count)
+            *found = kept;
+    }
+    fclose(f);
+    if (why) {
+        parakern_tuned_warn(path, why, number == 1 && strstr(why, "not a parakern") ? 0 : number);
+        *found = 0;
+        return 0;
+    }
+    return 1;
+}
+
+/* appends one measurement (the header first where the file is new); said once where it cannot */
+static void parakern_tuned_write(const char *path, const char *dispatcher, const char *fingerprint,
+                                 const char *device, int major, int minor, const long long *values, int count,
+                                 int kept)
+{
+    char record[4096];
+    int n = snprintf(record, sizeof record, "%s\t%s\t%s\t%d.%d\t", dispatcher, fingerprint, device, major, minor);
+    for (int i = 0; i < count && n > 0 && n < (int)sizeof record; i++)
+        n += snprintf(record + n, sizeof record - n, i ? ",%lld" : "%lld", values[i]);
+    if (n > 0 && n < (int)sizeof record)
+        n += snprintf(record + n, sizeof record - n, "\t%d\n", kept);
+    if (n <= 0 || n >= (int)sizeof record)
+        return;
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        parakern_tuned_warn(path, "cannot be written", 0);
+        return;
+    }
+    fseek(f, 0, SEEK_END);
+    if (ftell(f) == 0)
+        fputs(PARAKERN_TUNED_HEADER "\n", f);
+    fputs(record, f);
+    fclose(f);
+}
+#endif
+
+/* matadd:0: the case measured fastest here (codegen/tuned.py); the first call with new values
+ * runs every case that fits, once untimed and up to 5 times timed (its fastest run),
+ * each from a copy of the arrays the cases write */
+int matadd_0_dispatch_tuned(int N, int B0, int B1, const int *a, const int *b, int *c)
+{
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0)))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
+        return PARAKERN_NOTHING_TO_DO;
+    static std::mutex lock;
+    static long long keys[16][4];   /* device, N, B0, B1 */
+    static int fastest[16];
+    static int filled = 0, next = 0;
+    std::lock_guard<std::mutex> guard(lock);
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess)
+        return PARAKERN_CUDA_ERROR;
+    const long long key[4] = {device, (long long)N, (long long)B0, (long long)B1};
+    for (int e = 0; e < filled; e++)
+        if (memcmp(keys[e], key, sizeof key) == 0) {
+            const int launched = matadd_0_select(false, fastest[e], N, B0, B1, a, b, c);
+            /* 0: it does not fit at these values of the host loop's variables: the default decides */
+            return launched != 0 ? launched : matadd_0_dispatch(N, B0, B1, a, b, c);
+        }
+    /* a measurement kept in the file PARAKERN_TUNED_CACHE names (by another process, maybe) */
+    const char *file = getenv("PARAKERN_TUNED_CACHE");
+    char name[256] = "";
+    int usable = 0, kept = 0;
+    cudaDeviceProp prop = {};
+    if (file && *file) {
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        parakern_tuned_device(name, sizeof name, prop.name);
+        usable = parakern_tuned_read(file, "matadd_0_dispatch_tuned", "0691eb89dd298c20", name, prop.major, prop.minor, key + 1, 3, &kept);
+    }
+    if (kept > 0) {
+        const int launched = matadd_0_select(false, kept, N, B0, B1, a, b, c);
+        if (launched < 0)
+            return launched;
+        if (launched == kept) {
+            memcpy(keys[next], key, sizeof key);
+            fastest[next] = kept;
+            next = (next + 1) % 16;
+            if (filled < 16)
+                filled++;
+            return launched;
+        }
+        /* 0: the case kept does not fit here now: measured again */
+    }
+    /* the arrays the cases write, as they came: every run starts from them */
+    const size_t c_bytes = (size_t)(N) * (size_t)(N) * sizeof(int);
+    int *c_copy = 0;
+    cudaEvent_t start = 0, stop = 0;
+    if (cudaMalloc((void **)&c_copy, c_bytes) != cudaSuccess
+        || cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
+        cudaGetLastError();   /* no memory for the copies: the default dispatcher decides */
+        cudaFree(c_copy);
+        if (start) cudaEventDestroy(start);
+        if (stop) cudaEventDestroy(stop);
+        return matadd_0_dispatch(N, B0, B1, a, b, c);
+    }
+    if (cudaMemcpy(c_copy, c, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
+        cudaFree(c_copy);
+        if (start) cudaEventDestroy(start);
+        if (stop) cudaEventDestroy(stop);
+        return PARAKERN_CUDA_ERROR;
+    }
+    int best = 0;
+    float best_ms = 0.0f;
+    int status = 0;
+    for (int k = 1; k <= 1 && status >= 0; k++) {
+        const int fits = matadd_0_select(true, k, N, B0, B1, a, b, c);
+        if (fits <= 0) {   /* its kernel does not fit this device, or an error */
+            status = fits;
+            continue;
+        }
+        float ms = 0.0f, timed = 0.0f;   /* the fastest timed run; all of them */
+        for (int run = 0; run <= 5 && status >= 0 && timed < 10.0f; run++) {
+            if (cudaMemcpy(c, c_copy, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess) {
+                status = PARAKERN_CUDA_ERROR;
+                break;
+            }
+            cudaEventRecord(start);
+            const int launched = matadd_0_select(false, k, N, B0, B1, a, b, c);
+            cudaEventRecord(stop);
+            float elapsed = 0.0f;
+            if (launched <= 0 || cudaEventSynchronize(stop) != cudaSuccess
+                || cudaEventElapsedTime(&elapsed, start, stop) != cudaSuccess)
+                status = launched < 0 ? launched : PARAKERN_CUDA_ERROR;
+            else if (run > 0) {   /* the first run loads the kernel: untimed */
+                ms = run == 1 || elapsed < ms ? elapsed : ms;
+                timed += elapsed;
+            }
+        }
+        if (status >= 0 && (best == 0 || ms < best_ms)) {
+            best = k;
+            best_ms = ms;
+        }
+    }
+    if (cudaMemcpy(c, c_copy, c_bytes, cudaMemcpyDeviceToDevice) != cudaSuccess)
+        status = PARAKERN_CUDA_ERROR;
+    cudaFree(c_copy);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (status < 0)
+        return status;
+    if (best == 0)
+        return matadd_0_dispatch(N, B0, B1, a, b, c);   /* no case fits by itself: the default dispatcher's answer */
+    memcpy(keys[next], key, sizeof key);
+    fastest[next] = best;
+    next = (next + 1) % 16;
+    if (filled < 16)
+        filled++;
+    if (usable)
+        parakern_tuned_write(file, "matadd_0_dispatch_tuned", "0691eb89dd298c20", name, prop.major, prop.minor, key + 1, 3, best);
+    return matadd_0_select(false, best, N, B0, B1, a, b, c);
+}
+
+/* ------------------------------------------------------------ dispatch_auto */
 
 /* matadd:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
 static double matadd_0_coverage(long long N, long long B0, long long B1)

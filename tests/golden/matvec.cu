@@ -3,9 +3,10 @@
  * (registers counted for sm_80). Regenerate with `parakern emit` rather than edit.
  *
  * Per meta_schedule: one __global__ kernel per case of its case tree, and a host
- * dispatcher that launches the first case whose constraints hold on the current
- * device and whose compiled kernel really fits it (dispatch_tuned: the case measured
- * fastest there; dispatch_auto: the time model's choice, block sizes included).
+ * dispatcher that launches, of the cases whose compiled kernel fits the current device,
+ * the one the time model predicts fastest there (dispatch_tree: the first whose
+ * constraints hold, the paper's rule; dispatch_tuned: the case measured fastest there;
+ * dispatch_auto: the time model's choice, block sizes included).
  *
  * Integer / and % are C's, which truncate. The analysis reads them as floor and mod:
  * the same for the non-negative parameters and loop variables that hypothesis (H1)
@@ -35,16 +36,21 @@ extern "C" {
 #endif
 
 /*
- * matvec:0 (samples/matvec.c:9:5): 2 cases, tried in order, then by the real fit of nvcc's kernels alone
+ * matvec:0 (samples/matvec.c:9:5): 2 cases
  *   1: B <= T && 4096*((B + 127)/128) <= R_B   (1) (4b) (3a)
  *   2: B <= T && 2048*((B + 127)/128) <= R_B && R_B < 4096*((B + 127)/128)   (1') (4b) (3a)
  *   no case fits where T < B
  *   no case fits where R_B < 2048*((B + 127)/128)
- * Returns the case launched (1 to 2), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ * matvec_0_dispatch launches, of the cases whose kernel fits this device and launches at
+ * these values, the one the time model predicts fastest here (ties: the tree's order);
+ * matvec_0_dispatch_tree the first in the tree's order whose constraints hold and whose kernel fits,
+ * then the first whose kernel fits (the paper's rule).
+ * Both return the case launched (1 to 2), PARAKERN_NOTHING_TO_DO (an empty meta_for),
  * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, double *y);
+int matvec_0_dispatch_tree(int m, int n, int B, const double *A, const double *x, double *y);
 
 /* matvec:0: launches the case measured fastest on this device for these parameter values
  * (the first call with them runs every case that fits); returns as matvec_0_dispatch */
@@ -117,6 +123,179 @@ __global__ void matvec_0_case2(const double *__restrict__ A, const double *__res
 }
 
 /* ------------------------------------------------------------ host */
+
+#ifndef PARAKERN_MODEL_SUPPORT
+#define PARAKERN_MODEL_SUPPORT
+/* What parakern's time model reads of a device (tuning/time_model.py). */
+struct parakern_model_device {
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock; double l1_latency; double shared_latency; double l2_latency; double dram_latency; double barrier_latency; double op_latency;
+    int device;   /* which device these are: what a kernel's blocks per SM are remembered for */
+};
+
+/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
+ * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
+#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
+
+/* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
+ * capability (machine/devices.py, the Programming Guide's throughput table). 0 when a query fails. */
+static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
+{
+    int clock_khz, memory_khz, bus_bits;
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)
+        return 0;
+    m->device = device;
+    m->sms = prop.multiProcessorCount;
+    m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
+    m->clock = clock_khz * 1000.0;
+    m->threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    m->l2_bytes = prop.l2CacheSize;
+    m->shared_bytes_per_clock = 128;
+    m->launch_overhead = 3e-06;
+    m->block_time = 8e-08;
+    m->l2_lines_per_clock = 48.0;
+    m->l1_latency = 35.0;
+    m->shared_latency = 30.0;
+    m->l2_latency = 270.0;
+    m->dram_latency = 500.0;
+    m->barrier_latency = 30.0;
+    m->op_latency = 4.0;
+    m->lanes32 = 64; m->lanes64 = 32;
+    if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 6)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 5)) { m->lanes32 = 64; m->lanes64 = 2; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    return 1;
+}
+
+/* The predicted seconds of one launch (tuning/time_model.py FORMULA, the same text). */
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double window_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines, double atomics, double atomic_spread, double misses, double hits, double shared_waits, double barriers)
+{
+    const double sms = d->sms;
+    const double bandwidth = d->bandwidth;
+    const double clock = d->clock;
+    const double lanes32 = d->lanes32;
+    const double lanes64 = d->lanes64;
+    const double threads_per_sm = d->threads_per_sm;
+    const double shared_bytes_per_clock = d->shared_bytes_per_clock;
+    const double l2_bytes = d->l2_bytes;
+    const double launch_overhead = d->launch_overhead;
+    const double block_time = d->block_time;
+    const double l2_lines_per_clock = d->l2_lines_per_clock;
+    const double l1_latency = d->l1_latency;
+    const double shared_latency = d->shared_latency;
+    const double l2_latency = d->l2_latency;
+    const double dram_latency = d->dram_latency;
+    const double barrier_latency = d->barrier_latency;
+    const double op_latency = d->op_latency;
+    const double concurrent = sms * resident;
+    const double waves = ceil(blocks / concurrent);
+    const double active = fmin(blocks, concurrent);
+    const double per_sm = ceil(active / sms);
+    const double overlap = 1.0 - synchronised / (resident + 1.0);
+    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0)) * overlap;
+    const double requested = waves * active * global_bytes;
+    const double l2_holds = fmin(active * window_bytes, read_bytes) <= l2_bytes;
+    const double dram_bytes = requested - l2_holds * fmax(0.0, requested - unique_bytes);
+    const double t_global = dram_bytes / (bandwidth * efficiency);
+    const double t_compute = waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock;
+    const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
+    const double t_blocks = ceil(blocks / sms) * block_time;
+    const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
+    const double t_atomic = waves * active * atomics / (atomic_spread * clock);
+    const double miss_latency = l2_latency + (dram_latency - l2_latency) * dram_bytes / fmax(requested, 1.0);
+    const double path = (misses * miss_latency + hits * l1_latency + shared_waits * shared_latency + barriers * barrier_latency + (ops32 + ops64) * op_latency) / clock;
+    const double t_latency = fmax(t_blocks, (waves - 1.0) * path) + path;
+    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_latency)), fmax(t_l2, t_atomic));
+    const double lanes = threads / (ceil(threads / 32.0) * 32.0);
+    const double spread = fmin(blocks, sms) / sms;
+    const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));
+    return ranked;   /* what the candidates are compared by: time, ties broken (tuning/time_model.py) */
+}
+#endif
+
+/* matvec:0, case 1: the time model (tuning/time_model.py) */
+static double matvec_0_time_case1(const parakern_model_device *dev, long long m, long long n,
+                                  long long B)
+{
+    const long long blocks = (B + m - 1)/B;
+    const long long threads = B;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
+    const long long unique_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
+    const long long read_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
+    const long long synchronised = 0;
+    const long long ops32 = 2;
+    const long long ops64 = 2*n;
+    const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
+    const long long l2_lines = PARAKERN_CEIL_DIV(B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16)), 16);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
+    const long long window_bytes = 8*B*n + 8*n;
+    const long long misses = PARAKERN_CEIL_DIV(n, 4);
+    const long long hits = PARAKERN_CEIL_DIV(3*n, 4);
+    const long long shared_waits = 0;
+    const long long barriers = 0;
+    /* blocks per SM of this kernel: asked once per device and launch shape, per host thread */
+    static thread_local int memo_device = -1, memo_resident = 0;
+    static thread_local int memo_threads = 0;
+    static thread_local size_t memo_shared = 0;
+    if (memo_device != dev->device || memo_threads != (int)threads || memo_shared != (size_t)shared_bytes) {
+        int resident;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess)
+            return -1.0;
+        memo_device = dev->device;
+        memo_threads = (int)threads;
+        memo_shared = (size_t)shared_bytes;
+        memo_resident = resident;
+    }
+    if (memo_resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)memo_resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
+}
+
+/* matvec:0, case 2: the time model (tuning/time_model.py) */
+static double matvec_0_time_case2(const parakern_model_device *dev, long long m, long long n,
+                                  long long B)
+{
+    const long long blocks = (B + m - 1)/B;
+    const long long threads = B;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
+    const long long unique_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
+    const long long read_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
+    const long long synchronised = 0;
+    const long long ops32 = 6*n + 2;
+    const long long ops64 = 2*n;
+    const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
+    const long long l2_lines = PARAKERN_CEIL_DIV(B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16)), 16);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
+    const long long window_bytes = 8*B*n + 8*n;
+    const long long misses = PARAKERN_CEIL_DIV(n, 4);
+    const long long hits = PARAKERN_CEIL_DIV(3*n, 4);
+    const long long shared_waits = 0;
+    const long long barriers = 0;
+    /* blocks per SM of this kernel: asked once per device and launch shape, per host thread */
+    static thread_local int memo_device = -1, memo_resident = 0;
+    static thread_local int memo_threads = 0;
+    static thread_local size_t memo_shared = 0;
+    if (memo_device != dev->device || memo_threads != (int)threads || memo_shared != (size_t)shared_bytes) {
+        int resident;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess)
+            return -1.0;
+        memo_device = dev->device;
+        memo_threads = (int)threads;
+        memo_shared = (size_t)shared_bytes;
+        memo_resident = resident;
+    }
+    if (memo_resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)memo_resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
+}
 
 /* matvec:0, case 1: launches matvec_0_case1 when its constraints hold and it fits the device
  * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
@@ -244,169 +423,70 @@ static int matvec_0_select(bool probe, int only, int m, int n, int B, const doub
     return PARAKERN_NO_CASE_FITS;
 }
 
-int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, double *y)
+int matvec_0_dispatch_tree(int m, int n, int B, const double *A, const double *x, double *y)
 {
     return matvec_0_select(false, 0, m, n, B, A, x, y);
+}
+
+/* matvec:0: the default dispatcher: of the cases whose kernel fits this device and launches at
+ * these values, the one the time model predicts fastest here (codegen/fastest.py) */
+int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, double *y)
+{
+    /* read once per device and host thread: what the time model reads of it */
+    static thread_local parakern_model_device dev;
+    static thread_local int known = -1;
+    static thread_local int modelled = 0;
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess)
+        return PARAKERN_CUDA_ERROR;
+    if (device != known) {
+        cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        modelled = parakern_read_model_device(device, prop, &dev);
+        if (!modelled)
+            (void)cudaGetLastError();   /* a speed it cannot read: the tree's rule, no error */
+        known = device;
+    }
+    int best = 0;
+    double best_time = 0.0;
+    for (int k = 1; modelled && k <= 2; ++k) {
+        const int got = matvec_0_select(true, k, m, n, B, A, x, y);
+        if (got < 0)
+            return got;   /* values refused, or a CUDA error */
+        if (got != k)
+            continue;   /* its kernel does not fit or launch here (or nothing is to run) */
+        double t0 = -1.0;
+        switch (k) {
+        case 1: t0 = matvec_0_time_case1(&dev, m, n, B); break;
+        case 2: t0 = matvec_0_time_case2(&dev, m, n, B); break;
+        }
+        if (t0 < 0.0)
+            continue;   /* no block of it can be resident */
+        /* the fastest; a later case only where faster by more than the tie (dispatch.TIE) */
+        if (best == 0 || t0 < best_time * (1.0 - 1e-09)) {
+            best = k;
+            best_time = t0;
+        }
+    }
+    /* the fastest (by its fit); where no case that fits has a time, the tree's rule, which also
+     * says why none fits */
+    return matvec_0_select(false, best, m, n, B, A, x, y);
 }
 
 /* ------------------------------------------------------------ dispatch_tuned */
 
 #include <mutex>
+#include <stdio.h>
+#include <stdlib.h>
 
-/* matvec:0: the size of 'y' is not visible (a pointer): its copy cannot be made; the tree's dispatcher decides */
+/* matvec:0: the size of 'y' is not visible (a pointer): its copy cannot be made; the default dispatcher decides */
 int matvec_0_dispatch_tuned(int m, int n, int B, const double *A, const double *x, double *y)
 {
     return matvec_0_dispatch(m, n, B, A, x, y);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
-
-#ifndef PARAKERN_MODEL_SUPPORT
-#define PARAKERN_MODEL_SUPPORT
-/* What parakern's time model reads of a device (tuning/time_model.py). */
-struct parakern_model_device {
-    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock; double l1_latency; double shared_latency; double l2_latency; double dram_latency; double barrier_latency; double op_latency;
-};
-
-/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
- * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
-#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
-
-/* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
- * capability (machine/devices.py, the Programming Guide's throughput table). 0 when a query fails. */
-static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
-{
-    int clock_khz, memory_khz, bus_bits;
-    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)
-        return 0;
-    m->sms = prop.multiProcessorCount;
-    m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
-    m->clock = clock_khz * 1000.0;
-    m->threads_per_sm = prop.maxThreadsPerMultiProcessor;
-    m->l2_bytes = prop.l2CacheSize;
-    m->shared_bytes_per_clock = 128;
-    m->launch_overhead = 3e-06;
-    m->block_time = 8e-08;
-    m->l2_lines_per_clock = 48.0;
-    m->l1_latency = 35.0;
-    m->shared_latency = 30.0;
-    m->l2_latency = 270.0;
-    m->dram_latency = 500.0;
-    m->barrier_latency = 30.0;
-    m->op_latency = 4.0;
-    m->lanes32 = 64; m->lanes64 = 32;
-    if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
-    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
-    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 6)) { m->lanes32 = 128; m->lanes64 = 2; }
-    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
-    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 5)) { m->lanes32 = 64; m->lanes64 = 2; }
-    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
-    return 1;
-}
-
-/* The predicted seconds of one launch (tuning/time_model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double window_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines, double atomics, double atomic_spread, double misses, double hits, double shared_waits, double barriers)
-{
-    const double sms = d->sms;
-    const double bandwidth = d->bandwidth;
-    const double clock = d->clock;
-    const double lanes32 = d->lanes32;
-    const double lanes64 = d->lanes64;
-    const double threads_per_sm = d->threads_per_sm;
-    const double shared_bytes_per_clock = d->shared_bytes_per_clock;
-    const double l2_bytes = d->l2_bytes;
-    const double launch_overhead = d->launch_overhead;
-    const double block_time = d->block_time;
-    const double l2_lines_per_clock = d->l2_lines_per_clock;
-    const double l1_latency = d->l1_latency;
-    const double shared_latency = d->shared_latency;
-    const double l2_latency = d->l2_latency;
-    const double dram_latency = d->dram_latency;
-    const double barrier_latency = d->barrier_latency;
-    const double op_latency = d->op_latency;
-    const double concurrent = sms * resident;
-    const double waves = ceil(blocks / concurrent);
-    const double active = fmin(blocks, concurrent);
-    const double per_sm = ceil(active / sms);
-    const double overlap = 1.0 - synchronised / (resident + 1.0);
-    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0)) * overlap;
-    const double requested = waves * active * global_bytes;
-    const double l2_holds = fmin(active * window_bytes, read_bytes) <= l2_bytes;
-    const double dram_bytes = requested - l2_holds * fmax(0.0, requested - unique_bytes);
-    const double t_global = dram_bytes / (bandwidth * efficiency);
-    const double t_compute = waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock;
-    const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
-    const double t_blocks = ceil(blocks / sms) * block_time;
-    const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
-    const double t_atomic = waves * active * atomics / (atomic_spread * clock);
-    const double miss_latency = l2_latency + (dram_latency - l2_latency) * dram_bytes / fmax(requested, 1.0);
-    const double path = (misses * miss_latency + hits * l1_latency + shared_waits * shared_latency + barriers * barrier_latency + (ops32 + ops64) * op_latency) / clock;
-    const double t_latency = fmax(t_blocks, (waves - 1.0) * path) + path;
-    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_latency)), fmax(t_l2, t_atomic));
-    const double lanes = threads / (ceil(threads / 32.0) * 32.0);
-    const double spread = fmin(blocks, sms) / sms;
-    const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));
-    return ranked;   /* what the candidates are compared by: time, ties broken (tuning/time_model.py) */
-}
-#endif
-
-/* matvec:0, case 1: the time model (tuning/time_model.py) */
-static double matvec_0_time_case1(const parakern_model_device *dev, long long m, long long n,
-                                  long long B)
-{
-    const long long blocks = (B + m - 1)/B;
-    const long long threads = B;
-    const long long shared_bytes = 0;
-    const long long global_bytes = 8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
-    const long long unique_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
-    const long long read_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
-    const long long synchronised = 0;
-    const long long ops32 = 2;
-    const long long ops64 = 2*n;
-    const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
-    const long long l2_lines = PARAKERN_CEIL_DIV(B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16)), 16);
-    const long long atomics = 0;
-    const long long atomic_spread = 1;
-    const long long window_bytes = 8*B*n + 8*n;
-    const long long misses = PARAKERN_CEIL_DIV(n, 4);
-    const long long hits = PARAKERN_CEIL_DIV(3*n, 4);
-    const long long shared_waits = 0;
-    const long long barriers = 0;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
-}
-
-/* matvec:0, case 2: the time model (tuning/time_model.py) */
-static double matvec_0_time_case2(const parakern_model_device *dev, long long m, long long n,
-                                  long long B)
-{
-    const long long blocks = (B + m - 1)/B;
-    const long long threads = B;
-    const long long shared_bytes = 0;
-    const long long global_bytes = 8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
-    const long long unique_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
-    const long long read_bytes = (8*B*n + 8*n + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4)))*((B + m - 1)/B);
-    const long long synchronised = 0;
-    const long long ops32 = 6*n + 2;
-    const long long ops64 = 2*n;
-    const long long l1_traffic = 32*B*n + 32*n*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B))) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 3)/4) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 3)/4));
-    const long long l2_lines = PARAKERN_CEIL_DIV(B*n + n + 16*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 15)/16) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 15)/16)), 16);
-    const long long atomics = 0;
-    const long long atomic_spread = 1;
-    const long long window_bytes = 8*B*n + 8*n;
-    const long long misses = PARAKERN_CEIL_DIV(n, 4);
-    const long long hits = PARAKERN_CEIL_DIV(3*n, 4);
-    const long long shared_waits = 0;
-    const long long barriers = 0;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matvec_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
-}
 
 /* matvec:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
 static double matvec_0_coverage(long long m, long long n, long long B)

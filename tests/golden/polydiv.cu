@@ -3,9 +3,10 @@
  * (registers counted for sm_80). Regenerate with `parakern emit` rather than edit.
  *
  * Per meta_schedule: one __global__ kernel per case of its case tree, and a host
- * dispatcher that launches the first case whose constraints hold on the current
- * device and whose compiled kernel really fits it (dispatch_tuned: the case measured
- * fastest there; dispatch_auto: the time model's choice, block sizes included).
+ * dispatcher that launches, of the cases whose compiled kernel fits the current device,
+ * the one the time model predicts fastest there (dispatch_tree: the first whose
+ * constraints hold, the paper's rule; dispatch_tuned: the case measured fastest there;
+ * dispatch_auto: the time model's choice, block sizes included).
  *
  * Integer / and % are C's, which truncate. The analysis reads them as floor and mod:
  * the same for the non-negative parameters and loop variables that hypothesis (H1)
@@ -35,7 +36,7 @@ extern "C" {
 #endif
 
 /*
- * polydiv:0 (samples/polydiv.c:10:9): 4 cases, tried in order, then by the real fit of nvcc's kernels alone
+ * polydiv:0 (samples/polydiv.c:10:9): 4 cases
  *   1: 8*B*s + 4 <= Z && B <= T && 3072*((B + 127)/128) <= R_B   (1) (4a) (3a)
  *   2: 8*B + 4 <= Z && Z < 8*B*s + 4 && B <= T && 3072*((B + 127)/128) <= R_B   (1) (4a) (3b)
  *   3: Z < 8*B + 4 && B <= T && 3072*((B + 127)/128) <= R_B   (1) (4b) (3b)
@@ -43,11 +44,16 @@ extern "C" {
  *   no case fits where Z < 8*B*s + 4 && 65536 <= s
  *   no case fits where T < B
  *   no case fits where R_B < 2048*((B + 127)/128)
- * Returns the case launched (1 to 4), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ * polydiv_0_dispatch launches, of the cases whose kernel fits this device and launches at
+ * these values, the one the time model predicts fastest here (ties: the tree's order);
+ * polydiv_0_dispatch_tree the first in the tree's order whose constraints hold and whose kernel fits,
+ * then the first whose kernel fits (the paper's rule).
+ * Both return the case launched (1 to 4), PARAKERN_NOTHING_TO_DO (an empty meta_for),
  * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b);
+int polydiv_0_dispatch_tree(int N, int M, int P, int s, int B, int *a, const int *b);
 
 /* polydiv:0: launches the case measured fastest on this device for these parameter values
  * (the first call with them runs every case that fits); returns as polydiv_0_dispatch */
@@ -252,6 +258,263 @@ __global__ void polydiv_0_case4(int *__restrict__ a, const int *__restrict__ b, 
 }
 
 /* ------------------------------------------------------------ host */
+
+#ifndef PARAKERN_MODEL_SUPPORT
+#define PARAKERN_MODEL_SUPPORT
+/* What parakern's time model reads of a device (tuning/time_model.py). */
+struct parakern_model_device {
+    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock; double l1_latency; double shared_latency; double l2_latency; double dram_latency; double barrier_latency; double op_latency;
+    int device;   /* which device these are: what a kernel's blocks per SM are remembered for */
+};
+
+/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
+ * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
+#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
+
+/* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
+ * capability (machine/devices.py, the Programming Guide's throughput table). 0 when a query fails. */
+static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
+{
+    int clock_khz, memory_khz, bus_bits;
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)
+        return 0;
+    m->device = device;
+    m->sms = prop.multiProcessorCount;
+    m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
+    m->clock = clock_khz * 1000.0;
+    m->threads_per_sm = prop.maxThreadsPerMultiProcessor;
+    m->l2_bytes = prop.l2CacheSize;
+    m->shared_bytes_per_clock = 128;
+    m->launch_overhead = 3e-06;
+    m->block_time = 8e-08;
+    m->l2_lines_per_clock = 48.0;
+    m->l1_latency = 35.0;
+    m->shared_latency = 30.0;
+    m->l2_latency = 270.0;
+    m->dram_latency = 500.0;
+    m->barrier_latency = 30.0;
+    m->op_latency = 4.0;
+    m->lanes32 = 64; m->lanes64 = 32;
+    if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 6)) { m->lanes32 = 128; m->lanes64 = 2; }
+    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 5)) { m->lanes32 = 64; m->lanes64 = 2; }
+    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
+    return 1;
+}
+
+/* The predicted seconds of one launch (tuning/time_model.py FORMULA, the same text). */
+static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double window_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines, double atomics, double atomic_spread, double misses, double hits, double shared_waits, double barriers)
+{
+    const double sms = d->sms;
+    const double bandwidth = d->bandwidth;
+    const double clock = d->clock;
+    const double lanes32 = d->lanes32;
+    const double lanes64 = d->lanes64;
+    const double threads_per_sm = d->threads_per_sm;
+    const double shared_bytes_per_clock = d->shared_bytes_per_clock;
+    const double l2_bytes = d->l2_bytes;
+    const double launch_overhead = d->launch_overhead;
+    const double block_time = d->block_time;
+    const double l2_lines_per_clock = d->l2_lines_per_clock;
+    const double l1_latency = d->l1_latency;
+    const double shared_latency = d->shared_latency;
+    const double l2_latency = d->l2_latency;
+    const double dram_latency = d->dram_latency;
+    const double barrier_latency = d->barrier_latency;
+    const double op_latency = d->op_latency;
+    const double concurrent = sms * resident;
+    const double waves = ceil(blocks / concurrent);
+    const double active = fmin(blocks, concurrent);
+    const double per_sm = ceil(active / sms);
+    const double overlap = 1.0 - synchronised / (resident + 1.0);
+    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0)) * overlap;
+    const double requested = waves * active * global_bytes;
+    const double l2_holds = fmin(active * window_bytes, read_bytes) <= l2_bytes;
+    const double dram_bytes = requested - l2_holds * fmax(0.0, requested - unique_bytes);
+    const double t_global = dram_bytes / (bandwidth * efficiency);
+    const double t_compute = waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock;
+    const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
+    const double t_blocks = ceil(blocks / sms) * block_time;
+    const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
+    const double t_atomic = waves * active * atomics / (atomic_spread * clock);
+    const double miss_latency = l2_latency + (dram_latency - l2_latency) * dram_bytes / fmax(requested, 1.0);
+    const double path = (misses * miss_latency + hits * l1_latency + shared_waits * shared_latency + barriers * barrier_latency + (ops32 + ops64) * op_latency) / clock;
+    const double t_latency = fmax(t_blocks, (waves - 1.0) * path) + path;
+    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_latency)), fmax(t_l2, t_atomic));
+    const double lanes = threads / (ceil(threads / 32.0) * 32.0);
+    const double spread = fmin(blocks, sms) / sms;
+    const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));
+    return ranked;   /* what the candidates are compared by: time, ties broken (tuning/time_model.py) */
+}
+#endif
+
+/* polydiv:0, case 1: the time model (tuning/time_model.py) */
+static double polydiv_0_time_case1(const parakern_model_device *dev, long long N, long long M,
+                                   long long P, long long s, long long B)
+{
+    (void)P;
+    const long long blocks = (B*s + M - 2)/(B*s);
+    const long long threads = B;
+    const long long shared_bytes = 8*B*s + 4;
+    const long long global_bytes = 96*((B*s + 7)/8) + 32;
+    const long long unique_bytes = 4*M + 8*N;
+    const long long read_bytes = 4*M + 4*N;
+    const long long synchronised = 1;
+    const long long ops32 = 162*s + (B + 15)/B + 150;
+    const long long ops64 = 0;
+    const long long l1_traffic = 32*B*s + 8;
+    const long long l2_lines = 3*((B*s + 31)/32) + 1;
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
+    const long long window_bytes = 64*((B*s + 7)/8) + 32;
+    const long long misses = 2*((s + 3)/4) + (B/B + 3)/4;
+    const long long hits = 0;
+    const long long shared_waits = s + 1;
+    const long long barriers = 1;
+    /* blocks per SM of this kernel: asked once per device and launch shape, per host thread */
+    static thread_local int memo_device = -1, memo_resident = 0;
+    static thread_local int memo_threads = 0;
+    static thread_local size_t memo_shared = 0;
+    if (memo_device != dev->device || memo_threads != (int)threads || memo_shared != (size_t)shared_bytes) {
+        int resident;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess)
+            return -1.0;
+        memo_device = dev->device;
+        memo_threads = (int)threads;
+        memo_shared = (size_t)shared_bytes;
+        memo_resident = resident;
+    }
+    if (memo_resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)memo_resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
+}
+
+/* polydiv:0, case 2: the time model (tuning/time_model.py) */
+static double polydiv_0_time_case2(const parakern_model_device *dev, long long N, long long M,
+                                   long long P, long long s, long long B)
+{
+    (void)P;
+    const long long blocks = s*((B*s + M - 2)/(B*s));
+    const long long threads = B;
+    const long long shared_bytes = 8*B + 4;
+    const long long global_bytes = 96*((B + 7)/8) + 32;
+    const long long unique_bytes = 4*M + 8*N;
+    const long long read_bytes = 4*M + 4*N;
+    const long long synchronised = 1;
+    const long long ops32 = (B + 15)/B + 312;
+    const long long ops64 = 0;
+    const long long l1_traffic = 32*B + 8;
+    const long long l2_lines = 3*((B + 31)/32) + 1;
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
+    const long long window_bytes = 64*((B + 7)/8) + 32;
+    const long long misses = (B/B + 3)/4 + 2;
+    const long long hits = 0;
+    const long long shared_waits = 1;
+    const long long barriers = 1;
+    /* blocks per SM of this kernel: asked once per device and launch shape, per host thread */
+    static thread_local int memo_device = -1, memo_resident = 0;
+    static thread_local int memo_threads = 0;
+    static thread_local size_t memo_shared = 0;
+    if (memo_device != dev->device || memo_threads != (int)threads || memo_shared != (size_t)shared_bytes) {
+        int resident;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess)
+            return -1.0;
+        memo_device = dev->device;
+        memo_threads = (int)threads;
+        memo_shared = (size_t)shared_bytes;
+        memo_resident = resident;
+    }
+    if (memo_resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)memo_resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
+}
+
+/* polydiv:0, case 3: the time model (tuning/time_model.py) */
+static double polydiv_0_time_case3(const parakern_model_device *dev, long long N, long long M,
+                                   long long P, long long s, long long B)
+{
+    (void)P;
+    const long long blocks = s*((B*s + M - 2)/(B*s));
+    const long long threads = B;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 64*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8)) + 32*((B + ((32) <= (B) ? (32) : (B)))/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8));
+    const long long unique_bytes = 4*M + 8*N;
+    const long long read_bytes = 4*M + 4*N;
+    const long long synchronised = 0;
+    const long long ops32 = 130;
+    const long long ops64 = 0;
+    const long long l1_traffic = 96*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8)) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)));
+    const long long l2_lines = 2*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 31)/32) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 31)/32)) + ((B + ((32) <= (B) ? (32) : (B)))/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 31)/32) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 31)/32));
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
+    const long long window_bytes = 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8)) + 32*((B + ((32) <= (B) ? (32) : (B)))/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8));
+    const long long misses = 1;
+    const long long hits = 0;
+    const long long shared_waits = 0;
+    const long long barriers = 0;
+    /* blocks per SM of this kernel: asked once per device and launch shape, per host thread */
+    static thread_local int memo_device = -1, memo_resident = 0;
+    static thread_local int memo_threads = 0;
+    static thread_local size_t memo_shared = 0;
+    if (memo_device != dev->device || memo_threads != (int)threads || memo_shared != (size_t)shared_bytes) {
+        int resident;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess)
+            return -1.0;
+        memo_device = dev->device;
+        memo_threads = (int)threads;
+        memo_shared = (size_t)shared_bytes;
+        memo_resident = resident;
+    }
+    if (memo_resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)memo_resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
+}
+
+/* polydiv:0, case 4: the time model (tuning/time_model.py) */
+static double polydiv_0_time_case4(const parakern_model_device *dev, long long N, long long M,
+                                   long long P, long long s, long long B)
+{
+    (void)P;
+    const long long blocks = (B*s + M - 2)/(B*s);
+    const long long threads = B;
+    const long long shared_bytes = 8*B*s + 4;
+    const long long global_bytes = 96*((B*s + 7)/8) + 32;
+    const long long unique_bytes = 4*M + 8*N;
+    const long long read_bytes = 4*M + 4*N;
+    const long long synchronised = 1;
+    const long long ops32 = 168*s + (B + 15)/B + 150;
+    const long long ops64 = 0;
+    const long long l1_traffic = 32*B*s + 8;
+    const long long l2_lines = 3*((B*s + 31)/32) + 1;
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
+    const long long window_bytes = 64*((B*s + 7)/8) + 32;
+    const long long misses = 2*s + B/B;
+    const long long hits = 0;
+    const long long shared_waits = s + 1;
+    const long long barriers = 1;
+    /* blocks per SM of this kernel: asked once per device and launch shape, per host thread */
+    static thread_local int memo_device = -1, memo_resident = 0;
+    static thread_local int memo_threads = 0;
+    static thread_local size_t memo_shared = 0;
+    if (memo_device != dev->device || memo_threads != (int)threads || memo_shared != (size_t)shared_bytes) {
+        int resident;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case4, (int)threads, (size_t)shared_bytes) != cudaSuccess)
+            return -1.0;
+        memo_device = dev->device;
+        memo_threads = (int)threads;
+        memo_shared = (size_t)shared_bytes;
+        memo_resident = resident;
+    }
+    if (memo_resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)memo_resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
+}
 
 /* polydiv:0, case 1: launches polydiv_0_case1 when its constraints hold and it fits the device
  * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
@@ -490,14 +753,196 @@ static int polydiv_0_select(bool probe, int only, int N, int M, int P, int s, in
     return PARAKERN_NO_CASE_FITS;
 }
 
-int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
+int polydiv_0_dispatch_tree(int N, int M, int P, int s, int B, int *a, const int *b)
 {
     return polydiv_0_select(false, 0, N, M, P, s, B, a, b);
+}
+
+/* polydiv:0: the default dispatcher: of the cases whose kernel fits this device and launches at
+ * these values, the one the time model predicts fastest here (codegen/fastest.py) */
+int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b)
+{
+    /* read once per device and host thread: what the time model reads of it */
+    static thread_local parakern_model_device dev;
+    static thread_local int known = -1;
+    static thread_local int modelled = 0;
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess)
+        return PARAKERN_CUDA_ERROR;
+    if (device != known) {
+        cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        modelled = parakern_read_model_device(device, prop, &dev);
+        if (!modelled)
+            (void)cudaGetLastError();   /* a speed it cannot read: the tree's rule, no error */
+        /* the blocks per SM of a kernel whose tile may pass 48 KiB: with its opt-in limit */
+        if (modelled && (cudaFuncSetAttribute(polydiv_0_case1, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)prop.sharedMemPerBlockOptin) != cudaSuccess
+            || cudaFuncSetAttribute(polydiv_0_case2, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)prop.sharedMemPerBlockOptin) != cudaSuccess
+            || cudaFuncSetAttribute(polydiv_0_case4, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)prop.sharedMemPerBlockOptin) != cudaSuccess))
+            return PARAKERN_CUDA_ERROR;
+        known = device;
+    }
+    int best = 0;
+    double best_time = 0.0;
+    for (int k0 = 1; modelled && k0 <= 4; ++k0) {
+        const int got = polydiv_0_select(true, k0, N, M, P, s, B, a, b);
+        if (got < 0)
+            return got;   /* values refused, or a CUDA error */
+        if (got != k0)
+            continue;   /* its kernel does not fit or launch here (or nothing is to run) */
+        double t = -1.0;
+        switch (k0) {
+        case 1: t = polydiv_0_time_case1(&dev, N, M, P, s, B); break;
+        case 2: t = polydiv_0_time_case2(&dev, N, M, P, s, B); break;
+        case 3: t = polydiv_0_time_case3(&dev, N, M, P, s, B); break;
+        case 4: t = polydiv_0_time_case4(&dev, N, M, P, s, B); break;
+        }
+        if (t < 0.0)
+            continue;   /* no block of it can be resident */
+        /* the fastest; a later case only where faster by more than the tie (dispatch.TIE) */
+        if (best == 0 || t < best_time * (1.0 - 1e-09)) {
+            best = k0;
+            best_time = t;
+        }
+    }
+    /* the fastest (by its fit); where no case that fits has a time, the tree's rule, which also
+     * says why none fits */
+    return polydiv_0_select(false, best, N, M, P, s, B, a, b);
 }
 
 /* ------------------------------------------------------------ dispatch_tuned */
 
 #include <mutex>
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef PARAKERN_TUNED_SUPPORT
+#define PARAKERN_TUNED_SUPPORT
+/* dispatch_tuned's measurements kept in the file PARAKERN_TUNED_CACHE names (codegen/tuned.py): its
+ * first line is the header, then one line per measurement, fields separated by tabs: dispatcher,
+ * kernels' fingerprint, device name, compute capability, parameter values (commas), case. */
+#define PARAKERN_TUNED_HEADER "parakern dispatch_tuned measurements, version 1"
+
+static void parakern_tuned_warn(const char *path, const char *why, int line)
+{
+    static std::mutex lock;
+    static bool warned = false;   /* once per process */
+    std::lock_guard<std::mutex> guard(lock);
+    if (warned)
+        return;
+    warned = true;
+    if (line > 0)
+        fprintf(stderr, "parakern: PARAKERN_TUNED_CACHE=%s: line %d %s: the file is ignored (remove it, or name "
+                "another, to keep measurements)\n", path, line, why);
+    else
+        fprintf(stderr, "parakern: PARAKERN_TUNED_CACHE=%s %s: it is ignored\n", path, why);
+}
+
+/* the device's name as the file keeps it: no tab, no line break */
+static void parakern_tuned_device(char *out, size_t size, const char *name)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < size; i++)
+        out[i] = (name[i] == '\t' || name[i] == '\n' || name[i] == '\r') ? ' ' : name[i];
+    out[i] = 0;
+}
+
+/* 1 where the file can be used (absent, empty, or every line a measurement), *found then the case
+ * the last line with this key keeps (0: none); 0 for a foreign or corrupt file (said once). */
+static int parakern_tuned_read(const char *path, const char *dispatcher, const char *fingerprint,
+                               const char *device, int major, int minor, const long long *values, int count,
+                               int *found)
+{
+    *found = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;   /* none yet: the first measurement makes it */
+    char line[4096];
+    int number = 0;
+    const char *why = 0;
+    while (!why && fgets(line, sizeof line, f)) {
+        number++;
+        size_t n = strlen(line);
+        if (n == 0 || line[n - 1] != '\n') {
+            why = "is cut or too long: not a measurement";
+            break;
+        }
+        line[n - 1] = 0;
+        if (strcmp(line, PARAKERN_TUNED_HEADER) == 0)
+            continue;   /* the first line (two processes may each have begun the file) */
+        if (number == 1) {
+            why = "is not a parakern dispatch_tuned file";
+            break;
+        }
+        char *field[6];
+        int fields = 0;
+        for (char *at = line; fields < 6; fields++) {
+            field[fields] = at;
+            char *tab = strchr(at, '\t');
+            if (!tab) {
+                fields++;
+                break;
+            }
+            *tab = 0;
+            at = tab + 1;
+        }
+        int file_major, file_minor, kept, used;
+        if (fields != 6 || sscanf(field[3], "%d.%d%n", &file_major, &file_minor, &used) != 2 || field[3][used]
+            || sscanf(field[5], "%d%n", &kept, &used) != 1 || field[5][used] || kept < 1) {
+            why = "is not a measurement";
+            break;
+        }
+        int same = strcmp(field[0], dispatcher) == 0 && strcmp(field[1], fingerprint) == 0
+                   && strcmp(field[2], device) == 0 && file_major == major && file_minor == minor;
+        int i = 0;
+        for (char *at = field[4]; *at; i++) {
+            char *end;
+            const long long v = strtoll(at, &end, 10);
+            if (end == at || (*end && *end != ',')) {
+                why = "is not a measurement";
+                break;
+            }
+            same = same && i < count && v == values[i];
+            at = *end ? end + 1 : end;
+        }
+        if (!why && same && i == count)
+            *found = kept;
+    }
+    fclose(f);
+    if (why) {
+        parakern_tuned_warn(path, why, number == 1 && strstr(why, "not a parakern") ? 0 : number);
+        *found = 0;
+        return 0;
+    }
+    return 1;
+}
+
+/* appends one measurement (the header first where the file is new); said once where it cannot */
+static void parakern_tuned_write(const char *path, const char *dispatcher, const char *fingerprint,
+                                 const char *device, int major, int minor, const long long *values, int count,
+                                 int kept)
+{
+    char record[4096];
+    int n = snprintf(record, sizeof record, "%s\t%s\t%s\t%d.%d\t", dispatcher, fingerprint, device, major, minor);
+    for (int i = 0; i < count && n > 0 && n < (int)sizeof record; i++)
+        n += snprintf(record + n, sizeof record - n, i ? ",%lld" : "%lld", values[i]);
+    if (n > 0 && n < (int)sizeof record)
+        n += snprintf(record + n, sizeof record - n, "\t%d\n", kept);
+    if (n <= 0 || n >= (int)sizeof record)
+        return;
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        parakern_tuned_warn(path, "cannot be written", 0);
+        return;
+    }
+    fseek(f, 0, SEEK_END);
+    if (ftell(f) == 0)
+        fputs(PARAKERN_TUNED_HEADER "\n", f);
+    fputs(record, f);
+    fclose(f);
+}
+#endif
 
 /* polydiv:0: the case measured fastest here (codegen/tuned.py); the first call with new values
  * runs every case that fits, once untimed and up to 5 times timed (its fastest run),
@@ -522,16 +967,41 @@ int polydiv_0_dispatch_tuned(int N, int M, int P, int s, int B, int *a, const in
     for (int e0 = 0; e0 < filled; e0++)
         if (memcmp(keys[e0], key, sizeof key) == 0) {
             const int launched = polydiv_0_select(false, fastest[e0], N, M, P, s, B, a, b);
-            /* 0: it does not fit at these values of the host loop's variables: the tree decides */
+            /* 0: it does not fit at these values of the host loop's variables: the default decides */
             return launched != 0 ? launched : polydiv_0_dispatch(N, M, P, s, B, a, b);
         }
+    /* a measurement kept in the file PARAKERN_TUNED_CACHE names (by another process, maybe) */
+    const char *file = getenv("PARAKERN_TUNED_CACHE");
+    char name[256] = "";
+    int usable = 0, kept = 0;
+    cudaDeviceProp prop = {};
+    if (file && *file) {
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        parakern_tuned_device(name, sizeof name, prop.name);
+        usable = parakern_tuned_read(file, "polydiv_0_dispatch_tuned", "6e1bc8630820afe1", name, prop.major, prop.minor, key + 1, 5, &kept);
+    }
+    if (kept > 0) {
+        const int launched = polydiv_0_select(false, kept, N, M, P, s, B, a, b);
+        if (launched < 0)
+            return launched;
+        if (launched == kept) {
+            memcpy(keys[next], key, sizeof key);
+            fastest[next] = kept;
+            next = (next + 1) % 16;
+            if (filled < 16)
+                filled++;
+            return launched;
+        }
+        /* 0: the case kept does not fit here now: measured again */
+    }
     /* the arrays the cases write, as they came: every run starts from them */
     const size_t a_bytes = (size_t)(N) * sizeof(int);
     int *a_copy = 0;
     cudaEvent_t start = 0, stop = 0;
     if (cudaMalloc((void **)&a_copy, a_bytes) != cudaSuccess
         || cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
-        cudaGetLastError();   /* no memory for the copies: the tree decides */
+        cudaGetLastError();   /* no memory for the copies: the default dispatcher decides */
         cudaFree(a_copy);
         if (start) cudaEventDestroy(start);
         if (stop) cudaEventDestroy(stop);
@@ -583,223 +1053,18 @@ int polydiv_0_dispatch_tuned(int N, int M, int P, int s, int B, int *a, const in
     if (status < 0)
         return status;
     if (best == 0)
-        return polydiv_0_dispatch(N, M, P, s, B, a, b);   /* no case fits by itself: the tree's answer */
+        return polydiv_0_dispatch(N, M, P, s, B, a, b);   /* no case fits by itself: the default dispatcher's answer */
     memcpy(keys[next], key, sizeof key);
     fastest[next] = best;
     next = (next + 1) % 16;
     if (filled < 16)
         filled++;
+    if (usable)
+        parakern_tuned_write(file, "polydiv_0_dispatch_tuned", "6e1bc8630820afe1", name, prop.major, prop.minor, key + 1, 5, best);
     return polydiv_0_select(false, best, N, M, P, s, B, a, b);
 }
 
 /* ------------------------------------------------------------ dispatch_auto */
-
-#ifndef PARAKERN_MODEL_SUPPORT
-#define PARAKERN_MODEL_SUPPORT
-/* What parakern's time model reads of a device (tuning/time_model.py). */
-struct parakern_model_device {
-    double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock; double l1_latency; double shared_latency; double l2_latency; double dram_latency; double barrier_latency; double op_latency;
-};
-
-/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
- * model is a fraction rounded up. A macro: nvcc warns of a function a file does not call. */
-#define PARAKERN_CEIL_DIV(n, d) ((n) >= 0 ? ((n) + (d) - 1) / (d) : -((-(n)) / (d)))
-
-/* SMs, clocks, bus width and L2 size from the device; arithmetic results per clock per SM by compute
- * capability (machine/devices.py, the Programming Guide's throughput table). 0 when a query fails. */
-static int parakern_read_model_device(int device, const cudaDeviceProp &prop, parakern_model_device *m)
-{
-    int clock_khz, memory_khz, bus_bits;
-    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)
-        return 0;
-    m->sms = prop.multiProcessorCount;
-    m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
-    m->clock = clock_khz * 1000.0;
-    m->threads_per_sm = prop.maxThreadsPerMultiProcessor;
-    m->l2_bytes = prop.l2CacheSize;
-    m->shared_bytes_per_clock = 128;
-    m->launch_overhead = 3e-06;
-    m->block_time = 8e-08;
-    m->l2_lines_per_clock = 48.0;
-    m->l1_latency = 35.0;
-    m->shared_latency = 30.0;
-    m->l2_latency = 270.0;
-    m->dram_latency = 500.0;
-    m->barrier_latency = 30.0;
-    m->op_latency = 4.0;
-    m->lanes32 = 64; m->lanes64 = 32;
-    if (prop.major > 9 || (prop.major == 9 && prop.minor >= 0)) { m->lanes32 = 128; m->lanes64 = 64; }
-    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 9)) { m->lanes32 = 128; m->lanes64 = 2; }
-    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 6)) { m->lanes32 = 128; m->lanes64 = 2; }
-    else if (prop.major > 8 || (prop.major == 8 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
-    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 5)) { m->lanes32 = 64; m->lanes64 = 2; }
-    else if (prop.major > 7 || (prop.major == 7 && prop.minor >= 0)) { m->lanes32 = 64; m->lanes64 = 32; }
-    return 1;
-}
-
-/* The predicted seconds of one launch (tuning/time_model.py FORMULA, the same text). */
-static double parakern_model_time(const parakern_model_device *d, double blocks, double threads, double resident, double global_bytes, double unique_bytes, double read_bytes, double window_bytes, double synchronised, double ops32, double ops64, double l1_traffic, double l2_lines, double atomics, double atomic_spread, double misses, double hits, double shared_waits, double barriers)
-{
-    const double sms = d->sms;
-    const double bandwidth = d->bandwidth;
-    const double clock = d->clock;
-    const double lanes32 = d->lanes32;
-    const double lanes64 = d->lanes64;
-    const double threads_per_sm = d->threads_per_sm;
-    const double shared_bytes_per_clock = d->shared_bytes_per_clock;
-    const double l2_bytes = d->l2_bytes;
-    const double launch_overhead = d->launch_overhead;
-    const double block_time = d->block_time;
-    const double l2_lines_per_clock = d->l2_lines_per_clock;
-    const double l1_latency = d->l1_latency;
-    const double shared_latency = d->shared_latency;
-    const double l2_latency = d->l2_latency;
-    const double dram_latency = d->dram_latency;
-    const double barrier_latency = d->barrier_latency;
-    const double op_latency = d->op_latency;
-    const double concurrent = sms * resident;
-    const double waves = ceil(blocks / concurrent);
-    const double active = fmin(blocks, concurrent);
-    const double per_sm = ceil(active / sms);
-    const double overlap = 1.0 - synchronised / (resident + 1.0);
-    const double efficiency = fmin(1.0, active * threads / (sms * threads_per_sm / 2.0)) * overlap;
-    const double requested = waves * active * global_bytes;
-    const double l2_holds = fmin(active * window_bytes, read_bytes) <= l2_bytes;
-    const double dram_bytes = requested - l2_holds * fmax(0.0, requested - unique_bytes);
-    const double t_global = dram_bytes / (bandwidth * efficiency);
-    const double t_compute = waves * per_sm * ceil(threads / 32.0) * 32.0 * (ops32 / lanes32 + ops64 / lanes64) / clock;
-    const double t_l1 = waves * per_sm * l1_traffic / (shared_bytes_per_clock * clock);
-    const double t_blocks = ceil(blocks / sms) * block_time;
-    const double t_l2 = waves * active * l2_lines / (l2_lines_per_clock * clock);
-    const double t_atomic = waves * active * atomics / (atomic_spread * clock);
-    const double miss_latency = l2_latency + (dram_latency - l2_latency) * dram_bytes / fmax(requested, 1.0);
-    const double path = (misses * miss_latency + hits * l1_latency + shared_waits * shared_latency + barriers * barrier_latency + (ops32 + ops64) * op_latency) / clock;
-    const double t_latency = fmax(t_blocks, (waves - 1.0) * path) + path;
-    const double time = launch_overhead + fmax(fmax(fmax(t_global, t_compute), fmax(t_l1, t_latency)), fmax(t_l2, t_atomic));
-    const double lanes = threads / (ceil(threads / 32.0) * 32.0);
-    const double spread = fmin(blocks, sms) / sms;
-    const double ranked = time * (1.0 + 1e-6 * (2.0 - lanes - spread));
-    return ranked;   /* what the candidates are compared by: time, ties broken (tuning/time_model.py) */
-}
-#endif
-
-/* polydiv:0, case 1: the time model (tuning/time_model.py) */
-static double polydiv_0_time_case1(const parakern_model_device *dev, long long N, long long M,
-                                   long long P, long long s, long long B)
-{
-    (void)P;
-    const long long blocks = (B*s + M - 2)/(B*s);
-    const long long threads = B;
-    const long long shared_bytes = 8*B*s + 4;
-    const long long global_bytes = 96*((B*s + 7)/8) + 32;
-    const long long unique_bytes = 4*M + 8*N;
-    const long long read_bytes = 4*M + 4*N;
-    const long long synchronised = 1;
-    const long long ops32 = 162*s + (B + 15)/B + 150;
-    const long long ops64 = 0;
-    const long long l1_traffic = 32*B*s + 8;
-    const long long l2_lines = 3*((B*s + 31)/32) + 1;
-    const long long atomics = 0;
-    const long long atomic_spread = 1;
-    const long long window_bytes = 64*((B*s + 7)/8) + 32;
-    const long long misses = 2*((s + 3)/4) + (B/B + 3)/4;
-    const long long hits = 0;
-    const long long shared_waits = s + 1;
-    const long long barriers = 1;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
-}
-
-/* polydiv:0, case 2: the time model (tuning/time_model.py) */
-static double polydiv_0_time_case2(const parakern_model_device *dev, long long N, long long M,
-                                   long long P, long long s, long long B)
-{
-    (void)P;
-    const long long blocks = s*((B*s + M - 2)/(B*s));
-    const long long threads = B;
-    const long long shared_bytes = 8*B + 4;
-    const long long global_bytes = 96*((B + 7)/8) + 32;
-    const long long unique_bytes = 4*M + 8*N;
-    const long long read_bytes = 4*M + 4*N;
-    const long long synchronised = 1;
-    const long long ops32 = (B + 15)/B + 312;
-    const long long ops64 = 0;
-    const long long l1_traffic = 32*B + 8;
-    const long long l2_lines = 3*((B + 31)/32) + 1;
-    const long long atomics = 0;
-    const long long atomic_spread = 1;
-    const long long window_bytes = 64*((B + 7)/8) + 32;
-    const long long misses = (B/B + 3)/4 + 2;
-    const long long hits = 0;
-    const long long shared_waits = 1;
-    const long long barriers = 1;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
-}
-
-/* polydiv:0, case 3: the time model (tuning/time_model.py) */
-static double polydiv_0_time_case3(const parakern_model_device *dev, long long N, long long M,
-                                   long long P, long long s, long long B)
-{
-    (void)P;
-    const long long blocks = s*((B*s + M - 2)/(B*s));
-    const long long threads = B;
-    const long long shared_bytes = 0;
-    const long long global_bytes = 64*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8)) + 32*((B + ((32) <= (B) ? (32) : (B)))/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8));
-    const long long unique_bytes = 4*M + 8*N;
-    const long long read_bytes = 4*M + 4*N;
-    const long long synchronised = 0;
-    const long long ops32 = 130;
-    const long long ops64 = 0;
-    const long long l1_traffic = 96*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8)) + 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)));
-    const long long l2_lines = 2*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 31)/32) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 31)/32)) + ((B + ((32) <= (B) ? (32) : (B)))/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 31)/32) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 31)/32));
-    const long long atomics = 0;
-    const long long atomic_spread = 1;
-    const long long window_bytes = 32*((B + ((32) <= (B) ? (32) : (B)) - 1)/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8)) + 32*((B + ((32) <= (B) ? (32) : (B)))/((32) <= (B) ? (32) : (B)))*((((32) <= (B) ? (32) : (B))) <= ((((32) <= (B) ? (32) : (B)) + 7)/8) ? (((32) <= (B) ? (32) : (B))) : ((((32) <= (B) ? (32) : (B)) + 7)/8));
-    const long long misses = 1;
-    const long long hits = 0;
-    const long long shared_waits = 0;
-    const long long barriers = 0;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
-}
-
-/* polydiv:0, case 4: the time model (tuning/time_model.py) */
-static double polydiv_0_time_case4(const parakern_model_device *dev, long long N, long long M,
-                                   long long P, long long s, long long B)
-{
-    (void)P;
-    const long long blocks = (B*s + M - 2)/(B*s);
-    const long long threads = B;
-    const long long shared_bytes = 8*B*s + 4;
-    const long long global_bytes = 96*((B*s + 7)/8) + 32;
-    const long long unique_bytes = 4*M + 8*N;
-    const long long read_bytes = 4*M + 4*N;
-    const long long synchronised = 1;
-    const long long ops32 = 168*s + (B + 15)/B + 150;
-    const long long ops64 = 0;
-    const long long l1_traffic = 32*B*s + 8;
-    const long long l2_lines = 3*((B*s + 31)/32) + 1;
-    const long long atomics = 0;
-    const long long atomic_spread = 1;
-    const long long window_bytes = 64*((B*s + 7)/8) + 32;
-    const long long misses = 2*s + B/B;
-    const long long hits = 0;
-    const long long shared_waits = s + 1;
-    const long long barriers = 1;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, polydiv_0_case4, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
-}
 
 /* polydiv:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
 static double polydiv_0_coverage(long long N, long long M, long long P, long long s, long long B)

@@ -3,9 +3,10 @@
  * (registers counted for sm_80). Regenerate with `parakern emit` rather than edit.
  *
  * Per meta_schedule: one __global__ kernel per case of its case tree, and a host
- * dispatcher that launches the first case whose constraints hold on the current
- * device and whose compiled kernel really fits it (dispatch_tuned: the case measured
- * fastest there; dispatch_auto: the time model's choice, block sizes included).
+ * dispatcher that launches, of the cases whose compiled kernel fits the current device,
+ * the one the time model predicts fastest there (dispatch_tree: the first whose
+ * constraints hold, the paper's rule; dispatch_tuned: the case measured fastest there;
+ * dispatch_auto: the time model's choice, block sizes included).
  *
  * Integer / and % are C's, which truncate. The analysis reads them as floor and mod:
  * the same for the non-negative parameters and loop variables that hypothesis (H1)
@@ -35,15 +36,20 @@ extern "C" {
 #endif
 
 /*
- * saxpy:0 (samples/saxpy.c:7:5): 1 case, tried in order, then by the real fit of nvcc's kernels alone
+ * saxpy:0 (samples/saxpy.c:7:5): 1 case
  *   1: B <= T && 2048*((B + 127)/128) <= R_B   (1) (4b) (3a)
  *   no case fits where T < B
  *   no case fits where R_B < 2048*((B + 127)/128)
- * Returns the case launched (1), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ * saxpy_0_dispatch launches, of the cases whose kernel fits this device and launches at
+ * these values, the one the time model predicts fastest here (ties: the tree's order);
+ * saxpy_0_dispatch_tree the first in the tree's order whose constraints hold and whose kernel fits,
+ * then the first whose kernel fits (the paper's rule).
+ * Both return the case launched (1), PARAKERN_NOTHING_TO_DO (an empty meta_for),
  * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int saxpy_0_dispatch(int n, int B, float alpha, const float *x, float *y);
+int saxpy_0_dispatch_tree(int n, int B, float alpha, const float *x, float *y);
 
 /* saxpy:0: launches the case measured fastest on this device for these parameter values
  * (the first call with them runs every case that fits); returns as saxpy_0_dispatch */
@@ -89,110 +95,12 @@ __global__ void saxpy_0_case1(float *__restrict__ y, const float *__restrict__ x
 
 /* ------------------------------------------------------------ host */
 
-/* saxpy:0, case 1: launches saxpy_0_case1 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
- * probe: only says that it would, launching nothing); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int saxpy_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                             bool &raised, bool by_fit, bool probe, long long n, long long B,
-                             float alpha, float *y, const float *x)
-{
-    (void)raised;
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = (B + n - 1)/B;
-    const long long block_x = B;
-    const long long threads = block_x;
-    if (grid_x < 1 || grid_x > 2147483647LL || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long R_B = prop.regsPerBlock;
-    /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(B <= T && 2048*((B + 127)/128) <= R_B))
-        return 0;
-    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (probe)
-        return 1;  /* asked which case, not to launch it */
-    const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(saxpy_0_case1, grid, block, 0, y, x, (int)n, (int)B, alpha);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
-}
-
-/* saxpy:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
- * only > 0: case only alone, where its kernel fits (its constraints aside) */
-static int saxpy_0_select(bool probe, int only, int n, int B, float alpha, const float *x, float *y)
-{
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B) != 0)))
-        return PARAKERN_INVALID_VALUES;
-    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
-    if (!(((((long long)B) + ((long long)n) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))
-        return PARAKERN_NOTHING_TO_DO;
-    /* read once per device and host thread (a thread per GPU must not read another's): its
-     * properties, each kernel's attributes (nvcc's registers) */
-    static thread_local cudaDeviceProp prop;
-    static thread_local cudaFuncAttributes attrs[1];
-    static thread_local bool raised[1];
-    static thread_local int prop_device = -1;
-    int device;
-    if (cudaGetDevice(&device) != cudaSuccess)
-        return PARAKERN_CUDA_ERROR;
-    if (device != prop_device) {
-        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        if (cudaFuncGetAttributes(&attrs[0], saxpy_0_case1) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[0] = false;
-        prop_device = device;
-    }
-    int launched;
-    switch (only) {  /* one case alone, by the fit of its kernel */
-    case 0:
-        break;
-    case 1:
-        return saxpy_0_try_case1(prop, attrs[0], raised[0], true, probe, n, B, alpha, y, x);
-    default:
-        return 0;
-    }
-    if ((launched = saxpy_0_try_case1(prop, attrs[0], raised[0], false, probe, n, B, alpha, y, x)) != 0)
-        return launched;
-    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
-     * kernels need not use the registers counted; a hole of the tree may fit one) */
-    if ((launched = saxpy_0_try_case1(prop, attrs[0], raised[0], true, probe, n, B, alpha, y, x)) != 0)
-        return launched;
-    /* No case fits this device for these parameters: the tree's uncovered regions are
-     *   T < B   (threads)
-     *   R_B < 2048*((B + 127)/128)   (registers) */
-    return PARAKERN_NO_CASE_FITS;
-}
-
-int saxpy_0_dispatch(int n, int B, float alpha, const float *x, float *y)
-{
-    return saxpy_0_select(false, 0, n, B, alpha, x, y);
-}
-
-/* ------------------------------------------------------------ dispatch_tuned */
-
-#include <mutex>
-
-/* saxpy:0: the size of 'y' is not visible (a pointer): its copy cannot be made; the tree's dispatcher decides */
-int saxpy_0_dispatch_tuned(int n, int B, float alpha, const float *x, float *y)
-{
-    return saxpy_0_dispatch(n, B, alpha, x, y);
-}
-
-/* ------------------------------------------------------------ dispatch_auto */
-
 #ifndef PARAKERN_MODEL_SUPPORT
 #define PARAKERN_MODEL_SUPPORT
 /* What parakern's time model reads of a device (tuning/time_model.py). */
 struct parakern_model_device {
     double sms; double bandwidth; double clock; double lanes32; double lanes64; double threads_per_sm; double shared_bytes_per_clock; double l2_bytes; double launch_overhead; double block_time; double l2_lines_per_clock; double l1_latency; double shared_latency; double l2_latency; double dram_latency; double barrier_latency; double op_latency;
+    int device;   /* which device these are: what a kernel's blocks per SM are remembered for */
 };
 
 /* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the
@@ -208,6 +116,7 @@ static int parakern_read_model_device(int device, const cudaDeviceProp &prop, pa
         cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
         cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)
         return 0;
+    m->device = device;
     m->sms = prop.multiProcessorCount;
     m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */
     m->clock = clock_khz * 1000.0;
@@ -302,11 +211,169 @@ static double saxpy_0_time_case1(const parakern_model_device *dev, long long n, 
     const long long hits = 0;
     const long long shared_waits = 0;
     const long long barriers = 0;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, saxpy_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+    /* blocks per SM of this kernel: asked once per device and launch shape, per host thread */
+    static thread_local int memo_device = -1, memo_resident = 0;
+    static thread_local int memo_threads = 0;
+    static thread_local size_t memo_shared = 0;
+    if (memo_device != dev->device || memo_threads != (int)threads || memo_shared != (size_t)shared_bytes) {
+        int resident;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, saxpy_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess)
+            return -1.0;
+        memo_device = dev->device;
+        memo_threads = (int)threads;
+        memo_shared = (size_t)shared_bytes;
+        memo_resident = resident;
+    }
+    if (memo_resident < 1)
         return -1.0;
-    return parakern_model_time(dev, (double)blocks0, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
+    return parakern_model_time(dev, (double)blocks0, (double)threads, (double)memo_resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)window_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread, (double)misses, (double)hits, (double)shared_waits, (double)barriers);
 }
+
+/* saxpy:0, case 1: launches saxpy_0_case1 when its constraints hold and it fits the device
+ * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
+ * probe: only says that it would, launching nothing); attr
+ * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
+ * memory limit was raised there.
+ * Returns 1 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
+static int saxpy_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
+                             bool &raised, bool by_fit, bool probe, long long n, long long B,
+                             float alpha, float *y, const float *x)
+{
+    (void)raised;
+    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
+    const long long grid_x = (B + n - 1)/B;
+    const long long block_x = B;
+    const long long threads = block_x;
+    if (grid_x < 1 || grid_x > 2147483647LL || threads < 1)
+        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
+    /* the machine parameters */
+    const long long T = prop.maxThreadsPerBlock;
+    const long long R_B = prop.regsPerBlock;
+    /* the tree's preference (the first pass); the second, by the fit, tests none */
+    if (!by_fit && !(B <= T && 2048*((B + 127)/128) <= R_B))
+        return 0;
+    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
+        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
+    if (probe)
+        return 1;  /* asked which case, not to launch it */
+    const dim3 grid((unsigned)grid_x, 1, 1), block((unsigned)block_x, 1, 1);
+    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
+    PARAKERN_LAUNCH(saxpy_0_case1, grid, block, 0, y, x, (int)n, (int)B, alpha);
+    /* peek, not get: the caller can still read why a launch failed */
+    return cudaPeekAtLastError() == cudaSuccess ? 1 : PARAKERN_CUDA_ERROR;
+}
+
+/* saxpy:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
+ * only > 0: case only alone, where its kernel fits (its constraints aside) */
+static int saxpy_0_select(bool probe, int only, int n, int B, float alpha, const float *x, float *y)
+{
+    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
+    if (!((((long long)B) != 0)))
+        return PARAKERN_INVALID_VALUES;
+    /* an empty meta_for: nothing to run (the serial loops run no iteration) */
+    if (!(((((long long)B) + ((long long)n) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))
+        return PARAKERN_NOTHING_TO_DO;
+    /* read once per device and host thread (a thread per GPU must not read another's): its
+     * properties, each kernel's attributes (nvcc's registers) */
+    static thread_local cudaDeviceProp prop;
+    static thread_local cudaFuncAttributes attrs[1];
+    static thread_local bool raised[1];
+    static thread_local int prop_device = -1;
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess)
+        return PARAKERN_CUDA_ERROR;
+    if (device != prop_device) {
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        if (cudaFuncGetAttributes(&attrs[0], saxpy_0_case1) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        raised[0] = false;
+        prop_device = device;
+    }
+    int launched;
+    switch (only) {  /* one case alone, by the fit of its kernel */
+    case 0:
+        break;
+    case 1:
+        return saxpy_0_try_case1(prop, attrs[0], raised[0], true, probe, n, B, alpha, y, x);
+    default:
+        return 0;
+    }
+    if ((launched = saxpy_0_try_case1(prop, attrs[0], raised[0], false, probe, n, B, alpha, y, x)) != 0)
+        return launched;
+    /* no case both holds and fits: the first case whose kernel really fits (nvcc's
+     * kernels need not use the registers counted; a hole of the tree may fit one) */
+    if ((launched = saxpy_0_try_case1(prop, attrs[0], raised[0], true, probe, n, B, alpha, y, x)) != 0)
+        return launched;
+    /* No case fits this device for these parameters: the tree's uncovered regions are
+     *   T < B   (threads)
+     *   R_B < 2048*((B + 127)/128)   (registers) */
+    return PARAKERN_NO_CASE_FITS;
+}
+
+int saxpy_0_dispatch_tree(int n, int B, float alpha, const float *x, float *y)
+{
+    return saxpy_0_select(false, 0, n, B, alpha, x, y);
+}
+
+/* saxpy:0: the default dispatcher: of the cases whose kernel fits this device and launches at
+ * these values, the one the time model predicts fastest here (codegen/fastest.py) */
+int saxpy_0_dispatch(int n, int B, float alpha, const float *x, float *y)
+{
+    /* read once per device and host thread: what the time model reads of it */
+    static thread_local parakern_model_device dev;
+    static thread_local int known = -1;
+    static thread_local int modelled = 0;
+    int device;
+    if (cudaGetDevice(&device) != cudaSuccess)
+        return PARAKERN_CUDA_ERROR;
+    if (device != known) {
+        cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+            return PARAKERN_CUDA_ERROR;
+        modelled = parakern_read_model_device(device, prop, &dev);
+        if (!modelled)
+            (void)cudaGetLastError();   /* a speed it cannot read: the tree's rule, no error */
+        known = device;
+    }
+    int best = 0;
+    double best_time = 0.0;
+    for (int k = 1; modelled && k <= 1; ++k) {
+        const int got = saxpy_0_select(true, k, n, B, alpha, x, y);
+        if (got < 0)
+            return got;   /* values refused, or a CUDA error */
+        if (got != k)
+            continue;   /* its kernel does not fit or launch here (or nothing is to run) */
+        double t0 = -1.0;
+        switch (k) {
+        case 1: t0 = saxpy_0_time_case1(&dev, n, B, alpha); break;
+        }
+        if (t0 < 0.0)
+            continue;   /* no block of it can be resident */
+        /* the fastest; a later case only where faster by more than the tie (dispatch.TIE) */
+        if (best == 0 || t0 < best_time * (1.0 - 1e-09)) {
+            best = k;
+            best_time = t0;
+        }
+    }
+    /* the fastest (by its fit); where no case that fits has a time, the tree's rule, which also
+     * says why none fits */
+    return saxpy_0_select(false, best, n, B, alpha, x, y);
+}
+
+/* ------------------------------------------------------------ dispatch_tuned */
+
+#include <mutex>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* saxpy:0: the size of 'y' is not visible (a pointer): its copy cannot be made; the default dispatcher decides */
+int saxpy_0_dispatch_tuned(int n, int B, float alpha, const float *x, float *y)
+{
+    return saxpy_0_dispatch(n, B, alpha, x, y);
+}
+
+/* ------------------------------------------------------------ dispatch_auto */
 
 /* saxpy:0: the share of the serial program's iterations these values run (tuning/coverage.py) */
 static double saxpy_0_coverage(long long n, long long B, float alpha)

@@ -182,7 +182,9 @@ async function main() {
             return / on h100/.test(text) ? text : undefined;
         }, 120_000);
         step(`lens: ${lens.replace(/\s+/g, " ")}`);
-        check("code lens: the summary of the cases", /\d+ cases? on h100, a100, t4 · \d+ in all/.test(lens), lens);
+        check("code lens: the case that runs on each GPU, then the count",
+              /runs case \d+ on [a-z0-9]+(, [a-z0-9]+)*(; case \d+ on [a-z0-9]+(, [a-z0-9]+)*)* · .* · \d+ cases?/.test(lens)
+              && ["h100", "a100", "t4"].every((gpu) => new RegExp(`case \\d+ on [a-z0-9, ]*\\b${gpu}\\b`).test(lens)), lens);
         check("code lenses: Insert dispatcher and Bench", lens.includes("Insert dispatcher") && lens.includes("Bench"), lens);
         });
 
@@ -207,6 +209,15 @@ async function main() {
         check("hover: a table of the cases", /case/i.test(hoverText) && (await hover.locator("table tr").count()) > 1,
               hoverText.slice(0, 200));
         check("hover: ≤ and ∧ render", /[≤∧]/.test(hoverText));
+        // the answer first: the case each configured GPU runs, in the first lines of parakern's hover
+        // (VS Code shows the case diagnostics at the keyword above it)
+        const ours = hoverText.split("\n").map((l) => l.trim()).filter(Boolean);
+        const start = Math.max(0, ours.findIndex((l) => l.startsWith("parakern · ")));
+        const lead = ours.slice(start, start + 5).join("\n");
+        check("hover: its first lines name the case that runs on each GPU, its time, registers, shared memory",
+              ["H100", "A100", "T4"].every((gpu) =>
+                  new RegExp(`^${gpu}: case \\d+ · [\\d.]+ [µnm]?s · \\d+ regs · (no smem|smem \\d)`, "m").test(lead)),
+              lead);
         await shoot(page, "vscode-hover.png", [keyword, await hover.boundingBox()]);
         await page.mouse.move(5, 400);
         await page.keyboard.press("Escape");

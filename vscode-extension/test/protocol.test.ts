@@ -132,7 +132,7 @@ describe("parakern serve through vscode-languageserver-protocol", { timeout: 100
         assert.match(text(infos[0]), /^case 1\/1: /);
     });
 
-    it("code lenses: the summary (resolved) '1 case on … · 1 in all', Insert dispatcher, Bench", async () => {
+    it("code lenses: the summary (resolved) 'runs case 1 on … · 1 case', Insert dispatcher, Bench", async () => {
         await waitFor("case diagnostics", () => (caseInfos(uri(MATADD)).length >= 1 ? true : undefined));
         // the cases come first, which GPU runs them just after: ask until the lens says so
         const deadline = Date.now() + 60_000;
@@ -148,7 +148,7 @@ describe("parakern serve through vscode-languageserver-protocol", { timeout: 100
             titles = resolved.map((l) => l.command?.title ?? "");
             if (!/ on h100/.test(titles[0])) await new Promise((r) => setTimeout(r, 100));
         } while (!/ on h100/.test(titles[0]) && Date.now() < deadline);
-        assert.match(titles[0], /^1 case on h100, a100, t4 · 1 in all/);
+        assert.match(titles[0], /^runs case 1 on h100, a100, t4 · \d+ regs · no smem · 1 case$/);
         assert.deepEqual(titles.slice(1), ["Insert dispatcher", "Bench"]);
         assert.equal(resolved[0].command?.command, "parakern.showCaseTree");
         assert.deepEqual(resolved.slice(1).map((l) => l.command?.command), ["parakern.insertDispatcher", "parakern.bench"]);

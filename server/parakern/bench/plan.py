@@ -2,11 +2,11 @@
 
 A point gives every data and program parameter a value. It is skipped when a fact of
 the schedule (an `assert`, a loop bound, a definition) is false there, evaluated exactly
-with sympy, or when no case can run there. Otherwise the case is the one the dispatcher
-picks (parakern.dispatch, with the IR's register counts): the first whose constraints
-hold with the device's machine values and whose kernel fits, else the first that fits
-with its constraints on R dropped. As in the dispatcher, the value of R for case j is
-min(R, regsPerBlock / threads_j) when the registers per block are known.
+with sympy, or when no case can run there. Otherwise the case is the one the default
+dispatcher picks (parakern.dispatch, with the IR's register counts): of the cases whose
+kernel fits, the one the time model predicts fastest on the device; the point also keeps
+the tree's (the first whose constraints hold with the device's machine values and whose
+kernel fits, else the first that fits with its constraints on R dropped).
 """
 from __future__ import annotations
 
@@ -58,12 +58,13 @@ def machine_json(device: Device) -> dict:
 
 @dataclass(frozen=True)
 class CasePick:
-    case: "int | None"              # 1-based case the dispatcher picks; None when skipped
-    holds: tuple = ()               # cases (1-based) the dispatcher's choosing pass accepts (the first is `case`)
+    case: "int | None"              # 1-based case the default dispatcher picks; None when skipped
+    holds: tuple = ()               # cases (1-based) the dispatcher chose among (`case` one of them)
     reason: str = ""                # why the point is skipped
     launch: "dict | None" = None    # grid, block, shared_bytes, threads of the picked case (ints)
     launches: tuple = ()            # ((case, launch), ...) of every case in `holds` and `runs`
     runs: tuple = ()                # cases that can run when the constraints on R are dropped (every_case)
+    tree: "int | None" = None       # the case the tree's dispatcher picks
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class PlanPoint:
     launch: "dict | None"
     launches: tuple = ()            # ((case, launch), ...): every case that can run here
     runs: tuple = ()                # what the bench launches here: `holds`, or every case that fits
+    tree_case: "int | None" = None  # the case the tree's dispatcher picks (`case`: the default's)
 
     def launch_of(self, case: int) -> dict:
         return dict(self.launches)[case]
@@ -108,12 +110,13 @@ class Plan:
                 "data": list(self.data_names), "sweep": list(self.sweep_names),
                 "cases": [str(c.constraints) for c in self.tree.cases],
                 "every_case": self.every_case,
-                "points": [{"values": p.values, "case": p.case, "holds": list(p.holds), "runs": list(p.runs),
+                "points": [{"values": p.values, "case": p.case, "tree_case": p.tree_case, "holds": list(p.holds),
+                            "runs": list(p.runs),
                             "skipped": p.reason, "launch": p.launch} for p in self.points]}
 
 
 def pick_case(tree, subs: dict, machine: Device, every_case: bool = False) -> CasePick:
-    """The case the dispatcher picks with these parameter values (subs: symbol -> Integer).
+    """The case the default dispatcher picks with these parameter values (subs: symbol -> Integer).
 
     every_case: also list in `runs` the cases whose kernel can run on the device here though
     their constraints on R_B, Z, T do not hold (those say when the tree prefers a kernel, not
@@ -128,7 +131,8 @@ def pick_case(tree, subs: dict, machine: Device, every_case: bool = False) -> Ca
         machine_text = ", ".join(f"{n}={v}" for n, v in machine_values(machine).items())
         return CasePick(None, (), f"no case can run with {machine_text}: {choice.reason}", runs=tuple(sorted(runs)),
                         launches=launches)
-    return CasePick(choice.case, choice.accepted, "", dict(launches)[choice.case], launches, tuple(sorted(runs)))
+    return CasePick(choice.case, choice.accepted, "", dict(launches)[choice.case], launches, tuple(sorted(runs)),
+                    choice.tree)
 
 
 def _launch(sizes: dispatch.Sizes, registers: int) -> dict:
@@ -166,7 +170,7 @@ def make_plan(result, data: dict, sweeps: dict, machine: Device, every_case: boo
         pick = pick_case(tree, subs, machine, every_case)
         runs = pick.runs if every_case else pick.holds
         plan.points.append(PlanPoint(values, data_key, pick.case, pick.holds, pick.reason, pick.launch,
-                                     pick.launches, runs))
+                                     pick.launches, runs, pick.tree))
     return plan
 
 
@@ -187,9 +191,11 @@ def plan_text(plan: Plan) -> str:
             lines.append(f"  {_fmt(p.values):<32} skipped: {p.reason}")
         else:
             l = p.launch
-            also = f" (also holds: {', '.join(map(str, p.holds[1:]))})" if len(p.holds) > 1 else ""
+            others = [k for k in p.holds if k != p.case]
+            also = f" (also fit: {', '.join(map(str, others))})" if others else ""
             extra = [k for k in p.runs if k not in p.holds]
             also += f" (also run, machine constraints dropped: {', '.join(map(str, extra))})" if extra else ""
+            also += f" (the tree's order: case {p.tree_case})" if p.tree_case not in (None, p.case) else ""
             lines.append(f"  {_fmt(p.values):<32} case {p.case}  grid {tuple(l['grid'])} block {tuple(l['block'])}"
                          f" shared {l['shared_bytes']} B{also}")
     return "\n".join(lines)

@@ -52,17 +52,21 @@ class Measurement:
         return _clean(d)
 
 
-DISPATCHER = "dispatcher"             # the tree's (`<function>_<index>_dispatch`)
+DEFAULT = "default dispatcher"        # `<function>_<index>_dispatch`: the time model's fastest case that fits
+DISPATCHER = "tree dispatcher"        # `<function>_<index>_dispatch_tree`: the paper's rule (runs before the
+                                      # default one existed timed it as `<function>_<index>_dispatch`)
 TUNED = "tuned dispatcher"            # `<function>_<index>_dispatch_tuned`: the case measured fastest
-DISPATCHERS = (DISPATCHER, TUNED)
-_JSON_KEYS = {DISPATCHER: "dispatcher", TUNED: "dispatcher_tuned"}   # also the CSV's kinds
+DISPATCHERS = (DEFAULT, DISPATCHER, TUNED)
+# the keys of the JSON (and the CSV's kinds)
+_JSON_KEYS = {DEFAULT: "dispatcher_default", DISPATCHER: "dispatcher", TUNED: "dispatcher_tuned"}
+WHICH = {DEFAULT: "default", DISPATCHER: "tree", TUNED: "tuned"}     # runner.GpuRunner.dispatch's names
 
 
 @dataclass
 class Dispatch:
     """A generated host dispatcher called at one point: the case it launched and its time."""
     values: dict
-    picked: "int | None"             # the case the plan says the tree's dispatcher picks
+    picked: "int | None"             # the case the plan says this dispatcher picks (dispatch_tuned: the default's)
     case: "int | None" = None        # the case it returned (None: it failed)
     dispatch_s: float = math.nan     # median, choice + launch + kernel (dispatch_tuned: after its first call)
     serial_s: float = math.nan
@@ -247,8 +251,8 @@ def summary_lines(measurements, dispatches=()) -> list:
                       "timed alone (--every-case times them all)")
                      + (f", failed at {failed}" if failed else "")
                      + (f"; launched the case the plan expects at "
-                        f"{sum(1 for d in ran if d.case == d.picked)} of {len(ran)}" if ran and kind == DISPATCHER
-                        else ""))
+                        f"{sum(1 for d in ran if d.case == d.picked)} of {len(ran)}"
+                        if ran and kind in (DEFAULT, DISPATCHER) else ""))
         slow = [fastest_at[tuple(d.values.items())].gpu_s / d.dispatch_s for d in ran_timed
                 if d not in same and tuple(d.values.items()) in fastest_at and d.dispatch_s]
         if slow:
@@ -258,8 +262,9 @@ def summary_lines(measurements, dispatches=()) -> list:
 
 
 def dispatches_json(dispatches) -> dict:
-    """The dispatcher calls of a bench as its JSON has them: the tree dispatcher's under
-    "dispatcher" (as before dispatch_tuned), dispatch_tuned's under "dispatcher_tuned"."""
+    """The dispatcher calls of a bench as its JSON has them: the default dispatcher's under
+    "dispatcher_default", the tree dispatcher's under "dispatcher" (as in every run before the
+    default one existed), dispatch_tuned's under "dispatcher_tuned"."""
     out = {_JSON_KEYS[kind]: [d.as_dict() for d in dispatches if d.kind == kind] for kind in DISPATCHERS}
     return {key: calls for key, calls in out.items() if calls or key == _JSON_KEYS[DISPATCHER]}
 
@@ -275,7 +280,8 @@ COLUMNS = ["case", "picked", "skipped", "gpu_s", "gpu_spread_s", "serial_s", "sp
 
 def write_csv(path, measurements, dispatches=()) -> None:
     """One row per (point, case) with kind "case" ("instance" for its compile-time instance), one
-    per dispatcher call with kind "dispatcher" or "dispatcher_tuned" (its time in gpu_s)."""
+    per dispatcher call with kind "dispatcher_default", "dispatcher" (the tree's) or "dispatcher_tuned"
+    (its time in gpu_s)."""
     names = list(dict.fromkeys(n for m in measurements for n in m.values))
     text = io.StringIO(newline="")
     w = csv.writer(text)

@@ -30,7 +30,8 @@ from parakern.machine.devices import Device, from_properties
 from parakern.verify.runner import TOLERANCE
 from parakern.process.lifeline import ScratchDirectory
 from parakern.codegen.emit import INCLUDES, PREAMBLE
-from parakern.codegen.tree_dispatcher import host_arguments, is_array
+from parakern.codegen.auto import model_support
+from parakern.codegen.tree_dispatcher import host_arguments, is_array, tree_name
 from parakern.codegen import dispatcher_name, tuned
 from parakern.bench.plan import PlanError
 from parakern.codegen import kernel_name
@@ -149,8 +150,10 @@ def kernels_source(code) -> str:
     return PREAMBLE + INCLUDES + '\nextern "C" {\n\n' + "\n\n".join([*code.kernels, SPIN_SOURCE]) + '\n\n}\n'
 
 
-DISPATCH_WRAPPER = "parakern_bench_dispatch"
+DISPATCH_WRAPPER = "parakern_bench_dispatch"            # the default dispatcher: the model's fastest case
+DISPATCH_TREE_WRAPPER = "parakern_bench_dispatch_tree"   # the tree's (the paper's rule)
 DISPATCH_TUNED_WRAPPER = "parakern_bench_dispatch_tuned"
+WRAPPERS = {"default": DISPATCH_WRAPPER, "tree": DISPATCH_TREE_WRAPPER, "tuned": DISPATCH_TUNED_WRAPPER}
 
 
 def dispatcher_parameters(schedule) -> list:
@@ -159,17 +162,19 @@ def dispatcher_parameters(schedule) -> list:
 
 
 def host_library_source(code) -> str:
-    """The schedule's .cu (kernels, the tree's dispatcher and dispatch_tuned) and an extern "C"
-    entry point to each dispatcher for ctypes."""
+    """The schedule's .cu (kernels, the default and the tree's dispatcher, dispatch_tuned) and an
+    extern "C" entry point to each dispatcher for ctypes."""
     s = code.schedule
     params = dispatcher_parameters(s)
     declared = ", ".join(f"{t} *{n}" if array else f"{t} {n}" for t, n, array in params) or "void"
     names = ", ".join(n for _, n, _ in params)
     entries = [f'extern "C" int {wrapper}({declared})\n{{\n    return {function}({names});\n}}'
-               for wrapper, function in ((DISPATCH_WRAPPER, dispatcher_name(s)),
+               for wrapper, function in ((DISPATCH_WRAPPER, dispatcher_name(s)), (DISPATCH_TREE_WRAPPER, tree_name(s)),
                                          (DISPATCH_TUNED_WRAPPER, tuned.tuned_name(s)))]
+    model = [model_support()] if code.modelled else []
     return "\n\n".join([
-        PREAMBLE + INCLUDES + tuned.INCLUDES, code.prototype, *code.kernels, code.dispatcher, code.tuned, *entries,
+        PREAMBLE + INCLUDES + tuned.INCLUDES, code.prototype, *code.kernels, *model, code.dispatcher,
+        *([tuned.cache_support()] if tuned.measures(code.tuned) else []), code.tuned, *entries,
         'extern "C" const char *parakern_bench_last_error(void)\n{\n'
         "    return cudaGetErrorString(cudaPeekAtLastError());\n}\n"])
 
@@ -380,7 +385,7 @@ class GpuRunner:
             source.write_text(host_library_source(self.code))
             _nvcc(nvcc_library_command(source, library, self.arch), "the host dispatcher")
             lib = ctypes.CDLL(str(library))
-            for name in (DISPATCH_WRAPPER, DISPATCH_TUNED_WRAPPER):
+            for name in WRAPPERS.values():
                 entry = getattr(lib, name)
                 entry.argtypes = [ctypes.c_void_p if array else CTYPES[t]
                                   for t, _, array in dispatcher_parameters(self.schedule)]
@@ -389,12 +394,12 @@ class GpuRunner:
             self._host = lib
         return self._host
 
-    def dispatch(self, values: dict, host: dict, repeat: int = 20, tuned: bool = False) -> tuple[int, list]:
-        """One execution of the schedule by the generated dispatcher (choice + launch), timed like
+    def dispatch(self, values: dict, host: dict, repeat: int = 20, which: str = "default") -> tuple[int, list]:
+        """One execution of the schedule by a generated dispatcher (choice + launch), timed like
         `launch`: (the case it returned, its times). The case is below 1 when it launched nothing
-        (codegen/status.py).
-        tuned: dispatch_tuned, whose first call (the warm-up) measures the cases."""
-        entry = getattr(self.host_library(), DISPATCH_TUNED_WRAPPER if tuned else DISPATCH_WRAPPER)
+        (codegen/status.py). which: "default" (the model's fastest case), "tree" (the paper's
+        rule), "tuned" (dispatch_tuned, whose first call, the warm-up, measures the cases)."""
+        entry = getattr(self.host_library(), WRAPPERS[which])
 
         def build(buffers):
             args = [int(buffers[n]) if array else values[n] for _, n, array in dispatcher_parameters(self.schedule)]

@@ -70,8 +70,8 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
 
     At every runnable point the function runs four ways on the same inputs: serial C (the
     baseline), with each execution of the schedule launching case k (for every case that can
-    run there), and with each execution calling the generated dispatcher, then dispatch_tuned
-    (report.DISPATCHERS). The whole outputs
+    run there), and with each execution calling the generated dispatchers: the default one (the
+    time model's fastest case), the tree's, then dispatch_tuned (report.DISPATCHERS). The whole outputs
     are compared; the times are the kernels' (or the dispatcher calls'), summed over the
     executions of the schedule in one call of the function. every_case: each case that can run
     at a point is timed there, its constraints on R dropped (planning.pick_case); serial_cache:
@@ -123,13 +123,17 @@ def bench(text: str, file: str, result, data: dict, sweeps: dict, runner_factory
                 if key not in baselines:  # the serial C depends on the data (and the point's scalars)
                     baselines[key] = base.run(scalars, arrays, repeat=serial_repeat, cache=serial_cache)
                 serial_s, _, expected = baselines[key]
-                for k, fixed in runs(p):
+                cases = runs(p)
+                for i, (k, fixed) in enumerate(cases):
                     if cancelled():
                         raise Cancelled()
                     progress(done, total, f"{label} case {k}" + (" at compile time" if fixed else ""))
-                    outcome.measurements.append(
-                        _case(gpu, base, plan, p, k, scalars, arrays, expected, serial_s, repeat, fixed))
+                    measured = _case(gpu, base, plan, p, k, scalars, arrays, expected, serial_s, repeat, fixed)
+                    outcome.measurements.append(measured)
                     done += 1
+                    if measured.skipped == NEVER_RUN:   # the schedule never runs at these values: one row says so
+                        done += len(cases) - i - 1
+                        break
                 if cancelled():
                     raise Cancelled()
                 if not dispatcher:
@@ -241,22 +245,23 @@ def _dispatcher(gpu, base, point, scalars, arrays, expected, serial_s, repeat,
     cases, total = [], [0.0]
 
     def launch(values, host):
-        case, times = gpu.dispatch(values, host, repeat, tuned=kind == report.TUNED)
+        case, times = gpu.dispatch(values, host, repeat, report.WHICH[kind])
         if case < 0:
             raise RuntimeError(status.meaning(case, gpu.last_error()))
         cases.append(case)
         total[0] += statistics.median(times)
         return case
 
+    picked = point.tree_case if kind == report.DISPATCHER else point.case
     try:
         out, _ = base.run_hooked(scalars, arrays, launch)
     except RuntimeError as exc:
-        return report.Dispatch(point.values, point.case, None, serial_s=serial_s, correct=False, mismatch=str(exc),
+        return report.Dispatch(point.values, picked, None, serial_s=serial_s, correct=False, mismatch=str(exc),
                                kind=kind)
     if not cases:
         return None   # the schedule never ran here (NEVER_RUN: the cases' rows say so)
     correct, mismatch = compare(base.schedule, expected, out)
-    return report.Dispatch(point.values, point.case, cases[0], dispatch_s=total[0],
+    return report.Dispatch(point.values, picked, cases[0], dispatch_s=total[0],
                            serial_s=serial_s, correct=correct, mismatch=mismatch, calls=len(cases),
                            cases=sorted(set(cases)), kind=kind)
 

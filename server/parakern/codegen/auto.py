@@ -5,7 +5,7 @@
 It reads the device once (cached per device): its SMs, clock, memory clock and bus width
 (bandwidth = 2 x memory clock x bus width, DDR), the arithmetic lanes per SM of its compute
 capability (machine/devices.py's table, printed here), each kernel's attributes. Then for every
-candidate of the tuned parameters (tuning/search.py: the same values, in the same order):
+candidate of the tuned parameters (search.py: the same values, in the same order):
 the schedule's facts, then every case whose kernel fits the device there
 (`<function>_<index>_select` with probe set and the case alone: the dispatcher's second pass),
 the blocks resident per SM (cudaOccupancyMaxActiveBlocksPerMultiprocessor, nvcc's registers)
@@ -22,7 +22,7 @@ from __future__ import annotations
 import sympy
 
 from parakern.codegen.cprint import INDENT, CodegenError, Names, sym_c, unused
-from parakern.tuning.search import TIE
+from parakern.dispatch import TIE
 from parakern.tuning.space import space
 from parakern.codegen.tree_dispatcher import (EMPTY, REFUSED, _host_type, dispatcher_arguments, facts_c, forwarded,
                                          precondition, select_name)
@@ -95,6 +95,7 @@ def model_support() -> str:
         "/* What parakern's time model reads of a device (tuning/time_model.py). */",
         f"struct {MODEL_DEVICE} {{",
         "    " + "; ".join(f"double {n}" for n in time_model.DEVICE_NAMES) + ";",
+        "    int device;   /* which device these are: what a kernel's blocks per SM are remembered for */",
         "};",
         "",
         "/* n/d rounded up for d > 0 (products of block sizes), whatever the sign of n: a quantity of the",
@@ -110,6 +111,7 @@ def model_support() -> str:
         "        cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||",
         "        cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess)",
         "        return 0;",
+        "    m->device = device;",
         "    m->sms = prop.multiProcessorCount;",
         "    m->bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits / 8);   /* double data rate */",
         "    m->clock = clock_khz * 1000.0;",
@@ -150,24 +152,60 @@ def _quantity(name: str, value) -> str:
         return f"const double {name} = ceil(({text}) * (1.0 - 1e-12));"
 
 
+def time_case_name(schedule, k: int) -> str:
+    """`<function>_<index>_time_case<k>`: case k's predicted seconds, -1 where no block of it can be
+    resident (its C arguments: the model device, then the schedule's parameters)."""
+    return f"{schedule.function}_{schedule.index}_time_case{k}"
+
+
 def _time_case(tree, k: int, q: time_model.Quantities, names: Names) -> list[str]:
-    """The model's time of case k at the parameters (-1 when no block can be resident)."""
+    """The model's time of case k at the parameters (-1 when no block can be resident). The blocks
+    per SM are asked once per device, block size and shared memory (the dispatcher asks at every
+    call: cudaOccupancyMaxActiveBlocksPerMultiprocessor, the slow part, is not repeated)."""
     s = tree.schedule
-    v = {w: names.fresh(w) for w in ("dev", "resident")}
+    v = {w: names.fresh(w) for w in ("dev", "resident", "memo_device", "memo_threads", "memo_shared",
+                                     "memo_resident")}
     args = [f"const {MODEL_DEVICE} *{v['dev']}"] + [f"{_host_type(p.ctype)} {p.name}" for p in s.params]
     sizes = q.expressions()
     local = {n: names.fresh(n) for n in sizes}
     body = [_quantity(local[n], e) for n, e in sizes.items()]
-    body += [f"int {v['resident']};",
-             f"if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&{v['resident']}, {kernel_name(s, k)}, "
-             f"(int){local['threads']}, (size_t){local['shared_bytes']}) != cudaSuccess || {v['resident']} < 1)",
+    threads, shared = f"(int){local['threads']}", f"(size_t){local['shared_bytes']}"
+    body += ["/* blocks per SM of this kernel: asked once per device and launch shape, per host thread */",
+             f"static thread_local int {v['memo_device']} = -1, {v['memo_resident']} = 0;",
+             f"static thread_local int {v['memo_threads']} = 0;",
+             f"static thread_local size_t {v['memo_shared']} = 0;",
+             f"if ({v['memo_device']} != {v['dev']}->device || {v['memo_threads']} != {threads}"
+             f" || {v['memo_shared']} != {shared}) {{",
+             INDENT + f"int {v['resident']};",
+             INDENT + f"if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&{v['resident']}, {kernel_name(s, k)}, "
+             f"{threads}, {shared}) != cudaSuccess)",
+             INDENT * 2 + "return -1.0;",
+             INDENT + f"{v['memo_device']} = {v['dev']}->device;",
+             INDENT + f"{v['memo_threads']} = {threads};",
+             INDENT + f"{v['memo_shared']} = {shared};",
+             INDENT + f"{v['memo_resident']} = {v['resident']};",
+             "}",
+             f"if ({v['memo_resident']} < 1)",
              INDENT + "return -1.0;",
              f"return {MODEL_TIME}({v['dev']}, " + ", ".join(
-                 f"(double){v['resident']}" if n == "resident" else f"(double){local[n]}"
+                 f"(double){v['memo_resident']}" if n == "resident" else f"(double){local[n]}"
                  for n in time_model.QUANTITY_NAMES) + ");"]
-    head = signature(f"static double {s.function}_{s.index}_time_case{k}", args)
+    head = signature(f"static double {time_case_name(s, k)}", args)
     return [f"/* {s.id}, case {k}: the time model (tuning/time_model.py) */", head, "{"] + \
         [INDENT + line for line in unused(args, body) + body] + ["}"]
+
+
+def time_cases(tree) -> str:
+    """The model's time of every case (`time_case_name`); CodegenError when a quantity has no C form."""
+    s = tree.schedule
+    taken = used_names(s) | {"R_B", "Z", "T"}
+    try:
+        quantities = time_model.tree_quantities(tree)
+        return "\n\n".join("\n".join(_time_case(tree, k, q, Names(taken))) for k, q in enumerate(quantities, 1))
+    except CodegenError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise CodegenError(f"the time model has no C form here: {exc}", s.keyword_span) from exc
 
 
 def _coverage(s, covers: coverage.Coverage, names: Names) -> list[str]:
@@ -194,11 +232,12 @@ def coverage_name(schedule) -> str:
 
 
 def auto_source(tree) -> str:
-    """The model of every case, the coverage of the iteration space, then dispatch_auto."""
+    """The coverage of the iteration space, then dispatch_auto (after `time_cases`, which the
+    default dispatcher prints before it)."""
     s = tree.schedule
     taken = used_names(s) | {"R_B", "Z", "T"}
     quantities = time_model.tree_quantities(tree)
-    parts = ["\n".join(_time_case(tree, k, q, Names(taken))) for k, q in enumerate(quantities, 1)]
+    parts = []
     names_, lists = _tuned(s)
     covers = coverage.coverage(s, names_)   # every tuned parameter: none is given here
     if covers.groups:
@@ -271,7 +310,7 @@ def auto_source(tree) -> str:
                 f"if ({v['got']} != {v['k']})", INDENT + "continue;  /* its kernel does not fit there */",
                 f"double {v['t']} = -1.0;",
                 f"switch ({v['k']}) {{"]
-    per_case += [f"case {k}: {v['t']} = {s.function}_{s.index}_time_case{k}({', '.join(time_args)}); break;"
+    per_case += [f"case {k}: {v['t']} = {time_case_name(s, k)}({', '.join(time_args)}); break;"
                  for k in range(1, count + 1)]
     per_case += ["}", f"if ({v['t']} < 0.0)", INDENT + "continue;",
                  "/* time per point computed; one that computes every point first; ties: the first */",

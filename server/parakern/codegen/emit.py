@@ -3,8 +3,9 @@
 Layout: a header comment (source file and target, no date so that golden
 files stay stable), the contract preamble (the CPU emulation of verify/
 defines PARAKERN_CPU and the two macros itself), the dispatchers'
-prototypes, the kernels, then the dispatchers (the tree's, dispatch_tuned,
-dispatch_auto). A schedule with errors (or
+prototypes, the kernels, then the host: the time model (once per file) and
+each case's time, the tree's dispatcher, the default one (the model's fastest
+case), then dispatch_tuned and dispatch_auto. A schedule with errors (or
 one whose CUDA cannot be generated) gets no code; the reason is a
 diagnostic.
 """
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 
 from parakern.process import interrupts
 from parakern.analysis.fixed import case_points, fixed_points
-from parakern.codegen.auto import auto_code, model_support
+from parakern.codegen.auto import auto_code, model_support, time_cases
 from parakern.codegen.cprint import CodegenError
-from parakern.codegen.tree_dispatcher import dispatcher_source, prototype
+from parakern.codegen.fastest import default_source
+from parakern.codegen.tree_dispatcher import dispatcher_name, dispatcher_source, prototype
 from parakern.codegen.kernel_source import kernel_source
 from parakern.codegen.trace import Sites
 from parakern.codegen import tuned as tuned_dispatcher
@@ -46,13 +48,14 @@ class ScheduleCode:
     schedule: Schedule
     prototype: str                 # comment + declaration of the dispatcher
     kernels: tuple[str, ...]       # one per case, in the tree's order (its compile-time instances after it)
-    dispatcher: str                # the try functions and the dispatcher
+    dispatcher: str                # each case's time, the try functions, the tree's and the default dispatcher
     auto_prototype: str = ""       # dispatch_auto's result type and declaration ('' when it has none)
     auto: str = ""                 # the time model of each case and dispatch_auto
     tuned_prototype: str = ""      # dispatch_tuned's declaration
     tuned: str = ""                # dispatch_tuned: the case measured fastest (codegen/tuned.py)
     instances: tuple = ()          # per case, the points (analysis/fixed.py) of its compile-time instances
     no_auto: str = ""              # why dispatch_auto was left out ('' where it is there)
+    modelled: bool = False         # the cases' times are printed: the default dispatcher reads the model
 
 
 @dataclass(frozen=True)
@@ -78,14 +81,17 @@ def schedule_code(result: ScheduleResult, fixed: tuple = (), trace: "Sites | Non
     kernels = tuple("\n\n".join([kernel_source(case, k, n, trace=trace)]
                                  + [kernel_source(case, k, n, trace=trace, fixed=p) for p in mine])
                     for (k, case), mine in zip(enumerate(tree.cases, 1), instances))
-    no_auto = ""
+    no_auto, times = "", ""
     try:
+        times = time_cases(tree) if tree.cases else ""
         auto_prototype, auto = ("", "") if not tree.cases else auto_code(tree)
-    except CodegenError as exc:   # the kernels and the other dispatchers do not need it
+    except CodegenError as exc:   # the kernels and the tree's dispatcher do not need it
         auto_prototype, auto, no_auto = "", "", exc.message
-    return ScheduleCode(tree.schedule, prototype(tree), kernels, dispatcher_source(tree, instances),
-                        auto_prototype, auto, tuned_dispatcher.prototype(tree), tuned_dispatcher.tuned_source(tree),
-                        instances, no_auto)
+    dispatcher = "\n\n".join(part for part in (times, dispatcher_source(tree, instances),
+                                                default_source(tree, bool(times), no_auto)) if part)
+    tuned = tuned_dispatcher.tuned_source(tree, tuned_dispatcher.fingerprint(kernels))
+    return ScheduleCode(tree.schedule, prototype(tree), kernels, dispatcher,
+                        auto_prototype, auto, tuned_dispatcher.prototype(tree), tuned, instances, no_auto, bool(times))
 
 
 def _generate(result: ScheduleResult, fixed: tuple = (), trace: "Sites | None" = None
@@ -95,8 +101,9 @@ def _generate(result: ScheduleResult, fixed: tuple = (), trace: "Sites | None" =
     try:
         code = schedule_code(result, fixed, trace)
         if code.no_auto:
-            return code, warning("PK030", f"no dispatch_auto for this meta_schedule ({code.no_auto}); its kernels "
-                                          "and the other dispatchers are written", result.schedule.keyword_span)
+            default = "" if code.modelled else f"; {dispatcher_name(result.schedule)} launches in the tree's order"
+            return code, warning("PK030", f"no dispatch_auto for this meta_schedule ({code.no_auto}){default}; its "
+                                          "kernels and the other dispatchers are written", result.schedule.keyword_span)
         return code, None
     except (CodegenError, LoweringError) as exc:
         where = exc.span if isinstance(exc.span, Span) else result.schedule.keyword_span
@@ -115,9 +122,10 @@ def header(file: str, target: str) -> str:
  * (registers counted for {target}). Regenerate with `parakern emit` rather than edit.
  *
  * Per meta_schedule: one __global__ kernel per case of its case tree, and a host
- * dispatcher that launches the first case whose constraints hold on the current
- * device and whose compiled kernel really fits it (dispatch_tuned: the case measured
- * fastest there; dispatch_auto: the time model's choice, block sizes included).
+ * dispatcher that launches, of the cases whose compiled kernel fits the current device,
+ * the one the time model predicts fastest there (dispatch_tree: the first whose
+ * constraints hold, the paper's rule; dispatch_tuned: the case measured fastest there;
+ * dispatch_auto: the time model's choice, block sizes included).
  *
  * Integer / and % are C's, which truncate. The analysis reads them as floor and mod:
  * the same for the non-negative parameters and loop variables that hypothesis (H1)
@@ -142,14 +150,19 @@ def _assemble(parts: list[ScheduleCode], preamble: bool) -> str:
         chunks.append("/* ------------------------------------------------------------ kernels */\n\n"
                       + "\n\n".join(k for p in parts for k in p.kernels) + "\n")
         chunks.append("/* ------------------------------------------------------------ host */\n\n"
-                      + "\n\n".join(p.dispatcher for p in parts) + "\n")
+                      + "\n\n".join(([model_support()] if any(p.modelled for p in parts) else [])
+                                    + [p.dispatcher for p in parts]) + "\n")
         if any(p.tuned for p in parts):
             chunks.append("/* ------------------------------------------------------------ dispatch_tuned */\n\n"
-                          + "\n\n".join([tuned_dispatcher.INCLUDES.rstrip("\n")] + [p.tuned for p in parts if p.tuned])
+                          + "\n\n".join([tuned_dispatcher.INCLUDES.rstrip("\n")]
+                                        + ([tuned_dispatcher.cache_support()]
+                                           if any(tuned_dispatcher.measures(p.tuned) for p in parts if p.tuned)
+                                           else [])
+                                        + [p.tuned for p in parts if p.tuned])
                           + "\n")
         if any(p.auto for p in parts):
             chunks.append("/* ------------------------------------------------------------ dispatch_auto */\n\n"
-                          + "\n\n".join([model_support()] + [p.auto for p in parts if p.auto]) + "\n")
+                          + "\n\n".join(p.auto for p in parts if p.auto) + "\n")
     return "\n".join(chunks)
 
 

@@ -1,9 +1,9 @@
-"""The host side: per schedule, one function that launches the first case that fits.
+"""The host side: per schedule, the tree's dispatcher (the paper's rule) and what the others build on.
 
 Contract (other parts of the project compile against it):
 
-    int <function>_<index>_dispatch(<the schedule's parameters and arrays (as pointers), in the
-                                    order the C function declares them: host_arguments>);
+    int <function>_<index>_dispatch_tree(<the schedule's parameters and arrays (as pointers), in
+                                         the order the C function declares them: host_arguments>);
 
 returns the 1-based number of the case it launched, PARAKERN_NO_CASE_FITS
 when no case fits the device (nothing is launched), PARAKERN_CUDA_ERROR when
@@ -17,8 +17,12 @@ registers per block as the hardware allocates them <= R_B; shared bytes <= Z;
 threads <= T). When no case both holds and fits, a second pass tries the
 cases in the same order, constraints aside: the first whose kernel fits. The rule (order,
 passes, limits, fit) is parakern.dispatch's, printed here; its Python
-`dispatch.choose` is what verify, the bench and the editor use. Kernels are
+`dispatch.choose` (`Choice.tree`) is what verify, the bench and the editor use. Kernels are
 launched only through PARAKERN_LAUNCH.
+
+The default dispatcher, `<function>_<index>_dispatch` (codegen/fastest.py), takes the same
+arguments and returns the same statuses; it probes each case with `<function>_<index>_select`
+and launches the one the time model predicts fastest.
 """
 from __future__ import annotations
 
@@ -43,6 +47,11 @@ _WIDE = ("int", "unsigned", "long", "long long")   # carried as long long on the
 def dispatcher_name(schedule: Schedule) -> str:
     """`<function>_<index>_dispatch`: the one place the dispatcher's name is made."""
     return f"{schedule.function}_{schedule.index}_dispatch"
+
+
+def tree_name(schedule: Schedule) -> str:
+    """`<function>_<index>_dispatch_tree`: the tree's dispatcher (the paper's rule)."""
+    return f"{schedule.function}_{schedule.index}_dispatch_tree"
 
 
 def _try_name(schedule: Schedule, k: int) -> str:
@@ -76,27 +85,33 @@ def dispatcher_arguments(schedule: Schedule, leave_out: "set | frozenset" = froz
 
 
 def prototype(tree: CaseTree) -> str:
-    """The dispatcher's declaration, with a comment listing its cases."""
+    """The dispatchers' declarations (the default's and the tree's), with a comment listing the cases."""
     s = tree.schedule
     n = len(tree.cases)
-    lines = [f"{s.id} ({in_comment(str(s.keyword_span))}): {n} case{'s' * (n != 1)}, tried in order"
-             + (", then by the real fit of nvcc's kernels alone" if len(dispatch.passes(tree)) > 1 else "")]
+    lines = [f"{s.id} ({in_comment(str(s.keyword_span))}): {n} case{'s' * (n != 1)}"]
     for k, case in enumerate(tree.cases, 1):
         lines.append(f"  {k}: {relation_c(case.constraints.relations)}   {' '.join(case.decisions)}")
     for u in tree.uncovered:
         lines.append(f"  no case fits where {relation_c(u.constraints.relations)}")
+    lines.append(f"{dispatcher_name(s)} launches, of the cases whose kernel fits this device and launches at")
+    lines.append("these values, the one the time model predicts fastest here (ties: the tree's order);")
+    lines.append(f"{tree_name(s)} the first in the tree's order whose constraints hold and whose kernel fits"
+                 + ("," if len(dispatch.passes(tree)) > 1 else " (the paper's rule)."))
+    if len(dispatch.passes(tree)) > 1:
+        lines.append("then the first whose kernel fits (the paper's rule).")
     returns = f"1 to {n}" if n > 1 else "1" if n else "never"
-    lines.append(f"Returns the case launched ({returns}), PARAKERN_NOTHING_TO_DO (an empty meta_for),")
+    lines.append(f"Both return the case launched ({returns}), PARAKERN_NOTHING_TO_DO (an empty meta_for),")
     lines.append("PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS")
     lines.append("or PARAKERN_CUDA_ERROR; only a case is a launch.")
     comment = ["/*"] + [" * " + line for line in lines] + [" */"]
-    return "\n".join(comment + [signature("int " + dispatcher_name(s), dispatcher_arguments(s)) + ";"])
+    return "\n".join(comment + [signature("int " + name, dispatcher_arguments(s)) + ";"
+                                for name in (dispatcher_name(s), tree_name(s))])
 
 
 def dispatcher_source(tree: CaseTree, instances: tuple = ()) -> str:
-    """The try function of every case, then the dispatcher. instances: per case (tree order),
-    the points of its compile-time instances (analysis/fixed.py), launched where the run-time
-    values are those."""
+    """The try function of every case, then the select function and the tree's dispatcher.
+    instances: per case (tree order), the points of its compile-time instances (analysis/fixed.py),
+    launched where the run-time values are those."""
     instances = tuple(instances) or ((),) * len(tree.cases)
     parts = [_try_case(tree, rule, instances[rule.number - 1]) for rule in dispatch.case_rules(tree)]
     return "\n\n".join(parts + [_dispatcher(tree, instances)])
@@ -274,7 +289,7 @@ def select_name(schedule: Schedule) -> str:
 
 def _dispatcher(tree: CaseTree, instances: tuple) -> str:
     s = tree.schedule
-    head = signature("int " + dispatcher_name(s), dispatcher_arguments(s))
+    head = signature("int " + tree_name(s), dispatcher_arguments(s))
     if not tree.cases:
         return "\n".join([head, "{"] + [INDENT + line for line in _uncovered(tree)] + ["}"])
     names = Names(used_names(s) | {"R_B", "Z", "T"})

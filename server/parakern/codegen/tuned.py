@@ -14,16 +14,24 @@ arrays the schedule writes are copied in device memory first, and copied back be
 run and after the last. The fastest is remembered (TUNED_SLOTS parameter values per
 dispatcher, the oldest replaced) and launched; later calls with those values launch it at once.
 
+Where the environment variable PARAKERN_TUNED_CACHE names a file, what was measured is kept there
+too (as Kernel Tuner and Triton keep theirs), so that a second process launches at once: one line
+per measurement, keyed by the dispatcher, the fingerprint of its kernels (`fingerprint`: another
+generation of the kernels measures again), the device's name and compute capability and the
+parameter values. At a call with new values the file is read first; a case it keeps that fits
+is launched without measuring. A file that is not one of these (foreign) or has a line that is
+not a measurement (corrupt) is ignored with one message on stderr, and never written.
+
 What cuDNN's benchmark mode does for its algorithms, for kernels called many times with
-the same sizes: the tree's order (the paper's rule, `dispatch`) and the time model
-(`dispatch_auto`) can both miss the fastest case of a given GPU (docs/bench/H100.md: the
-staged case that the tree prefers is slower than an unstaged one on an H100 there). Every
-case computes the same result, so any that fits may run. Where the size of a written array
-is not visible (a pointer without its allocation), or the device has no memory for the
-copies, it is the tree's dispatcher. A mutex keeps the table whole when host threads call it
-at once.
+the same sizes: the tree's order (the paper's rule) and the time model (the default
+dispatcher, `dispatch_auto`) can both miss the fastest case of a given GPU. Every case computes
+the same result, so any that fits may run. Where the size of a written array is not visible (a
+pointer without its allocation), or the device has no memory for the copies, it is the default
+dispatcher. A mutex keeps the table whole when host threads call it at once.
 """
 from __future__ import annotations
+
+import hashlib
 
 from parakern.codegen.cprint import INDENT, Names, sym_c
 from parakern.codegen.tree_dispatcher import (dispatcher_arguments, dispatcher_name, forwarded, preconditions,
@@ -35,7 +43,153 @@ from parakern.analysis.rebuild import used_names
 TUNED_SLOTS = 16
 TIMED_RUNS = 5       # timed runs per case at most, after the untimed first one
 ENOUGH_MS = 10       # fewer where these add up to this many milliseconds (long kernels: one)
-INCLUDES = "#include <mutex>\n"
+INCLUDES = "#include <mutex>\n#include <stdio.h>\n#include <stdlib.h>\n"
+CACHE_VARIABLE = "PARAKERN_TUNED_CACHE"
+CACHE_HEADER = "parakern dispatch_tuned measurements, version 1"
+_LINE = 4096          # the longest line of the file the C reads (a longer one is corrupt)
+
+
+def fingerprint(kernels) -> str:
+    """What a measurement in the file is valid for: a hash of the schedule's kernels as emitted
+    (every case, its compile-time instances): another generation of them measures again."""
+    return hashlib.sha256("\n\n".join(kernels).encode("utf-8")).hexdigest()[:16]
+
+
+def cache_support() -> str:
+    """Once per file: reading and writing PARAKERN_TUNED_CACHE (see the module's docstring)."""
+    return rf"""#ifndef PARAKERN_TUNED_SUPPORT
+#define PARAKERN_TUNED_SUPPORT
+/* dispatch_tuned's measurements kept in the file {CACHE_VARIABLE} names (codegen/tuned.py): its
+ * first line is the header, then one line per measurement, fields separated by tabs: dispatcher,
+ * kernels' fingerprint, device name, compute capability, parameter values (commas), case. */
+#define PARAKERN_TUNED_HEADER "{CACHE_HEADER}"
+
+static void parakern_tuned_warn(const char *path, const char *why, int line)
+{{
+    static std::mutex lock;
+    static bool warned = false;   /* once per process */
+    std::lock_guard<std::mutex> guard(lock);
+    if (warned)
+        return;
+    warned = true;
+    if (line > 0)
+        fprintf(stderr, "parakern: {CACHE_VARIABLE}=%s: line %d %s: the file is ignored (remove it, or name "
+                "another, to keep measurements)\n", path, line, why);
+    else
+        fprintf(stderr, "parakern: {CACHE_VARIABLE}=%s %s: it is ignored\n", path, why);
+}}
+
+/* the device's name as the file keeps it: no tab, no line break */
+static void parakern_tuned_device(char *out, size_t size, const char *name)
+{{
+    size_t i = 0;
+    for (; name[i] && i + 1 < size; i++)
+        out[i] = (name[i] == '\t' || name[i] == '\n' || name[i] == '\r') ? ' ' : name[i];
+    out[i] = 0;
+}}
+
+/* 1 where the file can be used (absent, empty, or every line a measurement), *found then the case
+ * the last line with this key keeps (0: none); 0 for a foreign or corrupt file (said once). */
+static int parakern_tuned_read(const char *path, const char *dispatcher, const char *fingerprint,
+                               const char *device, int major, int minor, const long long *values, int count,
+                               int *found)
+{{
+    *found = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;   /* none yet: the first measurement makes it */
+    char line[{_LINE}];
+    int number = 0;
+    const char *why = 0;
+    while (!why && fgets(line, sizeof line, f)) {{
+        number++;
+        size_t n = strlen(line);
+        if (n == 0 || line[n - 1] != '\n') {{
+            why = "is cut or too long: not a measurement";
+            break;
+        }}
+        line[n - 1] = 0;
+        if (strcmp(line, PARAKERN_TUNED_HEADER) == 0)
+            continue;   /* the first line (two processes may each have begun the file) */
+        if (number == 1) {{
+            why = "is not a parakern dispatch_tuned file";
+            break;
+        }}
+        char *field[6];
+        int fields = 0;
+        for (char *at = line; fields < 6; fields++) {{
+            field[fields] = at;
+            char *tab = strchr(at, '\t');
+            if (!tab) {{
+                fields++;
+                break;
+            }}
+            *tab = 0;
+            at = tab + 1;
+        }}
+        int file_major, file_minor, kept, used;
+        if (fields != 6 || sscanf(field[3], "%d.%d%n", &file_major, &file_minor, &used) != 2 || field[3][used]
+            || sscanf(field[5], "%d%n", &kept, &used) != 1 || field[5][used] || kept < 1) {{
+            why = "is not a measurement";
+            break;
+        }}
+        int same = strcmp(field[0], dispatcher) == 0 && strcmp(field[1], fingerprint) == 0
+                   && strcmp(field[2], device) == 0 && file_major == major && file_minor == minor;
+        int i = 0;
+        for (char *at = field[4]; *at; i++) {{
+            char *end;
+            const long long v = strtoll(at, &end, 10);
+            if (end == at || (*end && *end != ',')) {{
+                why = "is not a measurement";
+                break;
+            }}
+            same = same && i < count && v == values[i];
+            at = *end ? end + 1 : end;
+        }}
+        if (!why && same && i == count)
+            *found = kept;
+    }}
+    fclose(f);
+    if (why) {{
+        parakern_tuned_warn(path, why, number == 1 && strstr(why, "not a parakern") ? 0 : number);
+        *found = 0;
+        return 0;
+    }}
+    return 1;
+}}
+
+/* appends one measurement (the header first where the file is new); said once where it cannot */
+static void parakern_tuned_write(const char *path, const char *dispatcher, const char *fingerprint,
+                                 const char *device, int major, int minor, const long long *values, int count,
+                                 int kept)
+{{
+    char record[{_LINE}];
+    int n = snprintf(record, sizeof record, "%s\t%s\t%s\t%d.%d\t", dispatcher, fingerprint, device, major, minor);
+    for (int i = 0; i < count && n > 0 && n < (int)sizeof record; i++)
+        n += snprintf(record + n, sizeof record - n, i ? ",%lld" : "%lld", values[i]);
+    if (n > 0 && n < (int)sizeof record)
+        n += snprintf(record + n, sizeof record - n, "\t%d\n", kept);
+    if (n <= 0 || n >= (int)sizeof record)
+        return;
+    FILE *f = fopen(path, "a");
+    if (!f) {{
+        parakern_tuned_warn(path, "cannot be written", 0);
+        return;
+    }}
+    fseek(f, 0, SEEK_END);
+    if (ftell(f) == 0)
+        fputs(PARAKERN_TUNED_HEADER "\n", f);
+    fputs(record, f);
+    fclose(f);
+}}
+#endif"""
+
+
+def measures(source: str) -> bool:
+    """Whether a printed dispatch_tuned measures (and so reads and writes the cache file): one that
+    cannot (no case, an array of unknown size) is the default dispatcher, and the file's functions
+    would be unused (nvcc warns)."""
+    return "parakern_tuned_read(" in source
 
 
 def tuned_name(schedule) -> str:
@@ -63,7 +217,9 @@ def prototype(tree) -> str:
     return "\n".join(lines)
 
 
-def tuned_source(tree) -> str:
+def tuned_source(tree, kernels_fingerprint: str = "") -> str:
+    """dispatch_tuned; kernels_fingerprint (`fingerprint` of the emitted kernels) keys what it
+    keeps in PARAKERN_TUNED_CACHE's file."""
     s = tree.schedule
     head = signature("int " + tuned_name(s), dispatcher_arguments(s))
     forward = forwarded(s)
@@ -73,12 +229,12 @@ def tuned_source(tree) -> str:
         why = ("the tree has no case" if not tree.cases else
                "the size of " + ", ".join(f"'{a.name}'" for a in s.arrays if a.written and not a.dims)
                + " is not visible (a pointer): its copy cannot be made")
-        return "\n".join([f"/* {s.id}: {why}; the tree's dispatcher decides */", head, "{",
+        return "\n".join([f"/* {s.id}: {why}; the default dispatcher decides */", head, "{",
                           INDENT + f"return {tree_call};", "}"])
     names = Names(used_names(s) | {"R_B", "Z", "T"})
     n = {w: names.fresh(w) for w in ("lock", "guard", "keys", "fastest", "filled", "next", "device", "key", "e",
                                     "k", "fits", "run", "start", "stop", "ms", "best", "best_ms", "status",
-                                    "launched", "elapsed", "timed")}
+                                    "launched", "elapsed", "timed", "file", "prop", "name", "usable", "kept")}
     copies = {a.name: names.fresh(f"{a.name}_copy") for a in arrays}
     sizes = {a.name: names.fresh(f"{a.name}_bytes") for a in arrays}
     keyed = keyed_parameters(s)
@@ -93,6 +249,18 @@ def tuned_source(tree) -> str:
         return " || ".join(
             f"cudaMemcpy({copies[a.name] + ', ' + a.name if towards_copy else a.name + ', ' + copies[a.name]}, "
             f"{sizes[a.name]}, cudaMemcpyDeviceToDevice) != cudaSuccess" for a in arrays)
+
+    def remember(case: str) -> list[str]:
+        """The case kept for these values in the table (the oldest entry replaced when full)."""
+        return [f"memcpy({n['keys']}[{n['next']}], {n['key']}, sizeof {n['key']});",
+                f"{n['fastest']}[{n['next']}] = {case};",
+                f"{n['next']} = ({n['next']} + 1) % {TUNED_SLOTS};",
+                f"if ({n['filled']} < {TUNED_SLOTS})",
+                INDENT + f"{n['filled']}++;"]
+
+    # what a line of the file is keyed by: the dispatcher, its kernels, the device, the values
+    file_key = (f'"{tuned_name(s)}", "{kernels_fingerprint}", {n["name"]}, {n["prop"]}.major, {n["prop"]}.minor, '
+                f"{n['key']} + 1, {len(keyed)}")
 
     def release(pad: str) -> list[str]:
         return [f"{pad}cudaFree({copies[a.name]});" for a in arrays] + \
@@ -113,10 +281,31 @@ def tuned_source(tree) -> str:
             f"for (int {n['e']} = 0; {n['e']} < {n['filled']}; {n['e']}++)",
             INDENT + f"if (memcmp({n['keys']}[{n['e']}], {n['key']}, sizeof {n['key']}) == 0) {{",
             INDENT * 2 + f"const int {n['launched']} = {call('false', n['fastest'] + '[' + n['e'] + ']')};",
-            INDENT * 2 + "/* 0: it does not fit at these values of the host loop's variables: the tree decides */",
+            INDENT * 2 + "/* 0: it does not fit at these values of the host loop's variables: the default decides */",
             INDENT * 2 + f"return {n['launched']} != 0 ? {n['launched']} : {tree_call};",
             INDENT + "}",
-            "/* the arrays the cases write, as they came: every run starts from them */"]
+            f"/* a measurement kept in the file {CACHE_VARIABLE} names (by another process, maybe) */",
+            f"const char *{n['file']} = getenv(\"{CACHE_VARIABLE}\");",
+            f"char {n['name']}[256] = \"\";",
+            f"int {n['usable']} = 0, {n['kept']} = 0;",
+            f"cudaDeviceProp {n['prop']} = {{}};",
+            f"if ({n['file']} && *{n['file']}) {{",
+            INDENT + f"if (cudaGetDeviceProperties(&{n['prop']}, {n['device']}) != cudaSuccess)",
+            INDENT * 2 + "return PARAKERN_CUDA_ERROR;",
+            INDENT + f"parakern_tuned_device({n['name']}, sizeof {n['name']}, {n['prop']}.name);",
+            INDENT + f"{n['usable']} = parakern_tuned_read({n['file']}, {file_key}, &{n['kept']});",
+            "}",
+            f"if ({n['kept']} > 0) {{",
+            INDENT + f"const int {n['launched']} = {call('false', n['kept'])};",
+            INDENT + f"if ({n['launched']} < 0)",
+            INDENT * 2 + f"return {n['launched']};",
+            INDENT + f"if ({n['launched']} == {n['kept']}) {{"]
+    body += [INDENT * 2 + line for line in remember(n['kept'])] + [
+             INDENT * 2 + f"return {n['launched']};",
+             INDENT + "}",
+             INDENT + "/* 0: the case kept does not fit here now: measured again */",
+             "}",
+             "/* the arrays the cases write, as they came: every run starts from them */"]
     for a in arrays:
         size = " * ".join(f"(size_t)({sym_c(in_parameters(d, s))})" for d in a.dims)
         body.append(f"const size_t {sizes[a.name]} = {size} * sizeof({a.ctype});")
@@ -127,7 +316,7 @@ def tuned_source(tree) -> str:
              f"if ({allocated}",
              INDENT + f"|| cudaEventCreate(&{n['start']}) != cudaSuccess"
              f" || cudaEventCreate(&{n['stop']}) != cudaSuccess) {{",
-             INDENT + "cudaGetLastError();   /* no memory for the copies: the tree decides */"]
+             INDENT + "cudaGetLastError();   /* no memory for the copies: the default dispatcher decides */"]
     body += release(INDENT) + [INDENT + f"return {tree_call};", "}",
                                f"if ({copied(True)}) {{"] + release(INDENT) + \
         [INDENT + "return PARAKERN_CUDA_ERROR;", "}"]
@@ -168,12 +357,10 @@ def tuned_source(tree) -> str:
     body += [f"if ({n['status']} < 0)",
              INDENT + f"return {n['status']};",
              f"if ({n['best']} == 0)",
-             INDENT + f"return {tree_call};   /* no case fits by itself: the tree's answer */",
-             f"memcpy({n['keys']}[{n['next']}], {n['key']}, sizeof {n['key']});",
-             f"{n['fastest']}[{n['next']}] = {n['best']};",
-             f"{n['next']} = ({n['next']} + 1) % {TUNED_SLOTS};",
-             f"if ({n['filled']} < {TUNED_SLOTS})",
-             INDENT + f"{n['filled']}++;",
+             INDENT + f"return {tree_call};   /* no case fits by itself: the default dispatcher's answer */"]
+    body += remember(n['best'])
+    body += [f"if ({n['usable']})",
+             INDENT + f"parakern_tuned_write({n['file']}, {file_key}, {n['best']});",
              f"return {call('false', n['best'])};"]
     comment = [f"/* {s.id}: the case measured fastest here (codegen/tuned.py); the first call with new values",
                f" * runs every case that fits, once untimed and up to {TIMED_RUNS} times timed (its fastest run),",

@@ -1,13 +1,15 @@
-"""`parakern optimize FILE [--json | --format text|json|dot]`: every meta_schedule of a file,
-its case tree and diagnostics (the JSON document of docs/cli.md, text, or Graphviz)."""
+"""`parakern optimize FILE [--json | --format text|json|dot] [--profiles GPU,GPU] [--data N=V]`: every
+meta_schedule of a file, its case tree and diagnostics (the JSON document of docs/cli.md, text, or
+Graphviz), and what the default dispatcher launches on each GPU at a typical size (reports/runs.py)."""
 from __future__ import annotations
 
 import json
 import sys
 
-from parakern.commands.args import add_staging_argument, profile_name
+from parakern.bench.plan import PlanError, parse_assignments
+from parakern.commands.args import add_staging_argument, profile_list, profile_name
 from parakern.commands.source_file import read_source
-from parakern.machine.devices import PROFILES
+from parakern.machine.devices import DEFAULT_PROFILES, PROFILES
 from parakern.machine.targets import add_target_argument
 from parakern.pipeline import Options, analyze
 from parakern.reports import document as report
@@ -25,20 +27,30 @@ def add_parser(sub) -> None:
                      help="also branch on occupancy (P_occ) computed for this GPU "
                           f"({', '.join(sorted(PROFILES))})")
     add_staging_argument(opt)
+    opt.add_argument("--profiles", metavar="GPU,GPU", type=profile_list, default=DEFAULT_PROFILES,
+                     help="the GPUs the report says what runs on (default "
+                          f"{','.join(DEFAULT_PROFILES)}; known: {', '.join(sorted(PROFILES))})")
+    opt.add_argument("--data", action="append", default=[], metavar="N=V",
+                     help="a data size to say what runs at (default: the bench's, 1024); repeatable")
 
 
 def run(args) -> int:
+    try:
+        data = parse_assignments(args.data, "--data")
+    except PlanError as exc:
+        print(f"parakern optimize: {exc}", file=sys.stderr)
+        return 2
     source = read_source(args.file, "optimize")
     if source is None:
         return 2
     analysis = analyze(source, args.file, Options(target=args.target, occupancy=args.occupancy,
                                                          staging=args.staging))
     if args.json or args.format == "json":
-        print(json.dumps(report.document(analysis), indent=2, ensure_ascii=False))
+        print(json.dumps(report.document(analysis, args.profiles, data), indent=2, ensure_ascii=False))
     elif args.format == "dot":   # DOT on stdout; why a schedule has no graph, on stderr
         for d in analysis.diagnostics:
             print(d.format(), file=sys.stderr)
         print(report.dot(analysis))
     else:
-        print(report.text(analysis))
+        print(report.text(analysis, args.profiles, data))
     return 0

@@ -11,7 +11,8 @@ from parakern.machine.devices import PROFILES
 from parakern.machine.limits import c_integer
 from parakern.reports.tuning import configuration_text, emit_hint, formulas, time_text, tuning_text
 from parakern.machine.devices import get_profile
-from parakern.tuning import search, time_model
+from parakern import search
+from parakern.tuning import time_model
 from parakern.pipeline import analyze
 from parakern.bench import runner
 from parakern.bench.tune_measure import measure, selection

@@ -19,10 +19,7 @@ from dataclasses import dataclass, field
 
 from parakern.process.lifeline import exit_with_parent
 
-DEFAULT_DATA = 1024          # every data parameter: a quick first look; set parakern.bench.data for more
-DEFAULT_BLOCK_1D = [32, 64, 128, 256]
-DEFAULT_BLOCK_2D = [8, 16, 32]
-DEFAULT_OTHER = [1, 2, 4]    # granularity and the other program parameters
+# (the sizes a bench takes where it is not told: tuning/space.py, DEFAULT_DATA and complete_sweep)
 DEFAULT_REPEAT = 10
 
 

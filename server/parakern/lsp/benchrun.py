@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import itertools
 
-import sympy
-
 from parakern.bench import plan as planning
 from parakern.bench import report, session
 from parakern.bench.runner import GpuRunner, missing
 from parakern.lsp import worker
 from parakern.lsp.tasks import AnalysisJob
-from parakern.lsp.benchjob import DEFAULT_BLOCK_1D, DEFAULT_BLOCK_2D, DEFAULT_DATA, DEFAULT_OTHER, BenchRequest
+from parakern.lsp.benchjob import BenchRequest
 from parakern.machine.devices import get_profile
 from parakern.pipeline import optimize_schedule
 from parakern.reports.tuning import configuration_text, time_text, tuning_text
-from parakern.tuning import search, time_model
-from parakern.tuning.space import block_parameters, needed_parameters
+from parakern import search
+from parakern.tuning import time_model
+from parakern.tuning.space import complete_sweep
 
 
 def run(request: BenchRequest, events) -> None:
@@ -30,28 +29,6 @@ def run(request: BenchRequest, events) -> None:
         excerpt = getattr(exc, "excerpt", None)
         detail = f": {excerpt(3)}" if callable(excerpt) else ""
         events.put(("error", f"{type(exc).__name__}: {exc}{detail}"))
-
-
-def complete_sweep(schedule, tree, data: dict, sweep: dict) -> tuple[dict, dict, list]:
-    """Defaults for the parameters the bench needs and was not given: (data, sweep, defaulted)."""
-    data, sweep, defaulted = dict(data), dict(sweep), []
-    block = block_parameters(schedule)
-    # a program parameter in a case's constraints is a tuning knob (granularity s in 8·s·B+8 ≤ Z);
-    # one that only sizes the grid is a problem size (saxpy's n, whose array size is not visible)
-    tuning = {x.name for case in tree.cases for rel in case.constraints.relations
-              for x in sympy.sympify(rel).free_symbols}
-    kinds = {p.name: p.kind for p in schedule.params}
-    for name in needed_parameters(schedule, tree):
-        if name in data or name in sweep:
-            continue
-        if name in block:
-            sweep[name] = DEFAULT_BLOCK_2D if len(block) > 1 else DEFAULT_BLOCK_1D
-        elif kinds.get(name) == "data" or name not in tuning:
-            data[name] = [DEFAULT_DATA]
-        else:
-            sweep[name] = DEFAULT_OTHER
-        defaulted.append(name)
-    return data, sweep, defaulted
 
 
 class _Missing(Exception):

@@ -30,14 +30,14 @@ import time
 from pathlib import Path
 
 from parakern.lsp.cachedir import root
-from parakern.lsp.summary import CaseInfo, DiagInfo, ProfileInfo, ScheduleSummary, TuneInfo
+from parakern.lsp.summary import CaseInfo, DiagInfo, ProfileInfo, RunInfo, ScheduleSummary, TuneInfo
 
 SIZE_ENV = "PARAKERN_CACHE_MB"
 DEFAULT_MB = 100.0
 RECOUNT_EVERY = 64
 STALE_TEMPORARY_S = 3600.0    # a half-written file this old was left by a process killed meanwhile
 KEPT = ("ok", "no-tree")
-_TYPES = {cls.__name__: cls for cls in (ScheduleSummary, CaseInfo, DiagInfo, ProfileInfo, TuneInfo)}
+_TYPES = {cls.__name__: cls for cls in (ScheduleSummary, CaseInfo, DiagInfo, ProfileInfo, RunInfo, TuneInfo)}
 
 
 @functools.lru_cache(maxsize=1)

@@ -292,7 +292,7 @@ class Engine:
         s = self.settings
         return tasks.AnalysisJob(text=snap.source or analysed_text(snap.text), file=doc.file, id=view.id, key=view.key,
                                   target=s.target, strategies=s.strategies, occupancy=s.occupancy,
-                                  profiles=s.gpu_profiles, fault=s.test_fault)
+                                  profiles=s.gpu_profiles, fault=s.test_fault, sizes=s.sizes())
 
     def _shown(self) -> dict:
         """Cache key -> the latest round of the open documents whose schedules have it; made

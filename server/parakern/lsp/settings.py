@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from parakern.machine.devices import DEFAULT_PROFILES, PROFILES
 from parakern.strategies.decisions import strategy_codes
 from parakern.machine.targets import DEFAULT_TARGET, TARGETS, unsupported
-from parakern.lsp.benchjob import settings_problem
+from parakern.lsp.benchjob import BenchSettingsError, bench_values, settings_problem
 
 STRATEGY_CODES = strategy_codes()
 TEST_HOOKS_ENV = "PARAKERN_LSP_TEST_HOOKS"
@@ -40,18 +40,27 @@ class Settings:
     bench: dict = field(default_factory=dict, compare=False, hash=False)
     test_fault: "dict | None" = field(default=None, compare=False, hash=False)
 
+    def sizes(self) -> str:
+        """The bench's data and sweep settings as canonical JSON: the sizes a summary says what runs
+        at (reports/runs.py); "{}" for the bench's defaults."""
+        try:
+            values = bench_values(self.bench)
+        except BenchSettingsError:   # reported when set; the defaults meanwhile
+            return "{}"
+        return json.dumps({k: values[k] for k in ("data", "sweep") if values[k]}, sort_keys=True)
+
     def analysis_part(self, function: str = "") -> str:
-        """What the case tree of a schedule in `function` depends on, as canonical JSON:
-        part of its cache key. (caseDiagnostics and bench only change what is shown; a
-        test fault only the functions it names; a new time limit drops the cached
-        timeouts instead.)"""
+        """What the summary of a schedule in `function` depends on, as canonical JSON:
+        part of its cache key. (caseDiagnostics and the bench's repeat and device only change
+        what is shown; its data and sweep, the sizes the summary says what runs at; a test
+        fault only the functions it names; a new time limit drops the cached timeouts instead.)"""
         fault = self.test_fault
         if fault and fault.get("function") not in (None, function):
             fault = None
         return json.dumps({
             "target": self.target, "profiles": list(self.gpu_profiles),
             "strategies": None if self.strategies is None else sorted(self.strategies),
-            "occupancy": self.occupancy, "fault": fault,
+            "occupancy": self.occupancy, "fault": fault, "sizes": self.sizes(),
         }, sort_keys=True)
 
     def to_json(self) -> dict:

@@ -11,19 +11,21 @@ from typing import Iterable
 import sympy
 
 from parakern import syntax
-from parakern.dispatch import on_profile, reachable
+from parakern.dispatch import on_profile, runnable
 from parakern.analysis.facts import fact_arguments
 from parakern.analysis.point import describe
 from parakern.analysis.updates import described
-from parakern.lsp.benchjob import DEFAULT_DATA
-from parakern.lsp.summary import CaseInfo, ProfileInfo, ScheduleSummary, TuneInfo, diag_info, math_text
+from parakern.lsp.summary import CaseInfo, ProfileInfo, RunInfo, ScheduleSummary, TuneInfo, diag_info, math_text
 from parakern.machine.devices import get_profile
 from parakern.reports.casetree import tree_dot, tree_text
 from parakern.reports.traffic import case_line, schedule_traffic
-from parakern.reports.tuning import configuration_text, time_text
+from parakern.reports.runs import at_text, runs
+from parakern.reports.tuning import bytes_text, configuration_text, time_text
 from parakern.symbolic import constraints as cs
 from parakern.symbolic.printing import to_c, to_math
-from parakern.tuning import search, space, time_model
+from parakern import search
+from parakern.tuning import space, time_model
+from parakern.tuning.space import DEFAULT_DATA
 
 
 def chain_text(relations) -> str:
@@ -103,8 +105,6 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     if pick is None:
         return TuneInfo(key, shown, "no feasible configuration")
     text = configuration_text(pick)
-    if pick.by == search.MODEL:   # the tree's dispatcher would launch another case there
-        text += f" (`{schedule.function}_{schedule.index}_dispatch_auto` picks it; the tree prefers another case)"
     if pick.partial:   # only where no feasible candidate computes every point
         text += (f" — computes {pick.computes} of the serial program's iterations: no candidate "
                  "computes them all at these sizes")
@@ -116,11 +116,25 @@ def tune_info(result, key: str, data: "dict | None" = None) -> TuneInfo:
     return TuneInfo(key, shown, text, time_text(pick.time), f"{pick.prediction.occupancy:.2f}")
 
 
+def run_infos(result, profiles: Iterable[str], sizes: "dict | None" = None) -> tuple:
+    """What the default dispatcher launches per GPU profile at the bench's sizes (sizes: the
+    editor's parakern.bench {"data": ..., "sweep": ...}; its defaults where absent), never raising."""
+    sizes = sizes or {}
+    try:
+        found = runs(result, tuple(profiles), sizes.get("data"), sizes.get("sweep"))
+    except Exception as exc:  # the model must not cost the editor its summary
+        return tuple(RunInfo(key, "", why=f"the time model failed ({type(exc).__name__}: {exc})") for key in profiles)
+    return tuple(RunInfo(r.key, at_text(r), r.case, time_text(r.predicted_s) if r.case else "",
+                         str(r.registers) if r.case else "", bytes_text(r.shared_bytes) if r.shared_bytes else "",
+                         str(r.threads) if r.case else "", r.others, r.tree, r.why) for r in found)
+
+
 def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: float = 0.0,
-              file: "str | None" = None, tune: bool = True) -> ScheduleSummary:
+              file: "str | None" = None, tune: bool = True, sizes: "dict | None" = None) -> ScheduleSummary:
     """A pipeline.ScheduleResult as a summary (runs in the worker: z3 for the profiles).
     tune: False leaves the recommended configurations out (`tunings` adds them later: the
-    language server shows the cases first)."""
+    language server shows the cases first). sizes: the bench's data and sweep settings, at which
+    the summary says what the default dispatcher launches (`run_infos`)."""
     schedule = result.schedule
     diagnostics = tuple(diag_info(d, origin, file) for d in result.diagnostics)
     tree = result.tree
@@ -133,7 +147,7 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
                                cases=tuple(case_info(c, k) for k, c in enumerate(tree.cases, 1)),
                                seconds=seconds, not_applied=tuple(result.not_applied), complete=False,
                                atomics=atomics)
-    on = dict(reachable(tree))
+    on = dict(runnable(tree))
     cases = tuple(case_info(c, k, on[k]) for k, c in enumerate(tree.cases, 1))
     point, lines = _traffic(result)
     if lines:
@@ -146,7 +160,8 @@ def summarize(result, key: str, origin: int, profiles: Iterable[str], seconds: f
                            profiles=infos, tree_text="\n".join(tree_text(tree, on)),
                            tree_dot=tree_dot(tree, schedule.id), seconds=seconds,
                            not_applied=tuple(result.not_applied), traffic_point=point,
-                           tuning=tunings(result, profiles) if tune else (), atomics=atomics)
+                           tuning=tunings(result, profiles) if tune else (), atomics=atomics,
+                           runs=run_infos(result, profiles, sizes))
 
 
 def tunings(result, profiles: Iterable[str]) -> tuple:

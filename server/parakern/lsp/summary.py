@@ -60,7 +60,7 @@ class CaseInfo:
     witness: tuple                 # ((name, value), ...)
     verified: bool
     needs: str = ""                # what its own kernel needs of the machine, one line
-    profiles: tuple = ()           # known GPUs (machine/devices.py) on which the dispatcher picks it; () = theoretical
+    profiles: tuple = ()           # known GPUs (machine/devices.py) whose limits let its kernel run; () = theoretical
     traffic: str = ""              # memory traffic at the schedule's traffic_point, one line
 
 
@@ -73,8 +73,23 @@ class ProfileInfo:
 
 
 @dataclass(frozen=True)
+class RunInfo:
+    """What the default dispatcher launches on one GPU profile at the bench's sizes (reports/runs.py)."""
+    key: str                       # "h100"
+    at: str                        # the point: "N=1024 s=1 B=256"
+    case: "int | None" = None      # None: `why`
+    predicted: str = ""            # "2.14 µs"
+    registers: str = ""
+    shared: str = ""               # "264 B", "" for none
+    threads: str = ""
+    others: tuple = ()             # the other cases that fit there
+    tree: "int | None" = None      # what the tree's order launches there
+    why: str = ""
+
+
+@dataclass(frozen=True)
 class TuneInfo:
-    """The time model's recommended configuration on one GPU profile (tuning/search.py)."""
+    """The time model's recommended configuration on one GPU profile (search.py)."""
     key: str                       # "h100"
     data: str                      # the values it was tuned at: "N=1024"
     configuration: str             # "case 1: s=8 B=256", or why there is none
@@ -100,6 +115,7 @@ class ScheduleSummary:
     not_applied: tuple = ()        # ((decision code, why), ...): strategies that cannot apply here
     traffic_point: str = ""        # where the cases' memory traffic is evaluated: "n=1024 B0=8 ..."
     tuning: tuple = ()             # TuneInfo per GPU profile
+    runs: tuple = ()               # RunInfo per GPU profile: what the default dispatcher launches
     complete: bool = True          # False: the cases alone, the rest follows (worker.cases, then worker.analyse)
     atomics: tuple = ()            # ((line, statement, CUDA function), ...): the updates made atomically (7)
 

@@ -24,6 +24,7 @@ class AnalysisJob:
     occupancy: "str | None" = None
     profiles: tuple[str, ...] = ()           # GPUs whose conditions the summary carries
     fault: "dict | None" = None              # settings.testFault (test hooks only)
+    sizes: str = "{}"                        # the bench's data and sweep (Settings.sizes): what runs, at which sizes
 
 
 def _worker():

@@ -39,14 +39,14 @@ def lens_title(summary: "ScheduleSummary | None", case_trees: bool = True) -> st
         n = len(summary.cases)
         if n == 0:
             return "no case: nothing fits (see hover)"
+        count = f"{n} case{'s' * (n != 1)}"
+        running = [r for r in summary.runs if r.case is not None]
+        if running:   # what runs on the GPUs the user configured: the default dispatcher's case
+            cases = list(dict.fromkeys(r.case for r in running))
+            where = "; ".join(f"case {k} on {', '.join(r.key for r in running if r.case == k)}" for k in cases)
+            first = next(c for c in summary.cases if c.index == cases[0])
+            return f"runs {where} · {first.registers} regs · {_smem(first.shared)} · {count}"
         first = summary.cases[0]
-        keys = [p.key for p in summary.profiles]
-        if keys:   # what matters on the GPUs the user configured, then the whole tree
-            on = [c for c in summary.cases if any(dict(p.conditions).get(c.index) is not None
-                                                  for p in summary.profiles)]
-            count = f"{len(on)} case{'s' * (len(on) != 1)} on {', '.join(keys)} · {n} in all"
-        else:
-            count = f"{n} case{'s' * (n != 1)}"
         return f"{count} · {first.registers} regs · {_smem(first.shared)}"
     if summary.status == "timeout":
         return "analysis timed out"
@@ -75,12 +75,13 @@ def cases_table(summary: ScheduleSummary) -> str:
 
 
 def profile_lines(summary: ScheduleSummary) -> list[str]:
+    """Per GPU, where the tree's order (dispatch_tree, the paper's rule) picks each case."""
     lines = []
     for p in summary.profiles:
         parts = []
         for index, condition in p.conditions:
             if condition is None:
-                parts.append(f"the tree never picks case {index} there")   # dispatch_auto may
+                parts.append(f"never case {index}")
             elif condition == "":
                 parts.append(f"case {index} always")
             else:
@@ -89,6 +90,33 @@ def profile_lines(summary: ScheduleSummary) -> list[str]:
         lines.append(f"- **{p.key.upper()}**: " + ("; ".join(parts) or "no case") +
                      f"  \n  <sub>{p.name}: {values}</sub>")
     return lines
+
+
+def runs_lines(summary: ScheduleSummary) -> list[str]:
+    """Per GPU, the case the default dispatcher launches at the bench's sizes, its predicted time,
+    registers and shared memory, the other cases that fit there: one line each."""
+    lines = []
+    for r in summary.runs:
+        if r.case is None:
+            lines.append(f"- **{r.key.upper()}**: {_cell(r.why)}")
+            continue
+        shared = f"smem {r.shared}" if r.shared else "no smem"
+        others = f" · also fit: {', '.join(map(str, r.others))}" if r.others else ""
+        lines.append(f"- **{r.key.upper()}**: case {r.case} · {r.predicted} · {r.registers} regs · {shared} · "
+                     f"{r.threads} threads{others}")
+    return lines
+
+
+def runs_markdown(summary: ScheduleSummary, view_id: str) -> str:
+    """The answer first: which case runs on each configured GPU (the default dispatcher's rule)."""
+    function, _, index = view_id.rpartition(":")
+    at = next((r.at for r in summary.runs if r.case is not None and r.at), "")
+    head = (f"**Runs** (`{function}_{index}_dispatch`: the time model's fastest case that fits"
+            + (f", at {at}" if at and len({r.at for r in summary.runs if r.case is not None}) == 1 else "") + ")")
+    lines = runs_lines(summary)
+    if at and len({r.at for r in summary.runs if r.case is not None}) > 1:
+        lines = [line + (f" · at {r.at}" if r.case is not None else "") for line, r in zip(lines, summary.runs)]
+    return head + "\n\n" + "\n".join(lines)
 
 
 def tuning_markdown(summary: ScheduleSummary) -> str:
@@ -101,7 +129,8 @@ def tuning_markdown(summary: ScheduleSummary) -> str:
                          f" · occupancy {info.occupancy}")
         else:
             lines.append(f"- **{info.key.upper()}**{at}: {info.configuration}")
-    return "**Recommended** (time model, `parakern tune`)\n\n" + "\n".join(lines)
+    return ("**Recommended values** (the time model's best over every candidate, `parakern tune`)\n\n"
+            + "\n".join(lines))
 
 
 def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token: str,
@@ -137,22 +166,27 @@ def hover_markdown(view: ScheduleView, summary: "ScheduleSummary | None", token:
         parts.append(f"`{name}`: in shared memory in case{'s' * (len(staged) != 1)} "
                      f"{', '.join(staged) or '—'}; from global memory in "
                      f"case{'s' * (len(plain) != 1)} {', '.join(plain) or '—'}")
+    # the answer first: which case runs on each configured GPU, then the table, then the details
+    if summary.runs:
+        parts.append(runs_markdown(summary, view.id))
+    elif not summary.complete:
+        parts.append("_which case runs on which GPU, where no kernel fits, memory traffic: analysing…_")
     parts.append(cases_table(summary))
     if summary.atomics:
         parts.append(atomics_markdown(summary))
-    if not summary.complete:
-        parts.append("_which case runs on which GPU, where no kernel fits, memory traffic: analysing…_")
     theoretical = [str(c.index) for c in summary.cases if not c.profiles] if summary.complete else []
     if theoretical:
-        parts.append(f"**Theoretical**: case{'s' * (len(theoretical) != 1)} {', '.join(theoretical)} — no known GPU "
-                     "picks it (their register file, shared memory and thread limits never fall in its region)")
+        parts.append(f"**Theoretical**: case{'s' * (len(theoretical) != 1)} {', '.join(theoretical)} — no known "
+                     "GPU's register file, shared memory and thread limits let its kernel run")
+    if summary.tuning:
+        parts.append(tuning_markdown(summary))
     if summary.traffic_point:
         parts.append(traffic_markdown(summary))
     if summary.profiles:
-        parts.append("**Which case runs where** (R_B, Z, T of the GPU substituted, simplified by z3)\n\n"
+        function, _, index = view.id.rpartition(":")
+        parts.append(f"**The tree's order** (`{function}_{index}_dispatch_tree`, the paper's rule: the first case "
+                     "whose constraints hold; R_B, Z, T of the GPU substituted, simplified by z3)\n\n"
                      + "\n".join(profile_lines(summary)))
-    if summary.tuning:
-        parts.append(tuning_markdown(summary))
     if summary.uncovered:
         parts.append("**No kernel fits** where " + "; ".join(
             f"{text} ({counter})" for text, counter in summary.uncovered))
@@ -184,11 +218,14 @@ def not_applied_markdown(summary: ScheduleSummary) -> str:
 def tree_markdown(view_id: str, summary: ScheduleSummary) -> str:
     if summary.status != "ok":
         return f"# {view_id}\n\nNo case tree ({summary.status}). {summary.message}".rstrip()
-    parts = [f"# Case tree of `{view_id}`", cases_table(summary)]
+    parts = [f"# Case tree of `{view_id}`"]
+    if summary.runs:
+        parts.append("## What runs\n\n" + runs_markdown(summary, view_id))
+    parts.append(cases_table(summary))
     if summary.traffic_point:
         parts.append(traffic_markdown(summary))
     if summary.profiles:
-        parts.append("## Known GPUs\n\n" + "\n".join(profile_lines(summary)))
+        parts.append("## The tree's order on known GPUs\n\n" + "\n".join(profile_lines(summary)))
     if summary.not_applied:
         parts.append(not_applied_markdown(summary))
     parts.append("## Tree\n\n```text\n" + summary.tree_text + "\n```")

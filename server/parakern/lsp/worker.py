@@ -11,6 +11,7 @@ the tree. How such a process starts and warms up: boot.py.
 from __future__ import annotations
 
 import dataclasses
+import json
 import functools
 import os
 import time
@@ -101,7 +102,8 @@ def _summary(job: AnalysisJob, complete: bool) -> ScheduleSummary:
         result = _result(job, schedule, complete)
         summary = summarize(result, job.key, function_origin(schedule), job.profiles,
                             time.perf_counter() - start, job.file,
-                            tune=False)   # the cases first: `tune` adds the recommendations
+                            tune=False,   # the cases first: `tune` adds the recommendations
+                            sizes=json.loads(job.sizes or "{}"))
         if not job.fault and summary.complete:
             diskcache.store(summary)
         return summary

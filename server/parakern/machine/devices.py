@@ -288,9 +288,14 @@ def profile_key(device_name: str) -> "str | None":
 def emulated(base: Device, regs_per_block: int, shared_optin: int, shared_default: int,
              max_threads: int) -> Device:
     """`base` with other limits: a device the CPU emulation plays, chosen so that the
-    dispatcher picks a given case."""
+    dispatcher picks a given case. Its SMs have the shared memory of one block at the opt-in
+    limit (and the registers of one block at least), as the emulation's occupancy calculator
+    (verify/parakern_cpu.h) and every real GPU have: 227 KiB + 1 KiB reserved on an H100."""
+    per_sm = shared_optin + base.reserved_shared_memory_per_block
     return replace(base, key="", max_registers_per_block=regs_per_block, max_shared_memory_per_block=shared_optin,
-                   max_shared_memory_per_block_default=shared_default, max_threads_per_block=max_threads)
+                   max_shared_memory_per_block_default=shared_default, max_threads_per_block=max_threads,
+                   registers_per_sm=max(regs_per_block, base.registers_per_sm), shared_memory_per_sm=per_sm,
+                   shared_memory_carveouts=tuple(c for c in base.shared_memory_carveouts if c < per_sm) + (per_sm,))
 
 
 def from_properties(properties: Mapping[str, int], name: str) -> Device:

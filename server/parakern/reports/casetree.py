@@ -7,7 +7,7 @@ from parakern.symbolic import constraints as cs
 from parakern.comprehensive import Case, CaseTree
 from parakern.symbolic.printing import to_c, to_math, to_plain, to_text
 from parakern.codegen import CodegenError, kernel_name, kernel_source, launch_snippet
-from parakern.dispatch import reachable
+from parakern.dispatch import runnable
 from parakern.machine.devices import PROFILES
 from parakern.strategies.decisions import legend
 
@@ -61,8 +61,9 @@ def region_text(system: cs.System) -> str:
 
 
 def reachability(tree: CaseTree) -> dict:
-    """case number -> the GPU profiles (machine/devices.py) on which the dispatcher can pick it."""
-    return dict(reachable(tree))
+    """case number -> the GPU profiles (machine/devices.py) whose limits let its kernel run: where the
+    default dispatcher may launch it (dispatch.runnable); none: theoretical."""
+    return dict(runnable(tree))
 
 
 def tree_json(tree: CaseTree) -> dict:
@@ -93,8 +94,9 @@ def tree_text(tree: CaseTree, on: "dict | None" = None) -> list[str]:
         lines.append(f"      {' '.join(case.decisions)}   " + " · ".join(shown))
         needs = " ∧ ".join(to_math(r) for r in case.needs.relations) or "nothing"
         lines.append(f"      its kernel runs where {needs}")
-        lines.append("      picked on " + ", ".join(on[k]) if on[k] else
-                     "      theoretical: no known GPU picks it (devices: " + ", ".join(_profile_keys()) + ")")
+        lines.append("      its kernel fits " + ", ".join(on[k]) if on[k] else
+                     "      theoretical: no known GPU's limits let its kernel run (devices: "
+                     + ", ".join(_profile_keys()) + ")")
         if case.witness:
             witness = ", ".join(f"{k}={v}" for k, v in _witness(case.witness).items())
             lines.append(f"      witness: {witness}" + ("" if case.verified else "   (consistency unproved)"))

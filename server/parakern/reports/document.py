@@ -7,7 +7,9 @@ from parakern.analysis.updates import described
 from parakern.model import Schedule
 from parakern.pipeline import Analysis, ScheduleResult
 from parakern.symbolic.symbols import opaque
+from parakern.machine.devices import DEFAULT_PROFILES
 from parakern.reports.casetree import tree_json
+from parakern.reports.runs import runs, runs_text
 from parakern.reports.traffic import schedule_traffic, traffic_json
 from parakern.reports.casetree import tree_dot
 from parakern.reports.casetree import tree_text
@@ -28,11 +30,12 @@ def _serial_bound(loop) -> str:
     return f"{start}{loop.var} < {_s(loop.hi)}{step}"
 
 
-def schedule_json(result: ScheduleResult) -> dict:
+def schedule_json(result: ScheduleResult, profiles: tuple = DEFAULT_PROFILES, data: "dict | None" = None) -> dict:
     schedule = result.schedule
     body = _schedule_fields(schedule)
     if result.tree is not None:
         body.update(tree_json(result.tree))
+        body["runs"] = [r.as_dict() for r in runs(result, profiles, data)]
         _add_traffic(result, body)
     body["not_applied"] = [{"code": code, "why": why} for code, why in result.not_applied]
     return body
@@ -80,11 +83,13 @@ def _schedule_fields(schedule: Schedule) -> dict:
     }
 
 
-def document(analysis: Analysis) -> dict:
+def document(analysis: Analysis, profiles: tuple = DEFAULT_PROFILES, data: "dict | None" = None) -> dict:
+    """profiles: the GPUs `runs` says what runs on; data: the data sizes (lists of values) it says it
+    at (the bench's default where not given)."""
     return {
         "file": analysis.file,
         "target": analysis.options.target,
-        "schedules": [schedule_json(r) for r in analysis.results],
+        "schedules": [schedule_json(r, profiles, data) for r in analysis.results],
         "diagnostics": [d.to_json() for d in analysis.diagnostics],
     }
 
@@ -93,7 +98,7 @@ def dot(analysis: Analysis) -> str:
     return "\n".join(tree_dot(r.tree, r.schedule.id) for r in analysis.results if r.tree is not None)
 
 
-def text(analysis: Analysis) -> str:
+def text(analysis: Analysis, profiles: tuple = DEFAULT_PROFILES, data: "dict | None" = None) -> str:
     lines = []
     result = analysis
     count = len(analysis.results)
@@ -131,6 +136,8 @@ def text(analysis: Analysis) -> str:
             lines.append(f"  facts  {'; '.join(_s(f.relation) for f in s.facts)}")
         if r.tree is not None:
             lines.extend(tree_text(r.tree))
+            if r.tree.cases:
+                lines.extend(runs_text(r, runs(r, profiles, data)))
             lines.extend(text_lines(*schedule_traffic(r)))
             lines.extend(f"  not applied {code}: {why}" for code, why in r.not_applied)
         else:

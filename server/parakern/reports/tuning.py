@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from parakern.tuning import time_model
 from parakern.analysis.fixed import fixable
-from parakern.tuning import search
+from parakern import search
 
 
 def formulas(result) -> list:
@@ -53,17 +53,17 @@ def tuning_text(tunings, device, top: int, formula: bool, file: str = "FILE", in
                  "bytes moved", "limited by")]
         for i, c in enumerate(shown, 1):
             p = c.prediction
-            case = f"{c.case}*" if c.by == search.MODEL else str(c.case)
+            case = f"{c.case}*" if c.by == search.ANOTHER else str(c.case)
             computes = (c.computes,) if partial else ()
             rows.append((str(i), case, *(str(v) for _, v in c.values), time_text(p.time), *computes,
                          f"{p.occupancy:.2f}", bytes_text(p.bytes_moved), p.limiting))
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         if t.configurations:
             lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-        if any(c.by == search.MODEL for c in t.configurations[:top]):
+        if any(c.by == search.ANOTHER for c in t.configurations[:top]):
             stem = f"{r.schedule.function}_{r.schedule.index}"
-            lines.append(f"  * not the case {stem}_dispatch launches at these values (the tree's order prefers "
-                         f"another); {stem}_dispatch_auto takes the fastest, whichever case it is")
+            lines.append(f"  * not the case {stem}_dispatch launches at these values: it launches the one predicted "
+                         "fastest there")
         if partial:
             lines += ["  " + line for line in _partial_note(r, t)]
         if t.rejected:

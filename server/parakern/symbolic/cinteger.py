@@ -26,7 +26,7 @@ Where C's / and % become sympy or z3, and what each reads:
   strategies' comparisons of loop bounds: the loop variables they see from 0 (H1) unless
   told their start (settled.py is); a static traffic figure of a loop from a negative start
   may differ by a sector, which `profile --emulate` shows;
-- tune's divisor parameters (tuning/search.py) and verify's uneven sizes (verify/points.py)
+- tune's divisor parameters (search.py) and verify's uneven sizes (verify/points.py)
   look for floor divisions: a quotient the facts cannot settle is no divisor to them.
 """
 from __future__ import annotations

@@ -13,6 +13,13 @@ from parakern.launch import in_parameters, launch_of
 BLOCK_CANDIDATES = tuple(2 ** i for i in range(11))    # 1 .. 1024 threads along an axis
 OTHER_CANDIDATES = tuple(2 ** i for i in range(7))     # 1 .. 64 iterations per thread
 
+# What a bench runs where it is not told (the editor's parakern.bench settings, complete_sweep):
+# the typical size the editor and `optimize` say what runs at.
+DEFAULT_DATA = 1024          # every data parameter: a quick first look; set parakern.bench.data for more
+DEFAULT_BLOCK_1D = [32, 64, 128, 256]
+DEFAULT_BLOCK_2D = [8, 16, 32]
+DEFAULT_OTHER = [1, 2, 4]    # granularity and the other program parameters
+
 
 def block_parameters(schedule) -> set:
     """Names of the parameters that size the block (B0, B1 of the block-level meta_for extents)."""
@@ -56,3 +63,26 @@ def space(schedule, fixed: dict) -> tuple:
     """(names, value lists) of the parameters tuned here: tuned_parameters less those given."""
     names = tuple(n for n in tuned_parameters(schedule) if n not in fixed)
     return names, tuple(candidate_values(schedule, n) for n in names)
+
+
+def complete_sweep(schedule, tree, data: dict, sweep: dict) -> tuple[dict, dict, list]:
+    """Defaults for the parameters the bench needs and was not given: (data, sweep, defaulted)."""
+    data, sweep, defaulted = dict(data), dict(sweep), []
+    block = block_parameters(schedule)
+    # a program parameter in a case's constraints is a tuning knob (granularity s in 8·s·B+8 ≤ Z), as
+    # is one that divides a grid extent (matmul's s in n / (s*ub1)); one that only sizes the grid is
+    # a problem size (saxpy's n, whose array size is not visible)
+    tuning = {x.name for case in tree.cases for rel in case.constraints.relations
+              for x in sympy.sympify(rel).free_symbols} | set(tuned_parameters(schedule))
+    kinds = {p.name: p.kind for p in schedule.params}
+    for name in needed_parameters(schedule, tree):
+        if name in data or name in sweep:
+            continue
+        if name in block:
+            sweep[name] = DEFAULT_BLOCK_2D if len(block) > 1 else DEFAULT_BLOCK_1D
+        elif kinds.get(name) == "data" or name not in tuning:
+            data[name] = [DEFAULT_DATA]
+        else:
+            sweep[name] = DEFAULT_OTHER
+        defaulted.append(name)
+    return data, sweep, defaulted

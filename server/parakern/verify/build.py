@@ -7,7 +7,9 @@ gpu_<i>.so  the same file with schedule i's `meta_schedule` statement replaced b
             call of its dispatcher (arrays passed as flat pointers: in the emulation
             device memory is host memory), compiled with gcc, linked with the emitted
             .cu compiled by g++ against parakern_cpu.h, and a little glue that logs
-            the case every dispatcher call returns.
+            the case every dispatcher call returns. The glue calls the default
+            dispatcher or the tree's (`parakern_verify_rule`), on the emulated GPU of
+            `parakern_verify_profile` and `parakern_verify_device`.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parakern.codegen import status
-from parakern.codegen.tree_dispatcher import dispatcher_name, host_arguments, is_array
+from parakern.codegen.tree_dispatcher import dispatcher_name, host_arguments, is_array, tree_name
 from parakern.codegen.kernel_source import kernel_name
 from parakern.verify.fma import fma_flags
 from parakern.verify.runner import ENTRY
@@ -138,8 +140,9 @@ class Call:
     """How schedule i is called: the wrapper of its dispatcher, in C and C++."""
     schedule: object
     wrapper: str               # C name of the logging wrapper
-    dispatcher: str            # C++ name of the generated dispatcher
+    dispatcher: str            # C++ name of the generated default dispatcher
     kernels: tuple             # ((case number, kernel name, registers), ...)
+    tree: str = ""             # C++ name of the tree's dispatcher (the paper's rule)
 
     @property
     def parameters(self) -> list[tuple[str, str]]:
@@ -173,7 +176,7 @@ def make_call(schedule, tree, cu_text: str) -> Call:
         for instance in dict.fromkeys(re.findall(rf"\b({re.escape(name)}_\w+)\s*\(", cu_text)):
             kernels.append((k, instance, int(case.counter("registers"))))
     return Call(schedule, f"parakern_call_{schedule.function}_{schedule.index}", dispatcher_name(schedule),
-                tuple(kernels))
+                tuple(kernels), tree_name(schedule))
 
 
 def with_entries(text: str, functions) -> str:
@@ -201,6 +204,7 @@ def glue_source(cu_name: str, calls: list[Call]) -> str:
     width = max([len(c.scalars) for c in calls] + [1])
     out = [f'#include "{cu_name}"', "#include <string>", "",
            "namespace {", f"int parakern_log[{LOG_SIZE}];", "int parakern_calls = 0;",
+           "int parakern_tree_rule = 0;   /* 1: the tree's dispatcher, 0: the default one */",
            f"double parakern_arguments[{ARGUMENTS_LOGGED}][{width}];   /* the scalars each call received */",
            "std::string parakern_failure;", "}", "", 'extern "C" {']
     for call in calls:
@@ -210,7 +214,8 @@ def glue_source(cu_name: str, calls: list[Call]) -> str:
                 f"    if (parakern_calls < {ARGUMENTS_LOGGED}) {{"]
         out += [f"        parakern_arguments[parakern_calls][{i}] = (double){n};" for i, n in enumerate(call.scalars)]
         out += ["    }",
-                f"    int parakern_result = {call.dispatcher}({names});",
+                f"    int parakern_result = parakern_tree_rule ? {call.tree or call.dispatcher}({names})"
+                f" : {call.dispatcher}({names});",
                 f"    if (parakern_calls < {LOG_SIZE}) parakern_log[parakern_calls] = parakern_result;",
                 "    ++parakern_calls;",
                 "    if (parakern_result < 0 && parakern_failure.empty())",
@@ -226,6 +231,11 @@ def glue_source(cu_name: str, calls: list[Call]) -> str:
     out += ["}", "",
             "void parakern_verify_device(int regs, long optin, long dflt, int threads)",
             "{", "    parakern_cpu_set_device(regs, (size_t)optin, threads, (size_t)dflt);", "}", "",
+            "void parakern_verify_profile(int sms, int major, int minor, int threads, int blocks, long reserved,",
+            "                             int clock_khz, int memory_khz, int bus_bits, long l2_bytes)",
+            "{", "    parakern_cpu_set_profile(sms, major, minor, threads, blocks, (size_t)reserved, clock_khz, "
+            "memory_khz, bus_bits, (int)l2_bytes);", "}", "",
+            "void parakern_verify_rule(int tree) { parakern_tree_rule = tree != 0; }",
             "void parakern_verify_reset(void) { parakern_calls = 0; parakern_failure.clear(); "
             "parakern_cpu::last_message.clear(); parakern_race::reset(); }",
             "void parakern_verify_races(int on) { parakern_race::enabled = on != 0; }",

@@ -5,10 +5,13 @@ emulated device that make the dispatcher pick that case (points.py); the
 serial C function and the GPU version (the same function, the schedule
 replaced by its dispatcher, the emitted .cu run on parakern_cpu.h) are
 called on the same seeded inputs in a child process (runner.py), and every
-array is compared. With the race check (on by default) the kernels are printed traced
-(codegen/trace.py): the emulation notes every element reference in shadow memory
-(parakern_race.h) and fails a point where two threads race; and every point runs a second
-time, blocks and threads in a seeded shuffled order, compared as well.
+array is compared. Those points call the tree's dispatcher (the paper's rule, which the
+emulated device's limits steer to each case); the default dispatcher (the time model's fastest
+case) is then called on an emulated H100 and T4 (their limits, SMs and speeds) at some of those
+values, and must launch the case dispatch.choose computes. With the race check (on by default)
+the kernels are printed traced (codegen/trace.py): the emulation notes every element reference
+in shadow memory (parakern_race.h) and fails a point where two threads race; and every point
+runs a second time, blocks and threads in a seeded shuffled order, compared as well.
 """
 from __future__ import annotations
 
@@ -26,7 +29,9 @@ from parakern.codegen.trace import Sites
 from parakern.machine.devices import Device
 from parakern.verify import build as building
 from parakern.verify import inputs, races
-from parakern.verify.points import Point, build_model, device_json, expected_case, find_points, host_check
+from parakern.machine.devices import get_profile
+from parakern.verify.points import (DEFAULT, Point, build_model, device, device_json, expected_case, find_points,
+                                    host_check)
 from parakern.verify.results import CaseResult, FileResult, PointResult, ScheduleResult
 from parakern.verify.signature import SignatureError, signature
 from parakern.source.text import normalize_newlines
@@ -38,6 +43,8 @@ RUNNER = Path(__file__).with_name("runner.py")
 GUARD = 16                   # guard elements on each side of every array
 CANDIDATES = 6             # points drawn per point asked: some may never reach the schedule
 ROUNDS = 12                  # batches: a point that never reaches the schedule is replaced
+DEFAULT_CHECKS = ("h100", "t4")   # GPUs the default dispatcher's choice is checked on, emulated
+DEFAULT_VALUES = 2           # values per GPU at which it is
 
 
 def verify_file(path: "str | Path", points: int = 3, **options) -> FileResult:
@@ -174,13 +181,13 @@ class Session:
             model = build_model(s, result.tree, {a.name for a in sig.arguments})
             self.targets[s.id] = Target(result, sig, model, libraries.gpu[s.id], tuple(call.scalars))
 
-    def run(self, schedule_id: str, values: dict, device: Device, case: int = 0, seed: int = 0
-            ) -> "PointResult | None":
-        """One call of the function at `values` (the schedule's parameters) on `device`;
-        None when the call never reached the schedule."""
+    def run(self, schedule_id: str, values: dict, device: Device, case: int = 0, seed: int = 0,
+            rule: str = DEFAULT) -> "PointResult | None":
+        """One call of the function at `values` (the schedule's parameters) on `device`, through the
+        dispatcher of `rule` (DEFAULT, or TREE); None when the call never reached the schedule."""
         target = self.targets[schedule_id]
-        expected = None if target.model.host_dependent else expected_case(target.model, values, device)
-        point = Point(case or expected or 0, dict(values), device, expected, False, "given")
+        expected = None if target.model.host_dependent else expected_case(target.model, values, device, rule)
+        point = Point(case or expected or 0, dict(values), device, expected, False, "given", rule=rule)
         return self.run_points(schedule_id, [point], seed)[0]
 
     def run_points(self, schedule_id: str, points: list, seed: int = 0, host: int = 0) -> list:
@@ -199,7 +206,9 @@ class Session:
                 continue
             began = time.perf_counter()
             cases = self._verify_schedule(s.id, points, seed)
-            schedules.append(ScheduleResult(s.id, s.span.line, tuple(cases), seconds=time.perf_counter() - began))
+            defaults = self._verify_default(s.id, cases, seed)
+            schedules.append(ScheduleResult(s.id, s.span.line, tuple(cases), seconds=time.perf_counter() - began,
+                                            defaults=defaults))
         errors = tuple(f"{d.span.line}:{d.span.col}: {d.message}" for d in self.analysis.diagnostics
                        if d.severity.value == "error")
         return FileResult(self.file, tuple(schedules), build_dir=keep, errors=errors, tolerance=self.tolerance)
@@ -244,6 +253,34 @@ class Session:
         return cases
 
 
+    def _verify_default(self, schedule_id: str, cases: list, seed: int) -> tuple:
+        """The default dispatcher on emulated GPUs (DEFAULT_CHECKS, their own limits and speeds), at
+        the values of the first points that ran (realistic ones first, DEFAULT_VALUES of them): the
+        case it launches must be the one dispatch.choose computes, and the result the serial C's."""
+        target = self.targets[schedule_id]
+        ran = [p for c in cases for p in c.points if not p.error]
+        ran.sort(key=lambda p: not p.realistic)
+        values = []
+        for p in ran:
+            given = {n: v for n, v in p.values.items() if n in target.model.settable}
+            if given not in values:
+                values.append(given)
+        batch = []
+        for key in DEFAULT_CHECKS:
+            profile = get_profile(key)
+            gpu = device(profile.R_B, profile.Z, profile.T, base=profile)
+            chosen = 0
+            for given in values:
+                if chosen == DEFAULT_VALUES:
+                    break
+                expected = None if target.model.host_dependent else expected_case(target.model, given, gpu)
+                if expected == 0:   # no case fits this GPU there: nothing to compare
+                    continue
+                batch.append(Point(expected or 0, dict(given), gpu, expected, False, f"default on {key}"))
+                chosen += 1
+        return tuple(p for p in self.run_points(schedule_id, batch, seed) if p is not None)
+
+
 def run_points(target: Target, checks: Checks, batch, seed: int = 0, host: int = 0) -> list:
     """Runs the points in a child process; per point a PointResult, or None when the function
     never reached the schedule (no dispatcher call). host: inputs.scalars'. The values each
@@ -262,7 +299,8 @@ def run_points(target: Target, checks: Checks, batch, seed: int = 0, host: int =
         prepared.append((point, values, ""))
         jobs.append({"id": i, "scalars": values, "sizes": count, "dims": dims,
                      "limits": inputs.index_limits(schedule, count, dims),
-                     "device": device_json(point.device), "seed": name, "order_seed": races.order_seed(name)})
+                     "device": device_json(point.device), "rule": point.rule, "seed": name,
+                     "order_seed": races.order_seed(name)})
     arguments = [{"name": a.name, "ctype": a.ctype, "kind": a.kind} for a in sig.arguments]
     job = {"serial": str(checks.serial), "gpu": str(target.gpu), "function": sig.function, "arguments": arguments,
            "guard": GUARD, "races": sites is not None, "scalars": list(target.scalars),
@@ -281,7 +319,7 @@ def run_points(target: Target, checks: Checks, batch, seed: int = 0, host: int =
         error = record.get("error", "")
         expected, per_call = point.expected, ()
         if model.hidden and record.get("received") and not error:   # what the host code set, call by call
-            per_call, error = host_check(model, point.values, record["received"], point.device)
+            per_call, error = host_check(model, point.values, record["received"], point.device, point.rule)
             cases = set(per_call) - {status.NOTHING_TO_DO}
             if not error and not cases and not record.get("mismatches"):
                 outcomes.append(None)   # every call it made had an empty meta_for: as if never reached

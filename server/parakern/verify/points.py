@@ -1,17 +1,20 @@
-"""Parameter points and emulated devices that make the dispatcher pick a given case.
+"""Parameter points and emulated devices that make the tree's dispatcher pick a given case.
 
 For case k of a schedule a point is (values of the schedule's parameters that
 the caller passes, machine values R_B, Z, T) such that the schedule's facts
 hold, case k's constraints hold, its kernel fits, and no earlier case is
-picked first. The dispatcher's rule is parakern.dispatch's: with R_B =
+picked first. The tree's rule is parakern.dispatch's: with R_B =
 regsPerBlock, Z = sharedMemPerBlockOptin, T = maxThreadsPerBlock, the first
 case whose launch is within CUDA's limits, whose constraints hold and whose
 kernel fits; when none, the first whose kernel fits. The points are searched
 for the first pass (the second never applies where case k is picked by the
-first); `expected_case` is the whole rule, with the IR's register counts,
-which the emulation reports as the kernels' (cudaFuncGetAttributes). The
+first) and call `<function>_<index>_dispatch_tree` (rule TREE): that is how
+verify forces every case. `expected_case` is the whole rule of either
+dispatcher (TREE, or DEFAULT: the model's fastest case that fits), with the IR's
+register counts, which the emulation reports as the kernels' (cudaFuncGetAttributes). The
 emulated device of a point has regsPerBlock = R_B, sharedMemPerBlockOptin = Z,
-maxThreadsPerBlock = T.
+maxThreadsPerBlock = T, and an H100's SMs, per-SM limits and speeds
+(`profile_arguments`: what the default dispatcher's model reads).
 
 Parameters set by the host code between the function's entry and the schedule (`hidden`:
 a loop variable, or a grid extent changed after its definition, `g = n / B; if (n % B) g++;`)
@@ -33,7 +36,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy
 
@@ -53,6 +56,12 @@ REALISTIC_THREADS = 32  # a realistic block has at least a warp
 MAX_RB, MAX_Z, MAX_T = 1 << 16, 1 << 18, 1024   # registers per block, shared bytes, threads
 SHARED_DEFAULT = 48 * 1024
 SAMPLES = 4000        # random parameter draws per point
+
+# Which dispatcher a point calls: the default (the model's fastest case that fits) or the tree's
+# (the paper's rule, which verify's points steer to each case in turn through the device's limits).
+DEFAULT, TREE = "default", "tree"
+
+
 SOLVES = 24           # z3 calls for machine values per point before z3 solves everything
 
 
@@ -66,6 +75,7 @@ class Point:
     origin: str                        # "sampled" or "z3"
     threads: int = 0                   # threads per block of case k's launch
     realistic: bool = False            # a warp or more per block, more than one block
+    rule: str = DEFAULT                # the dispatcher it calls: DEFAULT (the model's fastest) or TREE
 
 
 @dataclass
@@ -165,7 +175,7 @@ def _failed_fact(model: Model, full: dict, given: set):
     return None
 
 
-def host_check(model: Model, values: dict, calls: list, device: "Device") -> tuple:
+def host_check(model: Model, values: dict, calls: list, device: "Device", rule: str = DEFAULT) -> tuple:
     """(what each dispatcher call must return, in order; problem) from the values each call
     received (parameter -> value): the case, status.NO_CASE_FITS, or status.NOTHING_TO_DO where the values leave a
     meta_for empty (its loop bound fact fails: the serial C runs nothing there either); any
@@ -193,7 +203,7 @@ def host_check(model: Model, values: dict, calls: list, device: "Device") -> tup
             return tuple(expected), (f"at call {n} of the schedule the host code set {told}, where the analysis "
                                      f"assumes {to_c(fact.relation)} ({fact.origin}"
                                      f"{', line ' + line if line else ''}): the kernels are not meant for it")
-        expected.append(expected_case(model, dict(values, **host), device) or status.NO_CASE_FITS)
+        expected.append(expected_case(model, dict(values, **host), device, rule) or status.NO_CASE_FITS)
     return tuple(expected), ""
 
 
@@ -294,22 +304,51 @@ def _device(model: Model, k: int, full: dict, machine: dict, index: int) -> Devi
 EMULATED_BASE = get_profile("h100")
 
 
-def device(R_B: int, Z: int, T: int) -> Device:
-    """The emulated device on which the dispatcher reads these machine values."""
-    return emulated(EMULATED_BASE, R_B, Z, min(Z, SHARED_DEFAULT), T)
+def device(R_B: int, Z: int, T: int, base: "Device | None" = None) -> Device:
+    """The emulated device on which the dispatcher reads these machine values (the speeds, SMs and
+    per-SM limits of `base`, an H100 by default)."""
+    return as_emulated(emulated(base or EMULATED_BASE, R_B, Z, min(Z, SHARED_DEFAULT), T))
+
+
+# The emulated memory bus, in bits: a memory clock of the bandwidth in GB/s times 1000 kHz then
+# gives the bandwidth exactly (2 x clock x bus bytes, as the dispatchers read it).
+BUS_BITS = 4000
+
+
+def profile_arguments(device: Device) -> tuple:
+    """parakern_cpu_set_profile's arguments that make the emulated GPU `device` for what the time
+    model reads (SMs, capability, threads and blocks per SM, reserved shared memory, clock, memory
+    clock and bus width, L2 bytes)."""
+    memory_khz = round((device.memory_bandwidth_gbps or 0.0) * 1e9 / (2 * 1000 * (BUS_BITS // 8)))
+    return (device.sm_count, *device.compute_capability, device.max_threads_per_sm, device.max_blocks_per_sm,
+            device.reserved_shared_memory_per_block, (device.boost_clock_mhz or 0) * 1000, memory_khz, BUS_BITS,
+            device.l2_cache_bytes or 0)
+
+
+def as_emulated(device: Device) -> Device:
+    """The device as the dispatchers read it on the emulation (profile_arguments): its bandwidth
+    from the memory clock and bus, in the C's arithmetic."""
+    memory_khz, bus_bits = profile_arguments(device)[7:9]
+    bandwidth = 2.0 * memory_khz * 1000.0 * (bus_bits // 8)
+    if device.memory_bandwidth_gbps and bandwidth == device.memory_bandwidth_gbps * 1e9:
+        return device
+    return replace(device, memory_bandwidth_gbps=bandwidth / 1e9 if memory_khz else None)
 
 
 def device_json(device: Device) -> dict:
-    """What the emulated device reports (cudaDeviceProp's names) and its machine values."""
-    return {**device.properties(), "R_B": device.R_B, "Z": device.Z, "T": device.T}
+    """What the emulated device reports (cudaDeviceProp's names), its machine values and the
+    arguments of parakern_cpu_set_profile that make it (`profile`)."""
+    return {**device.properties(), "R_B": device.R_B, "Z": device.Z, "T": device.T,
+            "name": device.name, "profile": list(profile_arguments(device))}
 
 
-def expected_case(model: Model, values: dict, device: Device) -> "int | None":
-    """The case the dispatcher must pick (1-based), 0 when none fits; None if undecidable here."""
+def expected_case(model: Model, values: dict, device: Device, rule: str = DEFAULT) -> "int | None":
+    """The case the dispatcher of `rule` must pick (1-based), 0 when none fits; None if undecidable here."""
     full = _complete(model, values)
     if full is None:
         return None
-    return dispatch.choose(model.tree, device, full).case or 0
+    choice = dispatch.choose(model.tree, device, full)
+    return (choice.tree if rule == TREE else choice.case) or 0
 
 
 def find_points(model: Model, k: int, count: int, seed: int = 0) -> list[Point]:
@@ -436,6 +475,6 @@ def _solved(model: Model, k: int, seen: set, index: int, tops: dict) -> "Point |
 
 def _point(model: Model, k: int, values: dict, full: dict, machine: dict, index: int, origin: str) -> Point:
     device = _device(model, k, full, machine, index)
-    expected = None if model.host_dependent else expected_case(model, values, device)
+    expected = None if model.host_dependent else expected_case(model, values, device, TREE)
     return Point(k + 1, dict(values), device, expected, _uneven(model, full), origin,
-                 int(model.threads[k](full)), realistic(model, k, full))
+                 int(model.threads[k](full)), realistic(model, k, full), TREE)

@@ -108,14 +108,19 @@ class ScheduleResult:
     cases: tuple = ()
     error: str = ""                 # not verified: why
     seconds: float = 0.0
+    defaults: tuple = ()            # PointResult: the default dispatcher on emulated GPUs (origin names it)
 
     @property
     def ok(self) -> bool:
-        return not self.error and bool(self.cases) and all(c.ok for c in self.cases)
+        return not self.error and bool(self.cases) and all(c.ok for c in self.cases) and \
+            all(p.ok for p in self.defaults)
 
     def as_dict(self) -> dict:
         return {"id": self.id, "line": self.line, "ok": self.ok, "error": self.error or None,
-                "cases": [c.as_dict() for c in self.cases], "seconds": round(self.seconds, 3)}
+                "cases": [c.as_dict() for c in self.cases],
+                "default_dispatcher": [{"gpu": p.origin.removeprefix("default on "), **p.as_dict()}
+                                       for p in self.defaults],
+                "seconds": round(self.seconds, 3)}
 
 
 @dataclass(frozen=True)
@@ -197,6 +202,14 @@ def text(result: FileResult, verbose: bool = True) -> str:
                 lines.append(f"    {c.note}")
             if verbose or not c.ok:
                 lines.extend(_point_line(p) for p in c.points)
+        if s.defaults:
+            right = sum(1 for p in s.defaults if p.ok)
+            lines.append(f"  the default dispatcher (the time model's fastest case) on emulated GPUs: the case "
+                         f"dispatch.choose computes at {right} of {len(s.defaults)} points"
+                         f"{'' if right == len(s.defaults) else '  FAILED'}")
+            for p in s.defaults:
+                if verbose or not p.ok:
+                    lines.append(f"    {p.origin.removeprefix('default on ').upper()}:" + _point_line(p)[5:])
     lines.append("")
     lines.append(f"({tolerance_note(result.tolerance)})")
     if result.build_dir:

@@ -203,6 +203,9 @@ def run_point(job, point, serial, gpu, lib, fused_lib=None):
         serial_s += time.perf_counter() - start
         spreads = {name: spread(base[name], fused[name]) for name in base if base[name].ctype in TOLERANCE}
     d = point["device"]
+    if d.get("profile"):   # the GPU the emulation plays: what the default dispatcher's model reads
+        lib.parakern_verify_profile(*d["profile"])
+    lib.parakern_verify_rule(1 if point.get("rule") == "tree" else 0)
     lib.parakern_verify_device(d["regsPerBlock"], d["sharedMemPerBlockOptin"], d["sharedMemPerBlock"],
                                d["maxThreadsPerBlock"])
     lib.parakern_verify_reset()
@@ -292,6 +295,9 @@ def main():
     serial_lib = ctypes.CDLL(job["serial"])
     gpu_lib = ctypes.CDLL(job["gpu"])
     gpu_lib.parakern_verify_device.argtypes = [ctypes.c_int, ctypes.c_long, ctypes.c_long, ctypes.c_int]
+    gpu_lib.parakern_verify_profile.argtypes = ([ctypes.c_int] * 5 + [ctypes.c_long] + [ctypes.c_int] * 3
+                                                + [ctypes.c_long])
+    gpu_lib.parakern_verify_rule.argtypes = [ctypes.c_int]
     gpu_lib.parakern_verify_case.argtypes = [ctypes.c_int]
     gpu_lib.parakern_verify_argument.argtypes = [ctypes.c_int, ctypes.c_int]
     gpu_lib.parakern_verify_argument.restype = ctypes.c_double

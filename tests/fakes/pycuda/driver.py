@@ -65,6 +65,17 @@ class device_attribute:
     MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"
     MAX_THREADS_PER_BLOCK = "MAX_THREADS_PER_BLOCK"
     MULTIPROCESSOR_COUNT = "MULTIPROCESSOR_COUNT"
+    CLOCK_RATE = "CLOCK_RATE"
+    MEMORY_CLOCK_RATE = "MEMORY_CLOCK_RATE"
+    GLOBAL_MEMORY_BUS_WIDTH = "GLOBAL_MEMORY_BUS_WIDTH"
+    L2_CACHE_SIZE = "L2_CACHE_SIZE"
+
+
+# The GPU the emulation plays, what the time model reads of it: an A100's SMs, clock, L2 and
+# bandwidth (1555 GB/s: 2 x 1555000 kHz x 4000 bits / 8), as tests/fakes/bin/nvcc's host library
+# sets it (parakern_cpu_set_profile), so the default dispatcher and the bench's plan agree.
+SPEEDS = {"MULTIPROCESSOR_COUNT": 108, "CLOCK_RATE": 1410000, "MEMORY_CLOCK_RATE": 1555000,
+          "GLOBAL_MEMORY_BUS_WIDTH": 4000, "L2_CACHE_SIZE": 40 * 1024 * 1024}
 
 
 class function_attribute:
@@ -120,8 +131,7 @@ class Device:
         regs, optin, threads = _limits()
         return {device_attribute.MAX_REGISTERS_PER_BLOCK: regs,
                 device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: optin,
-                device_attribute.MAX_THREADS_PER_BLOCK: threads,
-                device_attribute.MULTIPROCESSOR_COUNT: 108}[attribute]
+                device_attribute.MAX_THREADS_PER_BLOCK: threads, **SPEEDS}[attribute]
 
     def make_context(self, flags: int = 0):
         context = Context()

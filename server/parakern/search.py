@@ -1,9 +1,9 @@
 """The best configurations of a schedule on a device: every candidate value of its tuned
-parameters, every case whose kernel fits the device there (dispatch.choose: the case the
-tree prefers, and the others its second pass would accept), and each one's predicted time
-(time_model.py), fastest per point computed first. The tree's order is the paper's preference; the
-model may prefer another case where both fit (an unstaged kernel where staging costs more than
-it saves).
+parameters, every case whose kernel fits the device there (dispatch.choose: the cases the
+default dispatcher chooses among), and each one's predicted time (time_model.py, as
+dispatch.choose predicts it), fastest per point computed first. At each candidate the default
+dispatcher launches the fastest of them (its configuration's `by` is dispatch.FASTEST); the others
+are marked ANOTHER.
 
 The tuned parameters are the program parameters that size a block (a block-level meta_for
 extent) or divide a grid extent (granularity: `n / (ub1 * s)`); every other parameter has
@@ -35,7 +35,7 @@ from parakern.machine.devices import Device
 from parakern.tuning import coverage, time_model
 from parakern.tuning.space import needed_parameters, space, tuned_parameters
 
-TIE = 1e-9                                             # relative: a later candidate must be faster by more
+TIE = dispatch.TIE                                      # relative: a later candidate must be faster by more
 
 
 class TuneError(ValueError):
@@ -50,8 +50,9 @@ class Configuration:
     grid: tuple
     block: tuple
     shared_bytes: int
-    by: str                          # the dispatcher's pass that would choose the case, MODEL where
-                                     # only the model does (the dispatcher launches another there)
+    by: str                          # what makes the default dispatcher launch the case at these values
+                                     # (dispatch.FASTEST, or the tree's pass where the model has no time);
+                                     # ANOTHER where it launches another case there
     order: tuple                     # (index among the candidates, case): ties go to the first
     decisions: tuple = ()            # the case's trail: which kernel it is, whatever today's numbering
     covered: float = 1.0             # the share of the serial program's iterations it computes (coverage.py)
@@ -126,12 +127,14 @@ def _needed(schedule, tree, quantities, covers: coverage.Coverage) -> list:
     return [p.name for p in schedule.params if p.name in names]
 
 
-def tune(result, fixed: dict, device: Device, host: "dict | None" = None) -> Tuning:
+def tune(result, fixed: dict, device: Device, host: "dict | None" = None,
+         candidates: "dict | None" = None) -> Tuning:
     """Every feasible configuration of a schedule's tuned parameters at the `fixed` values on
     `device`, by time per point computed (the pick first); TuneError for a value missing or a
     parameter unknown. host: values of the function's other scalar arguments (its facts may read
     them: `assert(n % (s*B) == 0)`
-    with s no parameter of the schedule)."""
+    with s no parameter of the schedule). candidates: name -> values to try instead of the
+    tuning space's (a bench's sweep)."""
     schedule, tree = result.schedule, result.tree
     if tree is None or not tree.cases:
         raise TuneError(f"{schedule.id} has no case tree")
@@ -143,6 +146,7 @@ def tune(result, fixed: dict, device: Device, host: "dict | None" = None) -> Tun
     quantities = time_model.tree_quantities(tree)
     covers = coverage.coverage(schedule, tuned_parameters(schedule))
     names, lists = space(schedule, fixed)
+    lists = tuple(tuple((candidates or {}).get(n, values)) for n, values in zip(names, lists))
     missing = [n for n in _needed(schedule, tree, quantities, covers) if n not in fixed and n not in names]
     if missing:
         raise TuneError(f"{schedule.id}: no value for {', '.join(missing)}; give --data {missing[0]}=...")
@@ -184,7 +188,7 @@ def better(partial: bool, per_point: float, best_partial: bool, best_per_point: 
     return per_point < best_per_point * (1 - TIE)
 
 
-MODEL = "model"
+ANOTHER = "another"      # a configuration whose case the default dispatcher does not launch at its values
 
 
 def _judge(result, quantities, covers, values, device, names, order, host: dict) -> tuple:
@@ -203,13 +207,13 @@ def _judge(result, quantities, covers, values, device, names, order, host: dict)
     out = []
     covered = covers.fraction(subs)
     for k in dict.fromkeys((choice.case, *choice.fits)):
-        prediction = time_model.predict(quantities[k - 1], subs, device)
+        prediction = choice.prediction(k)
         if prediction is None:
             continue
         sizes = choice.launches[k - 1]
         out.append(Configuration(k, tuple((n, values[n]) for n in names), prediction, tuple(sizes.grid),
                                  tuple(sizes.block), int(sizes.shared_bytes or 0),
-                                 choice.by if k == choice.case else MODEL, (order, k),
+                                 choice.by if k == choice.case else ANOTHER, (order, k),
                                  tree.cases[k - 1].decisions, covered))
     out.sort(key=lambda c: c.order)
     return tuple(out), "" if out else "no block can be resident"
