@@ -33,6 +33,7 @@ from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.strategies.base import Strategy
 from parakern.strategies.jam import jam, varying
+from parakern.strategies.register_tiles import SmallerTiles
 from parakern.analysis.rebuild import binary, chain, const, fresh_names, rebuild, used_names, with_body
 
 ROWS = 4   # rows per thread: what a block of four times the device's threads needs
@@ -58,6 +59,9 @@ class CoarsenThreads(Strategy):
         return {"schedule": coarsened(kernel.schedule)}
 
     def why_not(self, kernel: Kernel) -> str:
+        if kernel.tile:
+            return ("thread coarsening: each thread computes a register tile (8) here; the kernel without "
+                    "it is coarsened where the tile does not fit")
         return "thread coarsening: " + _refusal(kernel.schedule)
 
 
@@ -66,8 +70,10 @@ def _as_written(kernel: Kernel, settled: frozenset) -> bool:
     applied before the tree). (6) is offered there only:
     the other strategies then apply to its rows in its own subtree (registers, shared memory),
     instead of a coarsened twin of every case the tree already has (matmul with cache(a, b)
-    had 20 cases and took ten times as long to analyse)."""
-    return not set(kernel.decisions) - settled
+    had 20 cases and took ten times as long to analyse). A register tile (8) is not coarsened
+    (its thread already does a tile's work); where (8b) has taken the tile away, the kernel is
+    the one written again."""
+    return not kernel.tile and not set(kernel.decisions) - settled - {SmallerTiles.code}
 
 
 def _level(schedule: Schedule) -> "syntax.Loop | None":
