@@ -10,7 +10,10 @@ import sympy
 from conftest import SAMPLES
 from parakern import syntax
 from parakern.frontend import analyze_source
+from parakern.commands.args import strategies_of
 from parakern.kernel import Kernel
+from parakern.pipeline import Options, _enabled
+from parakern.strategies import default_strategies
 from parakern.strategies.register_tiles import TILES, RegisterTiles, SmallerTiles, divides, refusal, tiled, without_tile
 from parakern.symbolic.symbols import sym
 
@@ -82,3 +85,14 @@ def test_smaller_tiles_step_down_to_the_kernel_as_written():
             assert kernel.tile == TILES[level] and kernel.schedule == tiled(gemm, TILES[level])
     assert kernel.tile == () and kernel.schedule == gemm and kernel.requires == ()
     assert without_tile(kernel) is kernel
+
+
+def test_register_tiles_are_offered_where_they_are_asked_for_only():
+    """Opt-in: the default analysis has neither (8) nor (8b); --register-tiles, or a list of
+    codes that names them (the editor's parakern.strategies), has both."""
+    assert not {s.code for s in default_strategies() if _enabled(s, Options())} & {"(8)", "(8b)"}
+    assert {"(8)", "(8b)"} <= set(strategies_of(type("Args", (), {"register_tiles": True})()))
+    assert strategies_of(type("Args", (), {"register_tiles": False})()) is None
+    chosen = Options(strategies=("(8)", "(8b)", "(6)"))
+    assert {s.code for s in default_strategies() if _enabled(s, chosen)} == {"(8b)", "(6)"}
+    assert _enabled(RegisterTiles(), chosen) and not _enabled(RegisterTiles(), Options())

@@ -2,10 +2,13 @@
 without one compute what the serial C does, each where the dispatcher picks it (the device's
 registers steer it from the large tile to the small one to the kernel as written), and where
 the tile's factors do not divide the grid, or the grid is smaller than a tile, the dispatcher
-launches the kernel without a tile. `parakern verify` runs every case at random points."""
+launches the kernel without a tile. `parakern verify --register-tiles` runs every case at random
+points."""
 from __future__ import annotations
 
 from conftest import SAMPLES
+from parakern.pipeline import Options
+from parakern.strategies.decisions import strategy_codes
 from parakern.strategies.register_tiles import TILES
 
 GEMM = (SAMPLES / "polybench" / "gemm.c").read_text().replace('#include "../metafork.h"', '#include "metafork.h"')
@@ -15,7 +18,7 @@ def test_every_tile_size_and_the_kernel_as_written_compute_gemm():
     from parakern.verify import Session
     from parakern.verify.points import device
     seen = {}
-    with Session(GEMM, "gemm.c") as session:
+    with Session(GEMM, "gemm.c", options=Options(strategies=strategy_codes())) as session:
         cases = session.analysis.results[0].tree.cases
         for registers in (1 << 16, 1 << 14, 1 << 13, 1 << 12, 3072):
             values = dict(ni=64, nj=64, nk=9, B0=4, B1=4, alpha=1.5, beta=0.5)   # 16 x 16 blocks

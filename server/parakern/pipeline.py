@@ -23,7 +23,7 @@ from parakern.frontend import analyze_source
 from parakern.ir import LoweringError
 from parakern.kernel import Kernel
 from parakern.model import FrontendResult, Schedule
-from parakern.strategies import before_tree, default_strategies
+from parakern.strategies import OPT_IN, before_tree, default_strategies
 from parakern.strategies.register_tiles import SmallerTiles, without_tile
 from parakern.machine.targets import DEFAULT_TARGET
 
@@ -31,7 +31,7 @@ from parakern.machine.targets import DEFAULT_TARGET
 @dataclass(frozen=True)
 class Options:
     target: str = DEFAULT_TARGET                       # ptxas architecture for the register counter
-    strategies: "tuple[str, ...] | None" = None  # decision codes enabled; None: all
+    strategies: "tuple[str, ...] | None" = None  # decision codes enabled; None: all but OPT_IN
     occupancy: "str | None" = None              # device profile name: adds the P_occ counter
     staging: tuple[str, ...] = ()               # GPU profiles: adds the staging counter (P_stage)
 
@@ -83,7 +83,9 @@ def _stageable(kernel: Kernel) -> tuple[Kernel, tuple[Diagnostic, ...]]:
 
 
 def _enabled(strategy, options: Options) -> bool:
-    return options.strategies is None or strategy.code in options.strategies
+    if options.strategies is None:
+        return strategy.code not in OPT_IN
+    return strategy.code in options.strategies
 
 
 def _not_applied(kernel: Kernel, strategies) -> tuple[tuple[str, str], ...]:

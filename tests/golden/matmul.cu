@@ -35,26 +35,17 @@ extern "C" {
 #endif
 
 /*
- * matmul:0 (samples/matmul.c:12:5): 7 cases, tried in order, then by the real fit of nvcc's kernels alone
- *   1: B0*ub1 <= T && 32768*((B0*ub1 + 127)/128) <= R_B   (1) (4b) (3a) (5) (8)
- *   2: B0*ub1 <= T && 12288*((B0*ub1 + 127)/128) <= R_B && R_B < 32768*((B0*ub1 + 127)/128)   (1) (4b) (3a) (5) (8) (8b)
- *   3: B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B && R_B < 12288*((B0*ub1 + 127)/128)   (1) (4b) (3a) (5) (8) (8b) (8b)
- *   4: T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && 8192*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 12288*((B0*ub1 + 127)/128)   (1) (4b) (3a) (5) (8) (8b) (8b) (6)
- *   5: T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)   (1') (4b) (3a) (5) (8) (8b) (8b) (6)
- *   6: B0*ub1 <= T && 4096*((B0*ub1 + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)   (1') (4b) (3a) (5) (8) (8b) (8b)
- *   7: B0*ub1 <= T && 3072*((B0*ub1 + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)   (1') (4b) (3a) (5) (8) (8b) (8b)
+ * matmul:0 (samples/matmul.c:12:5): 5 cases, tried in order, then by the real fit of nvcc's kernels alone
+ *   1: B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B   (1) (4b) (3a) (5)
+ *   2: T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && 8192*((ub1*((B0 + 3)/4) + 127)/128) <= R_B   (1) (4b) (3a) (5) (6)
+ *   3: T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)   (1') (4b) (3a) (5) (6)
+ *   4: B0*ub1 <= T && 4096*((B0*ub1 + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)   (1') (4b) (3a) (5)
+ *   5: B0*ub1 <= T && 3072*((B0*ub1 + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)   (1') (4b) (3a) (5)
  *   no case fits where T < ub1*((B0 + 3)/4)
  *   no case fits where T < B0*ub1 && R_B < 6144*((ub1*((B0 + 3)/4) + 127)/128)
- *   no case fits where T < B0*ub1 && 65536 <= dim0
- *   no case fits where R_B < 3072*((B0*ub1 + 127)/128) && R_B < 6144*((ub1*((B0 + 3)/4) + 127)/128) && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)
- *   no case fits where 65536 <= dim0 && R_B < 12288*((B0*ub1 + 127)/128)
- *   no case fits where 65536 <= dim0/4 && R_B < 32768*((B0*ub1 + 127)/128)
- *   no case fits where 65536 <= dim0 && dim0 % 4 != 0
- *   no case fits where 65536 <= dim0/4 && dim0 % 8 != 0
- *   no case fits where 65536 <= dim0 && dim1 % 4 != 0
- *   no case fits where 65536 <= dim0/4 && dim1 % 8 != 0
- *   no case fits where 65536 <= dim0/8
- * Returns the case launched (1 to 7), PARAKERN_NOTHING_TO_DO (an empty meta_for),
+ *   no case fits where R_B < 3072*((B0*ub1 + 127)/128) && R_B < 6144*((ub1*((B0 + 3)/4) + 127)/128)
+ *   no case fits where 65536 <= dim0
+ * Returns the case launched (1 to 5), PARAKERN_NOTHING_TO_DO (an empty meta_for),
  * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
@@ -86,358 +77,14 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
 /* ------------------------------------------------------------ kernels */
 
 /*
- * matmul:0, case 1 of 7 (samples/matmul.c:12:5)
- * runs where  B0*ub1 <= T && 32768*((B0*ub1 + 127)/128) <= R_B
- * decisions   (1) (4b) (3a) (5) (8): no register-pressure reduction, no shared memory, granularity as written, c accumulated in registers, register tile 8x8 (a thread computes its element of 8 blocks of i x 8 of j)
- * registers   255 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      none
- * threads     B0*ub1 per block
- */
-__global__ void matmul_0_case1(float *__restrict__ c, const float *__restrict__ a,
-                               const float *__restrict__ b, int n, int B0, int ub1, int s)
-{
-    const int i = blockIdx.y;  /* meta_for i in [0, dim0/8): grid level */
-    const int j = blockIdx.x;  /* meta_for j in [0, dim1/8): grid level */
-    const int v = threadIdx.y;  /* meta_for v in [0, B0): block level */
-    const int u = threadIdx.x;  /* meta_for u in [0, ub1): block level */
-    for (int k = 0; k < n / B0; k++) {
-        int j_0 = 8 * j;
-        int j_1 = 8 * j + 1;
-        int j_2 = 8 * j + 2;
-        int j_3 = 8 * j + 3;
-        int j_4 = 8 * j + 4;
-        int j_5 = 8 * j + 5;
-        int j_6 = 8 * j + 6;
-        int j_7 = 8 * j + 7;
-        {
-            int i_0 = 8 * i;
-            int i_1 = 8 * i + 1;
-            int i_2 = 8 * i + 2;
-            int i_3 = 8 * i + 3;
-            int i_4 = 8 * i + 4;
-            int i_5 = 8 * i + 5;
-            int i_6 = 8 * i + 6;
-            int i_7 = 8 * i + 7;
-            {
-                int p = i_0 * B0 + v;
-                int p_r1 = i_1 * B0 + v;
-                int p_r2 = i_2 * B0 + v;
-                int p_r3 = i_3 * B0 + v;
-                int p_r4 = i_4 * B0 + v;
-                int p_r5 = i_5 * B0 + v;
-                int p_r6 = i_6 * B0 + v;
-                int p_r7 = i_7 * B0 + v;
-                int q = j_0 * ub1 * s + u;
-                int q_c1 = j_1 * ub1 * s + u;
-                int q_c2 = j_2 * ub1 * s + u;
-                int q_c3 = j_3 * ub1 * s + u;
-                int q_c4 = j_4 * ub1 * s + u;
-                int q_c5 = j_5 * ub1 * s + u;
-                int q_c6 = j_6 * ub1 * s + u;
-                int q_c7 = j_7 * ub1 * s + u;
-                for (int w = 0; w < s; w++) {
-                    int x = w * ub1;
-                    float c_acc = c[(long long)p * n + (q + x)];
-                    float c_acc_c1 = c[(long long)p * n + (q_c1 + x)];
-                    float c_acc_c2 = c[(long long)p * n + (q_c2 + x)];
-                    float c_acc_c3 = c[(long long)p * n + (q_c3 + x)];
-                    float c_acc_c4 = c[(long long)p * n + (q_c4 + x)];
-                    float c_acc_c5 = c[(long long)p * n + (q_c5 + x)];
-                    float c_acc_c6 = c[(long long)p * n + (q_c6 + x)];
-                    float c_acc_c7 = c[(long long)p * n + (q_c7 + x)];
-                    float c_acc_r1 = c[(long long)p_r1 * n + (q + x)];
-                    float c_acc_r1_c1 = c[(long long)p_r1 * n + (q_c1 + x)];
-                    float c_acc_r1_c2 = c[(long long)p_r1 * n + (q_c2 + x)];
-                    float c_acc_r1_c3 = c[(long long)p_r1 * n + (q_c3 + x)];
-                    float c_acc_r1_c4 = c[(long long)p_r1 * n + (q_c4 + x)];
-                    float c_acc_r1_c5 = c[(long long)p_r1 * n + (q_c5 + x)];
-                    float c_acc_r1_c6 = c[(long long)p_r1 * n + (q_c6 + x)];
-                    float c_acc_r1_c7 = c[(long long)p_r1 * n + (q_c7 + x)];
-                    float c_acc_r2 = c[(long long)p_r2 * n + (q + x)];
-                    float c_acc_r2_c1 = c[(long long)p_r2 * n + (q_c1 + x)];
-                    float c_acc_r2_c2 = c[(long long)p_r2 * n + (q_c2 + x)];
-                    float c_acc_r2_c3 = c[(long long)p_r2 * n + (q_c3 + x)];
-                    float c_acc_r2_c4 = c[(long long)p_r2 * n + (q_c4 + x)];
-                    float c_acc_r2_c5 = c[(long long)p_r2 * n + (q_c5 + x)];
-                    float c_acc_r2_c6 = c[(long long)p_r2 * n + (q_c6 + x)];
-                    float c_acc_r2_c7 = c[(long long)p_r2 * n + (q_c7 + x)];
-                    float c_acc_r3 = c[(long long)p_r3 * n + (q + x)];
-                    float c_acc_r3_c1 = c[(long long)p_r3 * n + (q_c1 + x)];
-                    float c_acc_r3_c2 = c[(long long)p_r3 * n + (q_c2 + x)];
-                    float c_acc_r3_c3 = c[(long long)p_r3 * n + (q_c3 + x)];
-                    float c_acc_r3_c4 = c[(long long)p_r3 * n + (q_c4 + x)];
-                    float c_acc_r3_c5 = c[(long long)p_r3 * n + (q_c5 + x)];
-                    float c_acc_r3_c6 = c[(long long)p_r3 * n + (q_c6 + x)];
-                    float c_acc_r3_c7 = c[(long long)p_r3 * n + (q_c7 + x)];
-                    float c_acc_r4 = c[(long long)p_r4 * n + (q + x)];
-                    float c_acc_r4_c1 = c[(long long)p_r4 * n + (q_c1 + x)];
-                    float c_acc_r4_c2 = c[(long long)p_r4 * n + (q_c2 + x)];
-                    float c_acc_r4_c3 = c[(long long)p_r4 * n + (q_c3 + x)];
-                    float c_acc_r4_c4 = c[(long long)p_r4 * n + (q_c4 + x)];
-                    float c_acc_r4_c5 = c[(long long)p_r4 * n + (q_c5 + x)];
-                    float c_acc_r4_c6 = c[(long long)p_r4 * n + (q_c6 + x)];
-                    float c_acc_r4_c7 = c[(long long)p_r4 * n + (q_c7 + x)];
-                    float c_acc_r5 = c[(long long)p_r5 * n + (q + x)];
-                    float c_acc_r5_c1 = c[(long long)p_r5 * n + (q_c1 + x)];
-                    float c_acc_r5_c2 = c[(long long)p_r5 * n + (q_c2 + x)];
-                    float c_acc_r5_c3 = c[(long long)p_r5 * n + (q_c3 + x)];
-                    float c_acc_r5_c4 = c[(long long)p_r5 * n + (q_c4 + x)];
-                    float c_acc_r5_c5 = c[(long long)p_r5 * n + (q_c5 + x)];
-                    float c_acc_r5_c6 = c[(long long)p_r5 * n + (q_c6 + x)];
-                    float c_acc_r5_c7 = c[(long long)p_r5 * n + (q_c7 + x)];
-                    float c_acc_r6 = c[(long long)p_r6 * n + (q + x)];
-                    float c_acc_r6_c1 = c[(long long)p_r6 * n + (q_c1 + x)];
-                    float c_acc_r6_c2 = c[(long long)p_r6 * n + (q_c2 + x)];
-                    float c_acc_r6_c3 = c[(long long)p_r6 * n + (q_c3 + x)];
-                    float c_acc_r6_c4 = c[(long long)p_r6 * n + (q_c4 + x)];
-                    float c_acc_r6_c5 = c[(long long)p_r6 * n + (q_c5 + x)];
-                    float c_acc_r6_c6 = c[(long long)p_r6 * n + (q_c6 + x)];
-                    float c_acc_r6_c7 = c[(long long)p_r6 * n + (q_c7 + x)];
-                    float c_acc_r7 = c[(long long)p_r7 * n + (q + x)];
-                    float c_acc_r7_c1 = c[(long long)p_r7 * n + (q_c1 + x)];
-                    float c_acc_r7_c2 = c[(long long)p_r7 * n + (q_c2 + x)];
-                    float c_acc_r7_c3 = c[(long long)p_r7 * n + (q_c3 + x)];
-                    float c_acc_r7_c4 = c[(long long)p_r7 * n + (q_c4 + x)];
-                    float c_acc_r7_c5 = c[(long long)p_r7 * n + (q_c5 + x)];
-                    float c_acc_r7_c6 = c[(long long)p_r7 * n + (q_c6 + x)];
-                    float c_acc_r7_c7 = c[(long long)p_r7 * n + (q_c7 + x)];
-                    for (int z = 0; z < B0; z++) {
-                        c_acc += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_c1 += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_c2 += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_c3 += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                        c_acc_c4 += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c4 + x)];
-                        c_acc_c5 += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c5 + x)];
-                        c_acc_c6 += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c6 + x)];
-                        c_acc_c7 += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c7 + x)];
-                        c_acc_r1 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_r1_c1 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_r1_c2 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_r1_c3 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                        c_acc_r1_c4 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c4 + x)];
-                        c_acc_r1_c5 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c5 + x)];
-                        c_acc_r1_c6 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c6 + x)];
-                        c_acc_r1_c7 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c7 + x)];
-                        c_acc_r2 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_r2_c1 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_r2_c2 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_r2_c3 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                        c_acc_r2_c4 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c4 + x)];
-                        c_acc_r2_c5 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c5 + x)];
-                        c_acc_r2_c6 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c6 + x)];
-                        c_acc_r2_c7 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c7 + x)];
-                        c_acc_r3 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_r3_c1 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_r3_c2 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_r3_c3 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                        c_acc_r3_c4 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c4 + x)];
-                        c_acc_r3_c5 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c5 + x)];
-                        c_acc_r3_c6 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c6 + x)];
-                        c_acc_r3_c7 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c7 + x)];
-                        c_acc_r4 += a[(long long)p_r4 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_r4_c1 += a[(long long)p_r4 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_r4_c2 += a[(long long)p_r4 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_r4_c3 += a[(long long)p_r4 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                        c_acc_r4_c4 += a[(long long)p_r4 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c4 + x)];
-                        c_acc_r4_c5 += a[(long long)p_r4 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c5 + x)];
-                        c_acc_r4_c6 += a[(long long)p_r4 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c6 + x)];
-                        c_acc_r4_c7 += a[(long long)p_r4 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c7 + x)];
-                        c_acc_r5 += a[(long long)p_r5 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_r5_c1 += a[(long long)p_r5 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_r5_c2 += a[(long long)p_r5 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_r5_c3 += a[(long long)p_r5 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                        c_acc_r5_c4 += a[(long long)p_r5 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c4 + x)];
-                        c_acc_r5_c5 += a[(long long)p_r5 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c5 + x)];
-                        c_acc_r5_c6 += a[(long long)p_r5 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c6 + x)];
-                        c_acc_r5_c7 += a[(long long)p_r5 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c7 + x)];
-                        c_acc_r6 += a[(long long)p_r6 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_r6_c1 += a[(long long)p_r6 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_r6_c2 += a[(long long)p_r6 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_r6_c3 += a[(long long)p_r6 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                        c_acc_r6_c4 += a[(long long)p_r6 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c4 + x)];
-                        c_acc_r6_c5 += a[(long long)p_r6 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c5 + x)];
-                        c_acc_r6_c6 += a[(long long)p_r6 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c6 + x)];
-                        c_acc_r6_c7 += a[(long long)p_r6 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c7 + x)];
-                        c_acc_r7 += a[(long long)p_r7 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_r7_c1 += a[(long long)p_r7 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_r7_c2 += a[(long long)p_r7 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_r7_c3 += a[(long long)p_r7 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                        c_acc_r7_c4 += a[(long long)p_r7 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c4 + x)];
-                        c_acc_r7_c5 += a[(long long)p_r7 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c5 + x)];
-                        c_acc_r7_c6 += a[(long long)p_r7 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c6 + x)];
-                        c_acc_r7_c7 += a[(long long)p_r7 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c7 + x)];
-                    }
-                    c[(long long)p * n + (q + x)] = c_acc;
-                    c[(long long)p * n + (q_c1 + x)] = c_acc_c1;
-                    c[(long long)p * n + (q_c2 + x)] = c_acc_c2;
-                    c[(long long)p * n + (q_c3 + x)] = c_acc_c3;
-                    c[(long long)p * n + (q_c4 + x)] = c_acc_c4;
-                    c[(long long)p * n + (q_c5 + x)] = c_acc_c5;
-                    c[(long long)p * n + (q_c6 + x)] = c_acc_c6;
-                    c[(long long)p * n + (q_c7 + x)] = c_acc_c7;
-                    c[(long long)p_r1 * n + (q + x)] = c_acc_r1;
-                    c[(long long)p_r1 * n + (q_c1 + x)] = c_acc_r1_c1;
-                    c[(long long)p_r1 * n + (q_c2 + x)] = c_acc_r1_c2;
-                    c[(long long)p_r1 * n + (q_c3 + x)] = c_acc_r1_c3;
-                    c[(long long)p_r1 * n + (q_c4 + x)] = c_acc_r1_c4;
-                    c[(long long)p_r1 * n + (q_c5 + x)] = c_acc_r1_c5;
-                    c[(long long)p_r1 * n + (q_c6 + x)] = c_acc_r1_c6;
-                    c[(long long)p_r1 * n + (q_c7 + x)] = c_acc_r1_c7;
-                    c[(long long)p_r2 * n + (q + x)] = c_acc_r2;
-                    c[(long long)p_r2 * n + (q_c1 + x)] = c_acc_r2_c1;
-                    c[(long long)p_r2 * n + (q_c2 + x)] = c_acc_r2_c2;
-                    c[(long long)p_r2 * n + (q_c3 + x)] = c_acc_r2_c3;
-                    c[(long long)p_r2 * n + (q_c4 + x)] = c_acc_r2_c4;
-                    c[(long long)p_r2 * n + (q_c5 + x)] = c_acc_r2_c5;
-                    c[(long long)p_r2 * n + (q_c6 + x)] = c_acc_r2_c6;
-                    c[(long long)p_r2 * n + (q_c7 + x)] = c_acc_r2_c7;
-                    c[(long long)p_r3 * n + (q + x)] = c_acc_r3;
-                    c[(long long)p_r3 * n + (q_c1 + x)] = c_acc_r3_c1;
-                    c[(long long)p_r3 * n + (q_c2 + x)] = c_acc_r3_c2;
-                    c[(long long)p_r3 * n + (q_c3 + x)] = c_acc_r3_c3;
-                    c[(long long)p_r3 * n + (q_c4 + x)] = c_acc_r3_c4;
-                    c[(long long)p_r3 * n + (q_c5 + x)] = c_acc_r3_c5;
-                    c[(long long)p_r3 * n + (q_c6 + x)] = c_acc_r3_c6;
-                    c[(long long)p_r3 * n + (q_c7 + x)] = c_acc_r3_c7;
-                    c[(long long)p_r4 * n + (q + x)] = c_acc_r4;
-                    c[(long long)p_r4 * n + (q_c1 + x)] = c_acc_r4_c1;
-                    c[(long long)p_r4 * n + (q_c2 + x)] = c_acc_r4_c2;
-                    c[(long long)p_r4 * n + (q_c3 + x)] = c_acc_r4_c3;
-                    c[(long long)p_r4 * n + (q_c4 + x)] = c_acc_r4_c4;
-                    c[(long long)p_r4 * n + (q_c5 + x)] = c_acc_r4_c5;
-                    c[(long long)p_r4 * n + (q_c6 + x)] = c_acc_r4_c6;
-                    c[(long long)p_r4 * n + (q_c7 + x)] = c_acc_r4_c7;
-                    c[(long long)p_r5 * n + (q + x)] = c_acc_r5;
-                    c[(long long)p_r5 * n + (q_c1 + x)] = c_acc_r5_c1;
-                    c[(long long)p_r5 * n + (q_c2 + x)] = c_acc_r5_c2;
-                    c[(long long)p_r5 * n + (q_c3 + x)] = c_acc_r5_c3;
-                    c[(long long)p_r5 * n + (q_c4 + x)] = c_acc_r5_c4;
-                    c[(long long)p_r5 * n + (q_c5 + x)] = c_acc_r5_c5;
-                    c[(long long)p_r5 * n + (q_c6 + x)] = c_acc_r5_c6;
-                    c[(long long)p_r5 * n + (q_c7 + x)] = c_acc_r5_c7;
-                    c[(long long)p_r6 * n + (q + x)] = c_acc_r6;
-                    c[(long long)p_r6 * n + (q_c1 + x)] = c_acc_r6_c1;
-                    c[(long long)p_r6 * n + (q_c2 + x)] = c_acc_r6_c2;
-                    c[(long long)p_r6 * n + (q_c3 + x)] = c_acc_r6_c3;
-                    c[(long long)p_r6 * n + (q_c4 + x)] = c_acc_r6_c4;
-                    c[(long long)p_r6 * n + (q_c5 + x)] = c_acc_r6_c5;
-                    c[(long long)p_r6 * n + (q_c6 + x)] = c_acc_r6_c6;
-                    c[(long long)p_r6 * n + (q_c7 + x)] = c_acc_r6_c7;
-                    c[(long long)p_r7 * n + (q + x)] = c_acc_r7;
-                    c[(long long)p_r7 * n + (q_c1 + x)] = c_acc_r7_c1;
-                    c[(long long)p_r7 * n + (q_c2 + x)] = c_acc_r7_c2;
-                    c[(long long)p_r7 * n + (q_c3 + x)] = c_acc_r7_c3;
-                    c[(long long)p_r7 * n + (q_c4 + x)] = c_acc_r7_c4;
-                    c[(long long)p_r7 * n + (q_c5 + x)] = c_acc_r7_c5;
-                    c[(long long)p_r7 * n + (q_c6 + x)] = c_acc_r7_c6;
-                    c[(long long)p_r7 * n + (q_c7 + x)] = c_acc_r7_c7;
-                }
-            }
-        }
-    }
-}
-
-/*
- * matmul:0, case 2 of 7 (samples/matmul.c:12:5)
- * runs where  B0*ub1 <= T && 12288*((B0*ub1 + 127)/128) <= R_B && R_B < 32768*((B0*ub1 + 127)/128)
- * decisions   (1) (4b) (3a) (5) (8) (8b): no register-pressure reduction, no shared memory, granularity as written, c accumulated in registers, register tile 4x4 (a thread computes its element of 4 blocks of i x 4 of j)
- * registers   96 per thread (ptxas -arch=sm_80 on the IR's PTX)
- * shared      none
- * threads     B0*ub1 per block
- */
-__global__ void matmul_0_case2(float *__restrict__ c, const float *__restrict__ a,
-                               const float *__restrict__ b, int n, int B0, int ub1, int s)
-{
-    const int i = blockIdx.y;  /* meta_for i in [0, dim0/4): grid level */
-    const int j = blockIdx.x;  /* meta_for j in [0, dim1/4): grid level */
-    const int v = threadIdx.y;  /* meta_for v in [0, B0): block level */
-    const int u = threadIdx.x;  /* meta_for u in [0, ub1): block level */
-    for (int k = 0; k < n / B0; k++) {
-        int j_0 = 4 * j;
-        int j_1 = 4 * j + 1;
-        int j_2 = 4 * j + 2;
-        int j_3 = 4 * j + 3;
-        {
-            int i_0 = 4 * i;
-            int i_1 = 4 * i + 1;
-            int i_2 = 4 * i + 2;
-            int i_3 = 4 * i + 3;
-            {
-                int p = i_0 * B0 + v;
-                int p_r1 = i_1 * B0 + v;
-                int p_r2 = i_2 * B0 + v;
-                int p_r3 = i_3 * B0 + v;
-                int q = j_0 * ub1 * s + u;
-                int q_c1 = j_1 * ub1 * s + u;
-                int q_c2 = j_2 * ub1 * s + u;
-                int q_c3 = j_3 * ub1 * s + u;
-                for (int w = 0; w < s; w++) {
-                    int x = w * ub1;
-                    float c_acc = c[(long long)p * n + (q + x)];
-                    float c_acc_c1 = c[(long long)p * n + (q_c1 + x)];
-                    float c_acc_c2 = c[(long long)p * n + (q_c2 + x)];
-                    float c_acc_c3 = c[(long long)p * n + (q_c3 + x)];
-                    float c_acc_r1 = c[(long long)p_r1 * n + (q + x)];
-                    float c_acc_r1_c1 = c[(long long)p_r1 * n + (q_c1 + x)];
-                    float c_acc_r1_c2 = c[(long long)p_r1 * n + (q_c2 + x)];
-                    float c_acc_r1_c3 = c[(long long)p_r1 * n + (q_c3 + x)];
-                    float c_acc_r2 = c[(long long)p_r2 * n + (q + x)];
-                    float c_acc_r2_c1 = c[(long long)p_r2 * n + (q_c1 + x)];
-                    float c_acc_r2_c2 = c[(long long)p_r2 * n + (q_c2 + x)];
-                    float c_acc_r2_c3 = c[(long long)p_r2 * n + (q_c3 + x)];
-                    float c_acc_r3 = c[(long long)p_r3 * n + (q + x)];
-                    float c_acc_r3_c1 = c[(long long)p_r3 * n + (q_c1 + x)];
-                    float c_acc_r3_c2 = c[(long long)p_r3 * n + (q_c2 + x)];
-                    float c_acc_r3_c3 = c[(long long)p_r3 * n + (q_c3 + x)];
-                    for (int z = 0; z < B0; z++) {
-                        c_acc += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_c1 += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_c2 += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_c3 += a[(long long)p * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                        c_acc_r1 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_r1_c1 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_r1_c2 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_r1_c3 += a[(long long)p_r1 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                        c_acc_r2 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_r2_c1 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_r2_c2 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_r2_c3 += a[(long long)p_r2 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                        c_acc_r3 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q + x)];
-                        c_acc_r3_c1 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c1 + x)];
-                        c_acc_r3_c2 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c2 + x)];
-                        c_acc_r3_c3 += a[(long long)p_r3 * n + (B0 * k + z)] * b[(long long)(B0 * k + z) * n + (q_c3 + x)];
-                    }
-                    c[(long long)p * n + (q + x)] = c_acc;
-                    c[(long long)p * n + (q_c1 + x)] = c_acc_c1;
-                    c[(long long)p * n + (q_c2 + x)] = c_acc_c2;
-                    c[(long long)p * n + (q_c3 + x)] = c_acc_c3;
-                    c[(long long)p_r1 * n + (q + x)] = c_acc_r1;
-                    c[(long long)p_r1 * n + (q_c1 + x)] = c_acc_r1_c1;
-                    c[(long long)p_r1 * n + (q_c2 + x)] = c_acc_r1_c2;
-                    c[(long long)p_r1 * n + (q_c3 + x)] = c_acc_r1_c3;
-                    c[(long long)p_r2 * n + (q + x)] = c_acc_r2;
-                    c[(long long)p_r2 * n + (q_c1 + x)] = c_acc_r2_c1;
-                    c[(long long)p_r2 * n + (q_c2 + x)] = c_acc_r2_c2;
-                    c[(long long)p_r2 * n + (q_c3 + x)] = c_acc_r2_c3;
-                    c[(long long)p_r3 * n + (q + x)] = c_acc_r3;
-                    c[(long long)p_r3 * n + (q_c1 + x)] = c_acc_r3_c1;
-                    c[(long long)p_r3 * n + (q_c2 + x)] = c_acc_r3_c2;
-                    c[(long long)p_r3 * n + (q_c3 + x)] = c_acc_r3_c3;
-                }
-            }
-        }
-    }
-}
-
-/*
- * matmul:0, case 3 of 7 (samples/matmul.c:12:5)
- * runs where  B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B && R_B < 12288*((B0*ub1 + 127)/128)
- * decisions   (1) (4b) (3a) (5) (8) (8b) (8b): no register-pressure reduction, no shared memory, granularity as written, c accumulated in registers, no register tile (a tile did not fit)
+ * matmul:0, case 1 of 5 (samples/matmul.c:12:5)
+ * runs where  B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B
+ * decisions   (1) (4b) (3a) (5): no register-pressure reduction, no shared memory, granularity as written, c accumulated in registers
  * registers   48 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
  * threads     B0*ub1 per block
  */
-__global__ void matmul_0_case3(float *__restrict__ c, const float *__restrict__ a,
+__global__ void matmul_0_case1(float *__restrict__ c, const float *__restrict__ a,
                                const float *__restrict__ b, int n, int B0, int ub1, int s)
 {
     const int i = blockIdx.y;  /* meta_for i in [0, dim0): grid level */
@@ -459,14 +106,14 @@ __global__ void matmul_0_case3(float *__restrict__ c, const float *__restrict__ 
 }
 
 /*
- * matmul:0, case 4 of 7 (samples/matmul.c:12:5)
- * runs where  T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && 8192*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 12288*((B0*ub1 + 127)/128)
- * decisions   (1) (4b) (3a) (5) (8) (8b) (8b) (6): no register-pressure reduction, no shared memory, granularity as written, c accumulated in registers, no register tile (a tile did not fit), 4 rows per thread
+ * matmul:0, case 2 of 5 (samples/matmul.c:12:5)
+ * runs where  T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && 8192*((ub1*((B0 + 3)/4) + 127)/128) <= R_B
+ * decisions   (1) (4b) (3a) (5) (6): no register-pressure reduction, no shared memory, granularity as written, c accumulated in registers, 4 rows per thread
  * registers   64 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
  * threads     ub1*((B0 + 3)/4) per block
  */
-__global__ void matmul_0_case4(float *__restrict__ c, const float *__restrict__ a,
+__global__ void matmul_0_case2(float *__restrict__ c, const float *__restrict__ a,
                                const float *__restrict__ b, int n, int B0, int ub1, int s)
 {
     const int i = blockIdx.y;  /* meta_for i in [0, dim0): grid level */
@@ -518,14 +165,14 @@ __global__ void matmul_0_case4(float *__restrict__ c, const float *__restrict__ 
 }
 
 /*
- * matmul:0, case 5 of 7 (samples/matmul.c:12:5)
+ * matmul:0, case 3 of 5 (samples/matmul.c:12:5)
  * runs where  T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)
- * decisions   (1') (4b) (3a) (5) (8) (8b) (8b) (6): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity as written, c accumulated in registers, no register tile (a tile did not fit), 4 rows per thread
+ * decisions   (1') (4b) (3a) (5) (6): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity as written, c accumulated in registers, 4 rows per thread
  * registers   48 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
  * threads     ub1*((B0 + 3)/4) per block
  */
-__global__ void matmul_0_case5(float *__restrict__ c, const float *__restrict__ a,
+__global__ void matmul_0_case3(float *__restrict__ c, const float *__restrict__ a,
                                const float *__restrict__ b, int n, int B0, int ub1, int s)
 {
     const int i = blockIdx.y;  /* meta_for i in [0, dim0): grid level */
@@ -580,14 +227,14 @@ __global__ void matmul_0_case5(float *__restrict__ c, const float *__restrict__ 
 }
 
 /*
- * matmul:0, case 6 of 7 (samples/matmul.c:12:5)
+ * matmul:0, case 4 of 5 (samples/matmul.c:12:5)
  * runs where  B0*ub1 <= T && 4096*((B0*ub1 + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)
- * decisions   (1') (4b) (3a) (5) (8) (8b) (8b): IR level 1 (loops not unrolled), no shared memory, granularity as written, c accumulated in registers, no register tile (a tile did not fit)
+ * decisions   (1') (4b) (3a) (5): IR level 1 (loops not unrolled), no shared memory, granularity as written, c accumulated in registers
  * registers   32 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
  * threads     B0*ub1 per block
  */
-__global__ void matmul_0_case6(float *__restrict__ c, const float *__restrict__ a,
+__global__ void matmul_0_case4(float *__restrict__ c, const float *__restrict__ a,
                                const float *__restrict__ b, int n, int B0, int ub1, int s)
 {
     const int i = blockIdx.y;  /* meta_for i in [0, dim0): grid level */
@@ -612,14 +259,14 @@ __global__ void matmul_0_case6(float *__restrict__ c, const float *__restrict__ 
 }
 
 /*
- * matmul:0, case 7 of 7 (samples/matmul.c:12:5)
+ * matmul:0, case 5 of 5 (samples/matmul.c:12:5)
  * runs where  B0*ub1 <= T && 3072*((B0*ub1 + 127)/128) <= R_B && R_B < 4096*((B0*ub1 + 127)/128)
- * decisions   (1') (4b) (3a) (5) (8) (8b) (8b): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity as written, c accumulated in registers, no register tile (a tile did not fit)
+ * decisions   (1') (4b) (3a) (5): IR level 2 (loops not unrolled, nothing hoisted or reused), no shared memory, granularity as written, c accumulated in registers
  * registers   24 per thread (ptxas -arch=sm_80 on the IR's PTX)
  * shared      none
  * threads     B0*ub1 per block
  */
-__global__ void matmul_0_case7(float *__restrict__ c, const float *__restrict__ a,
+__global__ void matmul_0_case5(float *__restrict__ c, const float *__restrict__ a,
                                const float *__restrict__ b, int n, int B0, int ub1, int s)
 {
     const int i = blockIdx.y;  /* meta_for i in [0, dim0): grid level */
@@ -657,20 +304,18 @@ static int matmul_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
 {
     (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = n/(s*ub1)/8;
-    const long long grid_y = n/B0/8;
+    const long long grid_x = n/(s*ub1);
+    const long long grid_y = n/B0;
     const long long block_x = ub1;
     const long long block_y = B0;
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    if (!((n/B0) % 8 == 0 && (n/(s*ub1)) % 8 == 0))
-        return 0;  /* the kernel computes whole register tiles only: not at these values */
     /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long R_B = prop.regsPerBlock;
     /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(B0*ub1 <= T && 32768*((B0*ub1 + 127)/128) <= R_B))
+    if (!by_fit && !(B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B))
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
@@ -695,20 +340,18 @@ static int matmul_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
 {
     (void)raised;
     /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = n/(s*ub1)/4;
-    const long long grid_y = n/B0/4;
+    const long long grid_x = n/(s*ub1);
+    const long long grid_y = n/B0;
     const long long block_x = ub1;
-    const long long block_y = B0;
+    const long long block_y = (B0 + 3)/4;
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    if (!((n/B0) % 4 == 0 && (n/(s*ub1)) % 4 == 0))
-        return 0;  /* the kernel computes whole register tiles only: not at these values */
     /* the machine parameters */
     const long long T = prop.maxThreadsPerBlock;
     const long long R_B = prop.regsPerBlock;
     /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(B0*ub1 <= T && 12288*((B0*ub1 + 127)/128) <= R_B && R_B < 32768*((B0*ub1 + 127)/128)))
+    if (!by_fit && !(T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && 8192*((ub1*((B0 + 3)/4) + 127)/128) <= R_B))
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
@@ -736,7 +379,7 @@ static int matmul_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long grid_x = n/(s*ub1);
     const long long grid_y = n/B0;
     const long long block_x = ub1;
-    const long long block_y = B0;
+    const long long block_y = (B0 + 3)/4;
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
@@ -744,7 +387,7 @@ static int matmul_0_try_case3(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long T = prop.maxThreadsPerBlock;
     const long long R_B = prop.regsPerBlock;
     /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(B0*ub1 <= T && 6144*((B0*ub1 + 127)/128) <= R_B && R_B < 12288*((B0*ub1 + 127)/128)))
+    if (!by_fit && !(T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)))
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
@@ -772,7 +415,7 @@ static int matmul_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long grid_x = n/(s*ub1);
     const long long grid_y = n/B0;
     const long long block_x = ub1;
-    const long long block_y = (B0 + 3)/4;
+    const long long block_y = B0;
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
         return 0;  /* an empty grid or block, or one beyond CUDA's limits */
@@ -780,7 +423,7 @@ static int matmul_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long T = prop.maxThreadsPerBlock;
     const long long R_B = prop.regsPerBlock;
     /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && 8192*((ub1*((B0 + 3)/4) + 127)/128) <= R_B && R_B < 12288*((B0*ub1 + 127)/128)))
+    if (!by_fit && !(B0*ub1 <= T && 4096*((B0*ub1 + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)))
         return 0;
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
@@ -808,78 +451,6 @@ static int matmul_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttribut
     const long long grid_x = n/(s*ub1);
     const long long grid_y = n/B0;
     const long long block_x = ub1;
-    const long long block_y = (B0 + 3)/4;
-    const long long threads = block_x * block_y;
-    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long R_B = prop.regsPerBlock;
-    /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(T < B0*ub1 && ub1*((B0 + 3)/4) <= T && 6144*((B0*ub1 + 127)/128) <= R_B && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)))
-        return 0;
-    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (probe)
-        return 5;  /* asked which case, not to launch it */
-    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(matmul_0_case5, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 5 : PARAKERN_CUDA_ERROR;
-}
-
-/* matmul:0, case 6: launches matmul_0_case6 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
- * probe: only says that it would, launching nothing); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 6 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matmul_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                              bool &raised, bool by_fit, bool probe, long long n, long long B0,
-                              long long ub1, long long s, float *c, const float *a, const float *b)
-{
-    (void)raised;
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = n/(s*ub1);
-    const long long grid_y = n/B0;
-    const long long block_x = ub1;
-    const long long block_y = B0;
-    const long long threads = block_x * block_y;
-    if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
-        return 0;  /* an empty grid or block, or one beyond CUDA's limits */
-    /* the machine parameters */
-    const long long T = prop.maxThreadsPerBlock;
-    const long long R_B = prop.regsPerBlock;
-    /* the tree's preference (the first pass); the second, by the fit, tests none */
-    if (!by_fit && !(B0*ub1 <= T && 4096*((B0*ub1 + 127)/128) <= R_B && R_B < 6144*((B0*ub1 + 127)/128)))
-        return 0;
-    if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
-        return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
-    if (probe)
-        return 6;  /* asked which case, not to launch it */
-    const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
-    (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(matmul_0_case6, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
-    /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 6 : PARAKERN_CUDA_ERROR;
-}
-
-/* matmul:0, case 7: launches matmul_0_case7 when its constraints hold and it fits the device
- * (by_fit: its constraints on R_B dropped, the fit of nvcc's kernel decides;
- * probe: only says that it would, launching nothing); attr
- * is the kernel's cudaFuncGetAttributes on this device, raised whether its dynamic shared
- * memory limit was raised there.
- * Returns 7 when launched, 0 when it does not fit, PARAKERN_CUDA_ERROR. */
-static int matmul_0_try_case7(const cudaDeviceProp &prop, const cudaFuncAttributes &attr,
-                              bool &raised, bool by_fit, bool probe, long long n, long long B0,
-                              long long ub1, long long s, float *c, const float *a, const float *b)
-{
-    (void)raised;
-    /* the launch, in 64-bit arithmetic: the constraints' products must not overflow */
-    const long long grid_x = n/(s*ub1);
-    const long long grid_y = n/B0;
-    const long long block_x = ub1;
     const long long block_y = B0;
     const long long threads = block_x * block_y;
     if (grid_x < 1 || grid_x > 2147483647LL || grid_y < 1 || grid_y > 65535 || threads < 1)
@@ -893,12 +464,12 @@ static int matmul_0_try_case7(const cudaDeviceProp &prop, const cudaFuncAttribut
     if (attr.numRegs > 255 || 1024LL * ((attr.numRegs + 7) / 8) * ((threads + 127) / 128) > R_B || threads > T)
         return 0;  /* the constraints hold, but nvcc's kernel needs more than this device has */
     if (probe)
-        return 7;  /* asked which case, not to launch it */
+        return 5;  /* asked which case, not to launch it */
     const dim3 grid((unsigned)grid_x, (unsigned)grid_y, 1), block((unsigned)block_x, (unsigned)block_y, 1);
     (void)cudaGetLastError();  /* a stale error must not be taken for this launch's */
-    PARAKERN_LAUNCH(matmul_0_case7, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
+    PARAKERN_LAUNCH(matmul_0_case5, grid, block, 0, c, a, b, (int)n, (int)B0, (int)ub1, (int)s);
     /* peek, not get: the caller can still read why a launch failed */
-    return cudaPeekAtLastError() == cudaSuccess ? 7 : PARAKERN_CUDA_ERROR;
+    return cudaPeekAtLastError() == cudaSuccess ? 5 : PARAKERN_CUDA_ERROR;
 }
 
 /* matmul:0: the dispatcher's rule; probe: return the case it would launch, launch nothing;
@@ -915,8 +486,8 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
     /* read once per device and host thread (a thread per GPU must not read another's): its
      * properties, each kernel's attributes (nvcc's registers) */
     static thread_local cudaDeviceProp prop;
-    static thread_local cudaFuncAttributes attrs[7];
-    static thread_local bool raised[7];
+    static thread_local cudaFuncAttributes attrs[5];
+    static thread_local bool raised[5];
     static thread_local int prop_device = -1;
     int device;
     if (cudaGetDevice(&device) != cudaSuccess)
@@ -939,12 +510,6 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
         if (cudaFuncGetAttributes(&attrs[4], matmul_0_case5) != cudaSuccess)
             return PARAKERN_CUDA_ERROR;
         raised[4] = false;
-        if (cudaFuncGetAttributes(&attrs[5], matmul_0_case6) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[5] = false;
-        if (cudaFuncGetAttributes(&attrs[6], matmul_0_case7) != cudaSuccess)
-            return PARAKERN_CUDA_ERROR;
-        raised[6] = false;
         prop_device = device;
     }
     int launched;
@@ -961,10 +526,6 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
         return matmul_0_try_case4(prop, attrs[3], raised[3], true, probe, n, B0, ub1, s, c, a, b);
     case 5:
         return matmul_0_try_case5(prop, attrs[4], raised[4], true, probe, n, B0, ub1, s, c, a, b);
-    case 6:
-        return matmul_0_try_case6(prop, attrs[5], raised[5], true, probe, n, B0, ub1, s, c, a, b);
-    case 7:
-        return matmul_0_try_case7(prop, attrs[6], raised[6], true, probe, n, B0, ub1, s, c, a, b);
     default:
         return 0;
     }
@@ -978,10 +539,6 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
         return launched;
     if ((launched = matmul_0_try_case5(prop, attrs[4], raised[4], false, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case6(prop, attrs[5], raised[5], false, probe, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
-    if ((launched = matmul_0_try_case7(prop, attrs[6], raised[6], false, probe, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
     /* no case both holds and fits: the first case whose kernel really fits (nvcc's
      * kernels need not use the registers counted; a hole of the tree may fit one) */
     if ((launched = matmul_0_try_case1(prop, attrs[0], raised[0], true, probe, n, B0, ub1, s, c, a, b)) != 0)
@@ -994,22 +551,11 @@ static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, 
         return launched;
     if ((launched = matmul_0_try_case5(prop, attrs[4], raised[4], true, probe, n, B0, ub1, s, c, a, b)) != 0)
         return launched;
-    if ((launched = matmul_0_try_case6(prop, attrs[5], raised[5], true, probe, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
-    if ((launched = matmul_0_try_case7(prop, attrs[6], raised[6], true, probe, n, B0, ub1, s, c, a, b)) != 0)
-        return launched;
     /* No case fits this device for these parameters: the tree's uncovered regions are
      *   T < ub1*((B0 + 3)/4)   (threads)
      *   T < B0*ub1 && R_B < 6144*((ub1*((B0 + 3)/4) + 127)/128)   (registers, threads)
-     *   T < B0*ub1 && 65536 <= dim0   (launch, threads)
-     *   R_B < 3072*((B0*ub1 + 127)/128) && R_B < 6144*((ub1*((B0 + 3)/4) + 127)/128) && R_B < 8192*((ub1*((B0 + 3)/4) + 127)/128)   (registers)
-     *   65536 <= dim0 && R_B < 12288*((B0*ub1 + 127)/128)   (launch, registers)
-     *   65536 <= dim0/4 && R_B < 32768*((B0*ub1 + 127)/128)   (launch, registers)
-     *   65536 <= dim0 && dim0 % 4 != 0   (launch)
-     *   65536 <= dim0/4 && dim0 % 8 != 0   (launch)
-     *   65536 <= dim0 && dim1 % 4 != 0   (launch)
-     *   65536 <= dim0/4 && dim1 % 8 != 0   (launch)
-     *   65536 <= dim0/8   (launch) */
+     *   R_B < 3072*((B0*ub1 + 127)/128) && R_B < 6144*((ub1*((B0 + 3)/4) + 127)/128)   (registers)
+     *   65536 <= dim0   (launch) */
     return PARAKERN_NO_CASE_FITS;
 }
 
@@ -1069,7 +615,7 @@ int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, const float *a, const
     int best = 0;
     float best_ms = 0.0f;
     int status = 0;
-    for (int k0 = 1; k0 <= 7 && status >= 0; k0++) {
+    for (int k0 = 1; k0 <= 5 && status >= 0; k0++) {
         const int fits = matmul_0_select(true, k0, n, B0, ub1, s, a, b, c);
         if (fits <= 0) {   /* its kernel does not fit this device, or an error */
             status = fits;
@@ -1196,52 +742,6 @@ static double parakern_model_time(const parakern_model_device *d, double blocks,
 static double matmul_0_time_case1(const parakern_model_device *dev, long long n, long long B0,
                                   long long ub1, long long s)
 {
-    const long long blocks = (n/B0/8)*(n/(s*ub1)/8);
-    const long long threads = B0*ub1;
-    const long long shared_bytes = 0;
-    const long long global_bytes = 32*B0*B0*(n/B0) + 64*((64*B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((8*B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long unique_bytes = 16*n*n;
-    const long long read_bytes = 12*n*n;
-    const long long synchronised = 0;
-    const long long ops32 = 128*B0*s*(n/B0) + s*(n/B0) + 70*(n/B0);
-    const long long ops64 = 0;
-    const long long l1_traffic = 256*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 256*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 4096*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 8*((64*B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 4*((8*B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 4);
-    const long long atomics = 0;
-    const long long atomic_spread = 1;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
-}
-
-/* matmul:0, case 2: the time model (tuning/time_model.py) */
-static double matmul_0_time_case2(const parakern_model_device *dev, long long n, long long B0,
-                                  long long ub1, long long s)
-{
-    const long long blocks = (n/B0/4)*(n/(s*ub1)/4);
-    const long long threads = B0*ub1;
-    const long long shared_bytes = 0;
-    const long long global_bytes = 16*B0*B0*(n/B0) + 64*((16*B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((4*B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long unique_bytes = 16*n*n;
-    const long long read_bytes = 12*n*n;
-    const long long synchronised = 0;
-    const long long ops32 = 32*B0*s*(n/B0) + s*(n/B0) + 34*(n/B0);
-    const long long ops64 = 0;
-    const long long l1_traffic = 128*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 128*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 1024*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 16*((16*B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 8*((4*B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 8);
-    const long long atomics = 0;
-    const long long atomic_spread = 1;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
-}
-
-/* matmul:0, case 3: the time model (tuning/time_model.py) */
-static double matmul_0_time_case3(const parakern_model_device *dev, long long n, long long B0,
-                                  long long ub1, long long s)
-{
     const long long blocks = (n/B0)*(n/(s*ub1));
     const long long threads = B0*ub1;
     const long long shared_bytes = 0;
@@ -1256,13 +756,13 @@ static double matmul_0_time_case3(const parakern_model_device *dev, long long n,
     const long long atomics = 0;
     const long long atomic_spread = 1;
     int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case1, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
-/* matmul:0, case 4: the time model (tuning/time_model.py) */
-static double matmul_0_time_case4(const parakern_model_device *dev, long long n, long long B0,
+/* matmul:0, case 2: the time model (tuning/time_model.py) */
+static double matmul_0_time_case2(const parakern_model_device *dev, long long n, long long B0,
                                   long long ub1, long long s)
 {
     const long long blocks = (n/B0)*(n/(s*ub1));
@@ -1279,13 +779,13 @@ static double matmul_0_time_case4(const parakern_model_device *dev, long long n,
     const long long atomics = 0;
     const long long atomic_spread = 1;
     int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case4, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case2, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
 
-/* matmul:0, case 5: the time model (tuning/time_model.py) */
-static double matmul_0_time_case5(const parakern_model_device *dev, long long n, long long B0,
+/* matmul:0, case 3: the time model (tuning/time_model.py) */
+static double matmul_0_time_case3(const parakern_model_device *dev, long long n, long long B0,
                                   long long ub1, long long s)
 {
     const long long blocks = (n/B0)*(n/(s*ub1));
@@ -1302,53 +802,53 @@ static double matmul_0_time_case5(const parakern_model_device *dev, long long n,
     const long long atomics = 0;
     const long long atomic_spread = 1;
     int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case3, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
+}
+
+/* matmul:0, case 4: the time model (tuning/time_model.py) */
+static double matmul_0_time_case4(const parakern_model_device *dev, long long n, long long B0,
+                                  long long ub1, long long s)
+{
+    const long long blocks = (n/B0)*(n/(s*ub1));
+    const long long threads = B0*ub1;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const long long unique_bytes = 16*n*n;
+    const long long read_bytes = 12*n*n;
+    const long long synchronised = 0;
+    const long long ops32 = 8*B0*s*(n/B0) + 7*s*(n/B0) + 5*(n/B0);
+    const long long ops64 = 0;
+    const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 32);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
+    int resident;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case4, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
+        return -1.0;
+    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
+}
+
+/* matmul:0, case 5: the time model (tuning/time_model.py) */
+static double matmul_0_time_case5(const parakern_model_device *dev, long long n, long long B0,
+                                  long long ub1, long long s)
+{
+    const long long blocks = (n/B0)*(n/(s*ub1));
+    const long long threads = B0*ub1;
+    const long long shared_bytes = 0;
+    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const long long unique_bytes = 16*n*n;
+    const long long read_bytes = 12*n*n;
+    const long long synchronised = 0;
+    const long long ops32 = 8*B0*s*(n/B0) + 7*s*(n/B0) + 5*(n/B0);
+    const long long ops64 = 0;
+    const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
+    const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 32);
+    const long long atomics = 0;
+    const long long atomic_spread = 1;
+    int resident;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case5, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
-}
-
-/* matmul:0, case 6: the time model (tuning/time_model.py) */
-static double matmul_0_time_case6(const parakern_model_device *dev, long long n, long long B0,
-                                  long long ub1, long long s)
-{
-    const long long blocks = (n/B0)*(n/(s*ub1));
-    const long long threads = B0*ub1;
-    const long long shared_bytes = 0;
-    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long unique_bytes = 16*n*n;
-    const long long read_bytes = 12*n*n;
-    const long long synchronised = 0;
-    const long long ops32 = 8*B0*s*(n/B0) + 7*s*(n/B0) + 5*(n/B0);
-    const long long ops64 = 0;
-    const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 32);
-    const long long atomics = 0;
-    const long long atomic_spread = 1;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case6, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
-        return -1.0;
-    return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
-}
-
-/* matmul:0, case 7: the time model (tuning/time_model.py) */
-static double matmul_0_time_case7(const parakern_model_device *dev, long long n, long long B0,
-                                  long long ub1, long long s)
-{
-    const long long blocks = (n/B0)*(n/(s*ub1));
-    const long long threads = B0*ub1;
-    const long long shared_bytes = 0;
-    const long long global_bytes = 4*B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long unique_bytes = 16*n*n;
-    const long long read_bytes = 12*n*n;
-    const long long synchronised = 0;
-    const long long ops32 = 8*B0*s*(n/B0) + 7*s*(n/B0) + 5*(n/B0);
-    const long long ops64 = 0;
-    const long long l1_traffic = 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8)) + 32*B0*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0) + 64*s*((B0*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*(n/B0)*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 7)/8));
-    const long long l2_lines = PARAKERN_CEIL_DIV(B0*B0*(n/B0) + 64*((B0*s*ub1 + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)) + 32*((B0*s*ub1*(n/B0) + ((32) <= (ub1) ? (32) : (ub1)) - 1)/((32) <= (ub1) ? (32) : (ub1)))*((((32) <= (ub1) ? (32) : (ub1))) <= ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32) ? (((32) <= (ub1) ? (32) : (ub1))) : ((((32) <= (ub1) ? (32) : (ub1)) + 31)/32)), 32);
-    const long long atomics = 0;
-    const long long atomic_spread = 1;
-    int resident;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, matmul_0_case7, (int)threads, (size_t)shared_bytes) != cudaSuccess || resident < 1)
         return -1.0;
     return parakern_model_time(dev, (double)blocks, (double)threads, (double)resident, (double)global_bytes, (double)unique_bytes, (double)read_bytes, (double)synchronised, (double)ops32, (double)ops64, (double)l1_traffic, (double)l2_lines, (double)atomics, (double)atomic_spread);
 }
@@ -1428,7 +928,7 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
                 nonempty = 1;
                 const double covered = matmul_0_coverage(n, B0, ub1, s);
                 const int partial = covered < 1.0;   /* it leaves points of the iteration space out */
-                for (int k0 = 1; k0 <= 7; ++k0) {  /* every case whose kernel fits */
+                for (int k0 = 1; k0 <= 5; ++k0) {  /* every case whose kernel fits */
                     const int got = matmul_0_select(true, k0, n, (int)B0, (int)ub1, (int)s, a, b, c);
                     if (got == PARAKERN_CUDA_ERROR) {
                         chosen.status = PARAKERN_CUDA_ERROR;
@@ -1443,8 +943,6 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
                     case 3: t = matmul_0_time_case3(&dev, n, B0, ub1, s); break;
                     case 4: t = matmul_0_time_case4(&dev, n, B0, ub1, s); break;
                     case 5: t = matmul_0_time_case5(&dev, n, B0, ub1, s); break;
-                    case 6: t = matmul_0_time_case6(&dev, n, B0, ub1, s); break;
-                    case 7: t = matmul_0_time_case7(&dev, n, B0, ub1, s); break;
                     }
                     if (t < 0.0)
                         continue;

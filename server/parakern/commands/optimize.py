@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from parakern.commands.args import add_staging_argument, profile_name
+from parakern.commands.args import add_register_tiles_argument, add_staging_argument, profile_name, strategies_of
 from parakern.commands.source_file import read_source
 from parakern.machine.devices import PROFILES
 from parakern.machine.targets import add_target_argument
@@ -25,6 +25,7 @@ def add_parser(sub) -> None:
                      help="also branch on occupancy (P_occ) computed for this GPU "
                           f"({', '.join(sorted(PROFILES))})")
     add_staging_argument(opt)
+    add_register_tiles_argument(opt)
 
 
 def run(args) -> int:
@@ -32,7 +33,7 @@ def run(args) -> int:
     if source is None:
         return 2
     analysis = analyze(source, args.file, Options(target=args.target, occupancy=args.occupancy,
-                                                         staging=args.staging))
+                                                         staging=args.staging, strategies=strategies_of(args)))
     if args.json or args.format == "json":
         print(json.dumps(report.document(analysis), indent=2, ensure_ascii=False))
     elif args.format == "dot":   # DOT on stdout; why a schedule has no graph, on stderr
