@@ -34,3 +34,45 @@ def test_every_tile_size_and_the_kernel_as_written_compute_gemm():
                                 device(1 << 16, 1 << 16, 1024))
             assert point.ok and not point.mismatches, (n, point.error, point.mismatches)
             assert cases[point.expected - 1].kernel.tile == ()
+
+
+def test_an_instance_of_the_large_tile_keeps_its_accumulators_in_registers_across_k():
+    """matmul with cache(a, b) at B0 = ub1 = 4, s = 1 (the 8 x 8 tile's shape at small sizes):
+    the instance loads its 64 coefficients of c before the k loop and stores them after it
+    (they were loaded and stored on every k: a tile's copies are B0 rows apart, which the
+    facts prove distinct), and computes what the serial C does."""
+    import re
+
+    from parakern.codegen import emit_file
+    from parakern.verify import Session
+    from parakern.verify.points import device
+    text = (SAMPLES / "matmul.c").read_text().replace("meta_schedule {", "meta_schedule cache(a, b) {")
+    values = dict(n=64, B0=4, ub1=4, s=1)       # 16 x 16 blocks: whole 8 x 8 tiles
+    with Session(text, "t.c", emit=lambda a: emit_file(a, (values,)),
+                 options=Options(strategies=strategy_codes())) as session:
+        point = session.run("matmul:0", values, device(1 << 16, 1 << 16, 1024))
+        assert point.ok and not point.mismatches, (point.error, point.mismatches)
+        case = session.analysis.results[0].tree.cases[point.expected - 1]
+        assert case.kernel.tile == TILES[0]
+        source = session.cu_text
+    body = re.search(rf"void __launch_bounds__\(\d+\) matmul_0_case{point.expected}_B0_4_ub1_4_s_1\(.*?\n\}}",
+                     source, re.S).group(0)
+    head, rest = body.split("for (int k = 0;", 1)
+    assert len(re.findall(r"float c_acc\w* = c\[", head)) == 64
+    assert "= c[" not in rest.rsplit("__syncthreads", 1)[0]
+
+
+def test_an_instance_with_ub1_at_run_time_lifts_its_coefficients_and_computes_matmul():
+    """The accumulators' elements may differ by an expression the facts prove nonzero (ub1
+    apart, ub1 >= 1): matmul's instance at s = 4 alone unrolls w and keeps its 4 coefficients
+    in registers across k, and its product is the serial C's."""
+    from parakern.codegen import emit_file
+    from parakern.verify import Session
+    from parakern.verify.points import device
+    text = (SAMPLES / "matmul.c").read_text()
+    values = dict(n=48, B0=6, ub1=3, s=4)
+    with Session(text, "t.c", emit=lambda a: emit_file(a, ({"s": 4},))) as session:
+        point = session.run("matmul:0", values, device(65536, 1 << 16, 1024))
+        assert point.ok and not point.mismatches, (point.error, point.mismatches)
+        assert f"matmul_0_case{point.expected}_s_4(" in session.cu_text
+        assert "float c_acc_w3 = c[" in session.cu_text
