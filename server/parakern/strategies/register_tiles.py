@@ -16,8 +16,9 @@ so the threads of a warp still read neighbouring elements (coalesced global acce
 tiles read without bank conflicts), and what a block stages grows to TM (TN) blocks' tiles, so
 one copy into shared memory feeds TM (TN) times the arithmetic.
 
-Like thread granularity in the paper, the tile is a choice the case tree makes from the
-registers and the shared memory: the tile TILES[0] is applied to the schedule before the tree
+Offered where the user asks for it (strategies.OPT_IN: --register-tiles, or (8) and (8b)
+named in Options.strategies). Like thread granularity in the paper, the tile is a choice the
+case tree makes from the registers and the shared memory: the tile TILES[0] is applied to the schedule before the tree
 (decision (8)), and where the block's registers or its shared memory refuse it, (8b) makes it
 the next one of TILES, then none: the kernel as written, whose subtree is today's. A tiled
 kernel has no guard at the grid's edge (guards on the copies would keep every copy's loads
