@@ -13,6 +13,7 @@ from parakern.symbolic import constraints as cs
 from parakern.codegen import emit_file
 from parakern.kernel import Kernel
 from parakern.pipeline import Options, analyze
+from parakern.strategies import OPT_IN
 from parakern.strategies.coarsen import CoarsenThreads
 from parakern.strategies.decisions import strategy_codes
 from parakern.symbolic.symbols import sym
@@ -35,7 +36,8 @@ def coarsened(t):
 
 def test_matmul_gets_coarsened_cases_exactly_where_its_block_has_too_many_threads():
     t = tree(MATMUL, "samples/matmul.c")
-    without = tree(MATMUL, "samples/matmul.c", Options(strategies=tuple(c for c in strategy_codes() if c != "(6)")))
+    without = tree(MATMUL, "samples/matmul.c",
+                   Options(strategies=tuple(c for c in strategy_codes() if c not in ("(6)",) + OPT_IN)))
     assert [c.decisions for c in t.cases if "(6)" not in c.decisions] == [c.decisions for c in without.cases]
     assert len(coarsened(t)) >= 2
     for case in coarsened(t):

@@ -33,6 +33,7 @@ from parakern.strategies.cache import DropCache
 from parakern.strategies.cse import CommonSubexpressions
 from parakern.strategies.decisions import editor_words, plain_codes, strategy_codes, trail
 from parakern.strategies.granularity import ReduceGranularity, split_serial_loop
+from parakern.strategies.register_tiles import RegisterTiles
 from parakern.analysis.rebuild import rebuild
 from parakern.symbolic.symbols import sym
 
@@ -492,11 +493,11 @@ def test_default_strategies_order_and_codes():
 
 def test_decisions_are_described_once_by_the_strategy_classes():
     """The trail, the codes a user may enable and the editor's words come from the classes."""
-    assert strategy_codes() == ("(1')", "(2)", "(3b)", "(4b)", "(5)", "(6)")
+    assert strategy_codes() == ("(1')", "(2)", "(3b)", "(4b)", "(5)", "(6)", "(8)", "(8b)")
     # (7), atomic updates, is a note of the trail (the dependence test decides it), no strategy one enables
-    assert set(editor_words()) == {"(1)", "(1')", "(2)", "(3a)", "(3b)", "(4a)", "(4b)", "(5)", "(6)", "(7)"}
+    assert set(editor_words()) == {"(1)", "(1')", "(2)", "(3a)", "(3b)", "(4a)", "(4b)", "(5)", "(6)", "(7)", "(8)", "(8b)"}
     assert plain_codes() == {"(1)", "(3a)"}
-    assert [type(s) for s in before_tree()] == [RegisterAccumulators]
+    assert [type(s) for s in before_tree()] == [RegisterAccumulators, RegisterTiles]
     assert trail(kernel("matadd")) == ("(1)", "(4b)", "(3a)")   # no cache(...): nothing to keep
     assert trail(kernel("jacobi1d")) == ("(1)", "(4a)", "(3a)")
     done = kernel("jacobi1d")

@@ -260,7 +260,7 @@ def _alive(system: cs.System, run: _Run) -> bool:
 
 
 def _case(q: Quintuple, run: _Run, path: tuple) -> Case:
-    launchable = launch_relations(q.kernel.schedule)
+    launchable = launch_relations(q.kernel.schedule) + tuple(q.kernel.requires)
     verdict = None
     if launchable:   # a witness the launch limits allow, where there is one
         within = run.witnesses.find(cs.System(q.constraints.relations + launchable, q.constraints.facts))
@@ -273,8 +273,8 @@ def _case(q: Quintuple, run: _Run, path: tuple) -> Case:
         if c.kind == "resource":
             needs.append(sympy.Le(c.requirement(q.kernel, run.value(c, q.kernel)), c.symbol))
             labels.append(c.name)
-    for relation in launch_relations(q.kernel.schedule):
-        needs.append(relation)
+    for relation in launch_relations(q.kernel.schedule) + tuple(q.kernel.requires):
+        needs.append(relation)     # the launch limits, and what the variant needs (Kernel.requires)
         labels.append(LAUNCH)
     # a need implied by the others and the facts says nothing (B0 <= 1024 beside B0*B1 <= T <= 1024)
     simple = cs.simplify(cs.System(tuple(r for r in needs if r is not sympy.true), run.facts))

@@ -246,7 +246,7 @@ def _judge(rule: CaseRule, subs: dict, device: Device, registers: int) -> _Verdi
             "registers per thread": registers, "shared_bytes": sizes.shared_bytes or 0, "threads": threads}
     have = {"R_B": device.R_B, "Z": device.Z, "T": device.T}
     too_much = [f for f in rule.fits if need[f.need] is None or need[f.need] > have[f.machine]]
-    beyond = _beyond_limits(sizes)
+    beyond = _beyond_limits(sizes) or _unmet(launch, subs)
     machine_free = [t for t, free in zip(truths, rule.machine_free) if free]
     device_fit = not any(f.need != "registers" for f in too_much)
     refusal = ""
@@ -293,16 +293,26 @@ def _beyond_limits(sizes: Sizes) -> str:
     return next((f"{b.name.replace('_', ' ')} = {values[b.name]} exceeds {b.high}" for b in refused), "")
 
 
+def _unmet(launch: Launch, subs: dict) -> str:
+    """'' when what the kernel needs of the parameters holds (Launch.requires), else the first
+    relation that does not."""
+    for relation in launch.requires:
+        if truth(sympy.sympify(relation).xreplace(subs)) is not True:
+            return f"{_text(relation)} does not hold (the kernel computes whole register tiles only)"
+    return ""
+
+
 def launch_refusal(tree, k: int, values: Mapping) -> str:
-    """Why CUDA refuses case k's launch (1-based) at these values whatever the device ('' if
-    it does not): an empty or too large grid, a block deeper than 64."""
+    """Why case k's launch (1-based) is refused at these values whatever the device ('' if it
+    is not): an empty or too large grid, a block deeper than 64, what the kernel needs of the
+    parameters (Launch.requires)."""
     rule = case_rules(tree)[k - 1]
     subs = substitutions(tree.schedule, values)
     launch = rule.launch
     sizes = _sizes(launch, subs)
     if sizes.threads is None or sizes.threads < 1:
         return f"{sizes.threads} threads per block"
-    return _beyond_limits(sizes)
+    return _beyond_limits(sizes) or _unmet(launch, subs)
 
 
 def choose(tree, device: Device, values: Mapping, registers: "Sequence[int] | None" = None) -> Choice:

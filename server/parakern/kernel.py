@@ -21,6 +21,16 @@ class Kernel:
     decisions: tuple[str, ...] = field(default_factory=tuple)  # the paper's codes, in order
     target: str = DEFAULT_TARGET            # ptxas architecture the registers are counted for
     padding: bool = True    # rows of staged tiles read across padded where that avoids bank conflicts
+    # Register tile (strategies/register_tiles.py): per tiled grid level, how many of its blocks
+    # one block computes (each thread the same element of each); () where there is none.
+    tile: tuple[int, ...] = ()
+    # The schedule before the register tile, which a smaller tile is made from. The tiled
+    # schedule says all of it, so it takes no part in comparing variants.
+    untiled: "Schedule | None" = field(default=None, compare=False)
+    # Relations on the parameters this variant needs to compute the schedule's result, beside
+    # the machine's limits (a register tile has no guards at the grid's edge: its factors must
+    # divide the grid's extents). The dispatcher launches it only where they hold.
+    requires: tuple = ()
 
     @staticmethod
     def initial(schedule: Schedule, target: str = DEFAULT_TARGET) -> "Kernel":

@@ -27,6 +27,9 @@ class Launch:
     block: tuple[sympy.Expr, sympy.Expr, sympy.Expr]
     shared_bytes: sympy.Expr                           # dynamic, per block
     threads: sympy.Expr                                # per block: the product of `block`
+    # relations on the parameters without which the kernel must not be launched (Kernel.requires:
+    # a register tile's factors divide the grid), beside CUDA's limits
+    requires: tuple = ()
 
 
 def in_parameters(expr, schedule: Schedule) -> sympy.Expr:
@@ -40,4 +43,5 @@ def launch_of(case: Case) -> Launch:
     grid = tuple(sizes.get(("grid", a), sympy.S.One) for a in AXES)
     block = tuple(sizes.get(("block", a), sympy.S.One) for a in AXES)
     shared = in_parameters(dict(case.counters).get("shared_memory", 0), s)
-    return Launch(grid, block, sympy.expand(shared), sympy.expand(sympy.Mul(*block)))
+    requires = tuple(in_parameters(r, s) for r in case.kernel.requires)
+    return Launch(grid, block, sympy.expand(shared), sympy.expand(sympy.Mul(*block)), requires)

@@ -23,14 +23,15 @@ from parakern.frontend import analyze_source
 from parakern.ir import LoweringError
 from parakern.kernel import Kernel
 from parakern.model import FrontendResult, Schedule
-from parakern.strategies import before_tree, default_strategies
+from parakern.strategies import OPT_IN, before_tree, default_strategies
+from parakern.strategies.register_tiles import SmallerTiles, without_tile
 from parakern.machine.targets import DEFAULT_TARGET
 
 
 @dataclass(frozen=True)
 class Options:
     target: str = DEFAULT_TARGET                       # ptxas architecture for the register counter
-    strategies: "tuple[str, ...] | None" = None  # decision codes enabled; None: all
+    strategies: "tuple[str, ...] | None" = None  # decision codes enabled; None: all but OPT_IN
     occupancy: "str | None" = None              # device profile name: adds the P_occ counter
     staging: tuple[str, ...] = ()               # GPU profiles: adds the staging counter (P_stage)
 
@@ -82,15 +83,20 @@ def _stageable(kernel: Kernel) -> tuple[Kernel, tuple[Diagnostic, ...]]:
 
 
 def _enabled(strategy, options: Options) -> bool:
-    return options.strategies is None or strategy.code in options.strategies
+    if options.strategies is None:
+        return strategy.code not in OPT_IN
+    return strategy.code in options.strategies
 
 
 def _not_applied(kernel: Kernel, strategies) -> tuple[tuple[str, str], ...]:
     """Why each strategy of the tree cannot apply to the schedule as the tree starts from it
-    (what the user would change to get it); one line per decision code."""
+    (what the user would change to get it); one line per decision code. The tree's other
+    strategies meet a register tile's kernel without it (its cases end where the tile does):
+    they are explained on that kernel."""
     out: dict = {}
+    plain = without_tile(kernel)
     for strategy in strategies:   # a code applies when one of its instances (levels) does
-        why = strategy.explain(kernel)
+        why = strategy.explain(kernel if isinstance(strategy, SmallerTiles) else plain)
         if not why:
             out[strategy.code] = ""
         else:
@@ -121,7 +127,15 @@ def optimize_schedule(schedule: Schedule, options: Options = Options(), complete
                     not_applied.append((strategy.code, strategy.why_not(kernel)))
                 kernel = applied or kernel
         kernel, warnings = _stageable(kernel)
-        tree = comprehensive_optimization(kernel, counters, strategies, complete=False)
+        # (8b) only where (8) gave the schedule a tile: elsewhere it has nothing to make smaller
+        strategies = tuple(s for s in strategies if kernel.tile or not isinstance(s, SmallerTiles))
+        # the facts of the schedule as written: a tiled root's own (its grid of whole tiles) hold
+        # only where its kernel runs
+        facts = tuple(f.relation for f in without_tile(kernel).schedule.facts)
+        tree = comprehensive_optimization(kernel, counters, strategies, facts, complete=False)
+        # the tree's schedule is the one written (its grid, what an empty meta_for is): each
+        # case's kernel has its own, a register tile's grid of whole tiles
+        tree = dataclasses.replace(tree, schedule=without_tile(kernel).schedule)
         partial = ScheduleResult(schedule, tree, found + warnings,
                                  tuple(not_applied) + _not_applied(kernel, strategies))
         return completed(partial) if complete else partial

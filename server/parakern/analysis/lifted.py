@@ -15,7 +15,8 @@ loaded and stored once per k:
 An accumulator moves out when its element's index reads only grid and block indices and
 parameters (the same element on every iteration), the other references to the array in the
 body are provably other elements (a subscript differs by a nonzero constant: the rows of
-thread coarsening, (6)), its load and its store run unconditionally (through plain blocks only),
+thread coarsening, (6); or by an expression the facts prove nonzero: a register tile's copies
+(8), B0 rows apart), its load and its store run unconditionally (through plain blocks only),
 the array is not staged in shared memory in this variant (its copy would then be the one
 the body sees), and the facts prove that the loops run at least once (the load must not
 read an element the loops would never touch). No other thread touches the element:
@@ -170,7 +171,7 @@ def _unrollable(s: Schedule, loop: syntax.Loop, cached, known: set, values: dict
     w = sym(loop.var)
     elements = [[tuple(sympy.expand(e.xreplace(values).xreplace({w: sympy.Integer(t)})) for e in _index(s, load.init))
                  for t in trips] for load, _, _ in found]
-    if not _distinct([e for per_load in elements for e in per_load]):
+    if not _distinct([e for per_load in elements for e in per_load], tuple(s.facts)):
         return None   # two copies would accumulate into one element
     ctypes = var_ctypes(s)
     names = [iter(fresh_names(taken, f"{load.name}_w", numbered_only=True)) for load, _, _ in found]
@@ -205,12 +206,22 @@ def _declared(block) -> set:
     return {n.name for n in syntax.walk(block) if isinstance(n, syntax.Decl)}
 
 
-def _distinct(elements: list) -> bool:
-    """Every two elements differ by a nonzero constant in some subscript."""
+def _distinct(elements: list, facts: tuple = ()) -> bool:
+    """Every two elements differ in some subscript by a nonzero constant, or by an expression of
+    the parameters the facts prove nonzero (a register tile's copies: rows B0 apart)."""
     for a, b in itertools.combinations(elements, 2):
-        if not any((x - y).is_Integer and x != y for x, y in zip(a, b)):
+        if not any(_nonzero(sympy.expand(x - y), facts) for x, y in zip(a, b)):
             return False
     return True
+
+
+@functools.lru_cache(maxsize=1024)
+def _nonzero(difference: sympy.Expr, facts: tuple) -> bool:
+    if difference.is_Integer:
+        return difference != 0
+    if not facts or not difference.free_symbols:
+        return False
+    return cs.implies(cs.System((), facts), sympy.Ne(difference, 0)) == "proved"
 
 
 def _loops_run(s: Schedule) -> bool:
@@ -251,7 +262,7 @@ def _accumulator(s: Schedule, stmts, n: int, load, cached, fixed):
         return None
     others = [x for x in syntax.walk(s.body) if isinstance(x, syntax.Index) and x.array == array
               and x is not element and x is not store.target]
-    if any((other := _index(s, x)) is None or not _distinct([index, other]) for x in others):
+    if any((other := _index(s, x)) is None or not _distinct([index, other], tuple(s.facts)) for x in others):
         return None   # another reference to the array may be this element (the rows of (6) are not)
     if _divides(element) or _divides(store.target):
         return None   # printed again from the analysis' floor, C's / would round (2*w - 1)/2 otherwise

@@ -97,15 +97,18 @@ def chain(nest: syntax.Loop) -> tuple[syntax.Loop, ...]:
     return tuple(levels) + tuple(between[0])
 
 
-def with_body(nest: syntax.Loop, body: syntax.Block) -> syntax.Loop:
-    """The nest with the per-thread body (inside its innermost meta_for) replaced."""
+def with_body(nest: syntax.Loop, body: syntax.Block, levels: "dict | None" = None) -> syntax.Loop:
+    """The nest with the per-thread body (inside its innermost meta_for) replaced, and the
+    loops named in `levels` (variable -> new loop header) replaced by those headers."""
     members = chain(nest)
+    levels = levels or {}
 
     def go(loop: syntax.Loop) -> syntax.Loop:
         inner = only_statement(loop.body)
+        new = levels.get(loop.var, loop)
         if any(inner is m for m in members):
-            return replace(loop, body=syntax.Block((go(inner),), loop.body.span))
-        return replace(loop, body=body)
+            return replace(new, body=syntax.Block((go(inner),), loop.body.span))
+        return replace(new, body=body)
 
     return go(nest)
 

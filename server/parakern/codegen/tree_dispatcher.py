@@ -150,6 +150,9 @@ def _try_case(tree: CaseTree, rule: dispatch.CaseRule, instances: tuple = ()) ->
     sizes = {**{f"grid_{axis}": g for axis, g in zip(AXES, grid)}, "threads": n["threads"], "block_z": block[2]}
     body += [f"if ({' || '.join(_beyond(dispatch.LAUNCH_BOUNDS, sizes))})",
              INDENT + "return 0;  /* an empty grid or block, or one beyond CUDA's limits */"]
+    if launch.requires:   # Kernel.requires: a register tile's factors divide the grid
+        body += [f"if (!({relation_c(launch.requires)}))",
+                 INDENT + "return 0;  /* the kernel computes whole register tiles only: not at these values */"]
     if instances:   # which kernel these values launch: the fit is that kernel's
         body += ["/* the instance compiled for these values (1, ...), or 0: the parametric kernel */",
                  f"const int {n['instance']} = "

@@ -1,11 +1,12 @@
-"""What several commands share on their command lines: GPU profile names, the --staging option,
-and progress on stderr."""
+"""What several commands share on their command lines: GPU profile names, the --staging and
+--register-tiles options, and progress on stderr."""
 from __future__ import annotations
 
 import argparse
 import sys
 
 from parakern.machine.devices import DEFAULT_PROFILES, PROFILES
+from parakern.strategies.decisions import strategy_codes
 
 
 def profile_name(text: str) -> str:
@@ -30,6 +31,17 @@ def add_staging_argument(parser) -> None:
                         help="judge staging's cost in occupancy on these GPUs: where shared memory "
                              "halves the resident blocks on one of them, the tree offers the variant "
                              f"without it there (e.g. {','.join(DEFAULT_PROFILES)}; trees take longer)")
+
+
+def add_register_tiles_argument(parser) -> None:
+    parser.add_argument("--register-tiles", action="store_true",
+                        help="offer register tiles (8) and their smaller sizes (8b) in the trees of "
+                             "products (gemm-like code): more cases, longer analysis")
+
+
+def strategies_of(args) -> "tuple[str, ...] | None":
+    """Options.strategies for the command line: every strategy with --register-tiles, else the default."""
+    return strategy_codes() if getattr(args, "register_tiles", False) else None
 
 
 def progress(i: int, n: int, what: str) -> None:

@@ -7,7 +7,7 @@ import sys
 from parakern.analysis.facts import check_facts, substitutions
 from parakern.analysis.fixed import fixable, fixed_points, unlaunchable
 from parakern.codegen import emit
-from parakern.commands.args import add_staging_argument
+from parakern.commands.args import add_register_tiles_argument, add_staging_argument, strategies_of
 from parakern.commands.source_file import read_source
 from parakern.commands.profile import parse_values
 from parakern.machine.targets import add_target_argument
@@ -24,6 +24,7 @@ def add_parser(sub) -> None:
                         "each case for, launched where the run-time values are these; repeatable")
     add_target_argument(p)
     add_staging_argument(p)
+    add_register_tiles_argument(p)
 
 
 def run(args) -> int:
@@ -40,7 +41,8 @@ def run(args) -> int:
         print("parakern emit: --fix takes NAME=INTEGER pairs separated by commas, each name once",
               file=sys.stderr)
         return 2
-    analysis = analyze(source, args.file, Options(target=args.target, staging=args.staging))
+    analysis = analyze(source, args.file, Options(target=args.target, staging=args.staging,
+                                                     strategies=strategies_of(args)))
     problem = _fixed_problem(analysis, fixed)
     if problem:
         for d in analysis.diagnostics:

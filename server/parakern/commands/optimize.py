@@ -7,7 +7,8 @@ import json
 import sys
 
 from parakern.bench.plan import PlanError, parse_assignments
-from parakern.commands.args import add_staging_argument, profile_list, profile_name
+from parakern.commands.args import (add_register_tiles_argument, add_staging_argument, profile_list,
+                                    profile_name, strategies_of)
 from parakern.commands.source_file import read_source
 from parakern.machine.devices import DEFAULT_PROFILES, PROFILES
 from parakern.machine.targets import add_target_argument
@@ -32,6 +33,7 @@ def add_parser(sub) -> None:
                           f"{','.join(DEFAULT_PROFILES)}; known: {', '.join(sorted(PROFILES))})")
     opt.add_argument("--data", action="append", default=[], metavar="N=V",
                      help="a data size to say what runs at (default: the bench's, 1024); repeatable")
+    add_register_tiles_argument(opt)
 
 
 def run(args) -> int:
@@ -44,7 +46,7 @@ def run(args) -> int:
     if source is None:
         return 2
     analysis = analyze(source, args.file, Options(target=args.target, occupancy=args.occupancy,
-                                                         staging=args.staging))
+                                                         staging=args.staging, strategies=strategies_of(args)))
     if args.json or args.format == "json":
         print(json.dumps(report.document(analysis, args.profiles, data), indent=2, ensure_ascii=False))
     elif args.format == "dot":   # DOT on stdout; why a schedule has no graph, on stderr

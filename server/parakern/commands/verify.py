@@ -12,6 +12,7 @@ import json
 import sys
 
 from parakern.process import interrupts, outputs
+from parakern.commands.args import add_register_tiles_argument, strategies_of
 from parakern.commands.source_file import read_source
 from parakern.machine.targets import add_target_argument
 from parakern.verify.runner import TOLERANCE
@@ -36,6 +37,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "over the array), for both types or per type (the other keeps its default); replaces the "
                         "default bound (1e-5 float, 1e-12 double, or twice the serial C's own spread with and "
                         "without FMA contraction where larger)")
+    add_register_tiles_argument(p)
     p.add_argument("--no-race-check", dest="races", action="store_false",
                    help="do not look for races by execution (shadow memory of every element reference, and "
                         "a second run in a shuffled thread order): faster, and a race may pass")
@@ -77,7 +79,7 @@ def run(args) -> int:
             return EXIT_USAGE
     try:
         result = verify_source(source, args.file, args.points, seed=args.seed, build_dir=build_dir,
-                               options=Options(target=args.target), races=args.races,
+                               options=Options(target=args.target, strategies=strategies_of(args)), races=args.races,
                                tolerance=args.tolerance)
     except ToolMissing as exc:
         print(f"parakern verify: {exc}", file=sys.stderr)

@@ -14,18 +14,27 @@ from parakern.strategies.coarsen import CoarsenThreads
 from parakern.strategies.cse import CommonSubexpressions
 from parakern.strategies.granularity import ReduceGranularity
 from parakern.strategies.register_pressure import RegisterPressure
+from parakern.strategies.register_tiles import RegisterTiles, SmallerTiles
 
-__all__ = ["Strategy", "KINDS", "default_strategies", "before_tree", "by_code"]
+__all__ = ["Strategy", "KINDS", "OPT_IN", "default_strategies", "before_tree", "by_code"]
 
 # Every strategy, in the order a trail names its decisions: the paper's (1) (4) (3) (2),
-# then (5) and (6) from beyond the paper.
+# then (5), (8) and (6) from beyond the paper.
 KINDS: tuple[type[Strategy], ...] = (RegisterPressure, DropCache, ReduceGranularity, CommonSubexpressions,
-                                     RegisterAccumulators, CoarsenThreads)
+                                     RegisterAccumulators, RegisterTiles, SmallerTiles, CoarsenThreads)
+# Codes a user enables by name only (`Options.strategies`, the editor's parakern.strategies,
+# --register-tiles): register tiles (8) and (8b) triple a product's subtree where the kernel
+# as written is reached (a tree of 9 cases for matmul with cache(a, b) has 22 and takes about
+# 9 times as long to analyse), so they are not in every analysis until the tree reaches that
+# kernel once.
+OPT_IN = (RegisterTiles.code, SmallerTiles.code)
 # The order the algorithm tries them in, the paper's (section 6): (i) register pressure on
 # the IR, (ii) thread granularity, (iii) CSE, (iv) shared-memory caching. A strategy not
 # here lowers no counter, so the algorithm would never choose it: the pipeline applies it
-# once before the tree, and every case has it.
-_TREE_ORDER = (RegisterPressure, ReduceGranularity, CommonSubexpressions, DropCache, CoarsenThreads)
+# once before the tree, and every case has it. A register tile (8), applied before the tree at
+# its largest, is made smaller first where registers or shared memory refuse it (8b), as
+# granularity is reduced in the paper: the tile's cases, then the kernel as written's.
+_TREE_ORDER = (SmallerTiles, RegisterPressure, ReduceGranularity, CommonSubexpressions, DropCache, CoarsenThreads)
 
 
 def default_strategies() -> list[Strategy]:

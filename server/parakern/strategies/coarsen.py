@@ -25,16 +25,16 @@ row, and that nothing assigns, is shared by the copies.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import replace
 
 from parakern import syntax
-from parakern.source.diagnostics import Span
 from parakern.kernel import Kernel
 from parakern.model import Schedule
 from parakern.strategies.base import Strategy
-from parakern.analysis.rebuild import binary, chain, const, fresh_names, rebuild, used_names
+from parakern.strategies.jam import jam, varying
+from parakern.strategies.register_tiles import SmallerTiles
+from parakern.analysis.rebuild import binary, chain, const, fresh_names, rebuild, used_names, with_body
 
 ROWS = 4   # rows per thread: what a block of four times the device's threads needs
 
@@ -59,6 +59,9 @@ class CoarsenThreads(Strategy):
         return {"schedule": coarsened(kernel.schedule)}
 
     def why_not(self, kernel: Kernel) -> str:
+        if kernel.tile:
+            return ("thread coarsening: each thread computes a register tile (8) here; the kernel without "
+                    "it is coarsened where the tile does not fit")
         return "thread coarsening: " + _refusal(kernel.schedule)
 
 
@@ -67,8 +70,10 @@ def _as_written(kernel: Kernel, settled: frozenset) -> bool:
     applied before the tree). (6) is offered there only:
     the other strategies then apply to its rows in its own subtree (registers, shared memory),
     instead of a coarsened twin of every case the tree already has (matmul with cache(a, b)
-    had 20 cases and took ten times as long to analyse)."""
-    return not set(kernel.decisions) - settled
+    had 20 cases and took ten times as long to analyse). A register tile (8) is not coarsened
+    (its thread already does a tile's work); where (8b) has taken the tile away, the kernel is
+    the one written again."""
+    return not kernel.tile and not set(kernel.decisions) - settled - {SmallerTiles.code}
 
 
 def _level(schedule: Schedule) -> "syntax.Loop | None":
@@ -117,7 +122,7 @@ def _jammed(schedule: Schedule) -> "tuple[Schedule, bool]":
     new_hi = rows if lo_zero else binary("+", level.lo, rows, span)
 
     taken = used_names(schedule)
-    per_copy = _varying(schedule.body, level.var) - {level.var}
+    per_copy = varying(schedule.body, level.var) - {level.var}
     var = syntax.Var(level.var, level.ctype, span)
     first = binary("*", const(ROWS, span), var if lo_zero else binary("-", var, level.lo, span), span)
     first = first if lo_zero else binary("+", level.lo, first, span)   # lo + ROWS*(v - lo)
@@ -133,132 +138,9 @@ def _jammed(schedule: Schedule) -> "tuple[Schedule, bool]":
         heads.append(syntax.Decl(row.name, level.ctype, value, span))
         # The first row of a thread always exists (ROWS*(K - 1) < hi - lo); the others may not.
         guards.append(() if c == 0 else (binary("<", row, level.hi, span),))
-    varying = {level.var} | per_copy
-    body, shares = _jam(schedule.body, copies, guards, varying)
+    names_varying = {level.var} | per_copy
+    body, shares = jam(schedule.body, copies, guards, names_varying)
     body = syntax.Block(tuple(heads) + (body,), schedule.body.span)
 
-    new_level = replace(level, hi=new_hi)
-    members = chain(schedule.nest)
-
-    def go(loop: syntax.Loop) -> syntax.Loop:
-        inner = _only_member(loop.body, members)
-        new = new_level if loop is level else loop
-        if inner is not None:
-            return replace(new, body=syntax.Block((go(inner),), loop.body.span))
-        return replace(new, body=body)
-
-    return rebuild(schedule, go(schedule.nest), len(schedule.grid)), shares
-
-
-def _same_bounds(loop: syntax.Loop, varying: set[str]) -> bool:
-    return not any(syntax.variables(b) & varying for b in (loop.lo, loop.hi, loop.step))
-
-
-def _only_member(block: syntax.Block, members):
-    stmt = block.stmts[0] if len(block.stmts) == 1 else None
-    while isinstance(stmt, syntax.Block) and len(stmt.stmts) == 1:
-        stmt = stmt.stmts[0]
-    return stmt if any(stmt is m for m in members) else None
-
-
-def _varying(body: syntax.Block, var: str) -> set[str]:
-    """`var` and the locals each copy needs its own of: those assigned after their declaration
-    or initialised from a varying value (the others are shared by the copies)."""
-    assigned = syntax.assigned_names(body)
-    decls = [n for n in syntax.walk(body) if isinstance(n, syntax.Decl)]
-    varying = {var} | assigned
-    changed = True
-    while changed:
-        changed = False
-        for d in decls:
-            if d.name not in varying and d.init is not None and syntax.variables(d.init) & varying:
-                varying.add(d.name)
-                changed = True
-    return varying
-
-
-def _jam(block: syntax.Block, copies, guards, varying: set[str]):
-    """(the copies of a block's statements, whether they share a load). A serial loop with the
-    same bounds for every row is shared, with the copies side by side in its body; so is an
-    `if` that guards every statement of its block alike, its condition then guarding each
-    copy's statements (`guards`: per copy, the conditions it runs under). A load the copies
-    share: one that does not depend on the row, in a shared declaration or in copies of one
-    straight-line statement side by side (nvcc loads it once)."""
-    out, shares = [], False
-    for stmt in block.stmts:
-        if isinstance(stmt, syntax.Block):
-            new, more = _jam(stmt, copies, guards, varying)
-            out.append(new)
-        elif isinstance(stmt, syntax.Decl) and stmt.name not in varying:
-            out.append(stmt)
-            more = _reads_shared(stmt, varying)
-        elif isinstance(stmt, syntax.Loop) and _same_bounds(stmt, varying):
-            new, more = _jam(stmt.body, copies, guards, varying)
-            out.append(replace(stmt, body=new))
-        elif isinstance(stmt, syntax.If) and _distributable(stmt, varying):
-            if not syntax.variables(stmt.cond) & varying:   # the same for every row: one `if`
-                new, more = _jam(stmt.then, copies, guards, varying)
-                out.append(replace(stmt, then=new))
-            else:
-                under = [g + (syntax.renamed(stmt.cond, names),) for g, names in zip(guards, copies)]
-                new, more = _jam(stmt.then, copies, under, varying)
-                out.append(new)
-        else:
-            out.extend(_copy(stmt, names, guard, c) for c, (names, guard) in enumerate(zip(copies, guards)))
-            more = isinstance(stmt, (syntax.Assign, syntax.Decl)) and _reads_shared(stmt, varying)
-        shares = shares or more
-    return replace(block, stmts=tuple(out)), shares
-
-
-def _reads_shared(stmt, varying: set[str]) -> bool:
-    """Whether the statement loads an element whose subscripts do not depend on the row."""
-    value = stmt.value if isinstance(stmt, syntax.Assign) else stmt
-    return any(isinstance(n, syntax.Index) and not syntax.variables(n) & varying for n in syntax.walk(value))
-
-
-def _distributable(stmt: syntax.If, varying: set[str]) -> bool:
-    """An `if` without else whose condition keeps its value through its block (nothing there
-    assigns what it reads) and whose block declares no shared local that a failing condition
-    must not compute (a load, a division): its condition can guard each statement instead."""
-    if stmt.other is not None or any(isinstance(n, (syntax.Call, syntax.Index)) for n in syntax.walk(stmt.cond)):
-        return False
-    assigned = syntax.assigned_names(stmt.then)
-    if syntax.variables(stmt.cond) & assigned:
-        return False
-    return not any(isinstance(d, syntax.Decl) and d.name not in varying and d.init is not None and any(
-        isinstance(n, (syntax.Index, syntax.Call)) or (isinstance(n, syntax.Binary) and n.op in ("/", "%"))
-        for n in syntax.walk(d.init)) for d in syntax.walk(stmt.then))
-
-
-def _copy(stmt, names: dict, guards: tuple, copy: int):
-    """One copy of a statement: its locals renamed, its spans marked as copy `copy`, run only
-    where its guards hold."""
-    new = _tagged(syntax.renamed(stmt, names), copy)
-    if not guards:
-        return new
-    guard = guards[0]
-    for more in guards[1:]:
-        guard = binary("&&", guard, more, guard.span)
-    if isinstance(new, syntax.Decl):
-        # Declared for the rest of the block, so not under the `if`; a load only where it holds.
-        if new.init is not None and any(isinstance(n, syntax.Index) for n in syntax.walk(new.init)):
-            zero = syntax.Cast(new.ctype, const(0, new.span), new.span)
-            return replace(new, init=syntax.Ternary(guard, new.init, zero, new.ctype, new.span))
-        return new
-    return syntax.If(guard, syntax.Block((new,), new.span), None, new.span)
-
-
-def _tagged(node, copy: int):
-    """The tree with every span marked as copy `copy` (its accesses then differ from the other
-    copies' in (array, span), which the staging routes and the accumulators go by)."""
-    if not copy:
-        return node
-    if isinstance(node, tuple):
-        return tuple(_tagged(x, copy) for x in node)
-    if isinstance(node, Span):
-        return replace(node, copy=copy)
-    if not dataclasses.is_dataclass(node):
-        return node
-    return replace(node, **{f.name: _tagged(getattr(node, f.name), copy) for f in dataclasses.fields(node)
-                            if isinstance(getattr(node, f.name), (tuple, Span)) or
-                            dataclasses.is_dataclass(getattr(node, f.name))})
+    nest = with_body(schedule.nest, body, {level.var: replace(level, hi=new_hi)})
+    return rebuild(schedule, nest, len(schedule.grid)), shares

@@ -7,7 +7,7 @@ iterations may update one element at once (the dependence test decides)."""
 from __future__ import annotations
 
 from parakern.kernel import Kernel
-from parakern.strategies import KINDS
+from parakern.strategies import KINDS, OPT_IN
 
 ATOMICS = "(7)"
 ATOMICS_WORDS = "atomic updates"
@@ -60,8 +60,9 @@ def setting_words() -> dict[str, str]:
 def setting_markdown() -> str:
     """The `parakern.strategies` setting's description (markdownDescription in package.json)."""
     lines = [f"- `{text.split(' ', 1)[0]}` {text.split(' ', 1)[1]}" for text in setting_words().values()]
-    return ("Decision codes the case tree may apply, e.g. `[\"(3b)\", \"(4b)\"]`; `null`: all.\n\n"
-            + "\n".join(lines))
+    opt_in = ", ".join(f"`{code}`" for code in OPT_IN)
+    return ("Decision codes the case tree may apply, e.g. `[\"(3b)\", \"(4b)\"]`; `null`: all but "
+            f"{opt_in}, which apply only where named.\n\n" + "\n".join(lines))
 
 
 def plain_codes() -> frozenset[str]:
