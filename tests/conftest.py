@@ -34,6 +34,20 @@ def wrong_files():
     return sorted(WRONG.glob("*.c"))
 
 
+def cli(*args, cwd: "Path | None" = None) -> subprocess.CompletedProcess:
+    """`parakern ARGS` in this process (commands.cli.main): its exit status and what it printed,
+    shaped as the subprocess a user's shell would run. For the tests that check only arguments,
+    exit codes and output; what a process does (signals, a full stdout, children) starts one."""
+    import contextlib
+    import io
+
+    from parakern.commands.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd or ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return subprocess.CompletedProcess(["parakern", *map(str, args)], code, out.getvalue(), err.getvalue())
+
+
 def text_at(path: Path, span) -> str:
     """The source text a span covers (1-based lines, code-point columns, end exclusive)."""
     lines = path.read_text().split("\n")
@@ -107,6 +121,7 @@ def use_recorded_ptxas(monkeypatch) -> str:
     answer is recorded (written at the end of the session). A PTX the record lacks means the
     IR changed since it was written: record again where ptxas is installed."""
     from parakern.counters import registers
+    from parakern.machine import targets
     record = _ptxas_record()
     real = shutil.which("ptxas")
     if RECORDING and real is not None:
@@ -131,6 +146,8 @@ def use_recorded_ptxas(monkeypatch) -> str:
 
     monkeypatch.setattr(registers.shutil, "which", lambda name, *a, **k: "ptxas" if name == "ptxas" else None)
     monkeypatch.setattr(registers, "ptxas_info", recorded)
+    # the recorded ptxas builds for every target parakern offers (CUDA 12's does): not asked
+    monkeypatch.setattr(targets, "_ptxas_targets", lambda ptxas: frozenset(targets.TARGETS))
     return "recorded"
 
 
@@ -171,7 +188,8 @@ def analysed(name: "str | None" = None, text: "str | None" = None, file: str = "
 EDITOR_MODULES = {"test_lsp", "test_lsp_robustness", "test_lsp_bench", "test_neovim", "test_lsp_lifecycle"}
 SLOW_MODULES = EDITOR_MODULES | {"test_bench_emulated", "test_verify", "test_dispatch", "test_frontend_robustness",
                                  "test_occupancy", "test_polybench", "test_machine_model",
-                                 "test_traffic_emulated", "test_dispatch_auto"}
+                                 "test_traffic_emulated", "test_dispatch_auto", "test_register_tiles_verify",
+                                 "test_padded_tiles_emulated", "test_verify_default_dispatcher", "test_tuned_cache"}
 SLOW_TESTS = {"test_nvcc_compiles_without_warnings", "test_cuda_agrees_with_the_ir_on_the_cpu",
               "test_accumulated_kernels_match_the_serial_c", "test_staging_between_loops_matmul_cached",
               "test_dispatcher_falls_back_on_the_real_fit", "test_emit_schedule_compiles_alone",

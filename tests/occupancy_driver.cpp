@@ -1,4 +1,4 @@
-// Ground truth for tests/test_occupancy.py: NVIDIA's header-only occupancy
+// Ground truth for tests/integration/test_occupancy.py: NVIDIA's header-only occupancy
 // calculator (cuda_occupancy.h, no GPU needed).
 //
 // stdin, one command per line:

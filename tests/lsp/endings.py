@@ -1,5 +1,5 @@
 """Every way an editor ends `parakern serve`, and what is left running after it: used by
-tests/test_lsp_lifecycle.py and bench/campaign.py. Linux (/proc)."""
+tests/integration/test_lsp_lifecycle.py and bench/campaign.py. Linux (/proc)."""
 from __future__ import annotations
 
 import json

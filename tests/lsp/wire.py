@@ -1,7 +1,7 @@
 """A raw JSON-RPC client of `parakern serve` over pipes: sends any message (params an
 editor should not send, lone surrogates), sees every byte the server answers, and knows
 the server's process (for signals and its children). pytest-lsp validates what it sends
-and hides the process; this does neither. Used by tests/test_lsp_robustness.py and
+and hides the process; this does neither. Used by tests/integration/test_lsp_robustness.py and
 bench/robustness.py."""
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ the estimate is the largest total width of registers live at one point —
 64-bit registers (%rd) weigh 2, 32- and 16-bit ones 1, predicates 0 (they
 live in the separate predicate file) — plus PTXAS_BASELINE. See
 `live_pressure` for the two habits of ptxas it models. On the samples it is
-within 6 registers of ptxas (tests/test_registers.py prints the table); it
+within 6 registers of ptxas (tests/integration/test_registers.py prints the table); it
 cannot see ptxas unrolling a loop the PTX leaves rolled (IR level 0).
 
 IR level 3 is level 2 under a register cap: the level-2 count minus
