@@ -156,7 +156,10 @@ def test_model_against_the_committed_h100_run():
     assert {"saxpy_n67108864", "matadd_N8192", "jacobi1d_N32770_T4", "matmul_n2048", "transpose_N8192"} <= set(rows)
     saxpy = rows["saxpy_n67108864"]
     assert saxpy[1] == "5" and float(saxpy[3]) >= 0.8 and saxpy[4] == "100%"
-    assert rows["transpose_N8192"][1] == "12"       # the later run's 4 points x 3 launches
+    # the later run's 4 points x 3 launches were 12 matched kernels; its staged cases were measured
+    # with unpadded tiles, and today's pad their rows (more shared memory, another launch): only the
+    # 4 launches of the unstaged case still match (issue 33 measures the padded ones)
+    assert rows["transpose_N8192"][1] == "4"
     assert any(line.startswith("Spearman >= 0.7 in ") for line in lines)
     # issue 17's target, 9 of 9 before issue 37's waits: these rank matmul's register variant that
     # nvcc unrolls (more registers, fewer resident blocks, measured faster) below the rolled ones,
