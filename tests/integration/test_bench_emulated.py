@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -111,7 +112,11 @@ def test_polydiv_launches_once_per_elimination_step():
     done = _bench(SAMPLES / "polydiv.c", "--data", "N=40", "--data", "M=16", "--data", "P=97", "--sweep", "B=8",
                   "--sweep", "s=1,2", "--repeat", 1)
     assert done.returncode == 0, done.stderr + done.stdout
-    assert "WRONG" not in done.stdout and "launched the fastest case at 2 of 2" in done.stdout
+    assert "WRONG" not in done.stdout
+    # which case is fastest on the CPU emulation is noise; which case each dispatcher launches is not
+    for dispatcher in ("default dispatcher", "tree dispatcher"):
+        assert re.search(rf"^{dispatcher}: launched the fastest case at \d of 2 points; launched the case "
+                         r"the plan expects at 2 of 2$", done.stdout, re.M), done.stdout
 
 
 def test_skipped_points_say_why():

@@ -161,7 +161,7 @@ def test_dispatch_auto_takes_a_configuration_that_computes_every_point(tmp_path,
     launched blocks whose rounded-down grid left columns out, which the serial C at the caller's
     values computes. It picks what tune picks (every point computed, ranked by time per point),
     reports the share it computes, and the arrays match the serial C."""
-    import test_tune_coverage as programs
+    from unit import test_tune_coverage as programs
     data, attribute = ROUNDED[name]
     text = getattr(programs, attribute)
     path = tmp_path / f"{name}.c"
@@ -185,7 +185,7 @@ def test_the_c_share_is_the_python_share_at_every_configuration(tmp_path):
     """`<function>_<index>_coverage` in C against coverage.py for every configuration tune returns
     at sizes where the share ranges widely (launching nothing)."""
     import subprocess
-    import test_tune_coverage as programs
+    from unit import test_tune_coverage as programs
     from parakern.codegen import emit_file
     from parakern.codegen.auto import coverage_name
     from parakern.pipeline import analyze
