@@ -159,17 +159,19 @@ def test_a_wrong_kernel_is_caught(fake_gpu):
 
 
 def test_cancelled_between_launches(fake_gpu):
+    import pycuda.driver as cuda
+
     from parakern.bench import session
     from parakern.bench.runner import GpuRunner
     from parakern.pipeline import analyze
-    import pycuda.driver as cuda
     text = (SAMPLES / "matadd.c").read_text()
     result = analyze(text, "matadd.c").results[0]
     seen = []
     with pytest.raises(session.Cancelled):
         session.bench(text, str(SAMPLES / "matadd.c"), result, {"N": [16]}, {"B0": [4, 8], "B1": [8]}, GpuRunner,
                       repeat=1, progress=lambda i, n, what: seen.append((i, n, what)), cancelled=lambda: len(seen) >= 2)
-    assert seen == [(0, 6, "N=16 B0=4 B1=8 case 1"), (1, 6, "N=16 B0=4 B1=8 dispatcher")]
+    # 2 points x (1 case, the default, tree and tuned dispatchers): cancelled after the second launch
+    assert seen == [(0, 8, "N=16 B0=4 B1=8 case 1"), (1, 8, "N=16 B0=4 B1=8 default dispatcher")]
     assert cuda._contexts == []                      # the runner's context was popped
     assert cuda._live == {}                          # and every buffer freed
 
@@ -184,6 +186,7 @@ def test_the_real_nvcc_builds_what_the_runner_loads(tmp_path):
     """The exact nvcc command lines of the runner, with the real nvcc: the cubin for the device's
     architecture and the host dispatcher as a shared library that ctypes can load."""
     import ctypes
+
     from parakern.bench import runner
     from parakern.codegen import schedule_code
     from parakern.pipeline import analyze
@@ -248,11 +251,11 @@ def test_tune_measure_runs_the_chosen_configurations_only(fake_gpu):
     point, no dispatcher; on an H100 machine the extra runs and the serial C one point after the
     other made matmul at n = 2048 outlast 278 s), and two configurations that differ only in
     their case are both measured."""
+    from parakern import search
+    from parakern.bench import tune_measure
     from parakern.bench.runner import GpuRunner
     from parakern.machine.devices import get_profile
     from parakern.pipeline import analyze
-    from parakern.bench import tune_measure
-    from parakern import search
     from parakern.tuning import time_model
 
     text = (SAMPLES / "jacobi1d.c").read_text()

@@ -12,16 +12,15 @@ import pytest
 import sympy
 
 from conftest import SAMPLES
-from parakern.machine.devices import get_profile
-from parakern.verify.points import device, profile_arguments
 from parakern import dispatch
-from parakern.analysis.facts import substitutions
-from parakern.tuning.space import block_parameters
-from parakern.analysis.facts import check_facts
+from parakern.analysis.facts import check_facts, substitutions
 from parakern.codegen import dispatcher_name, emit_file, kernel_name
 from parakern.codegen.tree_dispatcher import forwarded, is_array, tree_name
+from parakern.machine.devices import get_profile
 from parakern.pipeline import analyze
+from parakern.tuning.space import block_parameters
 from parakern.verify.build import HEADER
+from parakern.verify.points import device, profile_arguments
 
 GXX = shutil.which("g++")
 LINES = 150            # (device, registers, point) lines per sample

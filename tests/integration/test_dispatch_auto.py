@@ -7,10 +7,10 @@ import shutil
 import pytest
 
 from conftest import SAMPLES
+from parakern import search
 from parakern.codegen.auto import auto_name, choice_type
 from parakern.codegen.tree_dispatcher import dispatcher_arguments, dispatcher_name, host_arguments
 from parakern.machine.devices import get_profile, machine_values
-from parakern import search
 from parakern.tuning import space, time_model
 from parakern.verify.core import Session
 from parakern.verify.points import device, profile_arguments
@@ -94,6 +94,7 @@ def test_the_c_model_predicts_what_the_python_model_predicts_at_large_sizes(tmp_
     returns, its time_case<k> in C against Python's, launching nothing."""
     import math
     import subprocess
+
     from parakern.codegen import emit_file
     from parakern.pipeline import analyze
     from parakern.verify.build import CXXFLAGS, FMA_FLAGS, HEADER
@@ -185,11 +186,12 @@ def test_the_c_share_is_the_python_share_at_every_configuration(tmp_path):
     """`<function>_<index>_coverage` in C against coverage.py for every configuration tune returns
     at sizes where the share ranges widely (launching nothing)."""
     import subprocess
-    from unit import test_tune_coverage as programs
+
     from parakern.codegen import emit_file
     from parakern.codegen.auto import coverage_name
     from parakern.pipeline import analyze
     from parakern.verify.build import CXXFLAGS, FMA_FLAGS, HEADER
+    from unit import test_tune_coverage as programs
     calls, expected, sources = [], [], []
     for attribute, data in (("JACOBI2D", {"N": 4096}), ("SHIFT", {"n": 4097}), ("MIXED", {"n": 1000, "m": 999})):
         text = getattr(programs, attribute)

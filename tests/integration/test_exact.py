@@ -10,10 +10,10 @@ import pytest
 import sympy
 
 from parakern import dispatch
-from parakern.symbolic import exact
 from parakern.launch import launch_of
-from parakern.tuning import time_model
 from parakern.pipeline import analyze
+from parakern.symbolic import exact
+from parakern.tuning import time_model
 
 ROOT = Path(__file__).resolve().parents[2]
 

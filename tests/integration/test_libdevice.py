@@ -8,8 +8,20 @@ from ctypes import c_double, c_float, c_int
 import pytest
 
 from conftest import ROOT
-from parakern.ir import HostKernel
-from unit.test_libdevice import SOURCE, kernel
+from parakern.counters.registers import RegisterCounter
+from parakern.ir import HostKernel, kernel_ptx
+from unit.test_libdevice import SOURCE, kernel, needs_libdevice
+
+
+# the PTX links libdevice from the toolkit (its text differs between installations): ptxas runs
+@needs_libdevice
+@pytest.mark.parametrize("level", [0, 1, 2, 3])
+def test_math_functions_link_libdevice_and_assemble(level):
+    ptx = kernel_ptx(kernel(), level)
+    assert ".extern .func" not in ptx  # everything the kernel calls is defined in the module
+    assert len(ptx) < 200_000          # only the functions used, not all of libdevice
+    if shutil.which("ptxas"):
+        assert RegisterCounter().measure(kernel()).value > 0
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")

@@ -24,6 +24,7 @@ from pytest_lsp import ClientServerConfig, client_capabilities
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lsp"))
 from harness import SERVER, Editor, make_editor, sample, server_env, units  # noqa: E402
+
 from unit.test_frontend_errors import EXPECTED  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "lsp" / "fixtures"

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import os
 import random
+import re
 import signal
 import sys
 import time
@@ -201,9 +201,8 @@ async def test_random_edit_sequences(client: Editor):
 
 # ------------------------------------------------------------------ a raw client
 
-from wire import Wire, wait_gone  # noqa: E402
-
 from harness import apply_client_edit  # noqa: E402
+from wire import Wire, wait_gone  # noqa: E402
 
 
 def _no_traceback(wire: Wire) -> None:

@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 import sympy
 
-from parakern.symbolic import constraints as cs
+from integration.test_dispatch import _point
 from parakern import dispatch
 from parakern.analysis.facts import substitutions
-from parakern.reports.casetree import tree_json
 from parakern.machine.devices import PROFILES, Device, get_profile, machine_values
-from parakern.verify.points import device
 from parakern.machine.limits import launch_relations
 from parakern.pipeline import analyze
+from parakern.reports.casetree import tree_json
+from parakern.symbolic import constraints as cs
 from parakern.symbolic.symbols import R_B, T, Z
-from integration.test_dispatch import _point
+from parakern.verify.points import device
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = sorted((ROOT / "samples").glob("*.c")) + sorted((ROOT / "samples" / "polybench").glob("*.c"))

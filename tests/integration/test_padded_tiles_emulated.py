@@ -13,13 +13,13 @@ import sys
 import pytest
 
 from conftest import ROOT, SAMPLES
-from unit.test_padded_tiles import FLAT_TRANSPOSE, ROWSUM, TRANSPOSE16
 from parakern.commands.profile import _differences
 from parakern.pipeline import analyze
 from parakern.reports.traffic import schedule_traffic, unpadded_traffic
 from parakern.verify import text as verify_text
 from parakern.verify import verify_file, verify_source
 from parakern.verify.emulated_traffic import measure
+from unit.test_padded_tiles import FLAT_TRANSPOSE, ROWSUM, TRANSPOSE16
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("g++") is None,

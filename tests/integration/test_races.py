@@ -24,6 +24,7 @@ import pytest
 from parakern.pipeline import analyze
 from parakern.verify import Session, device, text, verify_file
 from parakern.verify.build import HEADER, RACE_HEADER
+from parakern.verify.points import TREE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -321,6 +322,7 @@ def test_coarsened_rows_past_the_block_are_not_loaded():
     found it: 'race on C[6][0] ... in different blocks of one launch'). No thread reads a row
     past B0 (`ti_1 < B0 ? C[i_1][j] : 0`): the load stops there."""
     import sympy
+
     from parakern.analysis.staging import plan
     path = ROOT / "samples" / "polybench" / "mm_tile.c"
     text_ = path.read_text()
@@ -334,5 +336,5 @@ def test_coarsened_rows_past_the_block_are_not_loaded():
         assert sympy.expand(box[0][0] + box[0][1] - sympy.Symbol("B0", integer=True)) == 0, box
     with Session(text_, str(path)) as session:
         point = session.run("mm_tile:0", {"ni": 18, "nj": 64, "nk": 16, "B0": 6, "B1": 32},
-                            device(65536, 1 << 16, 128))
+                            device(65536, 1 << 16, 128), rule=TREE)   # the tree's order: the coarsened case
     assert point.chosen == (coarse[0],) and point.ok and point.race is None, (point.race, point.error)

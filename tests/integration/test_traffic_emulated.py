@@ -10,16 +10,16 @@ import shutil
 import pytest
 
 from conftest import SAMPLES
-from unit.test_traffic import FIR, MOD_GRID, PERIODIC, UPSAMPLE
 from parakern.analysis import warps as W
 from parakern.analysis.point import profile_point
 from parakern.analysis.traffic import traffic
 from parakern.codegen.emit import INCLUDES, PREAMBLE
 from parakern.codegen.kernel_source import kernel_source
-from parakern.pipeline import analyze
 from parakern.commands.profile import _differences
+from parakern.pipeline import analyze
 from parakern.reports.traffic import schedule_traffic
 from parakern.verify.emulated_traffic import measure, run_traced
+from unit.test_traffic import FIR, MOD_GRID, PERIODIC, UPSAMPLE
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ for the CPU emulation")
 
@@ -363,5 +363,7 @@ def test_an_access_an_earlier_tile_may_serve_is_an_estimate():
     for k in cached:
         t = traffic(result.tree.cases[k - 1].kernel, point)
         shared = [r for r in t.requests if r.space == "shared" and r.array == "a" and r.kind == "read"]
-        assert sorted(r.exact for r in shared) == [False, True]
-        assert _differences(t, measured[k]) == []
+        # a[j][i]'s request is an estimate (a warp may split between the two tiles); since tiles read
+        # across their rows are padded (the pitch a rule in Bx), a[i][j]'s is counted as one too
+        assert shared and not all(r.exact for r in shared)
+        assert _differences(t, measured[k]) == []      # and the static count is what the emulation sees

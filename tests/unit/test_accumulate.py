@@ -2,11 +2,14 @@
 z3, refused where it would reorder a dependence), the guard of a loop that may not run, and
 the semantics, by running every case on the CPU emulation against the serial C."""
 from __future__ import annotations
+
 from pathlib import Path
+
 from parakern import syntax
 from parakern.analysis.dependence import interchange_legal
 from parakern.frontend import analyze_file, analyze_source
 from parakern.strategies.accumulate import accumulate, accumulated_arrays
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -5,20 +5,24 @@ and every other write that may meet another access is refused with an error (PK0
 values read from arrays in its witness. The programs are run on the CPU emulation against the
 serial C, compiled by nvcc, counted by the traffic analysis and the time model."""
 from __future__ import annotations
+
 import re
 import shutil
 import textwrap
 from pathlib import Path
+
 import pytest
+
 from parakern import syntax
 from parakern.analysis.dependence import examine
 from parakern.analysis.updates import update_of
 from parakern.codegen.kernel_source import kernel_source
 from parakern.codegen.trace import Sites
-from parakern.source.diagnostics import Severity
 from parakern.frontend import analyze_source
 from parakern.ir.ptx import kernel_ptx
 from parakern.pipeline import Options, analyze
+from parakern.source.diagnostics import Severity
+
 ROOT = Path(__file__).resolve().parents[2]
 NVCC = shutil.which("nvcc")
 # ------------------------------------------------------------------ the programs, per class
@@ -463,10 +467,11 @@ def test_json_text_and_hover_say_which_updates_are_atomic():
 
 # ------------------------------------------------------------------ the time model
 def test_the_time_model_counts_atomics_that_meet():
+    import sympy
+
     from parakern.machine.devices import get_profile
     from parakern.symbolic.symbols import sym
     from parakern.tuning.time_model import modelled, predict, quantities
-    import sympy
     device = modelled(get_profile("h100"))
     times = {}
     for bins in (16, 1024, 1 << 20):

@@ -3,12 +3,15 @@ import json
 import math
 import sys
 from pathlib import Path
+
 import pytest
+
 from parakern.bench import plan as planning
-from parakern.machine.devices import get_profile
-from parakern.verify.points import device
 from parakern.bench import report
+from parakern.machine.devices import get_profile
 from parakern.pipeline import analyze
+from parakern.verify.points import device
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
 

@@ -4,8 +4,8 @@ it, instead of telling the user to make threadIdx.x run along the last subscript
 PK042 where every block has a fixed number of threads below a warp (a 3-level nest whose
 innermost level is 16 wide), at the block's level, with what to change."""
 from conftest import text_at
-from parakern.source.diagnostics import CODES
 from parakern.pipeline import analyze
+from parakern.source.diagnostics import CODES
 
 STENCIL16 = """#include "metafork.h"
 

@@ -3,15 +3,19 @@ negative (`(p - 1) % 2` at p = 0 is -1, `(p - 1) / 2` is 0), as floor / Mod wher
 allow (symbolic/cinteger.py, frontend/signs.py). Races that only truncation makes are refused with a
 witness that really collides; legal code with negative operands is accepted and verifies."""
 from __future__ import annotations
+
 from pathlib import Path
+
 import pytest
 import sympy
-from parakern.symbolic import exact
+
 from parakern.analysis.dependence import check
-from parakern.symbolic.cinteger import cdiv, cmod, lower_bound, quotient, remainder, settle
 from parakern.frontend import analyze_source
+from parakern.symbolic import exact
+from parakern.symbolic.cinteger import cdiv, cmod, lower_bound, quotient, remainder, settle
 from parakern.symbolic.printing import to_c
 from parakern.symbolic.symbols import sym
+
 ROOT = Path(__file__).resolve().parents[2]
 i, n, B, N, s = (sym(x) for x in "i n B N s".split())
 

@@ -3,7 +3,9 @@ import json
 import os
 import signal
 import sys
+
 import pytest
+
 from conftest import ROOT, SAMPLES, WRONG, cli
 from parakern.commands.cli import main
 
@@ -175,9 +177,10 @@ def test_an_interrupt_a_library_turned_into_an_error_is_an_interrupt(monkeypatch
     (ArgumentError: KeyboardInterrupt) became PK099 and a complete-looking .cu with exit 0; z3
     took SIGINT for itself while solving, and the command went on as if nothing had happened."""
     import z3
-    from parakern.process import interrupts
-    from parakern.pipeline import _failed
+
     from parakern.frontend import analyze_source
+    from parakern.pipeline import _failed
+    from parakern.process import interrupts
     schedule = analyze_source((SAMPLES / "saxpy.c").read_text(), "s.c").schedules[0]
     assert _failed(schedule, RuntimeError("ptxas failed (exit -2)")).diagnostics[0].code == "PK099"
     monkeypatch.setattr(interrupts, "_received", True)
@@ -217,6 +220,7 @@ def test_the_documented_example_is_what_optimize_prints(capsys, page, marker, li
 def test_every_diagnostic_code_is_registered_and_documented():
     """diagnostics.CODES, the stable registry, lacked PK019, PK023 and PK040."""
     import re
+
     from parakern.source.diagnostics import CODES
     used = set()
     for path in (ROOT / "server" / "parakern").rglob("*.py"):

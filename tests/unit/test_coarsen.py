@@ -2,14 +2,18 @@
 (sympy), the region of its cases (z3), one staged tile for a thread's rows, the instance's
 settled guards and accumulators, and the semantics on the CPU emulation against the serial C."""
 from __future__ import annotations
+
 import re
+
 import pytest
 import sympy
+
 from conftest import KERNEL_HEAD, SAMPLES
 from parakern.kernel import Kernel
 from parakern.pipeline import Options, analyze
 from parakern.strategies.coarsen import CoarsenThreads
 from parakern.symbolic.symbols import sym
+
 MATMUL = (SAMPLES / "matmul.c").read_text()
 MATMUL_CACHED = MATMUL.replace("meta_schedule {", "meta_schedule cache(a, b) {")
 B0, ub1, s, T = (sym(n) for n in ("B0", "ub1", "s", "T"))

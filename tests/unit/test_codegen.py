@@ -10,19 +10,22 @@ import random
 import re
 import shutil
 import subprocess
+
 import pytest
 import sympy
 from pycparser import c_ast, c_parser
+
 from conftest import ROOT, SAMPLES, WRONG, sample_files
 from parakern import syntax
-from parakern.commands.cli import main
-from parakern.codegen import (case_ptx, emit_file, kernel_source)
-from parakern.launch import launch_of
-from parakern.codegen.cprint import CodegenError, CPrinter, relation_c, sym_c
-from parakern.source.diagnostics import Span
 from parakern.analysis import staging
+from parakern.codegen import case_ptx, emit_file, kernel_source
+from parakern.codegen.cprint import CodegenError, CPrinter, relation_c, sym_c
+from parakern.commands.cli import main
+from parakern.launch import launch_of
 from parakern.pipeline import analyze
+from parakern.source.diagnostics import Span
 from parakern.symbolic.symbols import R_B, T, Z, sym
+
 GOLDEN = ROOT / "tests" / "golden"
 NVCC = shutil.which("nvcc")
 GXX = shutil.which("g++")

@@ -1,16 +1,18 @@
 """Algorithms 1 and 2, Definition 2 and Lemma 1 on synthetic counters and on the paper's samples."""
 import functools
+
 import pytest
 import sympy
+
 from conftest import SAMPLES, same
-from parakern.symbolic import constraints as cs
 from parakern.comprehensive import comprehensive_optimization
 from parakern.counters.base import Counter, Measure
 from parakern.frontend import analyze_file
 from parakern.kernel import Kernel
 from parakern.pipeline import Options, optimize_schedule
-from parakern.symbolic.printing import to_text
 from parakern.strategies.base import Strategy
+from parakern.symbolic import constraints as cs
+from parakern.symbolic.printing import to_text
 from parakern.symbolic.symbols import R, T, Z, sym
 
 

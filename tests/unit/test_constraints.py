@@ -7,8 +7,8 @@ import pytest
 import sympy
 import z3
 
-from parakern.symbolic.constraints import Env, System, canonical, consistent, covers, implies, simplify, to_z3, z3_check
 from parakern.model import Fact
+from parakern.symbolic.constraints import Env, System, canonical, consistent, covers, implies, simplify, to_z3, z3_check
 from parakern.symbolic.printing import to_c, to_math, to_text
 from parakern.symbolic.symbols import P_OCC, R, T, Z, sym
 

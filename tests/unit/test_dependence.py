@@ -2,11 +2,13 @@
 collisions are errors at the meta_for that carries them with both accesses as related
 information, undecided ones are warnings; serial loops for granularity reduction."""
 import time
+
 import pytest
+
 from conftest import SAMPLES, sample_files, text_at
 from parakern.analysis.dependence import check, iterations_independent
-from parakern.source.diagnostics import CODES, Severity, Span
 from parakern.frontend import analyze_file
+from parakern.source.diagnostics import CODES, Severity, Span
 
 
 def schedule_of(name):

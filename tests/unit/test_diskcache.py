@@ -1,12 +1,16 @@
 """Summaries on disk between editor sessions: read back equal, kept apart per code version,
 never a failure, never a partial or a failed analysis."""
 from __future__ import annotations
+
 from pathlib import Path
+
 import pytest
+
 from parakern.frontend import analyze_source
 from parakern.lsp import cachedir, diskcache, tasks
 from parakern.lsp.settings import Settings
 from parakern.lsp.summary import cache_key
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

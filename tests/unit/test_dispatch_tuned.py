@@ -6,14 +6,17 @@ polydiv's guarded writes still match the serial C run); later calls with those v
 one kernel; no device memory is left allocated; without memory for the copies it is the tree's
 dispatcher."""
 import shutil
+
 import pytest
+
 from conftest import SAMPLES
+from integration.test_dispatch_auto import CASES, DEVICE, EMULATED
+from parakern import search
 from parakern.codegen.tree_dispatcher import dispatcher_arguments, dispatcher_name, forwarded, select_name
 from parakern.codegen.tuned import ENOUGH_MS, TIMED_RUNS, copied_arrays, keyed_parameters, tuned_name
 from parakern.pipeline import analyze
-from parakern import search
 from parakern.verify.core import Session
-from integration.test_dispatch_auto import CASES, DEVICE, EMULATED
+
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not on PATH")
 # idempotent schedules (what they write does not depend on what it held): called twice, the
 # second call must launch the remembered case alone

@@ -5,16 +5,20 @@ launches the instance when the run-time values are those (analysis/fixed.py,
 codegen/kernel_source.py, codegen/tree_dispatcher.py). The CPU emulation runs both (test_verify's
 Session); nvcc and ptxas compile them where installed."""
 from __future__ import annotations
+
 import re
 import shutil
 from types import SimpleNamespace
+
 import pytest
 import sympy
+
 from conftest import KERNEL_HEAD, SAMPLES
 from parakern.analysis.fixed import asserted, case_points, fixed_points
 from parakern.codegen import emit_file
 from parakern.pipeline import analyze
 from parakern.symbolic.symbols import sym
+
 NVCC = shutil.which("nvcc")
 MATMUL = (SAMPLES / "matmul.c").read_text()
 SAXPY_ASSERTED = """#include <assert.h>

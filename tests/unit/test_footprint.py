@@ -2,8 +2,10 @@
 that every element a block touches lies in the regions and that the counts
 bound (exact: equal) the number of distinct elements."""
 import itertools
+
 import pytest
 import sympy
+
 from conftest import SAMPLES, expr, same
 from parakern.analysis.footprint import footprint, footprints
 from parakern.frontend import analyze_file, analyze_source

@@ -188,6 +188,7 @@ def test_an_integer_division_by_a_parameter_in_the_body_is_a_fact():
     tuned value may divide by zero), each at its division; a constant or a loop variable
     divisor and a float division give none."""
     import sympy
+
     from parakern.symbolic.symbols import sym
     (s,) = analyze_source(DIVIDES, "d.c").schedules
     divisors = {f.relation: (f.span.line, f.span.col) for f in s.facts if f.origin == "divisor"}
@@ -213,6 +214,7 @@ def test_an_assertion_keeps_the_conditions_it_can_read_and_says_which_it_cannot(
     (tune then offered B = 8); now B > 16 is a fact and a PK023 warning marks the condition
     the analysis cannot use. `a != 0` reads no parameter: no warning."""
     import sympy
+
     from parakern.symbolic.symbols import sym
     result = analyze_source(BITAND, "f.c")
     (s,) = result.schedules
@@ -255,6 +257,7 @@ def test_a_shift_by_a_parameter_keeps_it_within_the_type():
     """`a >> k` with k a parameter: 0 <= k < 32 for an int (nvcc warned of `--fix k=40`, whose
     shift C leaves undefined); `long` operands get 64."""
     import sympy
+
     from parakern.symbolic.symbols import sym
     (s,) = analyze_source("""void f(int n, int B, int k, int a[n], long b[n])
 {

@@ -6,14 +6,18 @@ every (block, thread) of a small launch, and compared with the serial C
 program compiled by gcc.
 """
 from __future__ import annotations
+
 import dataclasses
 import shutil
 from ctypes import c_int, c_uint
 from pathlib import Path
+
 import pytest
+
 from parakern.frontend import analyze_file, analyze_source
-from parakern.ir import (GlobalMemory, HostKernel, argument_names, kernel_ptx, launch_dims, lower)
+from parakern.ir import GlobalMemory, HostKernel, argument_names, kernel_ptx, launch_dims, lower
 from parakern.kernel import Kernel
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted((ROOT / "samples").glob("*.c"))
 PTXAS = shutil.which("ptxas")

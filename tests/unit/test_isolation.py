@@ -13,6 +13,7 @@ parakern's code runs; those are not planted for the `python -m` runs (the interp
 not parakern's), everything after them is.
 """
 from __future__ import annotations
+
 import importlib.metadata
 import os
 import shutil
@@ -20,11 +21,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
 import pytest
+
 from parakern.process import isolation
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "lsp"))
 from wire import Wire, environment  # noqa: E402
+
 SCRIPT = Path(sys.executable).with_name("parakern")
 needs_script = pytest.mark.skipif(not SCRIPT.exists(), reason="the parakern script is not installed beside python")
 needs_compilers = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("g++") is None,

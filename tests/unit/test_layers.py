@@ -2,9 +2,11 @@
 never up; no import cycle between top-level units (imports inside functions counted); an import
 inside a function says why it is deferred; few of them."""
 from __future__ import annotations
+
 import ast
 import re
 from pathlib import Path
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "server" / "parakern"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"

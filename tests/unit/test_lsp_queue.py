@@ -2,13 +2,16 @@
 a newer version stops the run of the one it replaces, one document's runs never wait for
 another's, and the summaries no open document shows are bounded."""
 from __future__ import annotations
+
 import asyncio
 import threading
 import time
+
 from parakern.lsp import engine as engine_module
 from parakern.lsp import parses
 from parakern.lsp.settings import Settings
 from parakern.lsp.summary import ScheduleSummary
+
 PARSE = 2.0          # seconds one front-end run of the "large" document takes here
 
 

@@ -1,23 +1,27 @@
 """The language server's pure parts, without a server: the dispatcher edit, masking of
 generated regions, cache keys, settings, texts, and position conversion."""
 from __future__ import annotations
+
 import re
+
 import pytest
 import sympy
 from lsprotocol import types
 from pygls.workspace import TextDocument
 from pygls.workspace.position_codec import PositionCodec
+
 from conftest import SAMPLES
 from parakern.frontend import analyze_source
 from parakern.frontend.generated import mask_generated
-from parakern.lsp.region_edits import apply_edit, dispatcher_edit
 from parakern.lsp.positions import from_client_position, to_client_range
+from parakern.lsp.region_edits import apply_edit, dispatcher_edit
 from parakern.lsp.settings import Settings, update
 from parakern.lsp.summarize import chain_text
 from parakern.lsp.summary import CaseInfo, ScheduleSummary, cache_key
 from parakern.lsp.texts import case_message, lens_title
 from parakern.lsp.views import token_at, view_of
 from parakern.symbolic.symbols import sym
+
 CODE = "__global__ void k(void) { }\nint k_dispatch(void) { return 1; }\n"
 
 
@@ -228,8 +232,7 @@ def test_cache_key_of_a_schedule_ignores_edits_inside_its_siblings():
 
 
 def test_recommendations_tuned_one_profile_at_a_time_merge_in_the_configured_order():
-    from parakern.lsp.summary import TuneInfo
-    from parakern.lsp.summary import merged
+    from parakern.lsp.summary import TuneInfo, merged
     h100, a100, t4 = (TuneInfo(k, "N=1", f"case 1 on {k}") for k in ("h100", "a100", "t4"))
     tuning = merged(merged((), (t4,), ("h100", "a100", "t4")), (h100,), ("h100", "a100", "t4"))
     assert [t.key for t in tuning] == ["h100", "t4"]
@@ -357,6 +360,7 @@ def test_a_schedule_without_a_tree_says_why_in_the_words_of_its_error():
 def test_the_extensions_settings_offer_every_strategy_code():
     """package.json's enum lacked "(6)": VS Code flagged a valid value and could not offer it."""
     import json
+
     from conftest import ROOT
     from parakern.lsp.settings import STRATEGY_CODES
     package = json.loads((ROOT / "vscode-extension" / "package.json").read_text())

@@ -7,9 +7,9 @@ from conftest import SAMPLES
 from parakern.counters import default_counters
 from parakern.counters.occupancy import occupancy
 from parakern.counters.performance import OccupancyCounter
-from parakern.machine.devices import get_profile
 from parakern.frontend import analyze_file
 from parakern.kernel import Kernel
+from parakern.machine.devices import get_profile
 from parakern.symbolic.symbols import P_OCC, sym
 
 

@@ -4,11 +4,14 @@ counter, the case tree and the launch count the padding; nothing is padded where
 conflicts; `profile` shows the wavefronts with and without it; PK040 says what it does.
 The same kernels run on the CPU emulation: test_padded_tiles_emulated.py."""
 from __future__ import annotations
+
 import dataclasses
 import functools
 import math
+
 import pytest
 import sympy
+
 from conftest import SAMPLES, same
 from parakern.analysis import warps as W
 from parakern.analysis.padding import pitch_rule
@@ -22,6 +25,7 @@ from parakern.launch import launch_of
 from parakern.pipeline import analyze
 from parakern.reports.traffic import padding_note, table, unpadded_traffic
 from parakern.symbolic.symbols import sym
+
 CORPUS = sorted(SAMPLES.glob("*.c")) + sorted((SAMPLES / "polybench").glob("*.c"))
 ROWSUM = """#include <assert.h>
 #include "metafork.h"

@@ -1,5 +1,6 @@
 """The whole analysis of a file: every failure is a diagnostic on its schedule."""
 from parakern.pipeline import analyze
+
 GATHER = """void gather(int n, int B, float *a, int idx[n], float out[n])
 {
     meta_schedule cache(a, out) {

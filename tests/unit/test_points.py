@@ -1,10 +1,13 @@
 """Parameter points of verify (verify/points.py): where the facts rule out the small bounds of
 z3's fallback, the bounds give way to the least values the facts allow."""
 from __future__ import annotations
+
 import pytest
+
 from parakern.pipeline import analyze
 from parakern.verify import points
 from parakern.verify.points import build_model, find_points
+
 # Blocks of a warp or more (assert), sizes a multiple of the block: sampling rarely meets
 # (N - 2) % Bx == 0 and z3's small bounds (Bx <= 16) exclude every point.
 STAGED = """

@@ -3,17 +3,20 @@ not, the tiled schedule's grid (sympy), what its kernel needs of the parameters,
 results one thread computes. The tiled kernels run on the CPU emulation against the serial C
 in tests/integration/test_register_tiles_verify.py."""
 from __future__ import annotations
+
 import pytest
 import sympy
+
 from conftest import SAMPLES
 from parakern import syntax
-from parakern.frontend import analyze_source
 from parakern.commands.args import strategies_of
+from parakern.frontend import analyze_source
 from parakern.kernel import Kernel
 from parakern.pipeline import Options, _enabled
 from parakern.strategies import default_strategies
 from parakern.strategies.register_tiles import TILES, RegisterTiles, SmallerTiles, divides, refusal, tiled, without_tile
 from parakern.symbolic.symbols import sym
+
 PRODUCTS = ["polybench/gemm.c", "polybench/syrk.c", "polybench/syr2k.c", "polybench/two_mm.c",
             "polybench/three_mm.c", "polybench/mm_tile.c", "matmul.c"]
 

@@ -1,15 +1,18 @@
 """Registers per thread: ptxas's count, the PTX liveness estimate, and the IR levels."""
 from __future__ import annotations
+
 import dataclasses
 import shutil
 from pathlib import Path
+
 import pytest
-from parakern.counters.registers import (MIN_CAP, PTXAS_BASELINE, RegisterCounter,
-                                         estimate_registers, live_pressure)
+
+from parakern.counters.registers import MIN_CAP, PTXAS_BASELINE, RegisterCounter, estimate_registers, live_pressure
 from parakern.frontend import analyze_file, analyze_source
 from parakern.ir import LEVELS
 from parakern.kernel import Kernel
 from parakern.symbolic.symbols import R_B
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted((ROOT / "samples").glob("*.c"))
 PTXAS = shutil.which("ptxas")

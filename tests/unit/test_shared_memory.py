@@ -1,6 +1,8 @@
 """Shared memory per block = sum over cached arrays of footprint x element size (bytes)."""
 from dataclasses import replace
+
 import pytest
+
 from conftest import SAMPLES, same
 from parakern.counters.base import Counter
 from parakern.counters.shared_memory import SharedMemoryCounter

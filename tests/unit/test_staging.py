@@ -6,15 +6,19 @@ exactly the dynamic shared size, poisoned so that a read of an element that
 was never loaded gives a wrong result, and guarded past its end.
 """
 from __future__ import annotations
+
 import dataclasses
 import shutil
 from pathlib import Path
+
 import pytest
 import sympy
+
 from parakern.counters.shared_memory import SharedMemoryCounter
 from parakern.frontend import analyze_file, analyze_source
-from parakern.ir import (GlobalMemory, HostKernel, LoweringError, SharedMemory, default_memory, lower, parameter_values)
+from parakern.ir import GlobalMemory, HostKernel, LoweringError, SharedMemory, default_memory, lower, parameter_values
 from parakern.kernel import Kernel
+
 ROOT = Path(__file__).resolve().parents[2]
 PTXAS = shutil.which("ptxas")
 GCC = shutil.which("gcc")

@@ -7,6 +7,7 @@ enumerated for small parameter values, is the same before and after, and the
 kernels run on the CPU (MCJIT) give the same arrays.
 """
 from __future__ import annotations
+
 import collections
 import copy
 import ctypes
@@ -15,12 +16,15 @@ import functools
 import itertools
 import random
 from pathlib import Path
+
 import pytest
 import sympy
+
 from parakern import syntax
+from parakern.analysis.dependence import iterations_independent
+from parakern.analysis.rebuild import rebuild
 from parakern.counters.shared_memory import SharedMemoryCounter
 from parakern.counters.threads import ThreadsCounter
-from parakern.analysis.dependence import iterations_independent
 from parakern.frontend import analyze_file, analyze_source
 from parakern.kernel import Kernel
 from parakern.pipeline import analyze
@@ -31,8 +35,8 @@ from parakern.strategies.cse import CommonSubexpressions
 from parakern.strategies.decisions import editor_words, plain_codes, strategy_codes, trail
 from parakern.strategies.granularity import ReduceGranularity, split_serial_loop
 from parakern.strategies.register_tiles import RegisterTiles
-from parakern.analysis.rebuild import rebuild
 from parakern.symbolic.symbols import sym
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ("jacobi1d", "matadd", "matmul", "matvec", "polydiv", "saxpy", "stencil2d", "transpose")
 COUNTER_NAMES = {"registers", "shared_memory", "threads", "occupancy", "staging"}

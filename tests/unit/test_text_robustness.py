@@ -2,22 +2,26 @@
 surrogates, generated regions in CRLF files, after comments that go on, and regions that
 lost a marker; user text in generated comments; the worker pool's recycling."""
 from __future__ import annotations
+
 import os
 import re
+
 import pytest
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
+
 from conftest import SAMPLES
-from parakern.source.ctext import in_comment, in_string
 from parakern.frontend import analyze_source
 from parakern.frontend.generated import generated_regions
-from parakern.lsp.region_edits import apply_edit, dispatcher_edit, region_fixes
 from parakern.lsp.documents import build_snapshot
 from parakern.lsp.positions import from_client_position, line_text, to_client_range
+from parakern.lsp.region_edits import apply_edit, dispatcher_edit, region_fixes
 from parakern.lsp.settings import Settings
 from parakern.lsp.summary import cache_key
 from parakern.lsp.textdocument import LspTextDocument
+from parakern.source.ctext import in_comment, in_string
 from parakern.source.text import line_starts, newline_of, offset_at, position_at, split_lines, without_lone_surrogates
+
 CODE = "#ifndef PARAKERN_CPU\n#endif\n__global__ void k(void) { }\nint f_0_dispatch(int n)\n{\n    return 1;\n}\n"
 # Not line breaks to LSP (nor to C), though str.splitlines breaks at each of them.
 NOT_BREAKS = ["\f", "\v", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]

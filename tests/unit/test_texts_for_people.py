@@ -3,12 +3,15 @@ ceilings (⌈B0/4⌉, not ⌊B0/4 + 3/4⌋), the limits of a no-fit region in wo
 of every decision code where the codes are shown (the hover's table, the text report, the
 `parakern.strategies` setting), taken from the strategies' own words."""
 from __future__ import annotations
+
 import itertools
 import json
 import re
 from pathlib import Path
+
 import pytest
 import sympy
+
 from parakern.lsp.summarize import summarize
 from parakern.lsp.texts import hover_markdown, plain_text, tree_markdown
 from parakern.lsp.views import view_of
@@ -16,6 +19,7 @@ from parakern.pipeline import Options, analyze
 from parakern.reports.document import text
 from parakern.strategies.decisions import editor_words, setting_markdown, setting_words, strategy_codes
 from parakern.symbolic.printing import to_c, to_math, with_ceilings
+
 ROOT = Path(__file__).resolve().parents[2]
 B0, ub1, n, B, s = sympy.symbols("B0 ub1 n B s", integer=True, nonnegative=True)
 

@@ -2,13 +2,16 @@
 (tuning/latency.py), integer divisions by run-time values, what the resident blocks need of L2
 at once (window_bytes), and bench/model_vs_measured.py's fit on one GPU's runs."""
 import sys
+
 import pytest
 import sympy
+
 from conftest import ROOT, SAMPLES
 from parakern.analysis.facts import substitutions
 from parakern.machine.devices import get_profile
 from parakern.pipeline import analyze
 from parakern.tuning import copies, time_model
+
 H100 = time_model.modelled(get_profile("h100"))
 KERNEL = """
 #include "metafork.h"
@@ -67,7 +70,7 @@ def test_the_fit_chooses_the_latency_the_runs_measured():
     dispatcher, picks the case measured fastest. Two cases at one point: one bound by its
     thread's chain of L2 misses, one by its bytes; which is faster depends on the L2 latency."""
     sys.path.insert(0, str(ROOT / "bench"))
-    import model_vs_measured as bench   # deferred: a script, not a module of the package
+    import model_vs_measured as bench  # deferred: a script, not a module of the package
     device = time_model.device_values(H100)
     base = {**{n: 0.0 for n in time_model.QUANTITY_NAMES}, "blocks": 132.0, "threads": 1024.0, "resident": 1.0,
             "atomic_spread": 1.0}

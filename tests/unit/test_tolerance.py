@@ -9,14 +9,18 @@ rule accepts FMA rounding where the per-element rule did not, and still catches 
 drops one term; and that the CPU emulation really compiles with contraction, as nvcc does.
 """
 from __future__ import annotations
+
 import shutil
 import types
 from pathlib import Path
+
 import numpy
 import pytest
+
 from parakern.bench.runner import compare as bench_compare
 from parakern.verify import runner as verify_runner
 from parakern.verify.fma import host_has_fma
+
 N = 2048
 
 

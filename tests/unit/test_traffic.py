@@ -4,18 +4,22 @@ the loops between grid and block levels, and exact staging (no load of what a th
 first, no load of a stencil's corners). The same figures counted on the CPU emulation:
 test_traffic_emulated.py."""
 from __future__ import annotations
+
 import functools
 import json
+
 import pytest
+
 from conftest import SAMPLES
 from parakern.analysis import warps as W
 from parakern.analysis.lifted import lifted
 from parakern.analysis.point import profile_point
 from parakern.analysis.staging import plan
 from parakern.analysis.traffic import traffic
-from parakern.commands.cli import main
 from parakern.codegen import kernel_source
+from parakern.commands.cli import main
 from parakern.pipeline import analyze
+
 CORPUS = SAMPLES / "polybench"
 MATMUL_CACHED = (SAMPLES / "matmul.c").read_text().replace("meta_schedule {", "meta_schedule cache(a, b) {")
 

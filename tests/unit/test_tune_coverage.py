@@ -5,12 +5,14 @@ computed, marks a configuration that leaves points out with its share, and never
 (nor in `compile it`, nor in the hover) where a configuration computing every point exists.
 The share is checked against the serial C itself: the elements it writes at each configuration."""
 import subprocess
+
 from conftest import SAMPLES
 from parakern.analysis.facts import substitutions
-from parakern.tuning.space import tuned_parameters
 from parakern.machine.devices import get_profile
 from parakern.pipeline import analyze
 from parakern.tuning import coverage, time_model
+from parakern.tuning.space import tuned_parameters
+
 H100 = time_model.modelled(get_profile("h100"))
 # a 2-D Jacobi whose columns are B1 * s per block: the issue's program
 JACOBI2D = """#include "metafork.h"

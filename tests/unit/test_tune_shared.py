@@ -1,11 +1,13 @@
 """tune on a function whose schedules share a tuned parameter (one argument, one value): the
 common values that make the sum of their predicted times least, checked by brute force."""
 from __future__ import annotations
+
 from conftest import ROOT
+from parakern import search
 from parakern.machine.devices import get_profile
 from parakern.pipeline import analyze
-from parakern import search
 from parakern.tuning import time_model
+
 THREE_MM = "samples/polybench/three_mm.c"
 DATA = {"ni": 1000, "nj": 300, "nk": 800, "nl": 2000, "nm": 100}   # sizes where the three picks differ
 

@@ -4,22 +4,23 @@ limits on their own), its messages for bad input, and --measure without a GPU.""
 import functools
 import json
 import math
+
 import pytest
 import sympy
+
 from conftest import ROOT, SAMPLES
+from parakern import dispatch, search
+from parakern.analysis.facts import check_facts, substitutions
+from parakern.bench import tune_measure
 from parakern.commands import cli
-from parakern import dispatch
-from parakern.machine import limits
-from parakern.analysis.facts import substitutions
-from parakern.tuning.space import tuned_parameters
-from parakern.analysis.facts import check_facts
 from parakern.launch import in_parameters
+from parakern.machine import limits
 from parakern.machine.devices import PROFILES, get_profile, machine_values
 from parakern.pipeline import analyze
 from parakern.symbolic.symbols import R_B, T, Z
-from parakern.bench import tune_measure
-from parakern import search
 from parakern.tuning import time_model
+from parakern.tuning.space import tuned_parameters
+
 H100 = time_model.modelled(get_profile("h100"))
 
 

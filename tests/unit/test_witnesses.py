@@ -3,9 +3,13 @@ substitution, not by z3), small where small values exist (issue 39: `N=214745088
 jacobi1d's second case). That it is the same whatever z3 was asked before in the process:
 tests/integration/test_witness_processes.py."""
 from __future__ import annotations
+
 from pathlib import Path
+
 import sympy
+
 from parakern.pipeline import Options, analyze
+
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 PAPER = ["jacobi1d", "matadd", "matmul", "transpose", "polydiv"]
 
