@@ -405,17 +405,7 @@ def reachable(tree, keys=None, timeout_ms: int = 2000) -> tuple:
     """((case, (profile keys on which the dispatcher's first pass picks it for some program
     parameters)), ...); a case with none is theoretical: no known GPU reaches it
     (devices.PROFILES by default)."""
-    keys = tuple(keys) if keys is not None else tuple(sorted(PROFILES))
-    values = {key: machine_values(get_profile(key)) for key in keys}
-    out = []
-    for k, case in enumerate(tree.cases, 1):
-        on = []
-        for key in keys:
-            system = _on(case, values[key])
-            if system is not None and cs.possible(system, timeout_ms):
-                on.append(key)
-        out.append((k, tuple(on)))
-    return tuple(out)
+    return _profiles_per_case(tree, keys, timeout_ms, _on)
 
 
 def runnable(tree, keys=None, timeout_ms: int = 2000) -> tuple:
@@ -423,13 +413,18 @@ def runnable(tree, keys=None, timeout_ms: int = 2000) -> tuple:
     parameters)), ...): R_B, Z, T of the GPU in what its kernel needs (`Case.needs`), its
     constraints aside, as the default rule takes any case that fits. A case with none is
     theoretical: no known GPU's limits let its kernel run (devices.PROFILES by default)."""
+    return _profiles_per_case(tree, keys, timeout_ms, _needs_on)
+
+
+def _profiles_per_case(tree, keys, timeout_ms: int, system_on) -> tuple:
+    """((case, (profile keys where `system_on(case, the GPU's machine values)` may hold)), ...)."""
     keys = tuple(keys) if keys is not None else tuple(sorted(PROFILES))
     values = {key: machine_values(get_profile(key)) for key in keys}
     out = []
     for k, case in enumerate(tree.cases, 1):
         on = []
         for key in keys:
-            system = _needs_on(case, values[key])
+            system = system_on(case, values[key])
             if system is not None and cs.possible(system, timeout_ms):
                 on.append(key)
         out.append((k, tuple(on)))
