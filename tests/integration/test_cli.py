@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAMPLES, WRONG
+from conftest import ROOT, SAMPLES, WRONG, cli
 from parakern.commands.cli import main
-from unit.test_cli import SPIN, _alive, _children, _cmdline, run
+from unit.test_cli import SPIN, _alive, _children, _cmdline
 
 
 def test_optimize_prints_each_schedule(capsys):
@@ -25,7 +25,7 @@ def test_optimize_prints_each_schedule(capsys):
 
 
 def test_unreadable_file_is_exit_2_with_one_line():
-    result = run("optimize", "no/such/file.c")
+    result = cli("optimize", "no/such/file.c")
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert "cannot read no/such/file.c" in result.stderr
@@ -34,7 +34,7 @@ def test_unreadable_file_is_exit_2_with_one_line():
 
 @pytest.mark.parametrize("args", [[], ["optimize"], ["frobnicate"], ["optimize", "x.c", "--target", "sm_1"]])
 def test_bad_usage_is_exit_2(args):
-    result = run(*args)
+    result = cli(*args)
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "usage:" in result.stderr
 
@@ -45,7 +45,7 @@ def test_a_loop_variable_declared_again_is_one_diagnostic_and_no_code(command):
     a traceback (sympy: duplicate argument 'ty'), profile exit 1, and emit write CUDA that nvcc
     refused ("ty" has already been declared). Now: exit 0, the PK024 at its place, no kernel."""
     path = WRONG / "redeclared_loop_variable.c"
-    done = run(command[0], str(path), *command[1:])
+    done = cli(command[0], str(path), *command[1:])
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     where = f"{path}:6:27: error: 'ty' is already the variable of an enclosing loop"
     if command[1:] == ["--json"]:
@@ -69,7 +69,7 @@ def test_a_full_standard_output_is_one_line():
 
 
 def test_directory_is_exit_2():
-    result = run("optimize", "samples")
+    result = cli("optimize", "samples")
     assert result.returncode == 2 and "cannot read samples" in result.stderr
 
 
@@ -119,17 +119,17 @@ def test_emit_never_writes_over_its_input(tmp_path):
     source.write_text(text)
     (tmp_path / "link.cu").symlink_to(source)
     for output in (source, tmp_path / "link.cu", tmp_path / "." / "in.c"):
-        done = run("emit", str(source), "-o", str(output))
+        done = cli("emit", str(source), "-o", str(output))
         assert done.returncode == 2 and "is the input file" in done.stderr, done.stderr
         assert source.read_text() == text
-    done = run("emit", str(source), "-o", str(tmp_path / "out.cu"))
+    done = cli("emit", str(source), "-o", str(tmp_path / "out.cu"))
     assert done.returncode == 0 and (tmp_path / "out.cu").read_text().startswith("/*")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.c", "link.cu", "out.cu"]   # no file left beside
 
 
 @pytest.mark.parametrize("fix", ["", ","])
 def test_an_empty_fix_is_bad_usage(fix):
-    done = run("emit", str(SAMPLES / "saxpy.c"), "--fix", fix)
+    done = cli("emit", str(SAMPLES / "saxpy.c"), "--fix", fix)
     assert done.returncode == 2 and "--fix takes NAME=INTEGER pairs" in done.stderr
 
 
@@ -153,25 +153,25 @@ def test_verify_writes_only_into_a_folder_of_its_own(tmp_path):
 
 def test_profile_at_a_value_beyond_its_c_type_is_bad_usage():
     """--at n=99999999999999 for an int n was profiled (and --emulate ran for minutes)."""
-    done = run("profile", str(SAMPLES / "saxpy.c"), "--at", "n=99999999999999")
+    done = cli("profile", str(SAMPLES / "saxpy.c"), "--at", "n=99999999999999")
     assert done.returncode == 2 and "beyond the range of its type int" in done.stderr
 
 
 def test_dot_output_says_why_a_schedule_has_no_graph():
     """--format dot printed an empty line, and the syntax error nowhere."""
-    done = run("optimize", "--format", "dot", str(WRONG / "syntax_error.c"))
+    done = cli("optimize", "--format", "dot", str(WRONG / "syntax_error.c"))
     assert done.returncode == 0 and "expected ';' after '0.0f' [PK001]" in done.stderr
 
 
 def test_tune_asks_for_a_parameter_only_a_fact_reads():
     """polydiv's P (its `% P`, fact P != 0) was taken as 0: every configuration 'infeasible'."""
-    done = run("tune", str(SAMPLES / "polydiv.c"), "--profile", "h100", "--data", "N=1000", "--data", "M=1000")
+    done = cli("tune", str(SAMPLES / "polydiv.c"), "--profile", "h100", "--data", "N=1000", "--data", "M=1000")
     assert done.returncode == 2 and "no value for P; give --data P=..." in done.stderr
 
 
 def test_tune_says_the_whole_fact_a_configuration_violates():
     """'violates dim >= 1 (loop bound, line 10): dim =' was cut at the derived value's parenthesis."""
-    done = run("tune", str(SAMPLES / "jacobi1d.c"), "--profile", "h100", "--data", "N=0")
+    done = cli("tune", str(SAMPLES / "jacobi1d.c"), "--profile", "h100", "--data", "N=0")
     assert done.returncode == 1 and "violates dim >= 1: dim = (N - 2)/(B*s)" in done.stdout + done.stderr
 
 

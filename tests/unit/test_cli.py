@@ -6,12 +6,8 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SAMPLES, WRONG, cli
+from conftest import ROOT, SAMPLES, WRONG
 from parakern.commands.cli import main
-
-
-def run(*args):
-    return cli(*args)
 
 
 def test_a_serial_loop_shows_its_start_and_step(tmp_path, capsys):
