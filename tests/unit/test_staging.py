@@ -300,3 +300,31 @@ void blur(int h, int w, int Bx, int By, float in[h][w], float out[h][w])
     assert "its tile would be the whole array, copied by every block" in warning.message
     assert all(sympy.sympify(c.counter("shared_memory")) == 0 for c in result.tree.cases)
 
+
+
+def test_a_region_nothing_reads_is_not_loaded_where_regions_may_overlap():
+    """MIRROR's second region (a[n - 1 - i]) is only written, through to global memory: loading
+    it would read elements other blocks write (a race), for values no access reads. The first
+    region, which a[i] reads, is loaded."""
+    (staged,) = SharedMemory(source_kernel(MIRROR)).staged.values()
+    (choice,) = staged.choices
+    assert choice.overlapping
+    assert [r.load for r in choice.regions] == [True, False]
+
+
+def test_a_staged_array_the_block_only_writes_down_both_halves_is_refused_at_its_name():
+    """covariance's cov[i][j] and cov[j][i] under `j >= i`: two regions that may overlap, written
+    through, never read. Loading them raced with the blocks that write the mirrored tile (verify
+    found it: cov[5][2] written by block (0, 0), loaded by block (0, 1)); staged without loads,
+    the tile does nothing, so cache(cov) is refused where it is named and no case stages it."""
+    from parakern.pipeline import analyze
+    text = (ROOT / "samples" / "polybench" / "covariance.c").read_text()
+    head, third = text.rsplit("meta_schedule {", 1)
+    source = head + "meta_schedule cache(cov) {" + third
+    line = source[:source.index("cache(cov)")].count("\n") + 1
+    col = source.index("cache(cov)") - source.rfind("\n", 0, source.index("cache(cov)")) + len("cache(")
+    result = next(r for r in analyze(source, "covariance.c").results if any(c.name == "cov" for c in r.schedule.cache))
+    (warning,) = [d for d in result.diagnostics if d.code == "PK031"]
+    assert (warning.span.line, warning.span.col) == (line, col)
+    assert warning.message.startswith("cannot stage 'cov'") and "it reads none of it" in warning.message
+    assert all(sympy.sympify(c.counter("shared_memory")) == 0 for c in result.tree.cases)

@@ -222,15 +222,21 @@ def _padded(choice: StagedChoice, pads: Padding, size: int) -> StagedChoice:
 
 def _choice(s: Schedule, array: Array, choice, covered: frozenset) -> StagedChoice:
     overlapping = not choice.exact and len(choice.clusters) > 1
+    # Where regions may overlap, a read of region j finds its element in the first of regions
+    # 0..j that holds it (staging_routes.holders): region k is loaded where some region from k
+    # on is read. Where none is, it is not: its load would read elements other blocks write
+    # (covariance's cov[i][j] beside cov[j][i]), a race for values nobody uses.
+    read = [any(s.accesses[i].is_read and i not in covered for i in c.accesses) for c in choice.clusters]
+    read_from = [any(read[k:]) for k in range(len(read))]
     between = {lp.var for lp in s.between}
     regions, base = [], sympy.S.Zero
-    for cluster in choice.clusters:
+    for k, cluster in enumerate(choice.clusters):
         _check(s, array, cluster)
         write_back = not overlapping and _covered(s, array, choice, cluster)
         # Stores alone never read the copy, nor reads of what the thread wrote first
         # (written_first.py); with overlap another region's accesses might.
         reads = [i for i in cluster.accesses if s.accesses[i].is_read and i not in covered]
-        load = overlapping or bool(reads)
+        load = (overlapping and read_from[k]) or bool(reads)
         hoisted = bool(between) and not any(v.name in between for d in cluster.dims
                                              for v in sympy.sympify(d.lower).free_symbols)
         boxes = read_boxes(s, cluster, reads) if load and not overlapping else ()
