@@ -51,7 +51,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 sys.path.insert(0, str(ROOT / "tests" / "lsp"))
-from wire import Wire, alive, children_of, environment, resident_mb, wait_gone  # noqa: E402
+from wire import Wire, alive, children_of, descendants, environment, resident_mb, wait_gone  # noqa: E402
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 SNIPPETS = ["meta_for", "meta_schedule", "meta_schedule cache(a) {", "cache(a, c)", "{", "}", "(", ")",
@@ -140,15 +140,6 @@ def workers_of(pid: int) -> list[int]:
         if "spawn_main" in cmdline:
             found.append(child)
     return found
-
-
-def descendants(pid: int) -> list[int]:
-    out, pending = [], [pid]
-    while pending:
-        for child in children_of(pending.pop()):
-            out.append(child)
-            pending.append(child)
-    return out
 
 
 def worker_rss(pid: int) -> list[float]:

@@ -12,7 +12,10 @@ import pytest
 
 from conftest import ROOT, SAMPLES, WRONG, cli
 from parakern.commands.cli import main
-from unit.test_cli import SPIN, _alive, _children, _cmdline
+from unit.test_cli import SPIN
+
+sys.path.insert(0, str(ROOT / "tests" / "lsp"))
+from wire import alive, children_of, cmdline  # noqa: E402
 
 
 def test_optimize_prints_each_schedule(capsys):
@@ -89,7 +92,7 @@ def test_killed_verify_leaves_no_runner_and_no_directory(tmp_path, signum):
         deadline = time.monotonic() + 120
         runner = None
         while runner is None and time.monotonic() < deadline and verify.poll() is None:
-            runner = next((p for p in _children(verify.pid) if "runner.py" in _cmdline(p)), None)
+            runner = next((p for p in children_of(verify.pid) if "runner.py" in cmdline(p)), None)
             time.sleep(0.2)
         assert runner is not None, "the runner never started"
         assert [p.name for p in scratch.iterdir()], "verify works in a temporary directory"
@@ -97,9 +100,9 @@ def test_killed_verify_leaves_no_runner_and_no_directory(tmp_path, signum):
         os.kill(verify.pid, signum)
         _, err = verify.communicate(timeout=30)
         deadline = time.monotonic() + 5
-        while _alive(runner) and time.monotonic() < deadline:
+        while alive(runner) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _alive(runner), "the runner outlived verify"
+        assert not alive(runner), "the runner outlived verify"
         while list(scratch.iterdir()) and time.monotonic() < deadline + 5:
             time.sleep(0.1)
         assert list(scratch.iterdir()) == []

@@ -23,7 +23,7 @@ from parakern.verify.points import TREE
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted((ROOT / "samples").glob("*.c"))
 sys.path.insert(0, str(ROOT / "tests" / "lsp"))
-from wire import alive, children_of  # noqa: E402
+from wire import alive, descendants  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("g++") is None,
                                 reason="parakern verify needs gcc and g++")
@@ -594,15 +594,6 @@ void backsub(int nb, int n, int B, double U[nb][n][n], double y[nb][n], double x
     assert result.ok and all(c.points for s in result.schedules for c in s.cases), report
 
 
-def _descendants(pid: int) -> list[int]:
-    out, pending = [], [pid]
-    while pending:
-        for child in children_of(pending.pop()):
-            out.append(child)
-            pending.append(child)
-    return out
-
-
 def _name(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/comm").read_text().strip()
@@ -622,10 +613,10 @@ def test_verify_killed_while_g_plus_plus_runs_leaves_nothing_in_tmpdir(tmp_path,
                                env={**os.environ, "TMPDIR": str(tmp)}, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 180
-    while not any(_name(p) == "cc1plus" for p in _descendants(process.pid)):   # the emulated CUDA: seconds
+    while not any(_name(p) == "cc1plus" for p in descendants(process.pid)):   # the emulated CUDA: seconds
         assert process.poll() is None and time.monotonic() < deadline, "verify ended before it compiled"
         time.sleep(0.01)
-    below = [p for p in _descendants(process.pid) if not _name(p).startswith("python")]   # not the janitor
+    below = [p for p in descendants(process.pid) if not _name(p).startswith("python")]   # not the janitor
     os.kill(process.pid, signum)
     _, errors = process.communicate(timeout=60)
     assert "Traceback" not in errors

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from wire import Wire, alive, children_of, environment
+from wire import Wire, alive, descendants, environment
 
 ENDINGS = ("shutdown+exit", "exit", "stdin closed", "SIGTERM", "SIGKILL", "editor killed",
            "editor gone, its pipe open")
@@ -20,15 +20,6 @@ BUSY_OPTIONS = {"timeLimitSeconds": 120, "testFault": {"mode": "sleep", "seconds
 def large_text(body: str, functions: int) -> str:
     """`functions` copies of a sample's functions, renamed (a file whose front end takes seconds)."""
     return "\n".join(body.replace("saxpy", f"saxpy{k}") for k in range(functions))
-
-
-def descendants(pid: int) -> list[int]:
-    out, pending = [], [pid]
-    while pending:
-        for child in children_of(pending.pop()):
-            out.append(child)
-            pending.append(child)
-    return out
 
 
 def gone_within(pids, seconds: float) -> tuple[float, list[int]]:

@@ -195,6 +195,25 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below pid: its children, theirs, and so on."""
+    out, pending = [], [pid]
+    while pending:
+        for child in children_of(pending.pop()):
+            out.append(child)
+            pending.append(child)
+    return out
+
+
+def cmdline(pid: int) -> str:
+    """The process's command line, its arguments NUL-separated ("" once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def alive(pid: int) -> bool:
     """Running (a zombie, dead but not yet reaped, is not)."""
     try:

@@ -1,6 +1,5 @@
 """The command line: exit codes, the JSON contract, the readable report."""
 import json
-import os
 import signal
 import sys
 
@@ -137,35 +136,6 @@ void spin(int n, int B, float alpha, float *x, float *y)
     }
 }
 """
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, ValueError):
-                continue
-    return found
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_an_interrupt_a_library_turned_into_an_error_is_an_interrupt(monkeypatch):
