@@ -392,10 +392,16 @@ def on_profile(tree, key: str, timeout_ms: int = 2000) -> ProfileCases:
 
 def _on(case, values: dict) -> "cs.System | None":
     """Case's constraints and needs with the machine values of a GPU; None when false there."""
-    everything = case.constraints.all() + case.needs.relations
-    mapping = {s: sympy.Integer(values[s.name]) for r in everything for s in r.free_symbols if s.name in values}
-    relations = [r.xreplace(mapping) for r in case.constraints.relations + case.needs.relations]
-    facts = [f.xreplace(mapping) for f in case.constraints.facts]
+    return _with_values(case.constraints.relations + case.needs.relations, case.constraints.facts, values)
+
+
+def _with_values(relations, facts, values: dict) -> "cs.System | None":
+    """The system of `relations` under `facts`, the GPU's machine values put in; None when
+    one of them is false there."""
+    mapping = {s: sympy.Integer(values[s.name]) for r in (*relations, *facts)
+               for s in r.free_symbols if s.name in values}
+    relations = [r.xreplace(mapping) for r in relations]
+    facts = [f.xreplace(mapping) for f in facts]
     if any(r is sympy.false for r in relations + facts):
         return None
     return cs.System(tuple(r for r in relations if r is not sympy.true), tuple(facts))
@@ -433,11 +439,4 @@ def _profiles_per_case(tree, keys, timeout_ms: int, system_on) -> tuple:
 
 def _needs_on(case, values: dict) -> "cs.System | None":
     """What case's kernel needs, with the machine values of a GPU; None when false there."""
-    needs = case.needs
-    mapping = {s: sympy.Integer(values[s.name]) for r in needs.all() + case.constraints.facts
-               for s in r.free_symbols if s.name in values}
-    relations = [r.xreplace(mapping) for r in needs.relations]
-    facts = [f.xreplace(mapping) for f in case.constraints.facts]
-    if any(r is sympy.false for r in relations + facts):
-        return None
-    return cs.System(tuple(r for r in relations if r is not sympy.true), tuple(facts))
+    return _with_values(case.needs.relations, case.constraints.facts, values)
