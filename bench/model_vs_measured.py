@@ -24,7 +24,9 @@ targets of issue 17 are set on them). A kernel of the run that no case of today'
 launches alike (the generator changed since) is counted as unmatched and left out. The
 kernels measured are those of the run's date: where the generator changed since, these
 figures say how well the model ranks those kernels, not today's (bench/gpu_tune.py measures
-today's on a GPU).
+today's on a GPU). Where a change of the generator since a run alters what the model counts of
+a kernel (GENERATOR_CHANGES), the run's kernels are modelled as they were: a run's date is its
+folder's environment.txt (a folder without one is today's generator).
 
 --fit validates the model's latencies honestly (issue 37): for each GPU given, the constants of
 FIT_GRID are fitted on that GPU's runs alone (the values of the grid whose model, used as a
@@ -36,11 +38,13 @@ dispatcher with the model's own constants (time_model.CONSTANTS).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import math
 import re
 import sys
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "server"))
@@ -66,6 +70,36 @@ MIN_RANKED = 5   # a rank correlation over fewer kernels says nothing (3 kernels
 PAPER_SAMPLES = ("matmul", "matmul+cache", "jacobi1d", "transpose", "matadd", "polydiv")
 
 
+def _divided_copies():
+    """The copies before 30b1906: every box divided each element's index by its rows' length."""
+    return mock.patch("parakern.tuning.copies.stepped", lambda schedule, region: False)
+
+
+# Changes of the generator that alter what the model counts of a case's kernel, with the time they
+# landed (UTC, ISO): a run measured before one is modelled with the change undone, as the kernels
+# it measured were (the H100 run of 2026-11-25 14:53 copied matmul's b tile with a division and a
+# remainder per element; today's copy steps its coordinates: 30 operations an element, not 96).
+GENERATOR_CHANGES = (("2026-11-25T15:44:25Z", "staging copies that step their coordinates (30b1906)",
+                      _divided_copies),)
+
+
+def run_date(folder: Path) -> "str | None":
+    """When the run of a folder was taken (its environment.txt's `date:`), None where unknown."""
+    path = folder / "environment.txt"
+    text = path.read_text(errors="replace") if path.is_file() else ""
+    found = re.search(r"^date:\s*(\S+)", text, re.M)
+    return found.group(1) if found else None
+
+
+def _quantities(tree, date: "str | None") -> tuple:
+    """The model's quantities of every case of `tree`, as the generator of `date` made its kernels."""
+    with contextlib.ExitStack() as undone:
+        for landed, _, undo in GENERATOR_CHANGES:
+            if date is not None and date < landed:
+                undone.enter_context(undo())
+        return tuple(model.quantities(c) for c in tree.cases)
+
+
 def _launch_key(grid, block, shared) -> tuple:
     return tuple(int(g) for g in grid), tuple(int(b) for b in block), int(shared or 0)
 
@@ -76,12 +110,13 @@ def _benched(run: str, scratch: Path) -> tuple:
     return analyze(variant_file(entry, scratch).read_text(), f"{entry.sample}.c").results
 
 
-def measured_kernels(run: str, doc: dict, device: Device, scratch: Path) -> tuple:
+def measured_kernels(run: str, doc: dict, device: Device, scratch: Path, date: "str | None" = None) -> tuple:
     """(the run's measured kernels, how many matched no case): each kernel with the inputs of
     FORMULA of every case of today's tree that launches alike at its point (register variants),
-    so that the model can be evaluated again with other constants at no analysis cost."""
+    so that the model can be evaluated again with other constants at no analysis cost; `date`:
+    the run's (run_date), whose generator's kernels are modelled."""
     (result,) = [r for r in _benched(run, scratch) if r.schedule.id == doc["schedule"]]
-    tree, quantities = result.tree, model.tree_quantities(result.tree)
+    tree, quantities = result.tree, _quantities(result.tree, date)
     kernels, unmatched = [], 0
     for r in doc["results"]:
         if r.get("skipped") or not r.get("correct") or not r.get("gpu_s") or not r.get("launch"):
@@ -185,7 +220,7 @@ def fit(kernels: dict, device: Device) -> dict:
     return best[1]
 
 
-def evaluate_tune(run: str, doc: dict, device: Device, scratch: Path) -> list:
+def evaluate_tune(run: str, doc: dict, device: Device, scratch: Path, date: "str | None" = None) -> list:
     """The model against a `tune --measure` run (bench/gpu_tune.py: tune_<run>.json): each
     schedule's measured configurations predicted again by today's model (the sample analysed
     again; a configuration is its case and parameters), their Spearman and the measured speed of
@@ -197,7 +232,7 @@ def evaluate_tune(run: str, doc: dict, device: Device, scratch: Path) -> list:
         result = results.get(entry["schedule"])
         if len(measured) < 3 or result is None or result.tree is None:
             continue
-        quantities = model.tree_quantities(result.tree)
+        quantities = _quantities(result.tree, date)
         rows = []
         for m in measured:
             if not m.get("measured_s"):
@@ -236,8 +271,8 @@ def _point(values: dict, data: set) -> str:
 
 
 def _load(folders: list, profile: "str | None") -> "dict | str":
-    """profile key -> {"runs": {run: doc}, "origin": {run: folder}, "tunes": {run: doc}}, the GPUs
-    in the order their first run appears; or the message of what is wrong."""
+    """profile key -> {"runs": {run: doc}, "origin": {run: folder}, "tunes": {run: doc}, "dates": {tune
+    run: its date}}, the GPUs in the order their first run appears; or the message of what is wrong."""
     gpus: dict = {}
     for folder in folders:
         if not folder.is_dir():
@@ -258,9 +293,9 @@ def _load(folders: list, profile: "str | None") -> "dict | str":
                 why = (f"--profile {profile} is not a profile" if profile else
                        f"no profile is named after {doc.get('device')} ({path}): give --profile")
                 return f"{why} (one of {', '.join(sorted(PROFILES))})"
-            gpu = gpus.setdefault(key, {"runs": {}, "origin": {}, "tunes": {}})
+            gpu = gpus.setdefault(key, {"runs": {}, "origin": {}, "tunes": {}, "dates": {}})
             if tune:
-                gpu["tunes"][path.stem] = doc
+                gpu["tunes"][path.stem], gpu["dates"][path.stem] = doc, run_date(folder)
             if run:
                 gpu["runs"][path.stem], gpu["origin"][path.stem] = doc, folder
     gpus = {key: gpu for key, gpu in gpus.items() if gpu["runs"]}
@@ -302,13 +337,19 @@ def _report(key: str, gpu: dict, device: Device, kernels: dict, args) -> bool:
     later = {run: str(folder) for run, folder in origin.items() if folder != first}
     print(f"model: {key}; measured: {next(iter(runs.values()))['device']} ({first}"
           + "".join(f"; {run} from {folder}" for run, folder in later.items()) + ")")
+    for folder in dict.fromkeys(origin.values()):
+        date = run_date(folder)
+        undone = [what for landed, what, _ in GENERATOR_CHANGES if date is not None and date < landed]
+        if undone:
+            print(f"{folder} was measured on {date}: its kernels modelled as they were then, without "
+                  + "; ".join(undone))
     print("\n".join(lines))
     if rhos:
         print(f"Spearman >= 0.7 in {sum(1 for x in rhos if x >= 0.7)} of {len(rhos)} runs (median "
               f"{median(rhos):.2f}); the model's pick >= 80 % of the best in "
               f"{sum(1 for x in picks if x >= 0.8)} of {len(picks)} runs (lowest {min(picks):.0%})")
     for run, doc in gpu["tunes"].items():
-        for t in evaluate_tune(run, doc, device, args.scratch):
+        for t in evaluate_tune(run, doc, device, args.scratch, gpu["dates"][run]):
             rho, fraction = t["recorded"]
             recorded = (f" (recorded with the run's model: {rho:.2f}, {fraction:.0%})"
                         if rho is not None and fraction is not None else "")
@@ -374,8 +415,8 @@ def main(argv=None) -> int:
         return 2
     args.scratch.mkdir(parents=True, exist_ok=True)
     devices = {key: model.modelled(get_profile(key)) for key in gpus}
-    kernels = {key: {run: measured_kernels(run, doc, devices[key], args.scratch) for run, doc in gpu["runs"].items()}
-               for key, gpu in gpus.items()}
+    kernels = {key: {run: measured_kernels(run, doc, devices[key], args.scratch, run_date(gpu["origin"][run]))
+                     for run, doc in gpu["runs"].items()} for key, gpu in gpus.items()}
     ok = True
     for n, (key, gpu) in enumerate(gpus.items()):
         if n:
