@@ -380,13 +380,14 @@ def z3_check(formulas, work: int = DEFAULT_WORK):
     default strategy); z3's default solver only where that one gives up early.
     """
     work = max(int(work), 1)
-    solver = limited(z3.Then("simplify", "solve-eqs", "smt").solver(), work)
+    ctx = formulas[0].ctx if formulas else None     # the formulas' z3 context, the global one usually
+    solver = limited(z3.Then("simplify", "solve-eqs", "smt", ctx=ctx).solver(), work)
     solver.add(*formulas)
     start = _count(solver)
     answer = solver.check()
     done = _count(solver) - start
     if answer == z3.unknown and solver.reason_unknown() not in _OUT_OF_WORK and done < work:
-        solver = limited(z3.Solver(), work - done)
+        solver = limited(z3.Solver(ctx=ctx), work - done)
         solver.add(*formulas)
         answer = solver.check()
         done = _count(solver) - start
