@@ -260,12 +260,21 @@ def _term(e, env: Env) -> z3.ExprRef:
 
 
 def _floor(x, env: Env) -> z3.ExprRef:
-    num, den = sympy.together(sympy.sympify(x)).as_numer_denom()
-    if num.is_integer and den.is_integer:
+    num, den, integral = _fraction(x)
+    if integral:
         if den == 1:
             return _term(num, env)
         return env.quotient_of(num, den)
     return z3.ToInt(_term(x, env))  # a real argument: z3's ToInt is floor
+
+
+@functools.lru_cache(maxsize=16384)
+def _fraction(x) -> tuple:
+    """(numerator, denominator, both integers?) of x over one denominator: sympy's `together`
+    is slow, and the dependence tests and the footprint prover translate the same floors
+    again for every variant of a schedule."""
+    num, den = sympy.together(sympy.sympify(x)).as_numer_denom()
+    return num, den, bool(num.is_integer and den.is_integer)
 
 
 def _piecewise(e: sympy.Piecewise, env: Env, translate) -> z3.ExprRef:
