@@ -36,17 +36,15 @@ from parakern.commands import cli
 
 checks, counts = [], {}
 _check = z3.Solver.check
-_PUBLIC = {"consistent", "possible", "implies", "simplify", "covers", "find", "solve", "prove",
-           "_holds", "nonneg", "is_nonneg", "check_nonneg"}
+_ASKERS = ("constraints.py", "prover.py", "dependence.py")   # the modules that ask z3
 
-def place():
+def place():   # the outermost function of the modules that ask z3, and the parakern one calling it
     names = [(f.name, f.filename) for f in traceback.extract_stack()[:-2]]
     inner = [n for n, path in names if "parakern" in path]
-    public = [i for i, (n, path) in enumerate(names) if "parakern" in path
-              and ("constraints.py" in path or "prover.py" in path or "dependence.py" in path)]
-    if not public:
+    asking = [i for i, (n, path) in enumerate(names) if "parakern" in path and path.endswith(_ASKERS)]
+    if not asking:
         return "/".join(inner[-2:])
-    first = public[0]
+    first = asking[0]
     caller = next((n for n, path in reversed(names[:first]) if "parakern" in path), "?")
     return f"{names[first][0]} <- {caller}"
 
