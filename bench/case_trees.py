@@ -1,7 +1,7 @@
 """Whole case-tree time per sample, cold (first in a fresh process) and warm, and the time
 `parakern optimize` takes beyond the CLI's start-up.
 
-    .venv/bin/python bench/case_trees.py [--target sm_80] [--repeat 3] [--samples matmul ...]
+    .venv/bin/python bench/case_trees.py [--target sm_80] [--repeat 3] [--samples matmul ...] [--against DIR]
 
 Each sample runs in its own fresh Python process for the cold figure (imports
 excluded, caches empty), then again in that process for the warm one. The `optimize`
@@ -9,7 +9,10 @@ figures come from another fresh process per repeat: the CLI's modules imported f
 start-up, timed apart), then `parakern optimize FILE` as its main runs it, text printed
 (to /dev/null), in wall seconds and in CPU seconds (this process and its children: ptxas),
 the median over --repeat. On a loaded machine the CPU seconds are the steadier figure;
-the load is printed.
+the load is printed. With --against DIR (another checkout, main's: `git archive main | tar -x
+-C DIR`), its code (DIR/server) runs `optimize` too, the two alternating run after run, and the
+ratio of the CPU seconds (this checkout's over DIR's) is printed: the figure to compare where
+others share the machine.
 """
 from __future__ import annotations
 
@@ -57,9 +60,10 @@ print(json.dumps({**start, "wall": time.perf_counter() - wall, "cpu": cpu() - us
 """
 
 
-def _child(code: str, *args: str) -> dict:
+def _child(code: str, *args: str, against: "str | None" = None) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(Path(against) / "server")) if against else None
     out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True,
-                         cwd=ROOT).stdout
+                         cwd=against or ROOT, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -68,21 +72,30 @@ def main() -> None:
     parser.add_argument("--target", default="sm_80")
     parser.add_argument("--repeat", type=int, default=3, help="fresh processes per sample for `optimize`")
     parser.add_argument("--samples", nargs="+", default=list(SAMPLES), choices=SAMPLES)
+    parser.add_argument("--against", help="another checkout whose optimize runs alternately with this one's")
     args = parser.parse_args()
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     print(f"{'sample':<10} {'cold s':>7} {'warm s':>7} {'cases':>5} {'holes':>5} {'height':>6}  {'coverage':<8}"
-          f" {'start s':>7} {'optimize wall s':>15} {'cpu s':>6}")
+          f" {'start s':>7} {'optimize wall s':>15} {'cpu s':>6}"
+          + (f" {'theirs cpu s':>12} {'ratio':>6}" if args.against else ""))
     worst = 0.0
     for name in args.samples:
         path = str(ROOT / "samples" / f"{name}.c")
         r = _child(_CHILD, path, args.target)
-        runs = [_child(_CLI, path, args.target) for _ in range(args.repeat)]
+        runs, theirs = [], []
+        for _ in range(args.repeat):
+            runs.append(_child(_CLI, path, args.target))
+            if args.against:
+                theirs.append(_child(_CLI, str(Path(args.against) / "samples" / f"{name}.c"), args.target,
+                                     against=args.against))
         wall = statistics.median(x["wall"] for x in runs)
         cpu = statistics.median(x["cpu"] for x in runs)
         start = statistics.median(x["start_wall"] for x in runs)
         worst = max(worst, wall)
         print(f"{name:<10} {r['cold']:7.2f} {r['warm']:7.3f} {r['cases']:5d} {r['uncovered']:5d} "
-              f"{r['height']:6d}  {r['coverage']:<8} {start:7.2f} {wall:15.2f} {cpu:6.2f}", flush=True)
+              f"{r['height']:6d}  {r['coverage']:<8} {start:7.2f} {wall:15.2f} {cpu:6.2f}"
+              + (f" {statistics.median(x['cpu'] for x in theirs):12.2f} "
+                 f"{cpu / statistics.median(x['cpu'] for x in theirs):6.2f}" if theirs else ""), flush=True)
     print(f"optimize beyond the start-up: worst median {worst:.2f} s (target <= {TARGET_S:.2f} s: "
           + ("met" if worst <= TARGET_S else "missed") + "); load average now "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))

@@ -373,7 +373,7 @@ class ProfileCases:
     conditions: tuple                    # ((case, relations or None), ...): None = cannot run there, () = always
 
 
-def on_profile(tree, key: str, timeout_ms: int = 2000) -> ProfileCases:
+def on_profile(tree, key: str, work: int = cs.DEFAULT_WORK) -> ProfileCases:
     """Under which condition on the program parameters each case runs on a GPU profile:
     R_B, Z, T replaced by the GPU's values in its constraints and in what its kernel needs
     (the dispatcher's first pass picks it there), then simplified by z3 (constraints.simplify).
@@ -383,10 +383,10 @@ def on_profile(tree, key: str, timeout_ms: int = 2000) -> ProfileCases:
     conditions = []
     for k, case in enumerate(tree.cases, 1):
         system = _on(case, values)
-        if system is None or not cs.possible(system, timeout_ms):
+        if system is None or not cs.possible(system, work):
             conditions.append((k, None))
             continue
-        conditions.append((k, tuple(cs.simplify(system, timeout_ms).relations)))
+        conditions.append((k, tuple(cs.simplify(system, work).relations)))
     return ProfileCases(key, profile.name, tuple(sorted(values.items())), tuple(conditions))
 
 
@@ -407,22 +407,22 @@ def _with_values(relations, facts, values: dict) -> "cs.System | None":
     return cs.System(tuple(r for r in relations if r is not sympy.true), tuple(facts))
 
 
-def reachable(tree, keys=None, timeout_ms: int = 2000) -> tuple:
+def reachable(tree, keys=None, work: int = cs.DEFAULT_WORK) -> tuple:
     """((case, (profile keys on which the dispatcher's first pass picks it for some program
     parameters)), ...); a case with none is theoretical: no known GPU reaches it
     (devices.PROFILES by default)."""
-    return _profiles_per_case(tree, keys, timeout_ms, _on)
+    return _profiles_per_case(tree, keys, work, _on)
 
 
-def runnable(tree, keys=None, timeout_ms: int = 2000) -> tuple:
+def runnable(tree, keys=None, work: int = cs.DEFAULT_WORK) -> tuple:
     """((case, (profile keys whose limits let its kernel run for some values of the program
     parameters)), ...): R_B, Z, T of the GPU in what its kernel needs (`Case.needs`), its
     constraints aside, as the default rule takes any case that fits. A case with none is
     theoretical: no known GPU's limits let its kernel run (devices.PROFILES by default)."""
-    return _profiles_per_case(tree, keys, timeout_ms, _needs_on)
+    return _profiles_per_case(tree, keys, work, _needs_on)
 
 
-def _profiles_per_case(tree, keys, timeout_ms: int, system_on) -> tuple:
+def _profiles_per_case(tree, keys, work: int, system_on) -> tuple:
     """((case, (profile keys where `system_on(case, the GPU's machine values)` may hold)), ...)."""
     keys = tuple(keys) if keys is not None else tuple(sorted(PROFILES))
     values = {key: machine_values(get_profile(key)) for key in keys}
@@ -431,7 +431,7 @@ def _profiles_per_case(tree, keys, timeout_ms: int, system_on) -> tuple:
         on = []
         for key in keys:
             system = system_on(case, values[key])
-            if system is not None and cs.possible(system, timeout_ms):
+            if system is not None and cs.possible(system, work):
                 on.append(key)
         out.append((k, tuple(on)))
     return tuple(out)

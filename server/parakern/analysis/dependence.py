@@ -34,13 +34,12 @@ import z3
 from parakern.process import interrupts
 from parakern import syntax
 from parakern.analysis.updates import Update, atomic_for, updates
-from parakern.symbolic.constraints import Env, Untranslatable, to_z3, z3_check
+from parakern.symbolic.constraints import DEFAULT_WORK, Env, Untranslatable, to_z3, z3_check
 from parakern.source.diagnostics import Diagnostic, Related, Span, error, warning
 from parakern.model import Access, AtomicUpdate, Schedule
 from parakern.symbolic.symbols import sym
 from parakern.machine.targets import DEFAULT_TARGET
 
-DEFAULT_TIMEOUT_MS = 2000
 _FAILURES = (Untranslatable, z3.Z3Exception, TypeError, ValueError)
 
 
@@ -52,19 +51,19 @@ class Verdict:
     atomics: tuple[AtomicUpdate, ...]     # the updates iterations may make to one element at once
 
 
-def check(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+def check(schedule: Schedule, work: int = DEFAULT_WORK,
           target: str = DEFAULT_TARGET) -> tuple[Diagnostic, ...]:
     """PK020 (error) where two iterations of a meta_for may collide, PK021 (warning)
     where their independence could not be proved; nothing when it is proved.
     At most one diagnostic per meta_for and array (an error replaces a warning)."""
-    return examine(schedule, timeout_ms, target).diagnostics
+    return examine(schedule, work, target).diagnostics
 
 
-def examine(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS, target: str = DEFAULT_TARGET) -> Verdict:
+def examine(schedule: Schedule, work: int = DEFAULT_WORK, target: str = DEFAULT_TARGET) -> Verdict:
     """The diagnostics of `check`, and the updates the kernels must make atomically (for the
     GPU architecture `target`: atomicAdd on double needs sm_60)."""
     try:
-        return _check(schedule, timeout_ms, target)
+        return _check(schedule, work, target)
     except Exception as exc:  # an analysis bug must not cost the user the other results
         interrupts.reraise()
         return Verdict((warning("PK099", "the independence of the meta_for iterations could not be checked "
@@ -90,8 +89,8 @@ def _owners(schedule: Schedule, target: str) -> dict:
     return owners
 
 
-def _check(schedule: Schedule, timeout_ms: int, target: str) -> Verdict:
-    prover = _prover(schedule, timeout_ms)
+def _check(schedule: Schedule, work: int, target: str) -> Verdict:
+    prover = _prover(schedule, work)
     owners = _owners(schedule, target)
     found: dict = {}
     atomic: dict = {}
@@ -189,7 +188,7 @@ def _carriers(pair: "_Pair") -> list:
 
 @functools.lru_cache(maxsize=1024)
 def iterations_independent(schedule: Schedule, loop_var: str,
-                           timeout_ms: int = DEFAULT_TIMEOUT_MS) -> str:
+                           work: int = DEFAULT_WORK) -> str:
     """"proved" when different iterations of the serial loop(s) named `loop_var`, in one
     thread, never touch one array element with one of them writing, and no local scalar
     declared outside the loop is assigned inside it (a reduction such as `acc +=`);
@@ -197,7 +196,7 @@ def iterations_independent(schedule: Schedule, loop_var: str,
     instances = _serial_instances(schedule.nest, loop_var)
     if not instances:
         raise ValueError(f"'{loop_var}' is not a serial loop of schedule {schedule.id}")
-    prover = _prover(schedule, timeout_ms)
+    prover = _prover(schedule, work)
     same_thread = [v.var for v in schedule.loops]
     verdict = "proved"
     for loop, visible in instances:
@@ -218,7 +217,7 @@ def iterations_independent(schedule: Schedule, loop_var: str,
 
 @functools.lru_cache(maxsize=1024)
 def interchange_legal(schedule: Schedule, outer: str, inner: str,
-                      timeout_ms: int = DEFAULT_TIMEOUT_MS) -> str:
+                      work: int = DEFAULT_WORK) -> str:
     """"proved" when the perfectly nested serial loops `outer` { `inner` { ... } } of one
     thread may be interchanged: no two of their iterations touch one element, one writing,
     with the outer variable increasing and the inner one decreasing between them (the pairs
@@ -230,7 +229,7 @@ def interchange_legal(schedule: Schedule, outer: str, inner: str,
     loop, visible = instances[0]
     if syntax.assigned_names(loop.body) & visible:
         return "refuted"
-    prover = _prover(schedule, timeout_ms)
+    prover = _prover(schedule, work)
     same_thread = [v.var for v in schedule.loops] + [lp.var for lp in schedule.between]
     inside = {n.span for n in syntax.walk(loop.body) if isinstance(n, syntax.Index)}
     accesses = [a for a in schedule.accesses if a.span in inside and outer in a.loops and inner in a.loops]
@@ -250,7 +249,7 @@ def interchange_legal(schedule: Schedule, outer: str, inner: str,
 
 
 @functools.lru_cache(maxsize=1024)
-def threads_communicate(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> bool:
+def threads_communicate(schedule: Schedule, work: int = DEFAULT_WORK) -> bool:
     """Whether an iteration of the serial loops between grid and block levels may touch an
     element that another thread of the block touched in an earlier one, one of them writing
     (`for k { meta_for u { if (k == 0) y[u] = ...; else x[u] = y[B - 1 - u]; } }`). MetaFork
@@ -259,7 +258,7 @@ def threads_communicate(schedule: Schedule, timeout_ms: int = DEFAULT_TIMEOUT_MS
     otherwise (within one iteration a collision is a PK020 error already)."""
     if not schedule.between:
         return False
-    prover = _prover(schedule, timeout_ms)
+    prover = _prover(schedule, work)
     grid = [lp.var for lp in schedule.loops if lp.level == "grid"]
     block = [lp.var for lp in schedule.loops if lp.level == "block"]
     if not block:
@@ -319,9 +318,9 @@ class _Loop:
 class _Prover:
     """Builds the collision problem of a pair of accesses over one schedule."""
 
-    def __init__(self, schedule: Schedule, timeout_ms: int):
+    def __init__(self, schedule: Schedule, work: int):
         self.schedule = schedule
-        self.timeout_ms = timeout_ms
+        self.work = work
         self.shared = {p.name for p in schedule.params} | {d.name for d in schedule.derived}
         self.bounds: dict[str, list[_Loop]] = {}
         for lp in schedule.loops:
@@ -339,11 +338,11 @@ class _Prover:
 
 
 @functools.lru_cache(maxsize=64)
-def _prover(schedule: Schedule, timeout_ms: int) -> _Prover:
+def _prover(schedule: Schedule, work: int) -> _Prover:
     """One prover per schedule, its pairs built once for every question asked of them (the
     meta_for check, then each strategy's: a third of jacobi's first analysis was building
     the same pairs again)."""
-    return _Prover(schedule, timeout_ms)
+    return _Prover(schedule, work)
 
 
 class _Pair:
@@ -454,8 +453,8 @@ class _Pair:
         N * (t % 2) that the whole question holds. unsat only if every one is."""
         outcome = "unsat"
         for case in self._residue_cases():
-            answer, model, _ = z3_check(self.constraints + case + [selector] + self.env.hypotheses(),
-                                        self.prover.timeout_ms)
+            answer, model, _, _ = z3_check(self.constraints + case + [selector] + self.env.hypotheses(),
+                                        self.prover.work)
             if answer == z3.sat:
                 self.model = model
                 return "sat"
@@ -635,7 +634,7 @@ def _unproved(schedule, level, a1, a2, pair: _Pair, outcome: str) -> Diagnostic:
     if outcome == "sat":
         why = "; ".join(pair.notes) or "a subscript is not a polynomial in loop variables and parameters"
     else:
-        why = "the solver gave up (nonlinear subscripts or a time limit)"
+        why = "the solver gave up (nonlinear subscripts, or its limit of work)"
     message = (f"independence of this meta_for could not be proved: {_both(schedule, a1, a2)} "
                f"may touch the same element ({why}); check that different iterations "
                "touch different elements")

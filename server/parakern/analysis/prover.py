@@ -11,11 +11,13 @@ import sympy
 import z3
 
 from parakern import syntax
-from parakern.symbolic.constraints import Env, Untranslatable, to_z3
+from parakern.symbolic.constraints import Env, Untranslatable, limited, to_z3
 from parakern.model import Schedule
 from parakern.symbolic.symbols import opaque
 
-Z3_TIMEOUT_MS = 500   # many small questions per footprint: an unknown answer is just "not proved"
+# z3's resource units per question: many small ones per footprint (a few hundred units each, formerly
+# 500 ms); an unknown answer is just "not proved"
+Z3_WORK = 2_500_000
 
 
 class _Env(Env):
@@ -75,8 +77,7 @@ class Prover:
             add(sympy.And(sympy.Ge(v, loop.lo), sympy.Lt(v, loop.hi)))
         # One solver for every question: the hypotheses are asserted once, each goal in a
         # scope of its own; quotients met later bring their definitions in for good.
-        self._solver = z3.Solver()
-        self._solver.set("timeout", Z3_TIMEOUT_MS)
+        self._solver = limited(z3.Solver(), Z3_WORK)
         self._solver.add(*hyps, *self._env.side)
         self._asserted = len(self._env.side)
         self._usable = self._check([]) == z3.sat

@@ -62,7 +62,7 @@ def read_boxes(s: Schedule, cluster, reads) -> tuple:
                  for box in sorted(boxes))
 
 
-CLIP_TIMEOUT_MS = 1000
+CLIP_WORK = cs.DEFAULT_WORK // 2   # z3's resource units per question (formerly 1 s)
 
 
 def clipped(s: Schedule, cluster, reads, boxes: tuple) -> tuple:
@@ -162,7 +162,7 @@ def _proved(s: Schedule, premises: tuple, goal, facts) -> bool:
     for lp in s.grid + s.between + s.block + s.serial:
         if lp.var in names:
             premises += [sympy.Ge(sym(lp.var), lp.lo), sympy.Lt(sym(lp.var), lp.hi)]
-    return cs.implies(cs.System(tuple(premises), facts), goal, timeout_ms=CLIP_TIMEOUT_MS) == "proved"
+    return cs.implies(cs.System(tuple(premises), facts), goal, work=CLIP_WORK) == "proved"
 
 
 def _offsets(s: Schedule, access, cluster) -> "tuple[int, ...] | None":

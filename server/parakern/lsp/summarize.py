@@ -75,10 +75,10 @@ def case_info(case, index: int, profiles: tuple = ()) -> CaseInfo:
     )
 
 
-def profile_info(tree, key: str, timeout_ms: int = 2000) -> ProfileInfo:
+def profile_info(tree, key: str) -> ProfileInfo:
     """Under which condition on the program parameters each case runs on this GPU
     (parakern.dispatch.on_profile), as the editor shows it."""
-    cases = on_profile(tree, key, timeout_ms)
+    cases = on_profile(tree, key)
     conditions = tuple((k, None if relations is None else chain_text(relations) if relations else "")
                        for k, relations in cases.conditions)
     return ProfileInfo(cases.key, cases.name, cases.values, conditions)

@@ -5,8 +5,10 @@ plus the schedule's facts, kept apart because they hold everywhere and are
 not printed. Every symbol obeys hypothesis (H1) of the paper: integer
 symbols are non-negative, 0 <= P_occ <= 1 (other real symbols >= 0).
 
-Every z3 call has a time limit and `unknown` is never read as a proof:
-`implies` says "proved" only on an unsat answer. Relations that cannot be
+Every z3 check is bounded by work, not time: a resource limit (z3's `rlimit`, which counts
+the solver's steps), so that the same question gets the same answer on an idle and on a
+loaded machine, and what is printed never depends on the load. `unknown` is never read as
+a proof: `implies` says "proved" only on an unsat answer. Relations that cannot be
 translated (a function z3 does not know) are dropped from the hypotheses,
 which only weakens them; a satisfying model is then checked against the
 dropped relations by substitution before it is reported.
@@ -16,7 +18,6 @@ from __future__ import annotations
 import collections
 import functools
 import itertools
-import time
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Iterable, Mapping, Union
@@ -30,7 +31,13 @@ from parakern.symbolic.printing import to_c, to_text
 from parakern.symbolic.relations import integral_sides, relation_of
 from parakern.symbolic.symbols import P_OCC
 
-DEFAULT_TIMEOUT_MS = 2000
+# z3's resource units (`rlimit`) per question. One unit is a step of z3's solver; the questions
+# of a case tree take a few thousand each (jacobi1d to transpose: 98 % under 20 000, the most a
+# decided one took 85 000, bench/z3_answers.py); this machine does 1 000 to 6 000 a millisecond.
+DEFAULT_WORK = 5_000_000
+# A wall-clock net under the resource limit, for a z3 procedure that would not count its steps:
+# far above what any limit here takes, so reached only by a check that would otherwise hang.
+SAFETY_MS = 60_000
 MACHINE_NAMES = ("R_B", "Z", "T", "P_occ", "R")
 _MAX_POWER = 16          # x**n is expanded into products up to this exponent
 
@@ -253,12 +260,21 @@ def _term(e, env: Env) -> z3.ExprRef:
 
 
 def _floor(x, env: Env) -> z3.ExprRef:
-    num, den = sympy.together(sympy.sympify(x)).as_numer_denom()
-    if num.is_integer and den.is_integer:
+    num, den, integral = _fraction(x)
+    if integral:
         if den == 1:
             return _term(num, env)
         return env.quotient_of(num, den)
     return z3.ToInt(_term(x, env))  # a real argument: z3's ToInt is floor
+
+
+@functools.lru_cache(maxsize=16384)
+def _fraction(x) -> tuple:
+    """(numerator, denominator, both integers?) of x over one denominator: sympy's `together`
+    is slow, and the dependence tests and the footprint prover translate the same floors
+    again for every variant of a schedule."""
+    num, den = sympy.together(sympy.sympify(x)).as_numer_denom()
+    return num, den, bool(num.is_integer and den.is_integer)
 
 
 def _piecewise(e: sympy.Piecewise, env: Env, translate) -> z3.ExprRef:
@@ -364,26 +380,48 @@ def _translated(relation) -> "_Translated | str":
 
 # ------------------------------------------------------------------ solving
 
-def z3_check(formulas, timeout_ms: int = DEFAULT_TIMEOUT_MS):
-    """(answer, model or None, reason) for a conjunction of z3 formulas.
+def z3_check(formulas, work: int = DEFAULT_WORK):
+    """(answer, model or None, reason, work done) for a conjunction of z3 formulas, in at
+    most `work` of z3's resource units.
 
     Equations first (solve-eqs eliminates `dim == q0`-style definitions, which makes
     the nonlinear problems of subscripts and floors several times faster than z3's
     default strategy); z3's default solver only where that one gives up early.
     """
-    timeout_ms = max(int(timeout_ms), 1)
-    solver = z3.Then("simplify", "solve-eqs", "smt").solver()
-    solver.set("timeout", timeout_ms)
+    work = max(int(work), 1)
+    ctx = formulas[0].ctx if formulas else None     # the formulas' z3 context, the global one usually
+    solver = limited(z3.Then("simplify", "solve-eqs", "smt", ctx=ctx).solver(), work)
     solver.add(*formulas)
+    start = _count(solver)
     answer = solver.check()
-    if answer == z3.unknown and solver.reason_unknown() not in ("timeout", "canceled"):
-        solver = z3.Solver()
-        solver.set("timeout", timeout_ms)
+    done = _count(solver) - start
+    if answer == z3.unknown and solver.reason_unknown() not in _OUT_OF_WORK and done < work:
+        solver = limited(z3.Solver(ctx=ctx), work - done)
         solver.add(*formulas)
         answer = solver.check()
+        done = _count(solver) - start
     model = solver.model() if answer == z3.sat else None
     reason = solver.reason_unknown() if answer == z3.unknown else ""
-    return answer, model, reason
+    return answer, model, reason, done
+
+
+_OUT_OF_WORK = ("canceled", "max. resource limit exceeded", "timeout")
+
+
+def limited(solver: z3.Solver, work: int) -> z3.Solver:
+    """The solver with a resource limit of `work` units per check (z3 counts from where the
+    context is at the check), and the wall-clock net."""
+    solver.set("rlimit", max(int(work), 1))
+    solver.set("timeout", SAFETY_MS)
+    return solver
+
+
+def _count(solver: z3.Solver) -> int:
+    """The resource units the solver's context has used so far (z3 leaves a zero count out)."""
+    try:
+        return solver.statistics().get_key_value("rlimit count")
+    except z3.Z3Exception:
+        return 0
 
 
 @dataclass(frozen=True)
@@ -391,48 +429,67 @@ class _Outcome:
     status: str                      # z3's answer: "sat" / "unsat" / "unknown"
     witness: "dict[str, Number] | None"
     reason: str
+    work: int = field(default=0, compare=False)   # z3's resource units it took
 
 
-def _solve(premises: Iterable, goals: Iterable = (), timeout_ms: int = DEFAULT_TIMEOUT_MS,
+def _solve(premises: Iterable, goals: Iterable = (), work: int = DEFAULT_WORK,
            names: Iterable[str] = ()) -> _Outcome:
     """Satisfiability of premises ∧ goals ∧ H1 (memoised: the case tree asks the same
     questions of many branches, and every input is an immutable sympy object)."""
-    return _solve_cached(tuple(premises), tuple(goals), timeout_ms, tuple(names))
+    return _solve_cached(tuple(premises), tuple(goals), work, tuple(names))
 
 
-# Most questions take z3 a few milliseconds; the rest are nonlinear problems where it often
-# gives up only at the time limit, and nearly always because of facts like N % (B1*s) == 0
-# that tie a data parameter to products of program parameters. Those get staged answers:
-QUICK_MS = 30
+# Most questions take z3 a few thousand units; the rest are nonlinear problems where it often
+# gives up only at the limit, and nearly always because of facts like N % (B1*s) == 0 that tie
+# a data parameter to products of program parameters. Those get staged answers. QUICK_WORK is
+# above what every question of the samples that z3 decides whole takes (17 500 at most, 97 % under
+# 10 000: bench/z3_answers.py), and below what those it does not decide ran to under the former
+# time limit of 30 ms (up to 230 000): 5 to 25 ms here, depending on the question.
+QUICK_WORK = 25_000
 EXTENSIONS = 8           # models of the easy part tried for an extension to the whole
 SMALL_PINNED = 64        # the bound on divisors and factors of the first model tried
 
 
 @functools.lru_cache(maxsize=8192)
-def _solve_cached(premises: tuple, goals: tuple, timeout_ms: int, names: tuple) -> _Outcome:
-    """Satisfiability of premises ∧ goals ∧ H1, in stages (each answer is exact):
+def _solve_cached(premises: tuple, goals: tuple, work: int, names: tuple) -> _Outcome:
+    """Satisfiability of premises ∧ goals ∧ H1 in at most `work` resource units, in stages
+    (each answer is exact):
 
-    1. the whole question for QUICK_MS;
+    1. the whole question, for QUICK_WORK;
     2. without the premises that divide by a parameter or floor a product: "unsat" there is
        unsat here too (fewer premises); a model there is extended to every premise with
        the divisors and factors of those premises fixed to its values (what is left is
        then linear: N, given B0, B1 and s); the first model asked for has those divisors and
        factors at most SMALL_PINNED; where values cannot be extended, the easy part is asked
-       for other ones, EXTENSIONS times and half the time at most;
-    3. the whole question again, for the rest of the time.
+       for other ones, EXTENSIONS times and half the work at most;
+    3. the whole question again, for the rest of the work.
     """
-    deadline = time.perf_counter() + timeout_ms / 1000
-    outcome = _attempt(premises, goals, min(timeout_ms, QUICK_MS), names)
-    if outcome.status != "unknown" or timeout_ms <= QUICK_MS:
+    outcome = _attempt(premises, goals, min(work, QUICK_WORK), names)
+    if outcome.status != "unknown" or work <= QUICK_WORK:
         return outcome
-    staged = _staged(premises, goals, timeout_ms, deadline, names)
+    budget = _Budget(work - outcome.work)
+    staged = _staged(premises, goals, work, budget, names)
     if staged is not None:
         return staged
-    rest = min(timeout_ms, int(1000 * (deadline - time.perf_counter())))
-    return _attempt(premises, goals, rest, names) if rest > QUICK_MS else outcome
+    rest = budget.left(work)
+    return _attempt(premises, goals, rest, names) if rest > QUICK_WORK else outcome
 
 
-def _staged(premises: tuple, goals: tuple, timeout_ms: int, deadline: float,
+class _Budget:
+    """The resource units a question has left, spent by its attempts."""
+
+    def __init__(self, units: int):
+        self.units = units
+
+    def left(self, at_most: int) -> int:
+        return max(0, min(at_most, self.units))
+
+    def spend(self, outcome: _Outcome) -> _Outcome:
+        self.units -= outcome.work
+        return outcome
+
+
+def _staged(premises: tuple, goals: tuple, work: int, budget: _Budget,
             names: tuple) -> "_Outcome | None":
     """Stage 2 of _solve_cached: an exact answer from the premises without the hard ones
     and an extension of a model of them, or None."""
@@ -441,37 +498,38 @@ def _staged(premises: tuple, goals: tuple, timeout_ms: int, deadline: float,
     if len(easy) == len(premises):
         return None
 
-    def left(at_most: int) -> int:
-        return min(at_most, int(1000 * (deadline - time.perf_counter())))
-
-    stage = time.perf_counter() + max(QUICK_MS, timeout_ms // 2) / 1000   # half the time at most
-    budget = max(QUICK_MS, timeout_ms // 4)
+    each = max(QUICK_WORK, work // 4)
+    stage_end = budget.units - max(QUICK_WORK, work // 2)     # half the work at most
     symbols = sorted(set().union(*hard.values()), key=str)
     pinned = {s.name for s in symbols}
     tried: list = []
+
+    def attempt(*args, **kwargs) -> _Outcome:
+        return budget.spend(_attempt(*args, **kwargs))
+
     # First with the divisors and factors small: z3's model of the easy part often has them
     # huge (s = 2**31 - 1), which no N within int's range is a multiple of.
     small = tuple(sympy.Le(s, SMALL_PINNED) for s in symbols)
-    guided = _attempt(easy + small, goals, left(budget), names)
+    guided = attempt(easy + small, goals, budget.left(each), names)
     fixed = {n: v for n, v in (guided.witness or {}).items() if n in pinned and isinstance(v, int)}
-    if guided.status == "sat" and fixed and left(budget) > 0:
-        extended = _attempt(premises, goals, left(budget), names, fixed=fixed)
+    if guided.status == "sat" and fixed and budget.left(each) > 0:
+        extended = attempt(premises, goals, budget.left(each), names, fixed=fixed)
         if extended.status == "sat":
             return extended
         tried.append(fixed)
     first = True
-    while len(tried) < EXTENSIONS and time.perf_counter() < stage and left(budget) > 0:
-        sliced = _attempt(easy, goals, left(budget), names, avoid=() if first else tuple(tried))
+    while len(tried) < EXTENSIONS and budget.units > stage_end and budget.left(each) > 0:
+        sliced = attempt(easy, goals, budget.left(each), names, avoid=() if first else tuple(tried))
         if sliced.status == "unsat" and first:
             return sliced
         first = False
         # the witness's integers: a divisor or a factor is an integer parameter
         fixed = {n: v for n, v in (sliced.witness or {}).items() if n in pinned and isinstance(v, int)}
-        if sliced.status != "sat" or not fixed or left(budget) <= 0:
+        if sliced.status != "sat" or not fixed or budget.left(each) <= 0:
             break
         if fixed in tried:
             continue                  # the guided values again: the next asks for others
-        extended = _attempt(premises, goals, left(budget), names, fixed=fixed)
+        extended = attempt(premises, goals, budget.left(each), names, fixed=fixed)
         if extended.status == "sat":
             return extended
         tried.append(fixed)           # those values cannot be extended: ask for others
@@ -504,7 +562,7 @@ def _linear(expr) -> bool:
         return False
 
 
-def _attempt(premises: tuple, goals: tuple, timeout_ms: int, names: tuple,
+def _attempt(premises: tuple, goals: tuple, work: int, names: tuple,
              fixed: "Mapping[str, int] | None" = None, avoid: tuple = ()) -> _Outcome:
     """One z3 question: premises ∧ goals ∧ H1, with some symbols `fixed` to values and
     none of the assignments in `avoid`.
@@ -532,18 +590,18 @@ def _attempt(premises: tuple, goals: tuple, timeout_ms: int, names: tuple,
         differ = [symbols[n] != v for n, v in assignment.items() if n in symbols]
         if differ:
             formulas.append(z3.Or(differ))
-    answer, model, reason = z3_check(formulas + _h1(symbols) + list(side.values()), timeout_ms)
+    answer, model, reason, used = z3_check(formulas + _h1(symbols) + list(side.values()), work)
     if answer == z3.unsat:
-        return _Outcome("unsat", None, "")
+        return _Outcome("unsat", None, "", used)
     if answer != z3.sat:
-        return _Outcome("unknown", None, reason)
+        return _Outcome("unknown", None, reason, used)
     wanted = set(names) | set(symbols) | {s.name for r, _ in dropped for s in r.free_symbols}
     witness = _witness(model, symbols, sorted(wanted))
     for relation, why in dropped:
         if not _holds(relation, witness):
-            return _Outcome("unknown", None, f"could not use {relation} ({why})")
+            return _Outcome("unknown", None, f"could not use {relation} ({why})", used)
     _remember_point(witness)
-    return _Outcome("sat", witness, "")
+    return _Outcome("sat", witness, "", used)
 
 
 def _witness(model: z3.ModelRef, symbols: Mapping[str, z3.ExprRef], names: list[str]) -> dict[str, Number]:
@@ -572,28 +630,27 @@ def _holds(relation, witness: Mapping[str, Number]) -> bool:
         return False
 
 
-def consistent(system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+def consistent(system: System, work: int = DEFAULT_WORK) -> Verdict:
     """Is there a point satisfying the relations, the facts and H1? The witness gives
     every symbol of the relations (and of the facts). Where z3 gives up (products of
     parameters inside floors and ceilings: threads per block in registers per block), a
     few small parameter values are tried (`_sampled`): any that z3 then satisfies is a
     witness, so "unknown" is left for systems that are truly hard."""
-    quick = max(1, timeout_ms // 4)   # a hard system is rarely decided by waiting longer
+    quick = max(1, work // 4)   # a hard system is rarely decided by waiting longer
     outcome = _solve(system.all(), (), quick, system.symbols())
     if outcome.status == "unknown":
         outcome = _sampled(system.all(), system.symbols(), quick) or _solve(
-            system.all(), (), timeout_ms, system.symbols())
+            system.all(), (), work, system.symbols())
     return Verdict(outcome.status, outcome.witness, outcome.reason)
 
 
 # Witnesses: the point shown beside a case. z3's own model of a system is any point, often at
 # the edge of int's range (N = 2147450882) where small values exist, and it changes with the
-# state of z3's context (the order its terms were made in) and with the machine's load (the
-# time limits): the same file printed other witnesses from one run to the next. A witness is
-# asked of a z3 context of its own, with a resource limit instead of a time limit, the
+# state of z3's context (the order its terms were made in): the same file printed other
+# witnesses from one run to the next. A witness is asked of a z3 context of its own, the
 # parameters bounded small first: the same system gets the same, small witness every time.
 WITNESS_BOUNDS = ((64, 2**20), (2**16, 2**24), (None, None))  # (parameters, machine values) per try
-WITNESS_RLIMIT = 1_500_000     # z3's resource units per try (about a second: a few thousand a question)
+WITNESS_RLIMIT = 1_500_000     # z3's resource units per try (a question takes a few thousand)
 
 
 class Witnesses:
@@ -604,7 +661,7 @@ class Witnesses:
     def __init__(self):
         self._context: "z3.Context | None" = None
 
-    def find(self, system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+    def find(self, system: System, work: int = DEFAULT_WORK) -> Verdict:
         """consistent(system), its witness the first model with every integer parameter at most
         64, then 65536, then any; machine values (MACHINE_NAMES) at most 2^20, then 2^24, then any.
         Where none of those is found within z3's resource limit (or a relation has no z3
@@ -612,12 +669,12 @@ class Witnesses:
         premises = system.all()
         done = [_translated(relation_of(p)) for p in premises]
         if any(isinstance(d, str) for d in done):
-            return consistent(system, timeout_ms)
+            return consistent(system, work)
         symbols, side, formulas = {}, {}, []
         for d in done:
             for name, var in d.symbols:
                 if not symbols.setdefault(name, var).eq(var):
-                    return consistent(system, timeout_ms)
+                    return consistent(system, work)
             side.update((c.get_id(), c) for c in d.side)
             formulas.append(d.formula)
         if self._context is None:
@@ -626,8 +683,7 @@ class Witnesses:
         base = [f.translate(ctx) for f in formulas + _h1(symbols) + list(side.values())]
         mine = {name: var.translate(ctx) for name, var in sorted(symbols.items())}
         for parameters, machine in WITNESS_BOUNDS:
-            solver = z3.Then("simplify", "solve-eqs", "smt", ctx=ctx).solver()
-            solver.set("rlimit", WITNESS_RLIMIT)
+            solver = limited(z3.Then("simplify", "solve-eqs", "smt", ctx=ctx).solver(), WITNESS_RLIMIT)
             solver.add(*base)
             for name, var in mine.items():
                 bound = machine if name in MACHINE_NAMES else parameters
@@ -638,22 +694,22 @@ class Witnesses:
                 return Verdict("sat", _witness(solver.model(), mine, sorted(set(system.symbols()) | set(mine))))
             if answer == z3.unsat and parameters is None:
                 return Verdict("unsat")
-        return consistent(system, timeout_ms)
+        return consistent(system, work)
 
 
-def possible(system: System, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> bool:
+def possible(system: System, work: int = DEFAULT_WORK) -> bool:
     """Not proved inconsistent: consistent(system).status != "unsat", answered by a point
     remembered from an earlier question where one satisfies the system (no witness wanted)."""
     relations = system.all()
     if relations and _known_point(relations[1:], relations[0]):
         return True
-    return consistent(system, timeout_ms).status != "unsat"
+    return consistent(system, work).status != "unsat"
 
 
 _SAMPLE_VALUES = (1, 2, 4, 8, 16, 32, 3, 64, 128, 6)
 
 
-def _sampled(premises: tuple, names: tuple, timeout_ms: int) -> "_Outcome | None":
+def _sampled(premises: tuple, names: tuple, work: int) -> "_Outcome | None":
     """A witness with the integer parameters that appear in products fixed to small values
     (deterministic), the rest (machine values, derived scalars) left to z3; None if none found."""
     relations = [relation_of(p) for p in premises]
@@ -669,20 +725,20 @@ def _sampled(premises: tuple, names: tuple, timeout_ms: int) -> "_Outcome | None
         # unevaluated: the same relation, without sympy's assumptions asked of each
         fixed = tuple(sympy.Eq(sympy.Symbol(n, integer=True), sympy.Integer(v), evaluate=False)
                       for n, v in values.items())
-        outcome = _solve(tuple(premises) + fixed, (), timeout_ms, names)
+        outcome = _solve(tuple(premises) + fixed, (), work, names)
         if outcome.status == "sat":
             return outcome
     return None
 
 
-def implies(system: System, relation, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> str:
+def implies(system: System, relation, work: int = DEFAULT_WORK) -> str:
     """"proved" when relations ∧ facts ∧ H1 entail `relation`, "refuted" when a point
-    satisfies them and not it, "unknown" otherwise (timeout, untranslatable).
+    satisfies them and not it, "unknown" otherwise (out of work, untranslatable).
     An inconsistent system implies everything."""
     goal = sympy.Not(relation_of(relation))
     if _known_point(system.all(), goal):
         return "refuted"
-    outcome = _solve(system.all(), (goal,), timeout_ms)
+    outcome = _solve(system.all(), (goal,), work)
     return {"unsat": "proved", "sat": "refuted"}.get(outcome.status, "unknown")
 
 
@@ -732,7 +788,7 @@ def _point_test(relation) -> "tuple | None":
 
 
 def covers(facts, systems: Iterable, uncovered: Iterable = (),
-           timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+           work: int = DEFAULT_WORK) -> Verdict:
     """Proves facts ∧ H1 ⇒ OR(systems) ∨ OR(uncovered): every point is in some case or
     in a region declared uncovered. `facts` is a System or relations; the facts of the
     systems are premises too. "refuted" comes with a point that no case covers."""
@@ -748,7 +804,7 @@ def covers(facts, systems: Iterable, uncovered: Iterable = (),
             alternatives.append(relation_of(item))
     goal = sympy.Not(sympy.Or(*alternatives))
     names = sorted({s.name for a in alternatives for s in a.free_symbols})
-    outcome = _solve(_unique(premises), (goal,), timeout_ms, names)
+    outcome = _solve(_unique(premises), (goal,), work, names)
     status = {"unsat": "proved", "sat": "refuted"}.get(outcome.status, "unknown")
     return Verdict(status, outcome.witness if status == "refuted" else None, outcome.reason)
 
@@ -777,11 +833,11 @@ def _order_key(relation) -> tuple:
 
 # Dropping an implied relation only tidies what is printed (the system means the same with
 # it), so a proof z3 does not find quickly is not waited for: transpose's tree spent 2 s of
-# its 4 in one such question that timed out.
-SIMPLIFY_TIMEOUT_MS = 300
+# its 4 in one such question that timed out (then a time limit of 300 ms).
+SIMPLIFY_WORK = 1_500_000
 
 
-def simplify(system: System, timeout_ms: int = SIMPLIFY_TIMEOUT_MS) -> System:
+def simplify(system: System, work: int = SIMPLIFY_WORK) -> System:
     """The same system without the relations that the others, the facts and H1 imply;
     relations in canonical form and order. Only "proved" implications drop a relation."""
     relations = sorted(_unique(canonical(r) for r in system.relations), key=_order_key)
@@ -794,7 +850,7 @@ def simplify(system: System, timeout_ms: int = SIMPLIFY_TIMEOUT_MS) -> System:
         others = [r for r in kept if r is not relation]
         # what the facts alone imply (a launch limit within the facts' bounds) is asked once
         # for every system of a tree that holds it
-        if (facts.facts and implies(facts, relation, timeout_ms) == "proved") \
-                or implies(System(others, system.facts), relation, timeout_ms) == "proved":
+        if (facts.facts and implies(facts, relation, work) == "proved") \
+                or implies(System(others, system.facts), relation, work) == "proved":
             kept = others
     return replace(system, relations=tuple(kept))

@@ -112,6 +112,19 @@ def integer(expr, subs: Mapping, given: "dict | None" = None) -> "int | None":
 
 def ceiling(expr, subs: Mapping, given: "dict | None" = None) -> "int | None":
     """The value of expr at subs rounded up when it is a finite number, else None."""
+    f = compiled(expr)
+    if f is not None:   # the number itself, not made a sympy number and back (the time model's hot path)
+        try:
+            value = f(numbers(subs) if given is None else given)
+        except (KeyError, ZeroDivisionError):
+            pass
+        else:
+            if isinstance(value, bool):
+                return None
+            if isinstance(value, int):
+                return value
+            if isinstance(value, Fraction):
+                return math.ceil(value)
     value = substituted(expr, subs, given)
     if value.is_Integer:
         return int(value)

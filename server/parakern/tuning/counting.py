@@ -6,6 +6,7 @@ from __future__ import annotations
 import sympy
 
 from parakern.launch import in_parameters, launch_of
+from parakern.symbolic.extrema import maximum
 from parakern.symbolic.symbols import opaque, sym
 
 
@@ -38,7 +39,7 @@ def trip_count(loop, s) -> sympy.Expr:
     # whole trips (the operation counts are integers in Python and in dispatch_auto's C), and
     # none where the average thread's bound is below its start (`for (k = i; k < m; k++)` with
     # n > 2m threads: m - mean(i) < 0 made tune print negative bytes and rank by them)
-    return sympy.Max(sympy.S.Zero, sympy.ceiling(count))
+    return maximum(sympy.S.Zero, sympy.ceiling(count))
 
 
 def counted_once(s) -> tuple:

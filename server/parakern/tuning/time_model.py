@@ -82,6 +82,7 @@ from parakern.counters.occupancy import occupancy_detail
 from parakern.machine.devices import Device
 from parakern.analysis.footprint import footprints
 from parakern.analysis.prover import Prover
+from parakern.symbolic.extrema import maximum, minimum
 from parakern.symbolic.printing import to_math
 from parakern.tuning.counting import between_trips, executions, flat_index, threads_of, trip_counts, issued
 from parakern.tuning.counting import counted_once, trip_count  # noqa: F401 - its callers read them here
@@ -274,7 +275,7 @@ def atomic_updates(case) -> tuple:
         array = s.array(name)
         known = array.dims and all(d is not None for d in array.dims)
         sizes.append(in_parameters(sympy.Mul(*array.dims), s) if known else UNBOUNDED_SPREAD)
-    return in_parameters(per_thread * threads_of(case), s), sympy.Min(*sizes)
+    return in_parameters(per_thread * threads_of(case), s), minimum(*sizes)
 
 
 def array_bytes(s) -> "tuple | None":
@@ -371,7 +372,7 @@ def _at_most(footprint: sympy.Expr, requested: sympy.Expr, prover) -> sympy.Expr
         return footprint
     if prover().le(requested, footprint):
         return requested
-    return sympy.Min(footprint, requested)
+    return minimum(footprint, requested)
 
 
 def _tile_sector_bytes(fp, size: int, sector: int = 32) -> sympy.Expr:
@@ -389,12 +390,12 @@ def _tile_sector_bytes(fp, size: int, sector: int = 32) -> sympy.Expr:
             last = cluster.dims[-1]
             total += cluster.elements / last.extent * sympy.ceiling(last.extent * size / sympy.Integer(sector)) * sector
         out.append(total)
-    return sympy.Max(*out) if len(out) > 1 else (out[0] if out else sympy.S.Zero)
+    return maximum(*out) if len(out) > 1 else (out[0] if out else sympy.S.Zero)
 
 
 def _lanes(case) -> sympy.Expr:
     """Threads of a warp along threadIdx.x: consecutive lanes, consecutive x."""
-    return sympy.Min(launch_of(case).block[0], 32)
+    return minimum(launch_of(case).block[0], 32)
 
 
 def _worst_stride(accesses, array, s):
@@ -455,7 +456,7 @@ def _sector_bytes(elements, size: int, stride, lanes) -> sympy.Expr:
     if stride is None:
         return elements * max(size, 32)
     requests = sympy.ceiling(elements / lanes)
-    return requests * 32 * sympy.Min(lanes, sympy.ceiling(lanes * stride * size / sympy.Integer(32)))
+    return requests * 32 * minimum(lanes, sympy.ceiling(lanes * stride * size / sympy.Integer(32)))
 
 
 def _lines(elements, size: int, stride, lanes) -> sympy.Expr:
@@ -467,7 +468,7 @@ def _lines(elements, size: int, stride, lanes) -> sympy.Expr:
         return elements * size / sympy.Integer(128)
     if stride is None:
         return elements
-    return sympy.ceiling(elements / lanes) * sympy.Min(lanes, sympy.ceiling(lanes * stride * size / sympy.Integer(128)))
+    return sympy.ceiling(elements / lanes) * minimum(lanes, sympy.ceiling(lanes * stride * size / sympy.Integer(128)))
 
 
 def l1_traffic(case, copies: tuple) -> sympy.Expr:

@@ -405,7 +405,6 @@ def _sampled(model: Model, k: int, rng: random.Random, seen: set, index: int) ->
 
 
 SMALL_BLOCK, SMALL_SIZE = 16, 64   # z3's bounds where the facts allow: small, cheap points
-_LEAST_MS = 2000
 
 
 def _relations(model: Model, k: int) -> list:
@@ -437,7 +436,7 @@ def _tops(model: Model, k: int) -> "dict | None":
 
     def sat(tops: dict) -> bool:
         system = cs.System(tuple(relations + _within(tops)), case.constraints.facts)
-        return cs.consistent(system, timeout_ms=_LEAST_MS).status == "sat"
+        return cs.consistent(system).status == "sat"
 
     if sat(small):
         return small
@@ -463,7 +462,7 @@ def _solved(model: Model, k: int, seen: set, index: int, tops: dict) -> "Point |
     relations = _relations(model, k) + _within(tops)
     for old in seen:
         relations.append(sympy.Or(*(sympy.Ne(sym(n), v) for n, v in zip(model.settable, old))))
-    verdict = cs.consistent(cs.System(tuple(relations), case.constraints.facts), timeout_ms=10000)
+    verdict = cs.consistent(cs.System(tuple(relations), case.constraints.facts), work=5 * cs.DEFAULT_WORK)
     if verdict.status != "sat":
         return None
     values = {n: int(verdict.witness.get(n, 1)) for n in model.settable}
