@@ -115,6 +115,9 @@ class CaseTree:
     _refused: tuple = field(default=(), compare=False, repr=False)
     # what `optimal` is computed from, when asked (the editor never asks: it compiles more kernels)
     _optimality: tuple = field(default=(), compare=False, repr=False)
+    # the paths that join another's subtree (a joining strategy's variant, reached again):
+    # (the path, the path whose subtree it shares) each, for the DOT picture
+    joins: tuple = field(default=(), compare=False, repr=False)
 
     @property
     def complete(self) -> bool:
@@ -148,6 +151,9 @@ class _Run:
     height: int = 0
     values: dict = field(default_factory=dict)   # (counter, kernel) -> value
     witnesses: cs.Witnesses = field(default_factory=cs.Witnesses)   # the cases', in a z3 context of their own
+    # a joining strategy's children not grown yet, by what decides their subtree: [(quintuple, path), ...]
+    waiting: dict = field(default_factory=dict)
+    joins: list = field(default_factory=list)
 
     def value(self, counter, kernel: Kernel):
         key = (counter.name, kernel)
@@ -165,11 +171,15 @@ def comprehensive_optimization(kernel: Kernel, counters: Sequence, strategies: S
     run = _Run(counters, facts)
     root = Quintuple(kernel, (), tuple(strategies), tuple(counters), cs.System((), facts))
     _algorithm(root, run, ())
+    while run.waiting:
+        joined, path = _joined(run)
+        _algorithm(joined, run, path)
     # Lemma 1 says w(s+t); a path has at most w refuse edges and at most s+t accept edges
     # between two of them, so (w+1)(s+t) + w is what the proof gives (w(s+t) fails for w = 0).
     bound = (len(strategies) + 1) * len(counters) + len(strategies)
     tree = CaseTree(kernel.schedule, tuple(run.cases), (), cs.Verdict(PENDING), run.height, bound, run.pruned,
-                    time.perf_counter() - start, facts, tuple(run.refused), (tuple(strategies), run))
+                    time.perf_counter() - start, facts, tuple(run.refused), (tuple(strategies), run),
+                    tuple(run.joins))
     return completed(tree) if complete else tree
 
 
@@ -234,10 +244,15 @@ def _optimize(q: Quintuple, run: _Run, path: tuple):
         again = tuple(c for c in run.counters if c in evaluated)
         child = Quintuple(improved, applied_ir, remaining, again + rest, refused, evaluated,
                           q.depth + 1)
+        child_path = path + (Step(counter.name, value, "refuse", refuse, strategy.code),)
+        if strategy.joins:
+            # grown once the tree has no other path left to reach it (`_joined`)
+            run.waiting.setdefault(_subtree_key(child), []).append((child, child_path))
+            return results
         # measured after the accept branch's subtree: what can run meanwhile starts now
         for c in child.to_evaluate:
             c.prefetch(improved)
-        results.append((child, path + (Step(counter.name, value, "refuse", refuse, strategy.code),)))
+        results.append((child, child_path))
         return results
     step = Step(counter.name, value, "refuse", refuse)
     if counter.kind == "performance":
@@ -249,6 +264,39 @@ def _optimize(q: Quintuple, run: _Run, path: tuple):
     run.height = max(run.height, q.depth + 1)
     run.refused.append((refused, counter.name, path + (step,)))
     return results
+
+
+def _subtree_key(q: Quintuple) -> tuple:
+    """What decides the subtree of a quintuple beside its constraints: the variant, the
+    strategies applied and left, the counters to evaluate, each once (a counter evaluated
+    twice in a row, with nothing applied between, adds nothing; which were evaluated before
+    only repeats some of them: they are re-evaluated first anyway)."""
+    return (q.kernel, q.applied_ir, tuple(id(s) for s in q.remaining), tuple(c.name for c in _once(q.to_evaluate)))
+
+
+def _once(counters: tuple) -> tuple:
+    return tuple(dict.fromkeys(counters))
+
+
+def _joined(run: _Run) -> tuple[Quintuple, tuple]:
+    """The waiting quintuple that no other can reach any more, with every path that reached it
+    joined: its constraints the union of theirs, so that its subtree is grown once. A strategy
+    applied leaves fewer remaining, so the one with the most remaining is reached by no other
+    waiting one; of those, the first to wait (the tree's order)."""
+    key = max(run.waiting, key=lambda k: len(k[2]))
+    arrivals = run.waiting.pop(key)
+    (first, path), others = arrivals[0], arrivals[1:]
+    if not others:
+        quintuple = first
+    else:
+        evaluated = tuple(c for c in run.counters if any(c in q.evaluated for q, _ in arrivals))
+        quintuple = replace(first, to_evaluate=_once(first.to_evaluate),
+                            constraints=cs.union([q.constraints for q, _ in arrivals]),
+                            evaluated=evaluated, depth=max(q.depth for q, _ in arrivals))
+        run.joins.extend((other, path) for _, other in others)
+    for c in quintuple.to_evaluate:
+        c.prefetch(quintuple.kernel)
+    return quintuple, path
 
 
 def _alive(system: cs.System, run: _Run) -> bool:
@@ -305,21 +353,36 @@ def _no_fit(cases, facts) -> tuple[Uncovered, ...]:
                     grown.append(candidate)
         terms = _most_general(grown)
     systems = [(cs.System(tuple(r for r, _ in t), facts), t) for t in terms if t]
+    # a point of each region; one that lies in a region and outside another shows, without z3,
+    # that the first is not inside the second (register tiles' regions are many, and nonlinear)
+    verdicts = [cs.consistent(s) for s, _ in systems]
+    points = [v.witness for v in verdicts if v.witness]
     # a region inside another says nothing more (1025 <= B0 inside T < B0*B1 when T <= 1024)
-    kept = [(s, t) for i, (s, t) in enumerate(systems)
-            if not any(j != i and _inside(s, other, j < i) for j, (other, _) in enumerate(systems))]
+    kept = [(s, t, v) for i, ((s, t), v) in enumerate(zip(systems, verdicts))
+            if not any(j != i and _inside(s, other, j < i, points) for j, (other, _) in enumerate(systems))]
     out = []
-    for system, term in kept:
+    for system, term, verdict in kept:
         counters = ", ".join(dict.fromkeys(c for _, c in term))
-        out.append(Uncovered(cs.simplify(system), counters, cs.consistent(system).status == "sat"))
+        out.append(Uncovered(cs.simplify(system), counters, verdict.status == "sat"))
     return tuple(out)
 
 
-def _inside(a: cs.System, b: cs.System, tie: bool) -> bool:
-    """a's region within b's (of two equal regions, the first one stays: `tie`)."""
-    if cs.implies(a, sympy.And(*b.relations)) != "proved":
+def _inside(a: cs.System, b: cs.System, tie: bool, points: list) -> bool:
+    """a's region within b's (of two equal regions, the first one stays: `tie`). `points`:
+    models under the same facts, which z3's counterexamples join; one of a outside b answers
+    no without z3, one of b outside a that a is not b."""
+    if any(cs.separates(p, a.relations, b.relations) for p in points):
         return False
-    return tie or cs.implies(b, sympy.And(*a.relations)) != "proved"
+    if not _implied(a, b, points):
+        return False
+    return tie or any(cs.separates(p, b.relations, a.relations) for p in points) or not _implied(b, a, points)
+
+
+def _implied(a: cs.System, b: cs.System, points: list) -> bool:
+    verdict = cs.implication(a, sympy.And(*b.relations))
+    if verdict.witness:
+        points.append(verdict.witness)
+    return verdict.status == "proved"
 
 
 def _most_general(terms: list) -> list:

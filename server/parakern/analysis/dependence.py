@@ -36,6 +36,7 @@ from parakern import syntax
 from parakern.analysis.updates import Update, atomic_for, updates
 from parakern.symbolic.constraints import DEFAULT_WORK, Env, Untranslatable, to_z3, z3_check
 from parakern.source.diagnostics import Diagnostic, Related, Span, error, warning
+from parakern.kernel import Kernel
 from parakern.model import Access, AtomicUpdate, Schedule
 from parakern.symbolic.symbols import sym
 from parakern.machine.targets import DEFAULT_TARGET
@@ -268,6 +269,15 @@ def threads_communicate(schedule: Schedule, work: int = DEFAULT_WORK) -> bool:
         if pair.solve(z3.And(pair.equal(grid), z3.Or([pair.differs(v) for v in block]))) != "unsat":
             return True
     return False
+
+
+def communicates(kernel: Kernel) -> bool:
+    """threads_communicate of a case's kernel. A register tile's thread runs, in each step of
+    the serial loops, the iterations of the untiled kernel's thread at its position in TM x TN
+    of that kernel's blocks, which are independent (meta_for's promise; PK020 where they are
+    not): its threads communicate exactly where the untiled kernel's do, which is asked of the
+    untiled schedule (TM·TN times fewer accesses: the tiled body's pairs took z3 a minute)."""
+    return threads_communicate(kernel.untiled if kernel.untiled is not None else kernel.schedule)
 
 
 # ------------------------------------------------------------------ pairs of accesses

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sympy
 
 from parakern import syntax
-from parakern.analysis.dependence import threads_communicate
+from parakern.analysis.dependence import communicates
 from parakern.analysis.fixed import Point, condition, suffix
 from parakern.analysis.lifted import lifted
 from parakern.analysis.traffic import access_key
@@ -86,7 +86,8 @@ def kernel_source(case: Case, k: int, cases: int = 0, trace: "Sites | None" = No
     # those of loops its constants unroll)
     plan = lifted(kernel, fixed)
     body = (staging.prologue(1) if staging else []) + printer.block(plan.before, 1) \
-        + _between(printer, s, staging, _between_loops(s), 1, plan.body) + printer.block(plan.after, 1)
+        + _between(printer, s, staging, _between_loops(s), 1, plan.body, communicates(kernel)) \
+        + printer.block(plan.after, 1)
     if staging:
         body += staging.epilogue(1)
     prelude = _prelude(s, staging, body, dict(fixed))
@@ -205,14 +206,16 @@ def _between_loops(s: Schedule) -> list[syntax.Loop]:
     return [lp for lp in chain(s.nest) if not lp.parallel]
 
 
-def _between(printer: _BodyPrinter, s: Schedule, staging, loops, depth: int, body: syntax.Block) -> list[str]:
-    """The serial loops between grid and block levels around the per-thread body."""
+def _between(printer: _BodyPrinter, s: Schedule, staging, loops, depth: int, body: syntax.Block,
+             communicate: bool) -> list[str]:
+    """The serial loops between grid and block levels around the per-thread body; `communicate`:
+    the threads of a block communicate between iterations (analysis.dependence.communicates)."""
     if loops:
         lp = loops[0]
         head = printer.for_header(lp.ctype, lp.var, printer.expr(lp.lo), printer.raw(lp.hi), lp.step)
         if printer.sites is not None:
             printer.sites.loops.append(lp.var)
-        inner = _between(printer, s, staging, loops[1:], depth + 1, body)
+        inner = _between(printer, s, staging, loops[1:], depth + 1, body, communicate)
         if printer.sites is not None:
             printer.sites.loops.pop()
         return printer.loop(head, inner, depth)
@@ -224,7 +227,7 @@ def _between(printer: _BodyPrinter, s: Schedule, staging, loops, depth: int, bod
     else:
         lines += printer.block(body.stmts, depth)
     lines += staging.after_body(depth) if staging else []
-    if threads_communicate(s) and not (lines and lines[-1].lstrip().startswith("__syncthreads()")):
+    if communicate and not (lines and lines[-1].lstrip().startswith("__syncthreads()")):
         # MetaFork joins the meta_for after each iteration: the next reads what other threads wrote
         lines.append(INDENT * depth + "__syncthreads();  /* the next iteration reads what other threads wrote */")
     return lines

@@ -141,17 +141,24 @@ def tree_dot(tree: CaseTree, name: str) -> str:
               for k, c in enumerate(tree.cases, 1)]
     leaves += [(u.path, "no kernel fits", "octagon") for u in tree.uncovered]
     edges = set()
+
+    def edge(parent: str, child: str, step) -> None:
+        if (parent, child) not in edges:
+            edges.add((parent, child))
+            label = to_math(step.relation) + (f"\\n{step.strategy}" if step.strategy else "")
+            style = "solid" if step.branch == "accept" else "dashed"
+            lines.append(f'  {parent} -> {child} [label="{_escape(label)}", style={style}];')
+
     for path, label, shape in leaves:
         for depth, step in enumerate(path):
             parent = node(path[:depth], f"{step.counter} = {_value(step.value)}")
             child = (node(path[:depth + 1], label, shape) if depth == len(path) - 1 else
                      node(path[:depth + 1], f"{path[depth + 1].counter} = {_value(path[depth + 1].value)}"))
-            edge_label = to_math(step.relation) + (f"\\n{step.strategy}" if step.strategy else "")
-            edge = (parent, child)
-            if edge not in edges:
-                edges.add(edge)
-                style = "solid" if step.branch == "accept" else "dashed"
-                lines.append(f'  {parent} -> {child} [label="{_escape(edge_label)}", style={style}];')
+            edge(parent, child, step)
+    # a path that reached a variant another path reached first points at that one's subtree
+    for path, first in tree.joins:
+        if first in ids:
+            edge(node(path[:-1], f"{path[-1].counter} = {_value(path[-1].value)}"), ids[first], path[-1])
     lines.append("}")
     return "\n".join(lines)
 

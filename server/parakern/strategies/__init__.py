@@ -23,10 +23,10 @@ __all__ = ["Strategy", "KINDS", "OPT_IN", "default_strategies", "before_tree", "
 KINDS: tuple[type[Strategy], ...] = (RegisterPressure, DropCache, ReduceGranularity, CommonSubexpressions,
                                      RegisterAccumulators, RegisterTiles, SmallerTiles, CoarsenThreads)
 # Codes a user enables by name only (`Options.strategies`, the editor's parakern.strategies,
-# --register-tiles): register tiles (8) and (8b) triple a product's subtree where the kernel
-# as written is reached (a tree of 9 cases for matmul with cache(a, b) has 22 and takes about
-# 9 times as long to analyse), so they are not in every analysis until the tree reaches that
-# kernel once.
+# --register-tiles): the tree reaches the kernel as written once (comprehensive._joined: matmul
+# with cache(a, b) has 11 cases, 8x8, 4x4 and the 9 without tiles), but the tiles' own cases,
+# 64 accesses for each one written, cost more analysis than the rest of the tree (the time
+# model, the traffic, the no-fit regions: `optimize samples/matmul.c` takes 3.3 times the CPU).
 OPT_IN = (RegisterTiles.code, SmallerTiles.code)
 # The order the algorithm tries them in, the paper's (section 6): (i) register pressure on
 # the IR, (ii) thread granularity, (iii) CSE, (iv) shared-memory caching. A strategy not

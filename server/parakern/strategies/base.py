@@ -31,6 +31,11 @@ class Strategy(ABC):
     kept_words: ClassVar["str | None"] = None  # the editor's words for `keep_code`: "granularity kept"
     # keep_code means the kernel as written: the editor's one-line case message leaves it out.
     keep_is_plain: ClassVar[bool] = True
+    # Its variant is the same whichever counter refused the kernel: the case tree grows its
+    # subtree once, under the union of the paths that apply it (comprehensive._joined), where
+    # each path would otherwise repeat it (a register tile, refused by its registers or by its
+    # shared memory, at each tile size).
+    joins: ClassVar[bool] = False
 
     @classmethod
     def instances(cls, settled: frozenset = frozenset()) -> list["Strategy"]:

@@ -79,6 +79,7 @@ class SmallerTiles(Strategy):
     improves = frozenset({"registers", "shared_memory"})
     applies_to = "source"
     applied_words = "register tile made smaller"
+    joins = True      # the kernel as written is reached once, not once per refusal of each tile
 
     def __init__(self, level: int):
         self.level = level    # takes TILES[level - 1] to TILES[level], or to no tile

@@ -20,7 +20,7 @@ import functools
 import itertools
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Iterable, Mapping, Union
+from typing import Iterable, Mapping, Sequence, Union
 
 import sympy
 import z3
@@ -71,7 +71,7 @@ class System:
         return tuple(sorted({s.name for r in self.relations for s in r.free_symbols}))
 
     def __str__(self) -> str:
-        return " && ".join(to_c(r) for r in self.relations) or "1"
+        return " && ".join(f"({to_c(r)})" if isinstance(r, sympy.Or) else to_c(r) for r in self.relations) or "1"
 
 
 def _unique(items) -> tuple:
@@ -735,11 +735,17 @@ def implies(system: System, relation, work: int = DEFAULT_WORK) -> str:
     """"proved" when relations ∧ facts ∧ H1 entail `relation`, "refuted" when a point
     satisfies them and not it, "unknown" otherwise (out of work, untranslatable).
     An inconsistent system implies everything."""
+    return implication(system, relation, work).status
+
+
+def implication(system: System, relation, work: int = DEFAULT_WORK) -> Verdict:
+    """implies(), with the point that refutes it where z3 gave one (the witness)."""
     goal = sympy.Not(relation_of(relation))
     if _known_point(system.all(), goal):
-        return "refuted"
+        return Verdict("refuted")
     outcome = _solve(system.all(), (goal,), work)
-    return {"unsat": "proved", "sat": "refuted"}.get(outcome.status, "unknown")
+    status = {"unsat": "proved", "sat": "refuted"}.get(outcome.status, "unknown")
+    return Verdict(status, outcome.witness if status == "refuted" else None, outcome.reason)
 
 
 # Integer models z3 gave lately. A case tree asks about siblings: the point that put a
@@ -779,6 +785,46 @@ def _known_point(premises: Iterable, goal) -> bool:
     return False
 
 
+def separates(point: Mapping[str, Number], inside: tuple, outside: tuple) -> bool:
+    """True where the point, a z3 model of some system under the same facts (it values every
+    symbol that system names), satisfies every relation of `inside` and fails one of `outside`,
+    in exact arithmetic: proof that the region of `inside` is not within that of `outside`. A
+    symbol the point lacks is free there: it is tried at both ends H1 allows (0, and 2^40 for
+    an integer, 1 for P_occ). False where nothing is proved."""
+    compiled = _separation(tuple(inside), tuple(outside))
+    if compiled is None:
+        return False
+    holds, fails, symbols = compiled
+    free = [s for s in symbols if s.name not in point]
+    known = {s: point[s.name] for s in symbols if s.name in point}
+    ends = ({s: 0 for s in free}, {s: (2**40 if s.is_integer else 1) for s in free}) if free else ({},)
+    for end in ends:
+        values = {**known, **end} if end else known
+        try:
+            if holds(values) and fails(values):
+                return True
+        except (ZeroDivisionError, TypeError):
+            continue
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _separation(inside: tuple, outside: tuple):
+    """(all of inside hold, one of outside fails, their symbols) as functions of {symbol: value};
+    None where a relation is not compiled."""
+    groups = []
+    for group in (inside, outside):
+        tests = [_point_test(relation_of(r)) for r in group]
+        if any(test is None for test in tests):
+            return None
+        groups.append(tests)
+    symbols = tuple({s for group in groups for _, names in group for s in names})
+    holds = [test for test, _ in groups[0]]
+    fails = [test for test, _ in groups[1]]
+    return (lambda values: all(t(values) for t in holds)), (lambda values: not all(t(values) for t in fails)), \
+        symbols
+
+
 @functools.lru_cache(maxsize=16384)
 def _point_test(relation) -> "tuple | None":
     """(the relation compiled to exact arithmetic, its symbols); None for a relation that
@@ -807,6 +853,38 @@ def covers(facts, systems: Iterable, uncovered: Iterable = (),
     outcome = _solve(_unique(premises), (goal,), work, names)
     status = {"unsat": "proved", "sat": "refuted"}.get(outcome.status, "unknown")
     return Verdict(status, outcome.witness if status == "refuted" else None, outcome.reason)
+
+
+def union(systems: Sequence[System]) -> System:
+    """The points of any of the systems (which share their facts) as one system: the relations
+    they all have, then what is left of each as a conjunction of clauses (the disjunction in
+    conjunctive form, each clause a relation, one relation or an `∨` of several). A relation
+    and its negation are one atom of that formula (`R_B < n` is ¬`n <= R_B`), so two paths of
+    a tree that differ in one branch become the relations they share: (R_B < n) ∨ (n <= R_B ∧
+    Z < m) is `R_B < n ∨ Z < m`."""
+    systems = list(systems)
+    first = systems[0]
+    shared = [r for r in first.relations if all(r in s.relations for s in systems[1:])]
+    rests = [[r for r in s.relations if r not in shared] for s in systems]
+    if any(not rest for rest in rests):      # one system is the shared part: the union is that part
+        return replace(first, relations=tuple(shared))
+    atoms: dict = {}                          # canonical relation -> its boolean symbol
+
+    def atom(relation) -> sympy.Basic:
+        relation = canonical(relation)
+        negation = canonical(sympy.Not(relation))
+        if relation not in atoms and negation in atoms:
+            return sympy.Not(atoms[negation])
+        return atoms.setdefault(relation, sympy.Symbol(f"_atom{len(atoms)}"))
+
+    formula = sympy.Or(*(sympy.And(*(atom(r) for r in rest)) for rest in rests))
+    meaning = {symbol: relation for relation, symbol in atoms.items()}
+    clauses = sympy.And.make_args(sympy.simplify_logic(formula, form="cnf", force=True))
+    if clauses == (sympy.true,):
+        return replace(first, relations=tuple(shared))
+    relations = [sympy.Or(*(canonical(literal.xreplace(meaning)) for literal in sympy.Or.make_args(clause)))
+                 for clause in clauses]
+    return replace(first, relations=tuple(shared) + tuple(relations))
 
 
 # ------------------------------------------------------------------ simplification

@@ -43,6 +43,12 @@ def _compile(e) -> Callable:
         op, lhs, rhs = _RELATIONS[type(e)], _compile(e.lhs), _compile(e.rhs)
         return lambda env: op(lhs(env), rhs(env))
     parts = [_compile(a) for a in e.args]
+    if isinstance(e, sympy.Or):     # a case reached by several paths of its tree: their union
+        return lambda env: any(p(env) for p in parts)
+    if isinstance(e, sympy.And):
+        return lambda env: all(p(env) for p in parts)
+    if isinstance(e, sympy.Not):
+        return lambda env: not parts[0](env)
     if e.is_Add:
         return lambda env: sum(p(env) for p in parts)
     if e.is_Mul:

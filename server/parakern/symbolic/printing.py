@@ -38,8 +38,12 @@ def to_c(relation) -> str:
 
 
 def to_math(relation) -> str:
-    """Unicode mathematics: `8·B·s + 8 ≤ Z`, ⌊(N - 2)/(B·s)⌋, ⌈B0/4⌉, ∧, ∨."""
-    return MathPrinter().doprint(with_ceilings(relation_of(relation)))
+    """Unicode mathematics: `8·B·s + 8 ≤ Z`, ⌊(N - 2)/(B·s)⌋, ⌈B0/4⌉, ∧, ∨. A disjunction is
+    in parentheses: it is shown as one relation of a conjunction (a case reached by several
+    paths: `(R_B < 32768 ∨ Z < 64·B0) ∧ B0 ≤ T`)."""
+    r = relation_of(relation)
+    text = MathPrinter().doprint(with_ceilings(r))
+    return f"({text})" if isinstance(r, sympy.Or) else text
 
 
 def to_plain(expr) -> str:

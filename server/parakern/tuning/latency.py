@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from parakern.analysis.dependence import threads_communicate
+from parakern.analysis.dependence import communicates
 from parakern.analysis.lifted import lifted
 from parakern.analysis.staging import StagingError, plan
 from parakern.analysis.staging_phases import Barrier, phases
@@ -133,4 +133,4 @@ def _barriers(case, s, staged: set) -> sympy.Expr:
         count = lambda seq: sum(1 for x in seq if isinstance(x, Barrier))   # noqa: E731
         return count(steps.prologue) + count(steps.epilogue) + (count(steps.before_body)
                                                                 + count(steps.after_body)) * between
-    return between if threads_communicate(s) else sympy.S.Zero
+    return between if communicates(case.kernel) else sympy.S.Zero

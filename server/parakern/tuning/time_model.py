@@ -75,7 +75,7 @@ import sympy
 
 from parakern.symbolic import exact
 from parakern import syntax
-from parakern.analysis.dependence import threads_communicate
+from parakern.analysis.dependence import communicates
 from parakern.analysis.updates import updates
 from parakern.launch import in_parameters, launch_of
 from parakern.counters.occupancy import occupancy_detail
@@ -253,7 +253,8 @@ def quantities(case) -> Quantities:
     atomics, spread = atomic_updates(case)
     return Quantities(blocks, launch.threads, launch.shared_bytes, int(case.counter("registers")), per_block,
                       in_parameters(ops32, s), in_parameters(ops64, s), l1_traffic(case, copies), unique, read,
-                      int(bool(copies) or threads_communicate(s)), lines, atomics, spread, window, path(case, copies))
+                      int(bool(copies) or communicates(case.kernel)), lines, atomics, spread, window,
+                      path(case, copies))
 
 
 # where an updated array's size is not visible (a pointer): its updates may spread over any
