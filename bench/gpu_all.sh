@@ -5,6 +5,10 @@
 #
 # PART: env (machine, toolkit, versions), refs (copy, cuBLAS SGEMM, CuPy add/transpose),
 # sanitize (compute-sanitizer on every case of every sample; sanitize:S1,S2 on some),
+# serial:P1,P2 (the serial C of bench parts run ahead into the serial cache, in the background:
+# a later part of the same sample waits for it), ppcg-build (in the background: parakern's side
+# of the PPCG comparison found by rule, emitted and built with PPCG's), ppcg (bench/ppcg/run_gpu.sh:
+# PPCG's kernels and our best case of each, into ppcg.txt), page (bench/gpu_page.py -> GPU.md),
 # profile:SAMPLE:N=V,N=V (ncu on
 # every case's kernel of SAMPLE at that point), tune (the time model against measured times:
 # bench/gpu_tune.py on every sample; tune:S1,S2 on some), or a sample of
@@ -73,9 +77,21 @@ if [ ${#parts[@]} -eq 0 ]; then   # all of them (QUICK=1: the samples its tiny s
   fi
 fi
 left() { if [ -n "${DEADLINE:-}" ]; then echo $(( DEADLINE - ($(date +%s) - start) )); else echo 86400; fi; }
+"$py" bench/gpu_plan.py ${DEADLINE:+--deadline "$DEADLINE"} "${parts[@]}" | tee "$results/plan.txt"
 status=0
+prefill_pid=""; prefill_samples=""; ppcg_pid=""
+# a bench part whose serial C a background prefill is running waits for it (else both would run it)
+wait_prefill() {
+  local sample=${1%%@*}; sample=${sample%%+*}
+  if [ -n "$prefill_pid" ] && [[ " $prefill_samples " == *" $sample "* ]]; then
+    echo "gpu_all: $1 waits for the serial C prefill"; wait "$prefill_pid" || status=1; prefill_pid=""
+  fi
+}
+ppcg=bench/ppcg
 for part in "${parts[@]}"; do   # in the order given
-  if [ "$(left)" -lt 20 ]; then echo "gpu_all: $part not started, the deadline is reached"; status=1; continue; fi
+  if [ "$(left)" -lt 20 ] && [ "$part" != page ]; then   # the page (seconds) shows what was taken
+    echo "gpu_all: $part not started, the deadline is reached"; status=1; continue
+  fi
   case "$part" in
     env)
       { echo "date: $(date -u +%FT%TZ)"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
@@ -94,9 +110,39 @@ for part in "${parts[@]}"; do   # in the order given
     profile:*:*) IFS=: read -r _ sample point <<< "$part"
       "$py" bench/gpu_profile.py "$sample" --point "$point" --out "$results" --timeout "$(left)" || status=1 ;;
     profile*) echo "gpu_all: $part: profile needs a sample and a point, e.g. profile:matadd:N=8192,B0=16,B1=8"; status=1 ;;
-    *) "$py" bench/paper_gpu.py --out "$results" --deadline "$(left)" ${QUICK:+--quick} "$part" || status=1 ;;
+    serial:*) IFS=, read -r -a some <<< "${part#serial:}"   # in the background, on the CPU
+      for s in "${some[@]}"; do s=${s%%@*}; prefill_samples="$prefill_samples ${s%%+*}"; done
+      "$py" bench/serial_prefill.py --out "$results" ${QUICK:+--quick} "${some[@]}" > "$results/serial_prefill.log" 2>&1 &
+      prefill_pid=$! ;;
+    ppcg-build)   # in the background, on the CPU: our side found and emitted, every program built
+      { "$py" bench/ppcg_points.py && PARAKERN="$py -m parakern" MAIN="$here" bash $ppcg/parakern/emit_all.sh \
+          && NVCC=$(type -ap nvcc | grep -v /tests/fakes/ | head -1) BUILD_ONLY=1 BUILD=/tmp/ppcg-peer-gpu \
+             bash $ppcg/run_gpu.sh; } > "$results/ppcg_build.log" 2>&1 &
+      ppcg_pid=$! ;;
+    ppcg)   # PPCG's kernels beside our best case of each (bench/ppcg/README.md); the GPU's alone
+      if [ -z "$ppcg_pid" ]; then
+        { "$py" bench/ppcg_points.py && PARAKERN="$py -m parakern" MAIN="$here" bash $ppcg/parakern/emit_all.sh; } \
+          > "$results/ppcg_build.log" 2>&1 || { cat "$results/ppcg_build.log"; status=1; continue; }
+        skip=""
+      else
+        wait "$ppcg_pid" || { cat "$results/ppcg_build.log"; status=1; continue; }; skip=1; ppcg_pid=""
+      fi
+      cp $ppcg/parakern/points.txt "$results/ppcg_points.txt"
+      if [ -n "${QUICK:-}" ]; then   # the emulated GPU runs no PPCG program: built (the real nvcc), none run
+        NVCC=$(type -ap nvcc | grep -v /tests/fakes/ | head -1) BUILD_ONLY=1 SKIP_BUILD=$skip BUILD=/tmp/ppcg-peer-gpu \
+          timeout "$(left)" bash $ppcg/run_gpu.sh
+      else
+        SKIP_BUILD=$skip BUILD=/tmp/ppcg-peer-gpu timeout "$(left)" bash $ppcg/run_gpu.sh
+      fi > "$results/ppcg.txt" 2>&1 || status=1
+      cat "$results/ppcg.txt" ;;
+    page) "$py" bench/gpu_page.py "$results" --out "$results/GPU.md" || status=1
+      [ -n "${OUT:-}" ] && cp "$results/GPU.md" "$OUT/" ;;
+    *) wait_prefill "$part"
+      "$py" bench/paper_gpu.py --out "$results" --deadline "$(left)" ${QUICK:+--quick} "$part" || status=1 ;;
   esac
 done
+[ -n "$prefill_pid" ] && { kill "$prefill_pid" 2>/dev/null; wait "$prefill_pid" 2>/dev/null; }
+[ -n "$ppcg_pid" ] && { kill "$ppcg_pid" 2>/dev/null; wait "$ppcg_pid" 2>/dev/null; }
 if [ -n "${OUT:-}" ]; then
   name="results-$(echo "${parts[0]}" | tr -c 'A-Za-z0-9_\n-' '_').tar.gz"
   tar czf "$OUT/$name" --exclude=serial-cache --exclude=variants -C "$results" . && ls -la "$OUT"

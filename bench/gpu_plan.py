@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper_gpu import QUICK, SUITE, sizes_of, unknown_name  # noqa: E402
+from paper_gpu import SUITE, sizes_of, unknown_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = (ROOT / "docs" / "bench" / "h100", ROOT / "docs" / "bench" / "h200")
@@ -35,6 +35,11 @@ BYTES = {"matmul": lambda v: v["n"] ** 2, "transpose": lambda v: v["N"] ** 2, "m
          "stencil2d": lambda v: v["N"] ** 2, "jacobi1d": lambda v: v["N"], "saxpy": lambda v: v["n"],
          "polydiv": lambda v: v["N"], "matvec": lambda v: v["m"] * v["n"]}
 FLOOR = 1.0   # seconds a point costs whatever its size (jacobi1d's 15 points of 256 KB: 13 s)
+# PPCG's side in two (ppcg-build in the background, then ppcg): our side found and emitted in
+# parallel (the register-tiled analysis of matmul takes the longest), 30 programs built on 16
+# cores; then 30 programs run one at a time, 1-3 s each (PPCG's README; not measured on a GPU)
+PPCG_BUILD = (120, "points found, 14 files emitted and 30 programs built")
+PPCG_RUN = (90, "30 programs run one at a time (1-3 s each: context, inputs, the CPU's check)")
 # Parts no committed file times (seconds, and why that figure)
 FIXED = {"setup": (90, "pycuda built from its sdist and the wheels installed: at most 90 s on 16 cores "
                        "(docs/bench/README.md)"),
@@ -99,8 +104,8 @@ def committed(name: str) -> list:
 
 
 def bench_estimate(name, entry, data, sweep, serial_done: set) -> tuple:
-    """(seconds, points, what it is made of) of one bench part; serial_done: the (program, point)
-    pairs an earlier part ran the serial C of (updated)."""
+    """(seconds on the GPU's side, seconds of serial C, points, what it is made of) of one bench
+    part; serial_done: the (program, point) pairs an earlier part ran the serial C of (updated)."""
     pts = points(sweep)
     program = (entry.sample, tuple(data))
     fresh = [p for p in pts if (program, tuple(sorted(p.items()))) not in serial_done]
@@ -120,14 +125,13 @@ def bench_estimate(name, entry, data, sweep, serial_done: set) -> tuple:
         overhead = len(pts) * (min(FLOOR, c["overhead"]) + max(0.0, c["overhead"] - FLOOR) * grown)
         kernels = len(pts) * c["kernels"] * scale
         serial = math.ceil(len(fresh) / max(1, entry.serial_jobs)) * c["serial"] * scale if fresh else 0.0
-        total = overhead + kernels + serial
-        if best is None or total > best[0]:
-            best = (total, f"{overhead:.0f} s compiles, inputs and checks + {kernels:.0f} s kernels + "
-                           f"{serial:.0f} s serial C ({len(pts) - len(fresh)} points cached), from {c['run']} "
-                           f"(x{scale:.3g} the work)")
+        if best is None or overhead + kernels + serial > sum(best[:2]):
+            best = (overhead + kernels, serial,
+                    f"{overhead:.0f} s compiles, inputs and checks + {kernels:.0f} s kernels + {serial:.0f} s serial C "
+                    f"({len(pts) - len(fresh)} points cached), from {c['run']} (x{scale:.3g} the work)")
     if best is None:
-        return 15.0 * len(pts), len(pts), "no committed run of this sample: 15 s a point"
-    return best[0], len(pts), best[1]
+        return 15.0 * len(pts), 0.0, len(pts), "no committed run of this sample: 15 s a point"
+    return best[0], best[1], len(pts), best[2]
 
 
 def sanitize_estimate(names: list, jobs: int = 6) -> tuple:
@@ -145,28 +149,63 @@ def sanitize_estimate(names: list, jobs: int = 6) -> tuple:
     return sum(runs[::jobs]) if runs else 0.0, f"{len(runs)} runs, {jobs} at a time (sanitizer.json)"
 
 
-def plan(parts: list, quick: bool = False) -> list:
-    """(part, seconds, what) per part in order; a part that is not one names its problem."""
-    suite = QUICK if quick else SUITE
-    rows, serial_done = [("setup", *FIXED["setup"])], set()
+def bench_part(suite: dict, part: str, serial_done: set) -> tuple:
+    """(seconds on the GPU's side, seconds of serial C, what) of a bench part, every size of it."""
+    gpu = serial = 0.0
+    what = []
+    for name, entry, tag, data, sweep in sizes_of(suite, [part]):
+        g, s, n, why = bench_estimate(name, entry, data, sweep, serial_done)
+        gpu, serial = gpu + g, serial + s
+        what.append(f"{tag}: {n} points, {why}")
+    return gpu, serial, "; ".join(what)
+
+
+def base_of(part: str) -> str:
+    return part.split("@")[0].split("+")[0]
+
+
+def plan(parts: list) -> list:
+    """(part, starts at, seconds, what) per part in gpu_all.sh's order, the real sizes' figures
+    (also for a rehearsal: the figures to plan with). Background parts (serial:..., ppcg-build)
+    run beside the next ones; a part that needs one waits for it. A name that is no part says so."""
+    rows, serial_done, clock = [("setup", 0.0, *FIXED["setup"])], set(), FIXED["setup"][0]
+    background = {}   # what waits for it -> when it ends
     for part in parts:
         head = part.split(":", 1)[0]
-        if head in FIXED:
-            rows.append((part, *FIXED[head]))
+        waits = 0.0
+        if head == "serial":
+            names = part.split(":", 1)[1].split(",")
+            seconds = sum(bench_part(SUITE, n, serial_done)[1] for n in names if not unknown_name(SUITE, [n]))
+            for n in names:
+                background[base_of(n)] = clock + seconds
+            rows.append((part, clock, 0.0, f"in the background: {seconds:.0f} s of serial C ahead of its parts"))
+            continue
+        if head == "ppcg-build":
+            background["ppcg"] = clock + PPCG_BUILD[0]
+            rows.append((part, clock, 0.0, f"in the background: {PPCG_BUILD[0]} s, {PPCG_BUILD[1]}"))
+            continue
+        key = "ppcg" if head == "ppcg" else base_of(part)
+        if key in background:
+            waits = max(0.0, background.pop(key) - clock)
+            clock += waits
+        if head == "ppcg":
+            seconds, what = PPCG_RUN if any(r[0] == "ppcg-build" for r in rows) else FIXED["ppcg"]
+        elif head in FIXED:
+            seconds, what = FIXED[head]
         elif head == "sanitize":
             names = part.split(":", 1)[1].split(",") if ":" in part else [n for n, e in SUITE.items() if e.small]
-            rows.append((part, *sanitize_estimate(names)))
+            seconds, what = sanitize_estimate(names)
         elif head in ("tune", "profile"):
-            rows.append((part, 60.0, "not estimated: about a minute a sample"))
-        elif unknown_name(suite, [part]):
-            rows.append((part, 0.0, unknown_name(suite, [part])))
+            seconds, what = 60.0, "not estimated: about a minute a sample"
+        elif unknown_name(SUITE, [part]):
+            seconds, what = 0.0, unknown_name(SUITE, [part])
         else:
-            total, count, what = 0.0, 0, []
-            for name, entry, tag, data, sweep in sizes_of(suite, [part]):
-                seconds, n, why = bench_estimate(name, entry, data, sweep, serial_done)
-                total, count = total + seconds, count + n
-                what.append(f"{tag}: {n} points, {why}")
-            rows.append((part, total, "; ".join(what)))
+            gpu, serial, what = bench_part(SUITE, part, serial_done)
+            seconds = gpu + serial
+        if waits:
+            what = f"waits {waits:.0f} s for its background part; " + what
+        rows.append((part, clock - waits, seconds + waits, what))
+        clock += seconds
     return rows
 
 
@@ -174,17 +213,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("parts", nargs="+")
     parser.add_argument("--deadline", type=float, default=0)
-    parser.add_argument("--quick", action="store_true", help="QUICK=1's sizes (estimates are the real sizes')")
     args = parser.parse_args(argv)
-    rows = plan(args.parts)   # the real sizes' estimates, also for a rehearsal: the figure to plan with
-    elapsed = 0.0
-    print("gpu_plan: estimated seconds on an H100/H200 machine (16 cores), from the committed runs:")
-    for part, seconds, what in rows:
-        elapsed += seconds
-        late = " (past the deadline: cut)" if args.deadline and elapsed > args.deadline else ""
-        print(f"  {part:24s} {seconds:6.0f} s  ends at {elapsed:5.0f} s{late}  {what}")
+    print("gpu_plan: estimated seconds on an H100/H200 machine (16 cores), from the committed runs "
+          "(the real sizes', also for a QUICK=1 rehearsal):")
+    end = 0.0
+    for part, starts, seconds, what in plan(args.parts):
+        end = max(end, starts + seconds)
+        late = " (past the deadline: cut)" if args.deadline and starts + seconds > args.deadline else ""
+        print(f"  {part:28s} {seconds:5.0f} s  ends at {starts + seconds:5.0f} s{late}  {what}")
     against = f" against a deadline of {args.deadline:.0f} s" if args.deadline else ""
-    print(f"gpu_plan: {elapsed:.0f} s in all{against}")
+    print(f"gpu_plan: {end:.0f} s in all{against}")
     return 0
 
 

@@ -38,6 +38,7 @@ class Entry:
     instances: bool = False          # also time each case's compile-time instance (bench --instances)
     named: tuple = field(default=())  # ((tag, data, sweep), ...): sizes run only where named (SAMPLE@TAG)
     options: tuple = field(default=())  # more options of `parakern bench` (e.g. --register-tiles)
+    folder: str = "samples"          # where <sample>.c is (bench/programs: programs that are no sample)
 
     def all_sizes(self) -> tuple:
         """(tag, data, sweep) of every size, the named ones after the others."""
@@ -82,6 +83,9 @@ SUITE = {
                        small=("N=300", "Bx=32", "By=8")),
     "matvec": Entry("matvec", (("m8192", ("m=8192", "n=8192")),), ("B=64,128,256",), 3,
                     small=("m=1000", "n=700", "B=128")),
+    # updates made with CUDA's atomics (decision (7)): a kernel kind of its own for the sanitizer
+    "histogram": Entry("histogram", (), ("B=128,256,512",), 3, small=("n=100000", "B=256"), folder="bench/programs",
+                       named=(("n16777216", ("n=16777216",), ("B=128,256,512",)),)),
 }
 # The same parts at tiny sizes (a check of the path on the emulated GPU): the named sizes keep
 # their tags so that a command rehearsed with QUICK=1 names the parts of the real run.
@@ -99,6 +103,8 @@ QUICK = {
     "transpose": Entry("transpose", (("N32", ("N=32",)),), ("B0=4", "B1=8", "s=2"), 1,
                        named=(("N4096", ("N=64",), ("B0=8", "B1=8", "s=2")),)),
     "matadd": Entry("matadd", (("N32", ("N=32",)),), ("B0=4,8", "B1=8"), 1),
+    "histogram": Entry("histogram", (), ("B=32",), 1, folder="bench/programs",
+                       named=(("n16777216", ("n=1000",), ("B=32,64",)),)),
     "polydiv": Entry("polydiv", (("M16", ("M=16", "N=20", "P=97")),), ("B=8", "s=1"), 1,
                      named=(("M1048576", ("M=24", "N=30", "P=97"), ("B=8", "s=1,2")),)),
 }
@@ -108,7 +114,7 @@ def variant_file(entry: Entry, folder: Path) -> Path:
     """The sample as it is benched: a copy under folder/<variant>/ with the cache clause put on
     its meta_schedule. Every bench runs in the folder of its file and names it by its base
     name, so that the serial programs of two variants are the same (Baseline.run's cache)."""
-    source = ROOT / "samples" / f"{entry.sample}.c"
+    source = ROOT / entry.folder / f"{entry.sample}.c"
     if not entry.cache:
         return source
     text = source.read_text()
@@ -206,7 +212,8 @@ def run(name: str, entry: Entry, tag: str, data, sweep, out: Path, repeat: int, 
                             entry.serial_jobs, entry.instances) + list(entry.options)
     code, stdout, stderr, seconds = run_command(command, file.parent, timeout)
     plan = messages(stderr)
-    source = f"samples/{entry.sample}.c" if not entry.cache else f"<samples/{entry.sample}.c with {entry.cache}>"
+    source = f"{entry.folder}/{entry.sample}.c"
+    source = f"<{source} with {entry.cache}>" if entry.cache else source
     shown = " ".join(["parakern", *command[3:4], source, *command[5:]]).replace(str(out.resolve()), "OUT")
     Path(f"{stem}.md").write_text(f"# {name} ({' '.join(data)})\n\n`{shown}`\n\n"
                                   f"{stdout}\n\n## Plan and messages\n\n```\n{plan}\n```\n")
