@@ -53,23 +53,6 @@ build_pycuda() {
   return 0
 }
 
-# an earlier run on the same machine installed them already
-if ! "$py" -c "import pycuda, z3, pycparser" 2>/dev/null && [ -d /tmp/parakern-site ] \
-   && PYTHONPATH="/tmp/parakern-site${PYTHONPATH:+:$PYTHONPATH}" "$py" -c "import pycuda, z3, pycparser" 2>/dev/null; then
-  export PYTHONPATH="/tmp/parakern-site${PYTHONPATH:+:$PYTHONPATH}"
-fi
-if ! "$py" -c "import pycuda, z3, pycparser" 2>/dev/null; then
-  build_pycuda || exit 3
-  if [ -d .whl ]; then
-    "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/parakern-site \
-      .whl/*.whl || { echo "gpu_all: the wheels in .whl/ did not install"; exit 3; }
-    export PYTHONPATH="/tmp/parakern-site${PYTHONPATH:+:$PYTHONPATH}"
-  fi
-  "$py" -c "import pycuda, z3, pycparser" || { echo "gpu_all: pycuda, z3-solver and pycparser are needed: \
-pip install -e '.[bench]' (or carry wheels in .whl/)"; exit 3; }
-fi
-export PYTHONPATH="$here/server${PYTHONPATH:+:$PYTHONPATH}"
-
 parts=("$@")
 if [ ${#parts[@]} -eq 0 ]; then   # all of them (QUICK=1: the samples its tiny sizes have)
   if [ -n "${QUICK:-}" ]; then parts=(matadd transpose jacobi1d polydiv matmul matmul+cache matmul+tiles)
@@ -79,7 +62,55 @@ fi
 left() { if [ -n "${DEADLINE:-}" ]; then echo $(( DEADLINE - ($(date +%s) - start) )); else echo 86400; fi; }
 "$py" bench/gpu_plan.py ${DEADLINE:+--deadline "$DEADLINE"} "${parts[@]}" | tee "$results/plan.txt"
 status=0
+
+# Background parts (serial:..., ppcg-build) need the analysis (z3, pycparser), not pycuda: they
+# start as soon as it imports, so that they run while pycuda builds and the GPU parts run.
 prefill_pid=""; prefill_samples=""; ppcg_pid=""
+ppcg=bench/ppcg
+start_background() {
+  local part s
+  for part in "${parts[@]}"; do
+    case "$part" in
+      serial:*) IFS=, read -r -a some <<< "${part#serial:}"   # the serial C into the serial cache, on the CPU
+        for s in "${some[@]}"; do s=${s%%@*}; prefill_samples="$prefill_samples ${s%%+*}"; done
+        "$py" bench/serial_prefill.py --out "$results" ${QUICK:+--quick} "${some[@]}" > "$results/serial_prefill.log" 2>&1 &
+        prefill_pid=$! ;;
+      ppcg-build)   # our side found and emitted, every program built, on the CPU
+        { "$py" bench/ppcg_points.py && PARAKERN="$py -m parakern" MAIN="$here" bash $ppcg/parakern/emit_all.sh \
+            && NVCC=$(type -ap nvcc | grep -v /tests/fakes/ | head -1) BUILD_ONLY=1 BUILD=/tmp/ppcg-peer-gpu \
+               bash $ppcg/run_gpu.sh; } > "$results/ppcg_build.log" 2>&1 &
+        ppcg_pid=$! ;;
+    esac
+  done
+}
+
+# an earlier run on the same machine installed them already
+if ! "$py" -c "import pycuda, z3, pycparser" 2>/dev/null && [ -d /tmp/parakern-site ] \
+   && PYTHONPATH="/tmp/parakern-site${PYTHONPATH:+:$PYTHONPATH}" "$py" -c "import pycuda, z3, pycparser" 2>/dev/null; then
+  export PYTHONPATH="/tmp/parakern-site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+install_wheels() {
+  "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/parakern-site \
+    "$@" || { echo "gpu_all: the wheels in .whl/ did not install"; exit 3; }
+  export PYTHONPATH="/tmp/parakern-site${PYTHONPATH:+:$PYTHONPATH}"
+}
+started=""
+if ! "$py" -c "import pycuda, z3, pycparser" 2>/dev/null; then
+  # the analysis' wheels first, so that the background parts start while pycuda builds
+  if ls .whl/*.whl >/dev/null 2>&1; then install_wheels .whl/*.whl; fi
+  if "$py" -c "import z3, pycparser" 2>/dev/null; then
+    PYTHONPATH="$here/server${PYTHONPATH:+:$PYTHONPATH}" start_background; started=1
+  fi
+  if ! "$py" -c "import pycuda" 2>/dev/null; then
+    build_pycuda || exit 3
+    if ls .whl/pycuda-*.whl >/dev/null 2>&1; then install_wheels .whl/pycuda-*.whl; fi
+  fi
+  "$py" -c "import pycuda, z3, pycparser" || { echo "gpu_all: pycuda, z3-solver and pycparser are needed: \
+pip install -e '.[bench]' (or carry wheels in .whl/)"; exit 3; }
+fi
+export PYTHONPATH="$here/server${PYTHONPATH:+:$PYTHONPATH}"
+[ -n "$started" ] || start_background
+
 # a bench part whose serial C a background prefill is running waits for it (else both would run it)
 wait_prefill() {
   local sample=${1%%@*}; sample=${sample%%+*}
@@ -87,7 +118,6 @@ wait_prefill() {
     echo "gpu_all: $1 waits for the serial C prefill"; wait "$prefill_pid" || status=1; prefill_pid=""
   fi
 }
-ppcg=bench/ppcg
 for part in "${parts[@]}"; do   # in the order given
   if [ "$(left)" -lt 20 ] && [ "$part" != page ]; then   # the page (seconds) shows what was taken
     echo "gpu_all: $part not started, the deadline is reached"; status=1; continue
@@ -110,15 +140,7 @@ for part in "${parts[@]}"; do   # in the order given
     profile:*:*) IFS=: read -r _ sample point <<< "$part"
       "$py" bench/gpu_profile.py "$sample" --point "$point" --out "$results" --timeout "$(left)" || status=1 ;;
     profile*) echo "gpu_all: $part: profile needs a sample and a point, e.g. profile:matadd:N=8192,B0=16,B1=8"; status=1 ;;
-    serial:*) IFS=, read -r -a some <<< "${part#serial:}"   # in the background, on the CPU
-      for s in "${some[@]}"; do s=${s%%@*}; prefill_samples="$prefill_samples ${s%%+*}"; done
-      "$py" bench/serial_prefill.py --out "$results" ${QUICK:+--quick} "${some[@]}" > "$results/serial_prefill.log" 2>&1 &
-      prefill_pid=$! ;;
-    ppcg-build)   # in the background, on the CPU: our side found and emitted, every program built
-      { "$py" bench/ppcg_points.py && PARAKERN="$py -m parakern" MAIN="$here" bash $ppcg/parakern/emit_all.sh \
-          && NVCC=$(type -ap nvcc | grep -v /tests/fakes/ | head -1) BUILD_ONLY=1 BUILD=/tmp/ppcg-peer-gpu \
-             bash $ppcg/run_gpu.sh; } > "$results/ppcg_build.log" 2>&1 &
-      ppcg_pid=$! ;;
+    serial:*|ppcg-build) ;;   # started in the background before the first part
     ppcg)   # PPCG's kernels beside our best case of each (bench/ppcg/README.md); the GPU's alone
       if [ -z "$ppcg_pid" ]; then
         { "$py" bench/ppcg_points.py && PARAKERN="$py -m parakern" MAIN="$here" bash $ppcg/parakern/emit_all.sh; } \

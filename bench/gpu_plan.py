@@ -40,6 +40,7 @@ FLOOR = 1.0   # seconds a point costs whatever its size (jacobi1d's 15 points of
 # cores; then 30 programs run one at a time, 1-3 s each (PPCG's README; not measured on a GPU)
 PPCG_BUILD = (120, "points found, 14 files emitted and 30 programs built")
 PPCG_RUN = (90, "30 programs run one at a time (1-3 s each: context, inputs, the CPU's check)")
+WHEELS = 10.0   # seconds before the background parts start: the analysis' wheels installed, before pycuda builds
 # Parts no committed file times (seconds, and why that figure)
 FIXED = {"setup": (90, "pycuda built from its sdist and the wheels installed: at most 90 s on 16 cores "
                        "(docs/bench/README.md)"),
@@ -48,6 +49,26 @@ FIXED = {"setup": (90, "pycuda built from its sdist and the wheels installed: at
          "ppcg": (150, "parakern's side emitted (in parallel), 30 programs built on every core, each run "
                        "once (PPCG's README: about 2 minutes, not measured)"),
          "page": (5, "bench/gpu_page.py")}
+
+
+DISPATCHERS = ("dispatcher", "dispatcher_default", "dispatcher_tuned")
+
+
+class _Names(dict):
+    """The data names a WORK or BYTES function reads (it is called on this, which records them)."""
+
+    def __getitem__(self, name):
+        self.setdefault(name, 1)
+        return 1
+
+
+def data_names(base: str) -> set:
+    """The data parameters of a sample: those its WORK and BYTES read."""
+    names = _Names()
+    for table in (WORK, BYTES):
+        if base in table:
+            table[base](names)
+    return set(names)
 
 
 def values(assignments) -> dict:
@@ -88,14 +109,17 @@ def committed(name: str) -> list:
         for x in doc["results"]:
             serial[tuple(sorted(x["values"].items()))] = x.get("serial_s") or 0.0
         n = max(1, len(serial))
-        kernels = sum((x.get("gpu_s") or 0) * 23 for x in doc["results"])    # 3 warm-ups, 20 timed
-        kernels += sum((d.get("dispatch_s") or 0) * 23 for k in ("dispatcher", "dispatcher_default",
-                                                                  "dispatcher_tuned") for d in doc.get(k, ()))
+        base = variant.split("+")[0]
+        data = data_names(base)
+        per_point = {}   # the program parameters' values (the data's aside) -> kernel and dispatcher seconds
+        for x in doc["results"] + [d for k in DISPATCHERS for d in doc.get(k, ())]:
+            point = tuple(sorted((k, v) for k, v in x["values"].items() if k not in data))
+            per_point[point] = per_point.get(point, 0.0) + ((x.get("gpu_s") or x.get("dispatch_s") or 0) * 23)
+        kernels = sum(per_point.values())    # 3 warm-ups, 20 timed
         jobs = doc.get("serial_jobs") or 1
         serial_wall = math.ceil(n / jobs) * max(serial.values(), default=0.0)
         first = doc["results"][0]["values"]
-        base = variant.split("+")[0]
-        out.append({"run": f"{folder.name}/{key}", "points": n, "kernels": kernels / n,
+        out.append({"run": f"{folder.name}/{key}", "points": n, "kernels": kernels / n, "per_point": per_point,
                     "serial": max(serial.values(), default=0.0), "jobs": jobs,
                     "overhead": max(0.0, r["seconds"] - serial_wall - kernels) / n,
                     "work": WORK[base](first) if base in WORK else None,
@@ -123,7 +147,8 @@ def bench_estimate(name, entry, data, sweep, serial_done: set) -> tuple:
         scale = WORK[base](here) / c["work"] if c["work"] else 1.0
         grown = BYTES[base](here) / c["bytes"] if c["bytes"] else 1.0
         overhead = len(pts) * (min(FLOOR, c["overhead"]) + max(0.0, c["overhead"] - FLOOR) * grown)
-        kernels = len(pts) * c["kernels"] * scale
+        same = [c["per_point"].get(tuple(sorted(p.items()))) for p in pts]   # these points, where it ran them
+        kernels = (sum(same) if None not in same else len(pts) * c["kernels"]) * scale
         serial = math.ceil(len(fresh) / max(1, entry.serial_jobs)) * c["serial"] * scale if fresh else 0.0
         if best is None or overhead + kernels + serial > sum(best[:2]):
             best = (overhead + kernels, serial,
@@ -167,7 +192,8 @@ def base_of(part: str) -> str:
 def plan(parts: list) -> list:
     """(part, starts at, seconds, what) per part in gpu_all.sh's order, the real sizes' figures
     (also for a rehearsal: the figures to plan with). Background parts (serial:..., ppcg-build)
-    run beside the next ones; a part that needs one waits for it. A name that is no part says so."""
+    start once the analysis' wheels are in (WHEELS), before pycuda builds, and run beside the
+    other parts; a part that needs one waits for it. A name that is no part says so."""
     rows, serial_done, clock = [("setup", 0.0, *FIXED["setup"])], set(), FIXED["setup"][0]
     background = {}   # what waits for it -> when it ends
     for part in parts:
@@ -177,12 +203,12 @@ def plan(parts: list) -> list:
             names = part.split(":", 1)[1].split(",")
             seconds = sum(bench_part(SUITE, n, serial_done)[1] for n in names if not unknown_name(SUITE, [n]))
             for n in names:
-                background[base_of(n)] = clock + seconds
-            rows.append((part, clock, 0.0, f"in the background: {seconds:.0f} s of serial C ahead of its parts"))
+                background[base_of(n)] = WHEELS + seconds
+            rows.append((part, WHEELS, seconds, "in the background from the start: serial C ahead of its parts"))
             continue
         if head == "ppcg-build":
-            background["ppcg"] = clock + PPCG_BUILD[0]
-            rows.append((part, clock, 0.0, f"in the background: {PPCG_BUILD[0]} s, {PPCG_BUILD[1]}"))
+            background["ppcg"] = WHEELS + PPCG_BUILD[0]
+            rows.append((part, WHEELS, PPCG_BUILD[0], f"in the background from the start: {PPCG_BUILD[1]}"))
             continue
         key = "ppcg" if head == "ppcg" else base_of(part)
         if key in background:
@@ -219,7 +245,8 @@ def main(argv=None) -> int:
     end = 0.0
     for part, starts, seconds, what in plan(args.parts):
         end = max(end, starts + seconds)
-        late = " (past the deadline: cut)" if args.deadline and starts + seconds > args.deadline else ""
+        late = " (past the deadline: cut)" if args.deadline and starts + seconds > args.deadline \
+            and part != "page" else ""   # gpu_all.sh writes the page whatever the time
         print(f"  {part:28s} {seconds:5.0f} s  ends at {starts + seconds:5.0f} s{late}  {what}")
     against = f" against a deadline of {args.deadline:.0f} s" if args.deadline else ""
     print(f"gpu_plan: {end:.0f} s in all{against}")

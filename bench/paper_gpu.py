@@ -63,7 +63,8 @@ SUITE = {
     # `tune` ranks its best matmul configurations: the cuBLAS target is taken over these points too
     "matmul+tiles": Entry("matmul", (("n2048", ("n=2048",)),), ("B0=32,64,128", "ub1=16,32", "s=4"), 1,
                                 cache="cache(a, b)", small=("n=256", "ub1=16", "B0=32", "s=4"), serial_jobs=8,
-                                instances=True, named=(MM_4096,), options=("--register-tiles",)),
+                                instances=True, options=("--register-tiles",),
+                                named=(("n4096", ("n=4096",), ("ub1=32", "B0=32", "s=4")),)),   # MM_4096's tile
     "jacobi1d": Entry("jacobi1d", (("N32770_T4", ("N=32770", "T=4")),), ("B=16,32,64,128,256", "s=2,4,8"), 3,
                       small=("N=4098", "T=2", "B=64", "s=2"),
                       named=(("N1048578_T4", ("N=1048578", "T=4"), ("B=32,64,128,256,512", "s=2,4,8")),)),

@@ -19,9 +19,13 @@ import ppcg_points  # noqa: E402
 
 from conftest import cli  # noqa: E402
 
-ISSUE_PARTS = ["env", "refs", "serial:matmul@n4096", "ppcg-build", "jacobi1d@N1048578_T4", "transpose@N4096",
-               "polydiv@M1048576", "ppcg", "matmul@n4096", "matmul+cache@n4096", "matmul+tiles@n2048",
-               "matmul+tiles@n4096", "sanitize:matmul+tiles,histogram", "page"]
+def _issue_parts() -> list:
+    """bench/gpu_issue.sh's parts, in its order (read from the script: one list, one home)."""
+    text = (ROOT / "bench" / "gpu_issue.sh").read_text()
+    return text.split("parts=(", 1)[1].split(")", 1)[0].split()
+
+
+ISSUE_PARTS = _issue_parts()
 
 
 def test_the_new_sizes_run_only_where_named():
@@ -52,17 +56,18 @@ def test_the_plan_estimates_from_the_committed_runs():
     assert "from h100/polydiv_M33554432" in rows["polydiv@M1048576"][2]   # the larger size: scaled down
     # the serial C of matmul at n = 4096 runs in the background: matmul@n4096 counts none of it,
     # and matmul+cache shares it (the serial cache); the serial C is 8 times n = 2048's, 2 points at once
-    serial = float(rows["serial:matmul@n4096"][2].split("background: ")[1].split(" s")[0])
+    serial = rows["serial:matmul@n4096"][1]
     h100 = json.loads((ROOT / "docs/bench/h100/matmul_n2048.json").read_text())
     assert serial == pytest.approx(8 * max(r["serial_s"] for r in h100["results"]), rel=0.01)
     assert "0 s serial C (2 points cached)" in rows["matmul@n4096"][2]
     assert "0 s serial C (2 points cached)" in rows["matmul+cache@n4096"][2]
-    # the part after the background work starts when it ends, not before
-    ppcg_build = rows["ppcg-build"][0] + gpu_plan.PPCG_BUILD[0]
+    # background work starts before pycuda builds; the part that needs it starts when it ends
+    assert rows["serial:matmul@n4096"][0] == rows["ppcg-build"][0] == gpu_plan.WHEELS
+    ppcg_build = gpu_plan.WHEELS + gpu_plan.PPCG_BUILD[0]
     assert rows["ppcg"][0] + rows["ppcg"][1] == pytest.approx(max(rows["polydiv@M1048576"][0]
                                                                   + rows["polydiv@M1048576"][1], ppcg_build)
                                                               + gpu_plan.PPCG_RUN[0])
-    starts = [s for s, _, _ in rows.values()]
+    starts = [s for part, (s, _, _) in rows.items() if part not in ("serial:matmul@n4096", "ppcg-build")]
     assert starts == sorted(starts)
 
 
