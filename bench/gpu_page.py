@@ -269,7 +269,8 @@ def targets(runs: dict, refs: dict, ppcg: "list | None" = None) -> list:
             worst = min(ratios, key=lambda x: x[3])
             below = sum(1 for x in ratios if x[3] < DISPATCH_TARGET)
             rows.append((f"{run}: {what} >= {pct(DISPATCH_TARGET)} of the best case, every point",
-                         f"lowest {pct(worst[3])} at {fmt_point(worst[0], data_names(doc, run))} (launched case "
+                         f"lowest {pct(worst[3])} at {fmt_point(worst[0], data_names(doc, run)) or 'its point'} "
+                         f"(launched case "
                          f"{worst[1]}, {fastest_label(doc, worst[0])} fastest); {below} of {len(ratios)} points below",
                          below == 0))
     for size, sgemm in sorted(refs.get("sgemm", {}).items(), key=lambda kv: int(kv[0].lstrip("n"))):
