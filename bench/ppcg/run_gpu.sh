@@ -81,7 +81,12 @@ else
     tr '\n' '\0' < "$cmds" | xargs -0 -P "$JOBS" -I{} bash -c '{}'
     echo "# built ${#progs[@]} programs in $(( $(date +%s) - T0 )) s"
 fi
-[ -n "${BUILD_ONLY:-}" ] && exit 0
+missing=0
+for p in "${progs[@]}"; do [ -x "$p" ] || { echo "not built: $(basename "$(dirname "$p")") (see $(dirname "$p")/build.log)"; missing=1; }; done
+if [ -n "${BUILD_ONLY:-}" ]; then
+    [ $missing = 0 ] && echo "# every program is built"
+    exit $missing
+fi
 
 # ---- a device-to-device copy of 256 MiB, the yardstick of parakern's "of a copy"
 cat > "$BUILD/copy.cu" <<'EOF'
