@@ -75,8 +75,10 @@ start_background() {
         for s in "${some[@]}"; do s=${s%%@*}; prefill_samples="$prefill_samples ${s%%+*}"; done
         "$py" bench/serial_prefill.py --out "$results" ${QUICK:+--quick} "${some[@]}" > "$results/serial_prefill.log" 2>&1 &
         prefill_pid=$! ;;
-      ppcg-build)   # our side found and emitted, every program built, on the CPU
-        { "$py" bench/ppcg_points.py && PARAKERN="$py -m parakern" MAIN="$here" bash $ppcg/parakern/emit_all.sh \
+      ppcg-build)   # our side found and emitted (the cases found beside the emits), every program built, on the CPU
+        { "$py" bench/ppcg_points.py --no-cases \
+            && { "$py" bench/ppcg_points.py & cases=$!
+                 PARAKERN="$py -m parakern" MAIN="$here" bash $ppcg/parakern/emit_all.sh && wait $cases; } \
             && NVCC=$(type -ap nvcc | grep -v /tests/fakes/ | head -1) BUILD_ONLY=1 BUILD=/tmp/ppcg-peer-gpu \
                bash $ppcg/run_gpu.sh; } > "$results/ppcg_build.log" 2>&1 &
         ppcg_pid=$! ;;

@@ -35,10 +35,11 @@ BYTES = {"matmul": lambda v: v["n"] ** 2, "transpose": lambda v: v["N"] ** 2, "m
          "stencil2d": lambda v: v["N"] ** 2, "jacobi1d": lambda v: v["N"], "saxpy": lambda v: v["n"],
          "polydiv": lambda v: v["N"], "matvec": lambda v: v["m"] * v["n"]}
 FLOOR = 1.0   # seconds a point costs whatever its size (jacobi1d's 15 points of 256 KB: 13 s)
-# PPCG's side in two (ppcg-build in the background, then ppcg): our side found and emitted in
-# parallel (the register-tiled analysis of matmul takes the longest), 30 programs built on 16
+# PPCG's side in two (ppcg-build in the background, then ppcg): our points read, the cases found
+# beside the 14 emits, all in parallel (matmul's register-tiled tree takes the longest: about 5
+# minutes on 2 busy cores here, so about a minute and a half there), 30 programs built on 16
 # cores; then 30 programs run one at a time, 1-3 s each (PPCG's README; not measured on a GPU)
-PPCG_BUILD = (120, "points found, 14 files emitted and 30 programs built")
+PPCG_BUILD = (120, "points read, cases found beside 14 emits, 30 programs built")
 PPCG_RUN = (90, "30 programs run one at a time (1-3 s each: context, inputs, the CPU's check)")
 WHEELS = 10.0   # seconds before the background parts start: the analysis' wheels installed, before pycuda builds
 # Parts no committed file times (seconds, and why that figure)

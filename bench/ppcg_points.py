@@ -58,7 +58,9 @@ def best_point(runs: Path, kernel: str) -> "tuple | None":
     return best
 
 
-def line(kernel: str, runs: Path, profile: str, scratch: Path) -> str:
+def line(kernel: str, runs: Path, profile: str, scratch: Path, cases: bool = True) -> str:
+    """points.txt's line of a kernel; cases=False: `-` for the case (no analysis: what
+    emit_all.sh needs, written first so that the emits run beside the analyses)."""
     found = best_point(runs, kernel)
     if found is None:
         raise SystemExit(f"ppcg_points: {runs} has no correct run of {kernel} at {SIZES[kernel]}")
@@ -66,19 +68,22 @@ def line(kernel: str, runs: Path, profile: str, scratch: Path) -> str:
     entry = SUITE[variant]
     file = variant_file(entry, scratch)
     options = [o for o in entry.options if o == "--register-tiles"]   # what emit takes of the bench's options
-    strategies = strategy_codes() if options else None
-    (result,) = [r for r in analyze(file.read_text(), file.name, Options(strategies=strategies)).results
-                 if r.tree is not None][:1]
-    choice = dispatch.choose(result.tree, get_profile(profile), values)
-    if choice.case is None:
-        raise SystemExit(f"ppcg_points: no case of {variant} fits {profile} at {values}: {choice.reason}")
+    if cases:
+        strategies = strategy_codes() if options else None
+        (result,) = [r for r in analyze(file.read_text(), file.name, Options(strategies=strategies)).results
+                     if r.tree is not None][:1]
+        choice = dispatch.choose(result.tree, get_profile(profile), values)
+        if choice.case is None:
+            raise SystemExit(f"ppcg_points: no case of {variant} fits {profile} at {values}: {choice.reason}")
+        case, why = choice.case, f"case {choice.case}: today's default dispatcher on {profile} ({choice.by})"
+    else:
+        case, why = "-", "its case not yet found"
     name = entry.sample + ("_" + "_".join(entry.cache.split("(")[0].split()) if entry.cache else "")
     program = {k: v for k, v in values.items() if k not in SIZES[kernel]}
     defines = " ".join(f"-DPK_{k.upper()}={v}" for k, v in program.items())
     fix = ",".join(f"{k}={v}" for k, v in program.items())
-    return (f"{kernel} {name} {choice.case} {' '.join(options) or '-'} {fix} {defines}  # {variant} at "
-            f"{' '.join(f'{k}={v}' for k, v in program.items())}: {seconds * 1e3:.4g} ms in {runs.name}/{run}; "
-            f"case {choice.case}: today's default dispatcher on {profile} ({choice.by})")
+    return (f"{kernel} {name} {case} {' '.join(options) or '-'} {fix} {defines}  # {variant} at "
+            f"{' '.join(f'{k}={v}' for k, v in program.items())}: {seconds * 1e3:.4g} ms in {runs.name}/{run}; {why}")
 
 
 def main(argv=None) -> int:
@@ -87,6 +92,8 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", default="auto",
                         help="the GPU's profile (machine/devices.py); auto: this machine's GPU's, else h100")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "ppcg" / "parakern" / "points.txt")
+    parser.add_argument("--no-cases", action="store_true",
+                        help="the points alone (no analysis; the case column `-`): what emit_all.sh reads")
     parser.add_argument("kernels", nargs="*", default=list(SIZES))
     args = parser.parse_args(argv)
     unknown = [k for k in args.kernels if k not in SIZES]
@@ -95,8 +102,10 @@ def main(argv=None) -> int:
     if args.profile == "auto":
         args.profile = detected_profile() or "h100"
     scratch = args.out.parent / "variants"
-    lines = [line(k, args.runs, args.profile, scratch) for k in args.kernels]
-    args.out.write_text("\n".join(lines) + "\n")
+    lines = [line(k, args.runs, args.profile, scratch, not args.no_cases) for k in args.kernels]
+    partial = args.out.with_suffix(".part")   # whole or not at all: emit_all.sh may be reading it
+    partial.write_text("\n".join(lines) + "\n")
+    partial.replace(args.out)
     print("\n".join(lines))
     return 0
 

@@ -65,6 +65,7 @@ for k in $ONLY; do
     done
     if [ -z "${NO_PARAKERN:-}" ]; then
         [ -n "${PK[$k]:-}" ] || { echo "run_gpu.sh: parakern/points.txt has no line for $k"; exit 2; }
+        [[ "${PK[$k]}" != *" - "* ]] || { echo "run_gpu.sh: parakern/points.txt has no case for $k (--no-cases)"; exit 2; }
         read -r file case defs <<< "${PK[$k]}"
         for src in "${file}_fix" "$file"; do
             tag=$([ "$src" = "$file" ] && echo "case$case" || echo "case$case-fix")
