@@ -82,6 +82,15 @@ def test_our_side_of_ppcg_is_the_fastest_kernel_of_the_last_run():
     assert ppcg_points.best_point(ROOT / "docs/bench/h200", "jacobi1d")[1] == {"N": 32770, "T": 4, "B": 128, "s": 2}
 
 
+def test_the_points_for_emit_come_first_without_analysis(tmp_path):
+    """points.txt's line before the cases are found: emit's options and --fix point, the case `-`
+    (run_gpu.sh refuses to build from it), the point's macros in the drivers' names."""
+    line = ppcg_points.line("matmul", ROOT / "docs/bench/h200", "h100", tmp_path, cases=False)
+    assert line.startswith("matmul matmul_cache - --register-tiles B0=32,ub1=32,s=4 -DPK_B0=32 -DPK_UB1=32 -DPK_S=4  #")
+    line = ppcg_points.line("stencil2d", ROOT / "docs/bench/h200", "h100", tmp_path, cases=False)
+    assert line.startswith("stencil2d stencil2d - - Bx=64,By=4 -DPK_BX=64 -DPK_BY=4  #")
+
+
 PPCG_TXT = """# run_gpu.sh 2026-11-28T10:00:00Z arch sm_90
 ppcg matmul/default    median    2.0000 ms     8589.9 GFLOP/s correct yes  (max error 0, 20 timed runs)
 ppcg matmul/pk         median    0.8000 ms    21474.8 GFLOP/s correct yes  (max error 0, 20 timed runs)
