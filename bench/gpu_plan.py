@@ -41,6 +41,9 @@ FLOOR = 1.0   # seconds a point costs whatever its size (jacobi1d's 15 points of
 # cores; then 30 programs run one at a time, 1-3 s each (PPCG's README; not measured on a GPU)
 PPCG_BUILD = (120, "points read, cases found beside 14 emits, 30 programs built")
 PPCG_RUN = (90, "30 programs run one at a time (1-3 s each: context, inputs, the CPU's check)")
+# The register-tiled tree of matmul (--register-tiles): 75 s of CPU for its analysis here (2 cores
+# shared); the committed runs had none of it. Each bench or sanitizer run of such a part pays it.
+TILES_ANALYSIS = 45.0
 WHEELS = 10.0   # seconds before the background parts start: the analysis' wheels installed, before pycuda builds
 # Parts no committed file times (seconds, and why that figure)
 FIXED = {"setup": (90, "pycuda built from its sdist and the wheels installed: at most 90 s on 16 cores "
@@ -181,6 +184,8 @@ def bench_part(suite: dict, part: str, serial_done: set) -> tuple:
     what = []
     for name, entry, tag, data, sweep in sizes_of(suite, [part]):
         g, s, n, why = bench_estimate(name, entry, data, sweep, serial_done)
+        if "--register-tiles" in entry.options:
+            g, why = g + TILES_ANALYSIS, f"{TILES_ANALYSIS:.0f} s the register-tiled analysis + " + why
         gpu, serial = gpu + g, serial + s
         what.append(f"{tag}: {n} points, {why}")
     return gpu, serial, "; ".join(what)
@@ -222,6 +227,9 @@ def plan(parts: list) -> list:
         elif head == "sanitize":
             names = part.split(":", 1)[1].split(",") if ":" in part else [n for n, e in SUITE.items() if e.small]
             seconds, what = sanitize_estimate(names)
+            if any("--register-tiles" in SUITE[n].options for n in names if n in SUITE):   # the runs analyse at once
+                seconds += TILES_ANALYSIS
+                what += f" + {TILES_ANALYSIS:.0f} s the register-tiled analysis"
         elif head in ("tune", "profile"):
             seconds, what = 60.0, "not estimated: about a minute a sample"
         elif unknown_name(SUITE, [part]):
