@@ -186,7 +186,7 @@ def sanitizer(folder: Path) -> list:
         found = re.findall(r"(?:ERROR SUMMARY: |SUMMARY: \d+ hazards? displayed \()(\d+) error", text)
         launched = sorted({int(k) for k in re.findall(r"case (\d+)\n", text + "\n")})
         failed = "parakern bench:" in text and "differ" in text
-        rows.append((m.group(1).replace("_cache", "+cache"), m.group(2), int(found[-1]) if found else None,
+        rows.append((re.sub(r"_(cache|tiles)\b", r"+\1", m.group(1)), m.group(2), int(found[-1]) if found else None,
                      launched, failed))
     return rows
 
