@@ -25,7 +25,7 @@ def sanitize(name: str, tool: str, out: Path, timeout: float) -> dict:
     entry = SUITE[name]
     file = variant_file(entry, out)
     command = ["compute-sanitizer", "--tool", tool, "--print-limit", "20",
-               *bench_command(file, entry.small, (), 1, 1, None, None, instances=entry.instances)]
+               *bench_command(file, entry.small, (), 1, 1, None, None, instances=entry.instances), *entry.options]
     start = time.perf_counter()
     try:
         done = subprocess.run(command, capture_output=True, text=True, cwd=file.parent, env=_env(), timeout=timeout)

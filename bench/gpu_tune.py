@@ -80,7 +80,7 @@ def main(argv=None) -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     runs = []
-    for name, entry, tag, data, left in sizes_in_time(suite, args.samples or list(suite), args.deadline):
+    for name, entry, tag, data, _sweep, left in sizes_in_time(suite, args.samples or list(suite), args.deadline):
         runs.append({"run": f"{name}_{tag}", "exit": None} if left is None
                     else run(name, entry, tag, data, args.out, profile, args.top, args.repeat, left))
     return 0 if all(r["exit"] == 0 for r in runs) else 1

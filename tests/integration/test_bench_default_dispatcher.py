@@ -36,8 +36,9 @@ def test_gpu_page_has_a_default_dispatcher_row(tmp_path):
     assert done.returncode == 0, done.stderr
     page = out.read_text()
     rows = {line.split(" | ")[0].lstrip("| "): line for line in page.splitlines()
-            if line.startswith("| stencil2d_N8192: ")}
-    assert rows["stencil2d_N8192: default dispatcher >= 90 % of the best case, every point"].endswith("| yes |")
+            if line.startswith(("| stencil2d_N8192: ", "| stencil2d: "))}
+    # the default dispatcher's row is the sample's (every size of it: issue 33), the others the run's
+    assert rows["stencil2d: default dispatcher >= 90 % of the best case, every point"].endswith("| yes |")
     assert rows["stencil2d_N8192: tree dispatcher >= 90 % of the best case, every point"].endswith("| **no** |")
     n = len(default)
     assert f"Default dispatcher (the time model's fastest case that fits): the fastest case at {n} of {n}" in page

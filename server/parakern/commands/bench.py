@@ -4,12 +4,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from parakern.commands.args import profile_name, progress
+from parakern.commands.args import add_register_tiles_argument, profile_name, progress, strategies_of
 from parakern.commands.source_file import host_scalars, read_source, schedules_with_tree, unknown_name
 from parakern.machine.devices import PROFILES, get_profile
 from parakern.bench import plan as planning
 from parakern.verify.build import BuildError, ToolMissing
-from parakern.pipeline import analyze
+from parakern.pipeline import Options, analyze
 from parakern.process import outputs
 from parakern.bench import report, session
 from parakern.bench import runner
@@ -46,6 +46,7 @@ def add_parser(sub) -> None:
     p.add_argument("--plan-only", action="store_true", help="print which case runs at each point; no GPU needed")
     p.add_argument("--profile", type=profile_name, metavar="DEVICE",
                    help=f"device profile for --plan-only ({', '.join(sorted(PROFILES))})")
+    add_register_tiles_argument(p)
 
 
 def _fail(message: str, code: int = 2) -> int:
@@ -87,7 +88,7 @@ def run(args) -> int:
         missing = runner.requirements()
         if missing:
             return _fail(missing, EXIT_MISSING)
-    analysis = analyze(text, args.file)
+    analysis = analyze(text, args.file, Options(strategies=strategies_of(args)))
     results = schedules_with_tree(analysis, args.file, "bench", args.schedule)
     if not results:
         return 2
