@@ -90,3 +90,14 @@ def test_register_tiles_are_offered_where_they_are_asked_for_only():
     assert {s.code for s in default_strategies() if _enabled(s, chosen)} == {"(8b)", "(6)"}
     assert _enabled(RegisterTiles(), chosen) and not _enabled(RegisterTiles(), Options())
 
+
+
+def test_a_tiled_schedule_s_profile_point_keeps_its_granularity_a_granularity():
+    """The 8 x 8 tile's grid is floor(floor(n/(s*ub1))/8): every floor is dropped before the
+    grid's growth is read, so s, which it shrinks by, is a granularity (2), not a data size.
+    Dropping them one atom at a time missed the outer floor in some hash orders: the point,
+    and with it the tile's padding, changed from one run of the same command to the next."""
+    from parakern.analysis.point import profile_point
+    text = (SAMPLES / "matmul.c").read_text().replace("meta_schedule {", "meta_schedule cache(a, b) {")
+    (schedule,) = analyze_source(text, "matmul.c").schedules
+    assert profile_point(tiled(schedule, (8, 8))) == {"n": 1024, "B0": 8, "ub1": 32, "s": 2}

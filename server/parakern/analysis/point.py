@@ -216,9 +216,9 @@ def _size_like(schedule: Schedule, defs: dict, bounds: dict) -> set[str]:
     data size preferred (`assert(R <= 4)`)."""
     grows, shrinks = set(), set()
     for loop in schedule.grid:
-        extent = sympy.sympify(loop.extent).xreplace(defs)
-        for f in extent.atoms(sympy.floor):
-            extent = extent.xreplace({f: f.args[0]})
+        # every floor dropped, nested ones too (a set of atoms replaced one by one would miss an
+        # outer floor once its inner one changed, in an order that varied from run to run)
+        extent = sympy.sympify(loop.extent).xreplace(defs).replace(sympy.floor, lambda arg: arg)
         num, den = sympy.fraction(sympy.together(extent))
         for term in sympy.Add.make_args(sympy.expand(num)):
             if not term.could_extract_minus_sign():
