@@ -12,29 +12,18 @@ import sympy
 
 from conftest import SAMPLES
 from parakern.comprehensive import comprehensive_optimization
-from parakern.counters.base import Counter, Measure
 from parakern.frontend import analyze_file
 from parakern.kernel import Kernel
 from parakern.reports.casetree import tree_dot
 from parakern.strategies.base import Strategy
 from parakern.symbolic import constraints as cs
 from parakern.symbolic.symbols import R, Z, sym
+from unit.test_comprehensive import TableCounter
 
 B0 = sym("B0")
 # a large tile, a smaller one, none: registers and shared memory fall with each step
 REGISTERS = {(): 100, ("(j)",): 50, ("(j)", "(jj)"): 20}
 SHARED = {(): 64 * B0, ("(j)",): 32 * B0, ("(j)", "(jj)"): 8 * B0}
-
-
-class Table(Counter):
-    kind = "resource"
-    unit = "units"
-
-    def __init__(self, name, symbol, table):
-        self.name, self.symbol, self.table = name, symbol, table
-
-    def measure(self, kernel):
-        return Measure(self.table[kernel.decisions], True, "table")
 
 
 class Smaller(Strategy):
@@ -55,7 +44,7 @@ def _kernel():
 
 
 def tree(joins: bool):
-    counters = [Table("registers", R, REGISTERS), Table("shared_memory", Z, SHARED)]
+    counters = [TableCounter("registers", R, REGISTERS), TableCounter("shared_memory", Z, SHARED)]
     steps = [Smaller("(j)", (), joins), Smaller("(jj)", ("(j)",), joins)]
     return comprehensive_optimization(_kernel(), counters, steps)
 

@@ -236,7 +236,7 @@ def _choice(s: Schedule, array: Array, choice, covered: frozenset) -> StagedChoi
         # Stores alone never read the copy, nor reads of what the thread wrote first
         # (written_first.py); with overlap another region's accesses might.
         reads = [i for i in cluster.accesses if s.accesses[i].is_read and i not in covered]
-        load = (overlapping and read_from[k]) or bool(reads)
+        load = read_from[k] if overlapping else bool(reads)
         hoisted = bool(between) and not any(v.name in between for d in cluster.dims
                                              for v in sympy.sympify(d.lower).free_symbols)
         boxes = read_boxes(s, cluster, reads) if load and not overlapping else ()

@@ -765,13 +765,10 @@ def _known_point(premises: Iterable, goal) -> bool:
     H1)? False when there is none or a relation cannot be evaluated exactly."""
     if not _POINTS:
         return False
-    tests, symbols = [], set()
-    for relation in [goal] + [relation_of(p) for p in premises]:   # the goal rejects most points
-        test = _point_test(relation)
-        if test is None:
-            return False
-        tests.append(test[0])
-        symbols |= test[1]
+    compiled = _tests([goal] + [relation_of(p) for p in premises])   # the goal rejects most points
+    if compiled is None:
+        return False
+    tests, symbols = compiled
     needed = {s.name for s in symbols}
     for point in reversed(_POINTS):
         if not needed <= point.keys():
@@ -812,17 +809,25 @@ def separates(point: Mapping[str, Number], inside: tuple, outside: tuple) -> boo
 def _separation(inside: tuple, outside: tuple):
     """(all of inside hold, one of outside fails, their symbols) as functions of {symbol: value};
     None where a relation is not compiled."""
-    groups = []
-    for group in (inside, outside):
-        tests = [_point_test(relation_of(r)) for r in group]
-        if any(test is None for test in tests):
-            return None
-        groups.append(tests)
-    symbols = tuple({s for group in groups for _, names in group for s in names})
-    holds = [test for test, _ in groups[0]]
-    fails = [test for test, _ in groups[1]]
+    held, failed = _tests(relation_of(r) for r in inside), _tests(relation_of(r) for r in outside)
+    if held is None or failed is None:
+        return None
+    (holds, ins), (fails, outs) = held, failed
     return (lambda values: all(t(values) for t in holds)), (lambda values: not all(t(values) for t in fails)), \
-        symbols
+        tuple(ins | outs)
+
+
+def _tests(relations) -> "tuple[list, set] | None":
+    """(each relation compiled to exact arithmetic, the symbols they name); None where one is
+    not compiled (_point_test)."""
+    tests, symbols = [], set()
+    for relation in relations:
+        test = _point_test(relation)
+        if test is None:
+            return None
+        tests.append(test[0])
+        symbols |= test[1]
+    return tests, symbols
 
 
 @functools.lru_cache(maxsize=16384)

@@ -93,20 +93,27 @@ def numbers(env: Mapping) -> dict:
     return out
 
 
+def _evaluated(expr, subs: Mapping, given: "dict | None"):
+    """expr's value at subs through its compiled expression (a bool, an int or a Fraction);
+    None where it has none or does not evaluate there."""
+    f = compiled(expr)
+    if f is None:
+        return None
+    try:
+        return f(numbers(subs) if given is None else given)
+    except (KeyError, ZeroDivisionError):
+        return None
+
+
 def substituted(expr, subs: Mapping, given: "dict | None" = None):
     """sympify(expr).xreplace(subs), through the compiled expression where it evaluates."""
-    f = compiled(expr)
-    if f is not None:
-        try:
-            value = f(numbers(subs) if given is None else given)
-        except (KeyError, ZeroDivisionError):
-            pass
-        else:
-            if isinstance(value, bool):
-                return sympy.true if value else sympy.false
-            if isinstance(value, int):
-                return sympy.Integer(value)
-            return sympy.Rational(value.numerator, value.denominator)
+    value = _evaluated(expr, subs, given)
+    if value is not None:
+        if isinstance(value, bool):
+            return sympy.true if value else sympy.false
+        if isinstance(value, int):
+            return sympy.Integer(value)
+        return sympy.Rational(value.numerator, value.denominator)
     return sympy.sympify(expr).xreplace(subs)
 
 
@@ -118,19 +125,14 @@ def integer(expr, subs: Mapping, given: "dict | None" = None) -> "int | None":
 
 def ceiling(expr, subs: Mapping, given: "dict | None" = None) -> "int | None":
     """The value of expr at subs rounded up when it is a finite number, else None."""
-    f = compiled(expr)
-    if f is not None:   # the number itself, not made a sympy number and back (the time model's hot path)
-        try:
-            value = f(numbers(subs) if given is None else given)
-        except (KeyError, ZeroDivisionError):
-            pass
-        else:
-            if isinstance(value, bool):
-                return None
-            if isinstance(value, int):
-                return value
-            if isinstance(value, Fraction):
-                return math.ceil(value)
+    # the number itself, not made a sympy number and back (the time model's hot path)
+    value = _evaluated(expr, subs, given)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Fraction):
+        return math.ceil(value)
     value = substituted(expr, subs, given)
     if value.is_Integer:
         return int(value)
