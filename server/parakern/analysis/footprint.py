@@ -29,7 +29,7 @@ import itertools
 import sympy
 
 from parakern.analysis.clusters import Clusters
-from parakern.analysis.prover import Prover
+from parakern.analysis.prover import prover_for
 from parakern.analysis.regions import Choice, Cluster, DimRegion, Footprint, Notes
 from parakern.analysis.subscripts import Subscripts
 from parakern.model import Array, Schedule
@@ -77,9 +77,9 @@ def _cached(shape: Shape, names: tuple[str, ...]) -> tuple[Footprint, ...]:
 class _Analysis:
     def __init__(self, schedule: Schedule):
         self.s = schedule
-        # No reference back to this object: the prover's z3 terms are freed as soon as the
-        # footprints are made, which keeps z3's later answers (witnesses) as they were.
-        prover = Prover(schedule)
+        # the prover is shared with the schedule's variants that assume the same (prover_for);
+        # no reference back to this object, which is freed once the footprints are made
+        prover = prover_for(schedule)
         self.notes = Notes()
         self.subscripts = Subscripts(schedule, prover, self.notes)
         self.clusters = Clusters(prover, self.notes)

@@ -110,10 +110,15 @@ class Padding:
         if not requests or row < 1:
             return None
 
+        # each lane's slot is a line in the pitch (_slot): its two numbers once, not per pitch tried
+        lines = [(weight, [[_slot(lane, sizes, row) for lane in lanes] for lanes in warps])
+                 for weight, warps in requests]
+
         def cost(p: int) -> float:
-            return sum(weight * sum(W.wavefronts([_linear(lane, sizes, p, row) * size for lane in lanes], size)
+            return sum(weight * sum(W.wavefronts([(per_pitch * p + within) * size for per_pitch, within in lanes],
+                                                 size)
                                     for lanes in warps) / len(warps)
-                       for weight, warps in requests)
+                       for weight, warps in lines)
 
         words = max(1, W.BANKS * W.WORD // size)   # pitches W .. W + 31 words
         costs = [round(cost(row + pad), 9) for pad in range(words)]
@@ -183,11 +188,11 @@ def _coordinates(e: int, sizes: list[int]) -> tuple[int, ...]:
     return tuple(reversed(coords))
 
 
-def _linear(position: tuple[int, ...], sizes: list[int], pitch: int, row: int) -> int:
-    """Slot of a position (per dimension, 0 .. size - 1) in a tile whose rows of `row`
-    elements start `pitch` apart (staging.Region.scale)."""
+def _slot(position: tuple[int, ...], sizes: list[int], row: int) -> tuple[int, int]:
+    """(a, b): the slot of a position (per dimension, 0 .. size - 1) in a tile whose rows of
+    `row` elements start `pitch` apart (staging.Region.scale) is a·pitch + b."""
     linear = 0
     for p, n in zip(position[:-1], sizes):
         linear = linear * n + p
     last = position[-1]
-    return linear * (sizes[-1] // row * pitch) + last // row * pitch + last % row
+    return linear * (sizes[-1] // row) + last // row, last % row

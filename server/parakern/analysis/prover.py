@@ -7,6 +7,8 @@ is ever proved.
 """
 from __future__ import annotations
 
+import collections
+
 import sympy
 import z3
 
@@ -42,39 +44,60 @@ class _Env(Env):
         return self.quotients[key]
 
 
+def hypotheses(schedule: Schedule) -> tuple:
+    """(the integer parameters, the relations a prover of the schedule assumes): all that a
+    Prover's answers depend on."""
+    params = frozenset(p.name for p in schedule.params if syntax.is_integer(p.ctype))
+    relations = [fact.relation for fact in schedule.facts]
+    relations += [sympy.Ge(syntax.sym(name), 0) for name in sorted(params)]
+    # The meta_for levels and the loops between them run at least once (else no thread
+    # touches anything); only bounds that are the same for every thread, so that no
+    # hypothesis mentions a varying variable. Not a thread's own serial loops: one may run
+    # no iteration (`for (k = 1; k < m; k += 2)` at m = 1) while an access outside it still
+    # reads, and a region spanning both must not be sized as if the loop ran (a tile of
+    # B - 1 elements for B threads' reads of x[i]).
+    varying = {lp.var for lp in schedule.block + schedule.serial}
+    for loop in schedule.grid + schedule.block + schedule.between:
+        bounds = [loop.lo, loop.hi, getattr(loop, "step", sympy.S.One)]
+        if not any(s.name in varying for b in bounds for s in b.free_symbols):
+            relations += [sympy.Ge(loop.hi - loop.lo, 1), sympy.Ge(bounds[2], 1)]
+    # Fixed variables appear in lower bounds: give them their ranges.
+    for loop in schedule.grid + schedule.between:
+        v = syntax.sym(loop.var)
+        relations.append(sympy.And(sympy.Ge(v, loop.lo), sympy.Lt(v, loop.hi)))
+    return params, tuple(relations)
+
+
+_PROVERS: "collections.OrderedDict[tuple, Prover]" = collections.OrderedDict()
+_KEEP = 16
+
+
+def prover_for(schedule: Schedule) -> "Prover":
+    """The Prover of a schedule, shared by the schedules that assume the same (the variants of
+    one schedule mostly do: the footprints and the time model asked the same questions again
+    under a new prover per variant, each a z3 solver to build)."""
+    key = hypotheses(schedule)
+    found = _PROVERS.get(key)
+    if found is None:
+        found = _PROVERS[key] = Prover(schedule)
+        if len(_PROVERS) > _KEEP:
+            _PROVERS.popitem(last=False)
+    else:
+        _PROVERS.move_to_end(key)
+    return found
+
+
 class Prover:
     def __init__(self, schedule: Schedule):
-        self._params = {p.name for p in schedule.params if syntax.is_integer(p.ctype)}
+        self._params, relations = hypotheses(schedule)
         self._env = _Env()   # shared by every translation: one quotient per floor, side conditions kept
         self._memo: dict = {}
         hyps = []
-
-        def add(relation):
+        for relation in relations:
             try:
                 hyps.append(to_z3(relation, self._env))
             except (Untranslatable, TypeError, z3.Z3Exception):
                 pass  # dropping a hypothesis only weakens what can be proved
-
-        for fact in schedule.facts:
-            add(fact.relation)
-        for name in self._params:
-            add(sympy.Ge(syntax.sym(name), 0))
-        # The meta_for levels and the loops between them run at least once (else no thread
-        # touches anything); only bounds that are the same for every thread, so that no
-        # hypothesis mentions a varying variable. Not a thread's own serial loops: one may run
-        # no iteration (`for (k = 1; k < m; k += 2)` at m = 1) while an access outside it still
-        # reads, and a region spanning both must not be sized as if the loop ran (a tile of
-        # B - 1 elements for B threads' reads of x[i]).
-        varying = {lp.var for lp in schedule.block + schedule.serial}
-        for loop in schedule.grid + schedule.block + schedule.between:
-            bounds = [loop.lo, loop.hi, getattr(loop, "step", sympy.S.One)]
-            if not any(s.name in varying for b in bounds for s in b.free_symbols):
-                add(sympy.Ge(loop.hi - loop.lo, 1))
-                add(sympy.Ge(bounds[2], 1))
-        # Fixed variables appear in lower bounds: give them their ranges.
-        for loop in schedule.grid + schedule.between:
-            v = syntax.sym(loop.var)
-            add(sympy.And(sympy.Ge(v, loop.lo), sympy.Lt(v, loop.hi)))
         # One solver for every question: the hypotheses are asserted once, each goal in a
         # scope of its own; quotients met later bring their definitions in for good.
         self._solver = limited(z3.Solver(), Z3_WORK)

@@ -178,6 +178,7 @@ class _At:
         self.kernel = kernel
         s = self.s = kernel.schedule
         self.subs = evaluate(s, values)
+        self._ints: dict = {}
         self.notes: list[str] = []
         self.vars: dict[sympy.Symbol, _Var] = {}
         self.threads: dict[sympy.Symbol, tuple[int, int]] = {}   # symbol -> (axis position, lo)
@@ -202,10 +203,14 @@ class _At:
         return sympy.sympify(expr).xreplace(self.subs)
 
     def _int(self, expr) -> int:
-        v = self._value(expr)
-        if not v.is_Integer:
-            raise ValueError(f"'{expr}' is not a number at this point ({v})")
-        return int(v)
+        # asked again for every lane of every warp (a tile's sizes, pitch, offset): once each
+        found = self._ints.get(expr)
+        if found is None:
+            v = self._value(expr)
+            if not v.is_Integer:
+                raise ValueError(f"'{expr}' is not a number at this point ({v})")
+            found = self._ints[expr] = int(v)
+        return found
 
     def _serial(self, var: str, lo, hi, step) -> _Var:
         """A serial loop's variable at the point; its bounds taken where the variables they read

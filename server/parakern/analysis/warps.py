@@ -12,6 +12,7 @@ access functions, and by the tests, which compare it with the CPU emulation's co
 """
 from __future__ import annotations
 
+import functools
 import math
 
 WARP = 32
@@ -42,6 +43,15 @@ def ideal_sectors(addresses, size: int) -> int:
 
 def wavefronts(addresses, size: int) -> int:
     """Shared-memory wavefronts of a request: the most distinct words in one bank."""
+    addresses = tuple(addresses)
+    # banks repeat every BANKS words: a request moved by whole rows of banks costs the same,
+    # and a tile's warps are mostly one pattern moved (the padding search asks thousands)
+    base = min(addresses, default=0) // (BANKS * WORD) * (BANKS * WORD)
+    return _wavefronts(tuple(a - base for a in addresses) if base else addresses, size)
+
+
+@functools.lru_cache(maxsize=65536)
+def _wavefronts(addresses: tuple, size: int) -> int:
     per_bank: dict = {}
     for a in addresses:
         for word in range(a // WORD, (a + size - 1) // WORD + 1):

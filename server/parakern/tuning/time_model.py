@@ -81,7 +81,7 @@ from parakern.launch import in_parameters, launch_of
 from parakern.counters.occupancy import occupancy_detail
 from parakern.machine.devices import Device
 from parakern.analysis.footprint import footprints
-from parakern.analysis.prover import Prover
+from parakern.analysis.prover import prover_for
 from parakern.symbolic.extrema import maximum, minimum
 from parakern.symbolic.printing import to_math
 from parakern.tuning.counting import between_trips, executions, flat_index, threads_of, trip_counts, issued
@@ -318,7 +318,7 @@ def global_traffic_per_block(case) -> tuple:
     s = case.kernel.schedule
     between = {lp.var for lp in s.between}
     moving = between_trips(s)
-    prover = functools.cache(lambda: Prover(s))   # made where a question needs it (z3: slow to start)
+    prover = functools.cache(lambda: prover_for(s))   # made where a question needs it (z3: slow to start)
     total = lines = window = sympy.S.Zero
     for kind in ("is_read", "is_write"):
         accesses = tuple(a for a in issued(s.accesses, s) if getattr(a, kind))
@@ -602,6 +602,14 @@ class Prediction:
 def at(q: Quantities, subs: dict) -> "dict | None":
     """The case's quantities at a point (symbol -> Integer), rounded up; None where one is
     not a number."""
+    found = _at(q, frozenset(subs.items()))
+    return None if found is None else dict(found)
+
+
+@functools.lru_cache(maxsize=4096)
+def _at(q: Quantities, items: frozenset) -> "dict | None":
+    # the same point on every GPU profile: `tune` and the report of what runs ask each once per profile
+    subs = dict(items)
     out = {}
     given = exact.numbers(subs)
     for name, expr in q.expressions().items():
