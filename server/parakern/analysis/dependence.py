@@ -339,6 +339,21 @@ class _Prover:
             self.bounds.setdefault(lp.var, []).append(_Loop(lp.lo, lp.hi, lp.step))
         self.always = [lp.var for lp in schedule.loops + schedule.between]
         self._pairs: dict = {}
+        self._facts: "tuple | None" = None
+
+    def facts(self) -> tuple:
+        """(the environment, constraints, notes) of the schedule's facts in z3, the same for
+        every pair: translated once (each pair translated them again, a third of its making)."""
+        if self._facts is None:
+            env, constraints, notes = Env(), [], []
+            for fact in self.schedule.facts:
+                for relation in (fact.relation, *_floor_bounds(fact.relation)):   # v = floor(X / Y): v*Y <= X < v*Y + Y
+                    try:
+                        constraints.append(to_z3(relation, env))
+                    except _FAILURES:
+                        notes.append(f"the fact {relation} could not be used")
+            self._facts = (env, tuple(constraints), tuple(notes))
+        return self._facts
 
     def pair(self, a1: Access, a2: Access) -> "_Pair":
         key = (a1, a2)
@@ -372,12 +387,16 @@ class _Pair:
                 names |= {s.name for s in e.free_symbols}
         # loop variables and opaque values: one per copy; parameters are shared
         private = sorted((names - prover.shared) | set(prover.bounds))
-        self.env = Env()
-        self.copies = tuple(self.env.renamed({n: z3.Int(f"{n}@{c}") for n in private}) for c in (1, 2))
-        self.constraints: list = []
+        renames = [{n: z3.Int(f"{n}@{c}") for n in private} for c in (1, 2)]
+        facts, constraints, notes = prover.facts()
+        # the facts' environment as they left it, this pair's own from here on
+        self.env = Env({}, dict(facts.symbols), list(facts.side), dict(facts.quotients), list(facts.fresh_names))
+        self.copies = tuple(self.env.renamed(r) for r in renames)
+        self.constraints: list = list(constraints)
+        self.notes += notes
+        self.exact = self.exact and not notes
         self.model = None
         self._residues = None
-        self._facts()
         for access, env in zip(self.accesses, self.copies):
             self._iteration(access, env)
         self._same_element()
@@ -392,12 +411,6 @@ class _Pair:
         except _FAILURES:
             self.exact = False
             self.notes.append(f"{what} {relation} could not be used")
-
-    def _facts(self) -> None:
-        for fact in self.schedule.facts:
-            self._add(fact.relation, self.env, "the fact")
-            for bound in _floor_bounds(fact.relation):   # v = floor(X / Y): v*Y <= X < v*Y + Y
-                self._add(bound, self.env, "the fact")
 
     def _iteration(self, access: Access, env: Env) -> None:
         for var in dict.fromkeys(self.prover.always + list(access.loops)):
