@@ -51,6 +51,8 @@ class Verdict:
     diagnostics: tuple[Diagnostic, ...]
     atomics: tuple[AtomicUpdate, ...]     # the updates iterations may make to one element at once
 
+UNPROVED = "PK021"   # a warning: the independence of a meta_for's iterations could not be proved
+
 
 def check(schedule: Schedule, work: int = DEFAULT_WORK,
           target: str = DEFAULT_TARGET) -> tuple[Diagnostic, ...]:
@@ -661,7 +663,7 @@ def _unproved(schedule, level, a1, a2, pair: _Pair, outcome: str) -> Diagnostic:
     message = (f"independence of this meta_for could not be proved: {_both(schedule, a1, a2)} "
                f"may touch the same element ({why}); check that different iterations "
                "touch different elements")
-    return warning("PK021", message, level.keyword_span, *_related(schedule, a1, a2))
+    return warning(UNPROVED, message, level.keyword_span, *_related(schedule, a1, a2))
 
 
 # ------------------------------------------------------------------ local scalars

@@ -32,7 +32,8 @@ from parakern.verify import inputs, races
 from parakern.machine.devices import get_profile
 from parakern.verify.points import (DEFAULT, Point, build_model, device, device_json, expected_case, find_points,
                                     host_check)
-from parakern.verify.results import CaseResult, FileResult, PointResult, ScheduleResult
+from parakern.verify.results import UNPROVED_DRAWS, CaseResult, FileResult, PointResult, ScheduleResult
+from parakern.analysis.dependence import UNPROVED
 from parakern.verify.signature import SignatureError, signature
 from parakern.source.text import normalize_newlines
 from parakern.process.lifeline import ScratchDirectory, python_command
@@ -205,10 +206,12 @@ class Session:
                 schedules.append(ScheduleResult(s.id, s.span.line, error=self.unverifiable[s.id]))
                 continue
             began = time.perf_counter()
-            cases = self._verify_schedule(s.id, points, seed)
+            unproved = tuple(f"{d.span.line}:{d.span.col}: {d.message}" for d in result.diagnostics
+                             if d.code == UNPROVED)
+            cases = self._verify_schedule(s.id, points * UNPROVED_DRAWS if unproved else points, seed)
             defaults = self._verify_default(s.id, cases, seed)
             schedules.append(ScheduleResult(s.id, s.span.line, tuple(cases), seconds=time.perf_counter() - began,
-                                            defaults=defaults))
+                                            defaults=defaults, unproved=unproved))
         errors = tuple(f"{d.span.line}:{d.span.col}: {d.message}" for d in self.analysis.diagnostics
                        if d.severity.value == "error")
         return FileResult(self.file, tuple(schedules), build_dir=keep, errors=errors, tolerance=self.tolerance)

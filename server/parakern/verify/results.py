@@ -109,14 +109,18 @@ class ScheduleResult:
     error: str = ""                 # not verified: why
     seconds: float = 0.0
     defaults: tuple = ()            # PointResult: the default dispatcher on emulated GPUs (origin names it)
+    # "line:col: message" of each PK021: the analysis could not prove its meta_for iterations
+    # independent, so runs that found no race at some points show nothing for the others
+    unproved: tuple = ()
 
     @property
     def ok(self) -> bool:
-        return not self.error and bool(self.cases) and all(c.ok for c in self.cases) and \
+        return not self.error and not self.unproved and bool(self.cases) and all(c.ok for c in self.cases) and \
             all(p.ok for p in self.defaults)
 
     def as_dict(self) -> dict:
         return {"id": self.id, "line": self.line, "ok": self.ok, "error": self.error or None,
+                "independence_unproved": list(self.unproved),
                 "cases": [c.as_dict() for c in self.cases],
                 "default_dispatcher": [{"gpu": p.origin.removeprefix("default on "), **p.as_dict()}
                                        for p in self.defaults],
@@ -142,6 +146,8 @@ class FileResult:
                 "tolerance": tolerance_note(self.tolerance),
                 "schedules": [s.as_dict() for s in self.schedules], "seconds": round(self.seconds, 3)}
 
+
+UNPROVED_DRAWS = 4     # points per case, times --points, where independence was not proved (PK021)
 
 _SECOND = " in the second thread order (blocks and threads shuffled; the first order matched)"
 
@@ -194,6 +200,11 @@ def text(result: FileResult, verbose: bool = True) -> str:
                      f"{', all match' if s.ok else ''}  [{s.seconds:.1f} s]")
         if s.error:
             lines.append(f"  not verified: {s.error}")
+        if s.unproved:
+            lines.append("  not verified: the analysis could not prove its meta_for iterations independent (PK021), "
+                         "so runs that find no race do not show there is none at other sizes; "
+                         f"{UNPROVED_DRAWS} times the points were drawn to look for one:")
+            lines.extend(f"    {u}" for u in s.unproved)
         for c in s.cases:
             lines.append(f"  case {c.index}/{len(s.cases)}: {c.constraints}   {' '.join(c.decisions)}")
             lines.append(f"    {len(c.points)} points, chosen at {c.chosen}, mismatches {c.mismatches}"
