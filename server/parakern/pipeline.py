@@ -13,6 +13,7 @@ from parakern.process import interrupts
 from parakern.analysis import dependence
 from parakern.analysis.coalescing import coalescing_warnings
 from parakern.analysis.narrow import narrow_blocks
+from parakern.analysis.invariance import candidate_parameters, result_warnings
 from parakern.analysis.staging import StagingError, plan
 from parakern.comprehensive import CaseTree, comprehensive_optimization
 from parakern.comprehensive import completed as complete_tree
@@ -110,7 +111,8 @@ def optimize_schedule(schedule: Schedule, options: Options = Options(), complete
     coverage proof and the coalescing warnings."""
     try:
         verdict = dependence.examine(schedule, target=options.target)
-        found = verdict.diagnostics + narrow_blocks(schedule)
+        found = verdict.diagnostics + narrow_blocks(schedule) + \
+            result_warnings(schedule, candidate_parameters(schedule))
         if any(d.severity.value == "error" for d in found):
             return ScheduleResult(schedule, None, found)
         # the updates iterations may make to one element at once: every kernel makes them atomically

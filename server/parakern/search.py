@@ -31,6 +31,7 @@ import sympy
 
 from parakern import dispatch
 from parakern.analysis.facts import judge_facts, not_given, substitutions
+from parakern.analysis.invariance import candidate_parameters, result_changing
 from parakern.machine.devices import Device
 from parakern.tuning import coverage, time_model
 from parakern.tuning.space import needed_parameters, space, tuned_parameters
@@ -149,7 +150,11 @@ def tune(result, fixed: dict, device: Device, host: "dict | None" = None,
     lists = tuple(tuple((candidates or {}).get(n, values)) for n, values in zip(names, lists))
     missing = [n for n in _needed(schedule, tree, quantities, covers) if n not in fixed and n not in names]
     if missing:
-        raise TuneError(f"{schedule.id}: no value for {', '.join(missing)}; give --data {missing[0]}=...")
+        changing = {c.parameter: c for c in result_changing(schedule, candidate_parameters(schedule))}
+        why = "".join(f" ({n} is not tuned: its value changes what the schedule computes, PK043 at "
+                      f"{changing[n].access.span.line}:{changing[n].access.span.col})"
+                      for n in missing if n in changing)
+        raise TuneError(f"{schedule.id}: no value for {', '.join(missing)}{why}; give --data {missing[0]}=...")
     found, rejected, order, feasible = [], {}, 0, 0
     for order, combo in enumerate(itertools.product(*lists)):
         values = {**fixed, **dict(zip(names, combo))}

@@ -11,6 +11,7 @@ from parakern.analysis.facts import substitutions
 from parakern.machine.devices import get_profile
 from parakern.pipeline import analyze
 from parakern.tuning import coverage, time_model
+from parakern.analysis.invariance import candidate_parameters
 from parakern.tuning.space import tuned_parameters
 
 H100 = time_model.modelled(get_profile("h100"))
@@ -113,8 +114,9 @@ def _result(text: str, name: str = "p.c"):
 
 
 def _fraction(result, values: dict) -> float:
+    # every candidate, those that change the result included (SUMS' B: tune leaves it, PK043)
     s = result.schedule
-    return coverage.coverage(s, tuned_parameters(s)).fraction(substitutions(s, values))
+    return coverage.coverage(s, candidate_parameters(s)).fraction(substitutions(s, values))
 
 
 # ------------------------------------------------------------------ the share, against the serial C

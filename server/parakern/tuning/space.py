@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import sympy
 
-from parakern import syntax
 from parakern.analysis.facts import definitions
-from parakern.launch import in_parameters, launch_of
+from parakern.analysis.invariance import block_parameters, candidate_parameters, result_changing
+from parakern.launch import launch_of
 
 BLOCK_CANDIDATES = tuple(2 ** i for i in range(11))    # 1 .. 1024 threads along an axis
 OTHER_CANDIDATES = tuple(2 ** i for i in range(7))     # 1 .. 64 iterations per thread
@@ -19,11 +19,6 @@ DEFAULT_DATA = 1024          # every data parameter: a quick first look; set par
 DEFAULT_BLOCK_1D = [32, 64, 128, 256]
 DEFAULT_BLOCK_2D = [8, 16, 32]
 DEFAULT_OTHER = [1, 2, 4]    # granularity and the other program parameters
-
-
-def block_parameters(schedule) -> set:
-    """Names of the parameters that size the block (B0, B1 of the block-level meta_for extents)."""
-    return {x.name for lp in schedule.block for x in sympy.sympify(lp.extent).free_symbols}
 
 
 def needed_parameters(schedule, tree) -> list:
@@ -43,16 +38,12 @@ def needed_parameters(schedule, tree) -> list:
 
 
 def tuned_parameters(schedule) -> tuple:
-    """Program parameters that size a block or divide a grid extent, in the schedule's order."""
-    blocks = block_parameters(schedule)
-    divisors = set()
-    for lp in schedule.grid:
-        extent = in_parameters(lp.extent, schedule)
-        for f in extent.atoms(sympy.floor, sympy.ceiling):
-            _, den = sympy.fraction(sympy.together(f.args[0]))
-            divisors |= {x.name for x in den.free_symbols}
-    return tuple(p.name for p in schedule.program_params
-                 if p.ctype in syntax.INTEGER_TYPES and (p.name in blocks or p.name in divisors))
+    """Program parameters that size a block or divide a grid extent, in the schedule's order,
+    but those whose value changes what the schedule computes (analysis/invariance.py: a partial
+    sum per block of B elements): the caller gives those."""
+    candidates = candidate_parameters(schedule)
+    changing = {c.parameter for c in result_changing(schedule, candidates)}
+    return tuple(n for n in candidates if n not in changing)
 
 
 def candidate_values(schedule, name: str) -> tuple:

@@ -1,0 +1,241 @@
+"""Which candidate tuning parameters change what a schedule computes.
+
+A block size or a granularity is a tuning knob only where the serial program means the same
+computation whatever its value: `x[b*B + t]` runs over the same elements for every B, the
+blocks only cut that range differently. `partial[b] += x[b*B + t]` does not: each partial sum
+adds B elements, so tune, a bench's sweep or dispatch_auto choosing B would change the result.
+
+The test reads the subscripts and the guard conditions of every access. In each, the loop
+variables' terms fall into indices by their coefficient with the candidates taken as 1
+(`(B0*i + v)*n + B1*j + u`: a row index B0*i + v, times n, and a column index B1*j + u). An
+index made of variables that a candidate bounds or scales must be a whole mixed-radix number:
+its variables in a chain from a coefficient of 1, each next coefficient the one before times
+the extent of the variable before (`u < B1`, then `w < s` at B1, then the grid's j at s*B1),
+and each such variable in one index only. `partial[b]` (b alone, B bounds its range) and
+`if (t == 0)` (t apart from b*B + t) break it, as does a candidate read outside every index
+(`a[i + B]`). Values a statement computes from a loop variable (`out[i] = b`) are not read
+here, only subscripts and conditions.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import sympy
+
+from parakern import syntax
+from parakern.analysis.dependence import source_text
+from parakern.analysis.facts import definitions
+from parakern.model import Access, Schedule
+from parakern.source.diagnostics import Diagnostic, warning
+from parakern.symbolic.symbols import sym
+
+
+def block_parameters(schedule) -> set:
+    """Names of the parameters that size the block (B0, B1 of the block-level meta_for extents)."""
+    return {x.name for lp in schedule.block for x in sympy.sympify(lp.extent).free_symbols}
+
+
+def candidate_parameters(schedule) -> tuple:
+    """Program parameters that size a block or divide a grid extent, in the schedule's order: what
+    tune would choose (tuning.space.tuned_parameters: these, but those that change the result)."""
+    blocks = block_parameters(schedule)
+    defs = definitions(schedule)
+    divisors = set()
+    for lp in schedule.grid:
+        extent = sympy.sympify(lp.extent).xreplace(defs)
+        for f in extent.atoms(sympy.floor, sympy.ceiling):
+            _, den = sympy.fraction(sympy.together(f.args[0]))
+            divisors |= {x.name for x in den.free_symbols}
+    return tuple(p.name for p in schedule.program_params
+                 if p.ctype in syntax.INTEGER_TYPES and (p.name in blocks or p.name in divisors))
+
+
+@dataclass(frozen=True)
+class Changes:
+    """A parameter whose value changes what the schedule computes, and the access that shows it."""
+    parameter: str
+    access: Access
+    why: str             # "it reads b apart from the index B*b + t"
+
+
+def _expressions(access: Access) -> list:
+    """The subscripts and the sides of the guard conditions of an access."""
+    out = list(access.indices)
+    stack = [g.condition for g in access.guards if g.condition is not None]
+    while stack:
+        c = stack.pop()
+        if isinstance(c, sympy.Rel):
+            out.append(c.lhs - c.rhs)
+        elif isinstance(c, sympy.logic.boolalg.BooleanFunction):
+            stack.extend(c.args)
+    return [sympy.expand(sympy.sympify(e)) for e in out]
+
+
+def _opened(e, loop_vars: set, inner: list):
+    """e with each function of loop variables (Mod, floor, min, ...) made a fresh symbol, its
+    arguments added to `inner`: each an expression of its own (`(p + 1) % N` reads p + 1)."""
+    if not e.free_symbols & loop_vars or e.is_Symbol or e.is_Number:
+        return e
+    if e.is_Add or e.is_Mul or (e.is_Pow and e.exp.is_Integer):
+        return e.func(*(_opened(a, loop_vars, inner) for a in e.args))
+    for a in e.args:
+        if isinstance(a, sympy.Rel):
+            inner.append(sympy.expand(a.lhs - a.rhs))
+        elif isinstance(a, sympy.Expr):
+            inner.append(sympy.expand(a))
+        elif isinstance(a, sympy.Basic):   # a condition, a (value, condition) pair
+            inner.extend(_expressions_of(a))
+    return sympy.Dummy("f")
+
+
+def _expressions_of(condition) -> list:
+    """The sides of the relations of a condition."""
+    out, stack = [], [condition]
+    while stack:
+        c = stack.pop()
+        if isinstance(c, sympy.Rel):
+            out.append(sympy.expand(c.lhs - c.rhs))
+        elif isinstance(c, sympy.Basic) and not isinstance(c, sympy.Expr):
+            stack.extend(a for a in c.args if isinstance(a, sympy.Basic))
+        elif isinstance(c, sympy.Expr):
+            out.append(sympy.expand(c))
+    return out
+
+
+def _indices(e, loop_vars: set, knobs: dict) -> "tuple[list, sympy.Expr] | None":
+    """(the indices of e: each a frozenset of (variable, coefficient over the index's scale),
+    what is left without loop variables); None where e is not linear in them."""
+    gens = sorted(loop_vars & e.free_symbols, key=str)
+    if not gens:
+        return [], e
+    try:
+        poly = sympy.Poly(e, *gens)
+    except sympy.PolynomialError:
+        return None
+    if poly.gens and poly.total_degree() > 1 or any(g not in loop_vars for g in poly.gens) or \
+            any(c.free_symbols & loop_vars for c in poly.coeffs()):
+        return None   # a product of loop variables, or one under a floor, a Mod, a call
+    by_scale: dict = {}
+    for v in poly.gens:
+        c = poly.coeff_monomial(v)
+        if c == 0:
+            continue
+        scale = sympy.expand(c.xreplace(knobs))
+        if scale == 0:
+            return None
+        by_scale.setdefault(scale, []).append((v, sympy.expand(sympy.cancel(c / scale))))
+    rest = poly.coeff_monomial(1) if poly.gens else e
+    return [frozenset(terms) for terms in by_scale.values()], rest
+
+
+def _whole_number(index: frozenset, extents: dict) -> bool:
+    """Whether the index's variables make a mixed-radix chain from a coefficient of 1."""
+    left = dict(index)
+    radix = sympy.S.One
+    while left:
+        here = next((v for v, c in left.items() if sympy.simplify(c - radix) == 0), None)
+        if here is None:
+            return False
+        del left[here]
+        radix = sympy.expand(radix * extents[here])
+    return True
+
+
+def _text(index: frozenset) -> sympy.Expr:
+    return sympy.Add(*(c * v for v, c in index))
+
+
+def _relating(a: frozenset, b: frozenset, bound_by: dict, names: set) -> set:
+    """The candidates that relate two indices of one variable: where one is the other scaled
+    and extended (a chunk's number c = B*b + t, and its elements L*c + k), those of the scale and
+    of the variables added (L, not B); every candidate of both where they are not so related."""
+    small, big = (dict(a), dict(b)) if len(a) <= len(b) else (dict(b), dict(a))
+    every = set().union(*(bound_by[v] for v in {*small, *big})) | \
+        {s.name for c in (*small.values(), *big.values()) for s in c.free_symbols} & names
+    if not set(small) <= set(big):
+        return every
+    scales = {sympy.simplify(big[v] / small[v]) for v in small}
+    if len(scales) != 1:
+        return every
+    added = set(big) - set(small)
+    return ({s.name for s in next(iter(scales)).free_symbols} & names) | \
+        set().union(*(bound_by[v] for v in added)) | {s.name for v in added for s in big[v].free_symbols} & names
+
+
+@functools.lru_cache(maxsize=128)
+def result_changing(schedule: Schedule, candidates: tuple) -> tuple[Changes, ...]:
+    """The candidates (parameter names) whose value changes what the schedule computes, each
+    with the first access that shows it, in the order of `candidates`."""
+    loops = (*schedule.grid, *schedule.block, *schedule.between, *schedule.serial)
+    loop_vars = {sym(lp.var) for lp in loops}
+    knobs = {sym(n): sympy.S.One for n in candidates}
+    defs = definitions(schedule)
+    extents, bound_by, checked = {}, {}, []
+    for lp in loops:
+        lo, hi = (sympy.sympify(getattr(lp, n)).xreplace(defs) for n in ("lo", "hi"))
+        step = sympy.sympify(getattr(lp, "step", sympy.S.One)).xreplace(defs)
+        extents[sym(lp.var)] = sympy.expand((hi - lo) / step)
+        names = lo.free_symbols | hi.free_symbols | step.free_symbols
+        bound_by[sym(lp.var)] = set()
+        if names & loop_vars:   # a triangle (k <= i): its bounds are indices, read like subscripts
+            inside = next((a for a in schedule.accesses if lp.var in a.loops), None)
+            if inside is not None:
+                checked += [(inside, sympy.expand(b)) for b in (lo, hi)]
+        else:
+            bound_by[sym(lp.var)] = {s.name for s in names} & set(candidates)
+    checked += [(a, e) for a in schedule.accesses for e in _expressions(a)]
+    found: dict = {}
+
+    def blame(names, access, why):
+        for name in sorted(names):
+            found.setdefault(name, Changes(name, access, why))
+
+    seen: dict = {}                               # variable -> the index it was met in
+    names = set(candidates)
+    while checked:
+        access, e = checked.pop(0)
+        inner: list = []
+        e = _opened(e, loop_vars, inner)
+        checked[:0] = [(access, x) for x in inner]
+        parts = _indices(e, loop_vars, knobs)
+        if parts is None:   # a product of loop variables: not shown the same whatever the candidates
+            blame(set().union(*(bound_by[v] for v in e.free_symbols & loop_vars)), access,
+                  f"its index {e} is not linear in the loop variables")
+            continue
+        indices, rest = parts
+        outside = {s.name for s in rest.free_symbols} & names
+        blame(outside, access, f"its subscript or condition reads {', '.join(sorted(outside))} apart from the "
+                              "loops' indices")
+        for whole in indices:
+            # a variable no candidate bounds or scales (a filter's offset di in By*by + ty + di) moves
+            # the index by the same amount whatever the candidates: not part of its number
+            index = frozenset((v, c) for v, c in whole if bound_by[v] or {s.name for s in c.free_symbols} & names)
+            tuned = set().union(*(bound_by[v] for v, _ in index)) | \
+                {s.name for _, c in index for s in c.free_symbols} & names
+            if not tuned:
+                continue
+            text = _text(index)
+            alone = len(index) == 1 and bound_by[next(iter(index))[0]]   # b alone: 0 .. n/B
+            if alone or not _whole_number(index, extents):
+                blame(tuned, access, f"its index {text} runs over elements that depend on {', '.join(sorted(tuned))}")
+            for v, _ in index:
+                other = seen.setdefault(v, index)
+                if other != index:
+                    blame(_relating(other, index, bound_by, names), access,
+                          f"it reads {v} in {text}, and another access in {_text(other)}")
+    return tuple(found[n] for n in candidates if n in found)
+
+
+CODE = "PK043"
+
+
+def result_warnings(schedule: Schedule, candidates: tuple) -> tuple[Diagnostic, ...]:
+    """PK043 at the access that shows each candidate changing what the schedule computes."""
+    out = []
+    for c in result_changing(schedule, candidates):
+        text = source_text(schedule, c.access.span) or c.access.array
+        out.append(warning(CODE, f"the value of {c.parameter} changes what this meta_schedule computes: {text} "
+                                 f"({c.why}); tune and dispatch_auto leave {c.parameter} as the caller gives it",
+                           c.access.span))
+    return tuple(out)
