@@ -81,6 +81,7 @@ class Prepared:
     schedules: tuple[ScheduleMark, ...]
     defines: tuple[Define, ...]
     diagnostics: tuple[Diagnostic, ...] = field(default_factory=tuple)
+    macros: tuple[str, ...] = ()    # names of the function-like macros #defined (refused: PK002)
 
     def schedule(self, label: str) -> ScheduleMark:
         return next(m for m in self.schedules if m.label == label)
@@ -98,6 +99,7 @@ class _Scanner:
         self.schedules: list[ScheduleMark] = []
         self.defines: list[Define] = []
         self.typedefs: list[str] = []
+        self.macros: list[str] = []
         self.diagnostics: list[Diagnostic] = []
         # Offsets of line starts, to turn an offset into (line, col).
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
@@ -302,6 +304,7 @@ class _Scanner:
             return
         name, paren, value = m.group(1), m.group(2), m.group(3).strip()
         if paren:
+            self.macros.append(name)
             self.diagnostics.append(error(
                 "PK002",
                 f"function-like macro {name}(...) is not supported: write the expression "
@@ -331,6 +334,7 @@ def prepare(text: str, file: str) -> Prepared:
         meta_for=frozenset(scanner.meta_for),
         schedules=tuple(scanner.schedules),
         defines=tuple(scanner.defines),
+        macros=tuple(scanner.macros),
         diagnostics=tuple(scanner.diagnostics),
     )
 
