@@ -238,6 +238,9 @@ class _Scanner:
         if k >= len(src) or src[k] != "(":
             return (), None
         close = src.find(")", k)
+        brace = min((p for p in (src.find("{", k), src.find(";", k)) if p >= 0), default=-1)
+        if brace >= 0 and (close < 0 or brace < close):   # `cache(a {`: the body's own `)` is no end of it
+            return self.unclosed_cache(start, k, brace)
         if close < 0:
             self.diagnostics.append(error(
                 "PK005", "cache( is not closed: write cache(a, b) with the cached array names",
@@ -252,7 +255,7 @@ class _Scanner:
             offset = k + 1 + part.start() + (len(text) - len(text.lstrip()))
             if not _IDENT.fullmatch(stripped):
                 self.diagnostics.append(error(
-                    "PK005", f"cache() takes array names separated by commas, not '{stripped}'",
+                    "PK005", f"cache() takes array names separated by commas, not '{' '.join(stripped.split())}'",
                     self.span(offset, offset + max(1, len(stripped)))))
                 continue
             names.append(CacheName(stripped, self.span(offset, offset + len(stripped))))
@@ -262,6 +265,21 @@ class _Scanner:
                 self.span(start, close + 1)))
         self.blank(start, close + 1)
         return tuple(names), self.span(start, close + 1)
+
+    def unclosed_cache(self, start: int, k: int, stop: int) -> tuple[tuple[CacheName, ...], "Span | None"]:
+        """`cache(a {`: one error, at `cache(a`, that says where its `)` is missing; the names
+        read up to the block's `{` are kept (the schedule is analysed as cache(a) would be) and
+        the block is left to the parser as written (no syntax error follows)."""
+        end = k + 1 + len(self.src[k + 1:stop].rstrip())
+        parts = list(re.finditer(r"[^,]+", self.src[k + 1:end]))
+        names = [] if not all(_IDENT.fullmatch(p.group().strip()) for p in parts) else \
+            [CacheName(m.group(), self.span(k + 1 + m.start(), k + 1 + m.end()))
+             for m in _IDENT.finditer(self.src, k + 1, end)]
+        shown = " ".join(self.src[start:end].split())
+        self.diagnostics.append(error(
+            "PK005", f"missing ')' after {shown}: write {shown})", self.span(start, end)))
+        self.blank(start, end)
+        return tuple(names), self.span(start, end)
 
     def directive(self, i: int) -> int:
         """Handles one preprocessor line (with continuations); returns the next offset."""
