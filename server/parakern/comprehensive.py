@@ -394,8 +394,18 @@ def _no_fit(cases, facts) -> tuple[Uncovered, ...]:
     out = []
     for system, term, verdict in kept:
         counters = ", ".join(dict.fromkeys(c for _, c in term))
-        out.append(Uncovered(cs.simplify(system), counters, verdict.status == "sat"))
+        out.append(Uncovered(_shown(system), counters, verdict.status == "sat"))
     return tuple(out)
+
+
+def _shown(system: cs.System) -> cs.System:
+    """The region simplified under the facts; where the facts imply all of it (every value they
+    allow: `assert(G == 100000)` beside gridDim.y's 65535), its relations as the needs failed, so
+    that it still says which limit fails (`65536 <= G`), never an empty condition."""
+    simple = cs.simplify(system)
+    if simple.relations or not system.relations:
+        return simple
+    return replace(cs.simplify(cs.System(system.relations)), facts=system.facts)
 
 
 def _inside(a: cs.System, b: cs.System, tie: bool, points: list) -> bool:

@@ -119,3 +119,31 @@ def test_facts_that_hold_together_give_neither_diagnostic():
     analysis = analyze(TOO_BIG.replace("2048", "256"), "ok.c")
     assert not [d for d in analysis.diagnostics if d.code in ("PK025", "PK026")]
     assert analysis.results[0].tree.cases
+
+
+GRID_Y = """\
+#include <assert.h>
+#include "metafork.h"
+
+void rows(int n, int G, float a[G][n][32])
+{
+    assert(G == 100000);
+    meta_schedule {
+        meta_for (int g = 0; g < G; g++)
+            meta_for (int b = 0; b < n; b++)
+                meta_for (int t = 0; t < 32; t++)
+                    a[g][b][t] = 1.0f;
+    }
+}
+"""
+
+
+def test_a_grid_asserted_beyond_the_launch_limits_names_the_limit_and_its_region():
+    analysis = analyze(GRID_Y, "rows.c")
+    d = _only(analysis, "PK026")
+    assert (d.span.line, d.span.col) == (6, 5)
+    assert "each needs G <= 65535, and CUDA's launch limits allow no more" in d.message
+    tree = analysis.results[0].tree
+    assert tree.cases and tree.coverage.status == "proved"
+    # the region is every value the facts allow: shown as the limit that fails, never as nothing
+    assert [(u.constraints.relations, u.counter) for u in tree.uncovered] == [((sympy.Le(65536, sym("G")),), "launch")]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sympy
 
-from parakern.machine.limits import MAX_THREADS_PER_BLOCK, machine_facts
+from parakern.machine.limits import BLOCK_LIMITS, GRID_LIMITS, MAX_THREADS_PER_BLOCK, launch_relations, machine_facts
 from parakern.source.diagnostics import Diagnostic, Related, error, warning
 from parakern.symbolic import constraints as cs
 from parakern.symbolic.printing import to_c
@@ -62,6 +62,10 @@ def unlaunchable(schedule, fits, facts: tuple) -> "Diagnostic | None":
              else "each kernel needs more of the machine than that")
     read = {x for r in failing for x in r.free_symbols}
     limit = "".join(f", {_limit(r)}" for r in limits if _limit(r) and r.free_symbols <= read)
+    launch = {cs.canonical(r) for r in launch_relations(schedule)}
+    if not limit and any(cs.canonical(r) in launch for r in failing):
+        limit = (f", and CUDA's launch limits allow no more on any GPU (a grid's y and z extents at most "
+                 f"{GRID_LIMITS[1]}, a block's x and y at most {BLOCK_LIMITS[0]}, its z at most {BLOCK_LIMITS[2]})")
     if mine:
         where = _placed(mine)
         cause = f"where {' and '.join(_named(f) for f in [where, *(f for f in mine if f is not where)])}"
@@ -69,8 +73,8 @@ def unlaunchable(schedule, fits, facts: tuple) -> "Diagnostic | None":
         span, related = where.span, _related(mine, where)
     else:
         cause, change, span, related = "at any value", "change the meta_for's bounds", schedule.keyword_span, ()
-    return error("PK026", f"no kernel of this meta_schedule can launch on any GPU {cause}: {needs}{limit}; {change} "
-                 "so that a block fits", span, *related)
+    return error("PK026", f"no kernel of this meta_schedule can launch on any GPU {cause}: {needs}{limit}; {change}",
+                 span, *related)
 
 
 def _possible(facts, extra, *goal) -> bool:
