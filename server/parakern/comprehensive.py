@@ -111,7 +111,8 @@ class CaseTree:
     pruned: int                        # branches dropped as inconsistent
     seconds: float
     facts: tuple = ()                  # what holds everywhere: the schedule's facts and the machine's
-    # the refuse branches with no strategy left, as found: (constraints, counter, path) each
+    # the refuse branches with no strategy left, as found: (constraints, counter, path, what the
+    # kernel refused there needs of the machine) each
     _refused: tuple = field(default=(), compare=False, repr=False)
     # what `optimal` is computed from, when asked (the editor never asks: it compiles more kernels)
     _optimality: tuple = field(default=(), compare=False, repr=False)
@@ -131,7 +132,16 @@ class CaseTree:
         case diagnostic or dispatcher needs them (the uncovered regions come from the needs),
         and tidying them took transpose's first analysis a fifth of its time."""
         return tuple(Uncovered(cs.simplify(system), counter, cs.consistent(system).status == "sat", path)
-                     for system, counter, path in self._refused)
+                     for system, counter, path, _ in self._refused)
+
+    @property
+    def fits(self) -> tuple[cs.System, ...]:
+        """What each kernel of the tree's leaves needs of the machine: some kernel runs exactly
+        where one of these holds. The cases' kernels; in a tree without a case, the kernels its
+        holes refused (a block of 2048 threads: what no GPU gives is what the facts deny)."""
+        if self.cases:
+            return tuple(c.needs for c in self.cases)
+        return tuple(dict.fromkeys(needs for *_, needs in self._refused))
 
     @functools.cached_property
     def optimal(self) -> tuple[tuple[str, bool], ...]:
@@ -193,7 +203,7 @@ def completed(tree: CaseTree) -> CaseTree:
         return tree
     start = time.perf_counter()
     cases, facts = tree.cases, tree.facts
-    uncovered = _no_fit(cases, facts)
+    uncovered = _no_fit(cases, facts) if cases else _everywhere(tree)
     coverage = cs.covers(facts, [c.constraints for c in cases] + [c.needs for c in cases],
                          [u.constraints for u in uncovered])
     return replace(tree, uncovered=uncovered, coverage=coverage,
@@ -262,7 +272,7 @@ def _optimize(q: Quintuple, run: _Run, path: tuple):
                                 depth=q.depth + 1), path + (step,)))
         return results
     run.height = max(run.height, q.depth + 1)
-    run.refused.append((refused, counter.name, path + (step,)))
+    run.refused.append((refused, counter.name, path + (step,), cs.System(tuple(_asked(q.kernel, run)[0]), run.facts)))
     return results
 
 
@@ -316,21 +326,42 @@ def _case(q: Quintuple, run: _Run, path: tuple) -> Case:
     if verdict is None:
         verdict = run.witnesses.find(q.constraints)
     values = tuple((c.name, run.value(c, q.kernel)) for c in run.counters)
-    needs, labels = [], []
-    for c in run.counters:
-        if c.kind == "resource":
-            needs.append(sympy.Le(c.requirement(q.kernel, run.value(c, q.kernel)), c.symbol))
-            labels.append(c.name)
-    for relation in launch_relations(q.kernel.schedule) + tuple(q.kernel.requires):
-        needs.append(relation)     # the launch limits, and what the variant needs (Kernel.requires)
-        labels.append(LAUNCH)
-    # a need implied by the others and the facts says nothing (B0 <= 1024 beside B0*B1 <= T <= 1024)
+    needs, labels = _needs(q.kernel, run)
+    return Case(cs.simplify(q.constraints), q.kernel, trail(q.kernel), values, verdict.witness,
+                verdict.status == "sat", path, needs, labels)
+
+
+def _needs(kernel: Kernel, run: _Run) -> tuple[cs.System, tuple]:
+    """What the kernel asks of the machine, with the counter of each, less what the others and
+    the facts imply (B0 <= 1024 beside B0*B1 <= T <= 1024)."""
+    needs, labels = _asked(kernel, run)
     simple = cs.simplify(cs.System(tuple(r for r in needs if r is not sympy.true), run.facts))
     label = {cs.canonical(r): n for r, n in zip(needs, labels)}
     kept = [(r, label.get(cs.canonical(r), LAUNCH)) for r in simple.relations]
-    return Case(cs.simplify(q.constraints), q.kernel, trail(q.kernel), values, verdict.witness,
-                verdict.status == "sat", path, cs.System(tuple(r for r, _ in kept), run.facts),
-                tuple(n for _, n in kept))
+    return cs.System(tuple(r for r, _ in kept), run.facts), tuple(n for _, n in kept)
+
+
+def _asked(kernel: Kernel, run: _Run) -> tuple[list, list]:
+    """Each resource's requirement within its machine parameter and the kernel's meta_for
+    extents within the launch limits, as written (`2048 <= T` stays, though no GPU meets it)."""
+    needs, labels = [], []
+    for c in run.counters:
+        if c.kind == "resource":
+            needs.append(sympy.Le(c.requirement(kernel, run.value(c, kernel)), c.symbol))
+            labels.append(c.name)
+    for relation in launch_relations(kernel.schedule) + tuple(kernel.requires):
+        needs.append(relation)     # the launch limits, and what the variant needs (Kernel.requires)
+        labels.append(LAUNCH)
+    return needs, labels
+
+
+def _everywhere(tree: CaseTree) -> tuple[Uncovered, ...]:
+    """The no-fit regions of a tree without a case: its holes, which the facts leave no other
+    branch beside, each as its branch reads (`T < B` stays where the facts already imply it:
+    it says which limit fails)."""
+    return tuple(Uncovered(replace(cs.simplify(cs.System(system.relations)), facts=system.facts), counter,
+                           cs.consistent(system).status == "sat")
+                 for system, counter, _, _ in tree._refused)
 
 
 def _no_fit(cases, facts) -> tuple[Uncovered, ...]:
@@ -363,8 +394,18 @@ def _no_fit(cases, facts) -> tuple[Uncovered, ...]:
     out = []
     for system, term, verdict in kept:
         counters = ", ".join(dict.fromkeys(c for _, c in term))
-        out.append(Uncovered(cs.simplify(system), counters, verdict.status == "sat"))
+        out.append(Uncovered(_shown(system), counters, verdict.status == "sat"))
     return tuple(out)
+
+
+def _shown(system: cs.System) -> cs.System:
+    """The region simplified under the facts; where the facts imply all of it (every value they
+    allow: `assert(G == 100000)` beside gridDim.y's 65535), its relations as the needs failed, so
+    that it still says which limit fails (`65536 <= G`), never an empty condition."""
+    simple = cs.simplify(system)
+    if simple.relations or not system.relations:
+        return simple
+    return replace(cs.simplify(cs.System(system.relations)), facts=system.facts)
 
 
 def _inside(a: cs.System, b: cs.System, tie: bool, points: list) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from parakern.process import interrupts
 from parakern.analysis import dependence
 from parakern.analysis.coalescing import coalescing_warnings
+from parakern.analysis.feasible import contradiction, unlaunchable
 from parakern.analysis.narrow import narrow_blocks
 from parakern.analysis.invariance import candidate_parameters, result_warnings
 from parakern.analysis.staging import StagingError, plan
@@ -138,7 +139,8 @@ def optimize_schedule(schedule: Schedule, options: Options = Options(), complete
         # the tree's schedule is the one written (its grid, what an empty meta_for is): each
         # case's kernel has its own, a register tile's grid of whole tiles
         tree = dataclasses.replace(tree, schedule=without_tile(kernel).schedule)
-        partial = ScheduleResult(schedule, tree, found + warnings,
+        contradicted = contradiction(tree.schedule)
+        partial = ScheduleResult(schedule, tree, found + warnings + ((contradicted,) if contradicted else ()),
                                  tuple(not_applied) + _not_applied(kernel, strategies))
         return completed(partial) if complete else partial
     except Exception as exc:
@@ -151,8 +153,10 @@ def completed(result: ScheduleResult) -> ScheduleResult:
         return result
     try:
         tree = complete_tree(result.tree)
+        impossible = unlaunchable(tree.schedule, tree.fits, tree.facts)
         return dataclasses.replace(result, tree=tree,
-                                   diagnostics=result.diagnostics + coalescing_warnings(result.schedule, tree))
+                                   diagnostics=result.diagnostics + ((impossible,) if impossible else ())
+                                   + coalescing_warnings(result.schedule, tree))
     except Exception as exc:
         return _failed(result.schedule, exc)
 

@@ -126,7 +126,7 @@ def test_profile_emulate_prints_both_and_agrees():
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "emulated unpadded" in done.stdout and "differs" not in done.stdout
     assert "shared: 0.25 bank conflicts per request (1.75 unpadded; rows of c's tile 9 elements apart " \
-           "(2*floor(B0/2) + 1) where 8 hold them)" in done.stdout
+           "(2*(B0/2) + 1) where 8 hold them)" in done.stdout
 
 
 def test_the_bench_verifies_a_padded_variant_it_writes_into_its_source():

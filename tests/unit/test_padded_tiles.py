@@ -222,7 +222,7 @@ def test_profile_shows_the_unpadded_wavefronts_beside_the_padded_ones():
     before = unpadded_traffic(kernel, point)
     assert before is not None and unpadded_traffic(dataclasses.replace(kernel, cached=("a",)), point) is None
     note = padding_note(kernel, point)
-    assert note == "rows of c's tile 9 elements apart (2*floor(B0/2) + 1) where 8 hold them"
+    assert note == "rows of c's tile 9 elements apart (2*(B0/2) + 1) where 8 hold them"
     lines = table(traffic(kernel, point), None, before, None, note)
     head = lines[0].split()
     assert "unpadded" in head

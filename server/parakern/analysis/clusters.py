@@ -15,6 +15,7 @@ import functools
 
 import sympy
 
+from parakern.symbolic.printing import to_c
 from parakern.analysis.prover import Prover
 from parakern.analysis.regions import Cluster, DimRegion, Notes
 
@@ -102,7 +103,7 @@ class Clusters:
         inner = extent
         for stride, count in repeats:
             if not self.prover.le(inner, stride):
-                self.notes.add(f"strided runs counted as disjoint: exact when {stride} >= {inner}")
+                self.notes.add(f"strided runs counted as disjoint: exact when {to_c(stride)} >= {to_c(inner)}")
                 return False
             inner = sympy.expand(inner + stride * (count - 1))
         return True

@@ -22,7 +22,7 @@ from parakern.analysis.traffic import traffic
 from parakern.source.diagnostics import Diagnostic, Span, warning
 from parakern.kernel import Kernel
 from parakern.model import Schedule
-from parakern.symbolic.printing import to_text
+from parakern.symbolic.printing import to_c
 from parakern.symbolic.symbols import sym
 from parakern.analysis.dependence import source_text
 
@@ -110,7 +110,7 @@ def _message(schedule: Schedule, array: str, where, found, per_case, point, stag
     elif stride == 0:
         how = "its threads next in threadIdx.x touch the same element, and a warp spans several rows of the block"
     else:
-        how = f"threads next in threadIdx.x are {to_text(stride)} element{'s' * (stride != 1)} apart"
+        how = f"threads next in threadIdx.x are {to_c(stride)} element{'s' * (stride != 1)} apart"
     cases = []
     for k, t in enumerate(per_case, 1):
         mine = [r for r in t.requests if r.key[0] == "access" and r.key[1] == array and r.key[2] == where]
@@ -158,14 +158,50 @@ def _advice(schedule: Schedule, array: str, where, per_case, staging: dict, poin
             tips.append(f"swapping the two innermost meta_for levels would uncoalesce {swap} instead")
     cached = {c.name for c in schedule.cache}
     if array in cached:
-        staged = [str(k) for k, t in enumerate(per_case, 1)
-                  if any(r.key[0] == "copy" and r.array == array for r in t.requests)]
-        if staged:
-            tips.append(f"the cases that keep cache({array}) ({', '.join(staged)}) move it with coalesced copies")
+        tips.extend(_staged_cases(array, where, per_case))
     elif staging.get(array):
         tips.append(f"or cache({array}) to stage it through shared memory with coalesced copies"
                     if tips else f"cache({array}) stages it through shared memory with coalesced copies")
     return "; ".join(tips) if tips else "make threadIdx.x run along the array's last subscript"
+
+
+def _staged_cases(array: str, where, per_case) -> list[str]:
+    """What the cases that keep cache(array) do with the access at `where`, as their requests
+    say: move it with coalesced copies, or still touch global memory at the access's stride (a
+    write staging does not take: z[2*i] written through, 8 sectors a request)."""
+    coalesced, through = [], {}
+    for k, t in enumerate(per_case, 1):
+        if not any(r.key[0] == "copy" and r.array == array for r in t.requests):
+            continue
+        direct = [r for r in t.requests if r.key[0] == "access" and r.array == array and r.key[2] == where
+                  and r.space == "global" and W.uncoalesced(r.cost, r.ideal)]
+        if direct:
+            through[k] = max(r.cost for r in direct)
+        else:
+            coalesced.append(k)
+    tips = []
+    if coalesced:
+        tips.append(f"the cases that keep cache({array}) ({_numbers(coalesced)}) move it with coalesced copies")
+    if through:
+        kind = next(r.kind for t in per_case for r in t.requests
+                    if r.key[0] == "access" and r.array == array and r.key[2] == where)
+        verb = "write it straight to" if kind == "write" else "read it from"
+        tips.append(f"the cases that keep cache({array}) ({_numbers(through)}) still {verb} global memory at this "
+                    f"stride ({_costs(through)} sectors per request): staging does not take this "
+                    f"{'write' if kind == 'write' else 'read'}")
+    return tips
+
+
+def _numbers(cases) -> str:
+    return ", ".join(str(k) for k in cases)
+
+
+def _costs(by_case: dict) -> str:
+    """`8`, or `case 1: 8, case 3: 9` where the cases differ."""
+    values = set(by_case.values())
+    if len(values) == 1:
+        return f"{values.pop():.3g}"
+    return ", ".join(f"case {k}: {v:.3g}" for k, v in by_case.items())
 
 
 def _access(schedule: Schedule, array: str, where):
@@ -198,7 +234,7 @@ def _narrow_rows(schedule: Schedule, access, x, point: dict) -> str:
     width = int(width)
     threads = sympy.Mul(*(sympy.sympify(lp.extent).xreplace(subs) for lp in schedule.block))
     rows = -(-W.WARP // width)
-    named = "" if sympy.sympify(x.extent).is_Integer else f"{to_text(x.extent)} = "   # Bx = 8, where a fact fixes it
+    named = "" if sympy.sympify(x.extent).is_Integer else f"{to_c(x.extent)} = "   # Bx = 8, where a fact fixes it
     text = (f"threadIdx.x already runs along its last subscript: the cause is the x level, meta_for {x.var} "
             f"(line {x.span.line}), {named}{width} thread{'s' * (width != 1)} wide, narrower than a warp of "
             f"{W.WARP}, so each warp spans {rows} rows of the block, each its own run of sectors; make it {W.WARP} "

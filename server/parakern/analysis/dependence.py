@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import sympy
 import z3
 
+from parakern.symbolic.printing import to_c
 from parakern.process import interrupts
 from parakern import syntax
 from parakern.analysis.updates import Update, atomic_for, updates
@@ -353,7 +354,7 @@ class _Prover:
                     try:
                         constraints.append(to_z3(relation, env))
                     except _FAILURES:
-                        notes.append(f"the fact {relation} could not be used")
+                        notes.append(f"the fact {to_c(relation)} could not be used")
             self._facts = (env, tuple(constraints), tuple(notes))
         return self._facts
 
@@ -412,7 +413,7 @@ class _Pair:
             self.constraints.append(to_z3(relation, env))
         except _FAILURES:
             self.exact = False
-            self.notes.append(f"{what} {relation} could not be used")
+            self.notes.append(f"{what} {to_c(relation)} could not be used")
 
     def _iteration(self, access: Access, env: Env) -> None:
         for var in dict.fromkeys(self.prover.always + list(access.loops)):

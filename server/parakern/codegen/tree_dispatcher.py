@@ -293,8 +293,8 @@ def select_name(schedule: Schedule) -> str:
 def _dispatcher(tree: CaseTree, instances: tuple) -> str:
     s = tree.schedule
     head = signature("int " + tree_name(s), dispatcher_arguments(s))
-    if not tree.cases:
-        return "\n".join([head, "{"] + [INDENT + line for line in _uncovered(tree)] + ["}"])
+    if not tree.cases:   # values the facts refuse, or that leave a meta_for empty, say so still
+        return "\n".join([head, "{"] + [INDENT + line for line in preconditions(s) + _uncovered(tree)] + ["}"])
     names = Names(used_names(s) | {"R_B", "Z", "T"})
     prop, known, device, launched, attrs, raised = (
         names.fresh(w) for w in ("prop", "prop_device", "device", "launched", "attrs", "raised"))

@@ -5,6 +5,8 @@ never raise on user input: every problem is a diagnostic with a position.
 """
 from __future__ import annotations
 
+import dataclasses
+import re
 from pathlib import Path
 
 from pycparser import c_ast, c_generator, c_parser
@@ -77,7 +79,39 @@ def _analyze(text: str, file: str) -> model.FrontendResult:
     diagnostics += [d for r in regions if r.source and not r.damaged
                     if (d := _stale(text, r, schedules, file, errors))]
     diagnostics += _copies(text, regions, file)
-    return model.FrontendResult(file, tuple(schedules), _sorted(diagnostics))
+    return model.FrontendResult(file, tuple(schedules), _sorted(_macro_calls(diagnostics, prepared.macros, text)))
+
+
+def _macro_calls(diagnostics: list, macros: tuple, text: str) -> list:
+    """The diagnostics with each call of a function-like macro (refused at its #define, PK002)
+    left out of the calls that cannot be offloaded (PK007: `IDX` is no function), the PK002
+    naming where it is used instead: one message, at its cause."""
+    if not macros:
+        return diagnostics
+    lines = text.split("\n")
+    call = re.compile(r"(" + "|".join(map(re.escape, macros)) + r")\s*\(")
+
+    def called(d: Diagnostic) -> "str | None":
+        if d.code != "PK007" or not 0 < d.span.line <= len(lines):
+            return None
+        found = call.match(lines[d.span.line - 1], d.span.col - 1)
+        return found.group(1) if found else None
+
+    uses: dict = {}
+    for d in diagnostics:
+        if (name := called(d)) is not None:
+            uses.setdefault(name, []).append(d.span)
+    out = []
+    for d in diagnostics:
+        if called(d) is not None:
+            continue
+        name = next((m for m in uses if d.code == "PK002" and d.message.startswith(f"function-like macro {m}(")), None)
+        if name is not None:
+            places = ", ".join(f"{s.line}:{s.col}" for s in uses[name])
+            d = dataclasses.replace(d, message=f"{d.message} (it is used inside meta_schedule at {places}, "
+                                    "where parakern does not expand it)")
+        out.append(d)
+    return out
 
 
 def _line_span(text: str, offsets: tuple, file: str) -> Span:

@@ -81,6 +81,7 @@ class Prepared:
     schedules: tuple[ScheduleMark, ...]
     defines: tuple[Define, ...]
     diagnostics: tuple[Diagnostic, ...] = field(default_factory=tuple)
+    macros: tuple[str, ...] = ()    # names of the function-like macros #defined (refused: PK002)
 
     def schedule(self, label: str) -> ScheduleMark:
         return next(m for m in self.schedules if m.label == label)
@@ -98,6 +99,7 @@ class _Scanner:
         self.schedules: list[ScheduleMark] = []
         self.defines: list[Define] = []
         self.typedefs: list[str] = []
+        self.macros: list[str] = []
         self.diagnostics: list[Diagnostic] = []
         # Offsets of line starts, to turn an offset into (line, col).
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
@@ -236,6 +238,9 @@ class _Scanner:
         if k >= len(src) or src[k] != "(":
             return (), None
         close = src.find(")", k)
+        brace = min((p for p in (src.find("{", k), src.find(";", k)) if p >= 0), default=-1)
+        if brace >= 0 and (close < 0 or brace < close):   # `cache(a {`: the body's own `)` is no end of it
+            return self.unclosed_cache(start, k, brace)
         if close < 0:
             self.diagnostics.append(error(
                 "PK005", "cache( is not closed: write cache(a, b) with the cached array names",
@@ -250,7 +255,7 @@ class _Scanner:
             offset = k + 1 + part.start() + (len(text) - len(text.lstrip()))
             if not _IDENT.fullmatch(stripped):
                 self.diagnostics.append(error(
-                    "PK005", f"cache() takes array names separated by commas, not '{stripped}'",
+                    "PK005", f"cache() takes array names separated by commas, not '{' '.join(stripped.split())}'",
                     self.span(offset, offset + max(1, len(stripped)))))
                 continue
             names.append(CacheName(stripped, self.span(offset, offset + len(stripped))))
@@ -260,6 +265,21 @@ class _Scanner:
                 self.span(start, close + 1)))
         self.blank(start, close + 1)
         return tuple(names), self.span(start, close + 1)
+
+    def unclosed_cache(self, start: int, k: int, stop: int) -> tuple[tuple[CacheName, ...], "Span | None"]:
+        """`cache(a {`: one error, at `cache(a`, that says where its `)` is missing; the names
+        read up to the block's `{` are kept (the schedule is analysed as cache(a) would be) and
+        the block is left to the parser as written (no syntax error follows)."""
+        end = k + 1 + len(self.src[k + 1:stop].rstrip())
+        parts = list(re.finditer(r"[^,]+", self.src[k + 1:end]))
+        names = [] if not all(_IDENT.fullmatch(p.group().strip()) for p in parts) else \
+            [CacheName(m.group(), self.span(k + 1 + m.start(), k + 1 + m.end()))
+             for m in _IDENT.finditer(self.src, k + 1, end)]
+        shown = " ".join(self.src[start:end].split())
+        self.diagnostics.append(error(
+            "PK005", f"missing ')' after {shown}: write {shown})", self.span(start, end)))
+        self.blank(start, end)
+        return tuple(names), self.span(start, end)
 
     def directive(self, i: int) -> int:
         """Handles one preprocessor line (with continuations); returns the next offset."""
@@ -302,6 +322,7 @@ class _Scanner:
             return
         name, paren, value = m.group(1), m.group(2), m.group(3).strip()
         if paren:
+            self.macros.append(name)
             self.diagnostics.append(error(
                 "PK002",
                 f"function-like macro {name}(...) is not supported: write the expression "
@@ -331,6 +352,7 @@ def prepare(text: str, file: str) -> Prepared:
         meta_for=frozenset(scanner.meta_for),
         schedules=tuple(scanner.schedules),
         defines=tuple(scanner.defines),
+        macros=tuple(scanner.macros),
         diagnostics=tuple(scanner.diagnostics),
     )
 

@@ -1,11 +1,10 @@
 """The JSON document of `optimize --json` (docs/cli.md: the JSON document) and the readable text report."""
 from __future__ import annotations
 
-import sympy
-
 from parakern.analysis.updates import described
 from parakern.model import Schedule
 from parakern.pipeline import Analysis, ScheduleResult
+from parakern.symbolic.printing import to_c
 from parakern.symbolic.symbols import opaque
 from parakern.machine.devices import DEFAULT_PROFILES
 from parakern.reports.casetree import tree_json
@@ -17,7 +16,14 @@ from parakern.reports.traffic import text_lines
 
 
 def _s(expr) -> str:
+    """sympy syntax: the JSON contract."""
     return "?" if expr is None else str(expr)
+
+
+def _c(expr) -> str:
+    """C, as the user wrote it, for the text report (`n / B`, `B == 2048`, `n*n`; never sympy's
+    `floor(n/B)`, `Eq(B, 2048)`, `n**2`)."""
+    return "?" if expr is None else to_c(expr)
 
 
 def _serial_bound(loop) -> str:
@@ -25,9 +31,9 @@ def _serial_bound(loop) -> str:
     a step other than 1; or where a bound is read from an array, where it is."""
     if opaque(loop.hi) or opaque(loop.lo):
         return f"{loop.var} (line {loop.span.line}) to a bound read from an array"
-    start = f"{_s(loop.lo)} <= " if loop.lo != 0 else ""
-    step = f" step {_s(loop.step)}" if loop.step != 1 else ""
-    return f"{start}{loop.var} < {_s(loop.hi)}{step}"
+    start = f"{_c(loop.lo)} <= " if loop.lo != 0 else ""
+    step = f" step {_c(loop.step)}" if loop.step != 1 else ""
+    return f"{start}{loop.var} < {_c(loop.hi)}{step}"
 
 
 def schedule_json(result: ScheduleResult, profiles: tuple = DEFAULT_PROFILES, data: "dict | None" = None) -> dict:
@@ -115,8 +121,8 @@ def text(analysis: Analysis, profiles: tuple = DEFAULT_PROFILES, data: "dict | N
         for loop in s.loops:
             index = "blockIdx" if loop.level == "grid" else "threadIdx"
             extent = loop.extent
-            where = f"   {extent} = {sympy.sstr(derived[str(extent)])}" if str(extent) in derived else ""
-            lines.append(f"  {loop.level:<6} {loop.var} in [{_s(loop.lo)}, {_s(loop.hi)}) -> "
+            where = f"   {extent} = {_c(derived[str(extent)])}" if str(extent) in derived else ""
+            lines.append(f"  {loop.level:<6} {loop.var} in [{_c(loop.lo)}, {_c(loop.hi)}) -> "
                          f"{index}.{loop.axis}{where}")
         for loop in s.between:
             lines.append(f"  serial {_serial_bound(loop)} between grid and block levels")
@@ -126,14 +132,14 @@ def text(analysis: Analysis, profiles: tuple = DEFAULT_PROFILES, data: "dict | N
         lines.append(f"  program parameters  {', '.join(p.name for p in s.program_params) or '-'}")
         cached = {c.name for c in s.cache}
         for a in s.arrays:
-            dims = "".join(f"[{_s(d)}]" for d in a.dims) if a.dims else " (pointer)"
+            dims = "".join(f"[{_c(d)}]" for d in a.dims) if a.dims else " (pointer)"
             use = ", ".join(u for u, on in (("read", a.read), ("written", a.written),
                                             ("cached", a.name in cached)) if on)
             lines.append(f"  array {a.name}: {a.ctype}{dims}  {use}")
         for line, statement, function in described(s):
             lines.append(f"  atomic {statement} (line {line}): {function}, iterations may update one element at once")
         if s.facts:
-            lines.append(f"  facts  {'; '.join(_s(f.relation) for f in s.facts)}")
+            lines.append(f"  facts  {'; '.join(_c(f.relation) for f in s.facts)}")
         if r.tree is not None:
             lines.extend(tree_text(r.tree))
             if r.tree.cases:

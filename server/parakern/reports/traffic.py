@@ -9,7 +9,7 @@ from parakern.analysis.point import describe, evaluate, profile_point, violation
 from parakern.analysis.staging import plan, unpadded
 from parakern.analysis.traffic import Traffic, traffic
 from parakern.machine.limits import out_of_range
-from parakern.symbolic.printing import to_text
+from parakern.symbolic.printing import to_c, to_text
 
 NO_POINT = "no parameter point of the preferred sizes satisfies the facts: give one with --at"
 
@@ -115,7 +115,7 @@ def table(t: Traffic, measured=None, before: "Traffic | None" = None, measured_b
     unpadded_costs = {(r.key, r.kind): r.cost for r in before.requests} if before is not None else {}
     rows = [head]
     for r in t.requests:
-        row = [r.text, r.space, r.kind, "?" if r.stride is None else to_text(r.stride), _n(r.per_warp),
+        row = [r.text, r.space, r.kind, "?" if r.stride is None else to_c(r.stride), _n(r.per_warp),
                _n(r.requests), f"{r.cost:.2f}" + ("" if r.exact else " ~"), f"{r.ideal:.2f}"]
         if before is not None:
             cost = unpadded_costs.get((r.key, r.kind))
@@ -161,7 +161,7 @@ def padding_note(kernel, point: dict) -> str:
             for region in choice.regions:
                 if region.pitch is not None:
                     pitch, row = (sympy.sympify(e).xreplace(subs) for e in (region.pitch, region.row))
-                    notes.append(f"rows of {st.array.name}'s tile {pitch} elements apart ({to_text(region.pitch)}) "
+                    notes.append(f"rows of {st.array.name}'s tile {pitch} elements apart ({to_c(region.pitch)}) "
                                  f"where {row} hold them")
     return "; ".join(dict.fromkeys(notes))
 

@@ -47,9 +47,9 @@ def to_math(relation) -> str:
 
 
 def to_plain(expr) -> str:
-    """sympy syntax for people (a counter in the text report): `ub1*ceiling(B0/4)`, where
-    to_text keeps the form sympy gave (`ub1*floor(B0/4 + 3/4)`: the JSON contract)."""
-    return sympy.sstr(with_ceilings(sympy.sympify(expr)))
+    """sympy syntax for people (a counter in the text report): `ub1*ceiling(B0/4)`, `B*B` for
+    B**2, where to_text keeps the form sympy gave (`ub1*floor(B0/4 + 3/4)`: the JSON contract)."""
+    return PlainPrinter().doprint(with_ceilings(sympy.sympify(expr)))
 
 
 def with_ceilings(expr):
@@ -190,6 +190,12 @@ class CPrinter(StrPrinter):
 
     def _print_NegativeInfinity(self, expr):
         return "-INFINITY"
+
+
+class PlainPrinter(StrPrinter):
+    """sympy syntax with powers as products, as C writes them (`n*n`, never `n**2`)."""
+
+    _print_Pow = CPrinter._print_Pow
 
 
 class MathPrinter(StrPrinter):
