@@ -194,8 +194,10 @@ def _plan(shape: Shape, cached: tuple[str, ...], padding: bool = True) -> tuple[
                                f"variables ({'line ' + str(where) + ': ' if where else ''}min, max, ?:, % or / of "
                                "them), so its tile would be the whole array, copied by every block",
                                _cache_span(s, array.name),
-                               "a subscript linear in the loop variables (a bounds test around the access instead "
-                               "of a clamp) stages its tile")
+                               "a subscript linear in the loop variables stages its tile: where a clamp or a "
+                               "wrap only acts at the edges, a meta_schedule over the interior without it and "
+                               "another over the edges with it compute the same result (a bounds test instead "
+                               "would change the edge values)")
         covered = shape.key[-1]   # written_first: reads of what the thread wrote first
         choices = tuple(_choice(s, array, c, covered) for c in fp.regions)
         _check_useful(s, array, choices)
