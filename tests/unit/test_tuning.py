@@ -164,6 +164,7 @@ def test_cli_tune_json_on_a_file_without_a_tree_prints_the_document(capsys):
 @pytest.mark.parametrize("args, message", [
     (["--profile", "h900", "--data", "n=4"], "unknown GPU profile 'h900'"),
     (["--profile", "h100", "--data", "n=x"], "the value must be one integer"),
+    (["--profile", "h100", "--data", "n=1000,B=32"], "one name per --data, repeated: --data n=1000 --data B=32"),
     (["--profile", "h100", "--data", "q=3"], "--data q: no schedule"),
     (["--profile", "h100"], "no value for n; give --data n=..."),
     (["--profile", "h100", "--data", "n=4", "--top", "0"], "--top and --repeat must be at least 1"),

@@ -51,6 +51,9 @@ def _data(items) -> dict:
         if not sep or not name.isidentifier():
             raise ValueError(f"--data {item!r}: expected NAME=VALUE")
         number = c_integer(value)
+        if number is None and "=" in value:   # --data M=1000,N=600: one name per --data
+            each = " ".join(f"--data {part.strip()}" for part in item.split(",") if part.strip())
+            raise ValueError(f"--data {item!r}: one name per --data, repeated: {each}")
         if number is None:
             raise ValueError(f"--data {item!r}: the value must be one integer")
         if name in out and out[name] != number:
