@@ -14,6 +14,7 @@ from parakern.analysis import dependence
 from parakern.analysis.coalescing import coalescing_warnings
 from parakern.analysis.feasible import contradiction, unlaunchable
 from parakern.analysis.narrow import narrow_blocks
+from parakern.analysis.data_blocks import data_sized_blocks
 from parakern.analysis.invariance import candidate_parameters, result_warnings
 from parakern.analysis.staging import StagingError, plan
 from parakern.comprehensive import CaseTree, comprehensive_optimization
@@ -112,7 +113,7 @@ def optimize_schedule(schedule: Schedule, options: Options = Options(), complete
     coverage proof and the coalescing warnings."""
     try:
         verdict = dependence.examine(schedule, target=options.target)
-        found = verdict.diagnostics + narrow_blocks(schedule) + \
+        found = verdict.diagnostics + narrow_blocks(schedule) + data_sized_blocks(schedule) + \
             result_warnings(schedule, candidate_parameters(schedule))
         if any(d.severity.value == "error" for d in found):
             return ScheduleResult(schedule, None, found)

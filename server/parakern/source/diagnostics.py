@@ -80,6 +80,7 @@ CODES = {
     "PK041": "warning: a generated region made from an earlier version of its code, or a second copy",
     "PK042": "warning: every block has fewer threads than a warp",
     "PK043": "warning: a block size or granularity changes what the schedule computes: tune and dispatch_auto leave it",
+    "PK044": "warning: a block level's extent grows with the data: blocks beyond 1024 threads",
     "PK097": "analysis of a meta_schedule ran past the time limit (language server)",
     "PK098": "analysis of a meta_schedule crashed (language server)",
     "PK099": "internal error",
