@@ -216,6 +216,13 @@ def _test(relation):
 
 def _sizes(launch: Launch, subs: dict) -> Sizes:
     """The launch at these values (None where a size is not an integer there)."""
+    return _sizes_at(launch, frozenset(subs.items()))
+
+
+@functools.lru_cache(maxsize=8192)
+def _sizes_at(launch: Launch, items: frozenset) -> Sizes:
+    # the same on every device: tune asks each point once per GPU profile
+    subs = dict(items)
     given = exact.numbers(subs)
     size = lambda expr: exact.integer(expr, subs, given)   # noqa: E731
     return Sizes(tuple(size(g) for g in launch.grid), tuple(size(b) for b in launch.block),
@@ -246,7 +253,7 @@ def _judge(rule: CaseRule, subs: dict, device: Device, registers: int) -> _Verdi
             "registers per thread": registers, "shared_bytes": sizes.shared_bytes or 0, "threads": threads}
     have = {"R_B": device.R_B, "Z": device.Z, "T": device.T}
     too_much = [f for f in rule.fits if need[f.need] is None or need[f.need] > have[f.machine]]
-    beyond = _beyond_limits(sizes) or _unmet(launch, subs)
+    beyond = _launch_refusal(launch, frozenset(subs.items()), sizes)
     machine_free = [t for t, free in zip(truths, rule.machine_free) if free]
     device_fit = not any(f.need != "registers" for f in too_much)
     refusal = ""
@@ -279,6 +286,12 @@ def _too_much(fit: Fit, need: dict, have: dict) -> str:
     if fit.need == "shared_bytes":
         return f"{need['shared_bytes']} bytes of shared memory > {have['Z']} per block"
     return f"{need['threads']} threads > {have['T']} per block (the device's maximum)"
+
+
+@functools.lru_cache(maxsize=8192)
+def _launch_refusal(launch: Launch, items: frozenset, sizes: Sizes) -> str:
+    """Why CUDA or the kernel refuses the launch at these values, whatever the device ('' if not)."""
+    return _beyond_limits(sizes) or _unmet(launch, dict(items))
 
 
 def _beyond_limits(sizes: Sizes) -> str:

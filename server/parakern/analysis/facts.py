@@ -4,6 +4,7 @@ divisors, the C types of its parameters), with the fact they violate, in C as th
 One home for the dispatch rule, the bench's plans, tune's search, emit --fix and profile --at."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -91,6 +92,13 @@ def check_facts(schedule, subs: dict, origin: bool = True) -> str:
 
 def judge_facts(schedule, subs: dict, origin: bool = True) -> Verdict:
     """check_facts' reason with the fact it names."""
+    return _judged(schedule, frozenset(subs.items()), origin)
+
+
+@functools.lru_cache(maxsize=4096)
+def _judged(schedule, items: frozenset, origin: bool) -> Verdict:
+    # tune asks each candidate once per GPU profile, the bench each point once per case
+    subs = dict(items)
     given = exact.numbers(subs)
     ints = {n.name: v for n, v in given.items() if isinstance(v, int)}
     beyond = out_of_range(schedule.params, ints) or overflowing_definition(schedule, ints)
