@@ -32,6 +32,7 @@ from parakern.kernel import Kernel
 from parakern.model import Array
 
 _SUM = BINARY["+"]
+VECTOR_TYPES = {"float": "float4"}   # the CUDA vector of analysis/vector_layout.py's LANES elements
 
 
 def global_element(array: Array, subscripts: list[Raw], site: "int | None" = None, instance: str = "0",
@@ -135,6 +136,11 @@ class Staging:
                        site: "int | None" = None) -> str:
         """The element's copy in shared memory; subscripts are (text, C type, syntax)."""
         st = route.staged
+        if len(route.placements) == 1:
+            (c, k), _ = route.placements[0]
+            region = st.choices[c].regions[k]
+            if region.lanes > 1 and holders(st.choices[c], k) == (k,):
+                return self._vector_read(st, region, subscripts, site)
         slots = [(self._slot(st, c, k, subscripts), choices) for (c, k), choices in route.placements]
         text = slots[-1][0]
         for slot, choices in reversed(slots[:-1]):
@@ -217,6 +223,8 @@ class Staging:
                 if region.pitch_of(k) is not None and region.dims[k].repeats:   # runs `pitch` apart
                     row = sym_raw(region.row)
                     c = binop(binop(binop(c, "/", row), "*", sym_raw(region.pitch)), "+", binop(c, "%", row))
+                if k == len(coords) - 1 and region.lanes > 1:   # vector layout (analysis/vector_layout.py)
+                    c = binop(c, "*", Raw(str(region.lanes), POSTFIX))
                 local = c if local is None else binop(binop(local, "*", sym_raw(region.scale(k))), "+", c)
         slot = local if region.base == 0 else binop(sym_raw(region.base), "+", local)
         instance = self.sites.instance((f"{e} - {self.tid}",)) if self.sites else "0"
@@ -269,10 +277,25 @@ class Staging:
                 Raw(f"{inside} ? {here.text} : {wrap(result, TERNARY)}", TERNARY)
         return result
 
-    def _locate(self, st: Staged, region: Region, subscripts, need_inside: bool):
-        """Row-major position in the region and (need_inside) the C test that the region holds it."""
+    def _vector_read(self, st: Staged, region: Region, subscripts, site: "int | None") -> str:
+        """`reinterpret_cast<const float4 *>(b_shared)[v].y`: the element as its lane of the
+        aligned vector that holds it (analysis/vector_layout.py), so that the reads of the
+        vector's other lanes, at the same index, are the same load (traced: the element read
+        is noted, verify/parakern_cpu.h's PARAKERN_AT_SHARED4)."""
+        local, _ = self._locate(st, region, subscripts, need_inside=False, vector=True)
+        index = local if region.vector_base == 0 else binop(sym_raw(region.vector_base), "+", local)
+        part, lane = self.part[st.array.name], "xyzw"[region.lane]
+        if site is None:
+            return f"reinterpret_cast<const {VECTOR_TYPES[st.array.ctype]} *>({part})[{index.text}].{lane}"
+        instance = self.sites.instance() if self.sites else "0"
+        return f"PARAKERN_AT_SHARED4({site}, {instance}, {part}, {index.text}, {region.lane}).{lane}"
+
+    def _locate(self, st: Staged, region: Region, subscripts, need_inside: bool, vector: bool = False):
+        """Row-major position in the region and (need_inside) the C test that the region holds it;
+        `vector`: in vectors of the region's lanes (its vector layout)."""
         cast = "long" if st.index_type == "long" else None
         linear, inside = None, []
+        last = len(region.dims) - 1
         for k, (d, (g, gtype, node)) in enumerate(zip(region.dims, subscripts)):
             known = syntax.to_sympy(node) if syntax.variables(node) <= self._fixed else None
             lower = sym_raw(d.lower, cast)
@@ -296,7 +319,9 @@ class Staging:
                 position, holds = _unstride(d, position, region.pitch_of(k))
                 if need_inside:
                     inside.extend(holds)
-            size = sym_raw(region.scale(k))
+            size = sym_raw(region.scale(k) if not (vector and k == last) else region.scale(k) / region.lanes)
+            if k == last and region.lanes > 1 and not vector:   # vector layout: lanes apart
+                position = binop(position, "*", Raw(str(region.lanes), POSTFIX))
             linear = position if linear is None else binop(binop(linear, "*", size), "+", position)
         return linear, " && ".join(inside)
 

@@ -43,6 +43,7 @@ class _State:
     target: ir.Value = None         # host: the phase this call runs
     flags: dict = dataclasses.field(default_factory=dict)    # (array, choice) -> i1
     through: dict = dataclasses.field(default_factory=dict)  # id(shared pointer) -> (it, global pointer)
+    vectors: dict = dataclasses.field(default_factory=dict)  # id(shared pointer) -> (it, its vector layout region)
     body_end: "ir.Block | None" = None
     in_body: bool = False
 
@@ -114,12 +115,34 @@ class SharedMemory:
             return self._global.address(fn, array, subscripts)
         slots = [(self._slot(fn, route.staged, c, k, subscripts), choices)
                  for (c, k), choices in route.placements]
+        if len(slots) == 1:
+            (c, k), _ = route.placements[0]
+            region = route.staged.choices[c].regions[k]
+            if region.lanes > 1 and holders(route.staged.choices[c], k) == (k,):
+                st.vectors[id(slots[0][0])] = (slots[0][0], region)
         pointer = slots[-1][0]
         for p, choices in reversed(slots[:-1]):
             pointer = fn.builder.select(self._any(fn, array.name, choices), p, pointer)
         if route.through:
             st.through[id(pointer)] = (pointer, self._global.address(fn, array, subscripts))
         return pointer
+
+    def load(self, fn, pointer, ltype, align: int):
+        """A read of an element in vector layout (analysis/vector_layout.py) is its lane of the
+        aligned vector that holds it, as codegen/memory.py prints it: the lanes' reads are one
+        vector load (ld.shared.v4) once the optimiser merges the same loads."""
+        vector = self._st.vectors.get(id(pointer))
+        b = fn.builder
+        if vector is None or vector[0] is not pointer:
+            return b.load(pointer, typ=ltype, align=align)
+        region = vector[1]
+        start = b.gep(pointer, [ir.Constant(I32, -region.lane)], inbounds=True, source_etype=ltype)
+        vtype = ir.VectorType(ltype, region.lanes)
+        # aligned on the device (the buffer is, and vector_layout.py proved the rest); the host's
+        # buffer (ir/host.py) promises nothing beyond the element's own alignment
+        whole = b.load(b.bitcast(start, ir.PointerType(vtype, addrspace=pointer.type.addrspace)),
+                       typ=vtype, align=align if fn.host else align * region.lanes)
+        return b.extract_element(whole, ir.Constant(I32, region.lane))
 
     def store(self, fn, pointer, value, align: int) -> None:
         fn.builder.store(value, pointer, align=align)
@@ -279,6 +302,8 @@ class SharedMemory:
                         row = self._param(fn, region.row, "int")
                         c = b.add(b.mul(fn._int_op(b, "/", c, row, "int"), self._param(fn, region.pitch, "int")),
                                   fn._int_op(b, "%", c, row, "int"))
+                    if k == len(coords) - 1 and region.lanes > 1:   # vector layout (analysis/vector_layout.py)
+                        c = b.mul(c, ir.Constant(I32, region.lanes), flags=["nsw"])
                     local = c if local is None else \
                         b.add(b.mul(local, self._param(fn, region.scale(k), "int"), flags=["nsw"]), c, flags=["nsw"])
             shared = b.gep(self._part(fn, staged), [b.add(base, local, flags=["nsw"])], inbounds=True,
@@ -404,6 +429,8 @@ class SharedMemory:
                 position, holds = self._unstride(fn, d, position, region.pitch_of(k))
                 if need_inside:
                     inside = b.and_(inside, holds)
+            if k == len(region.dims) - 1 and region.lanes > 1:   # vector layout: lanes apart
+                position = b.mul(position, ir.Constant(I32, region.lanes), flags=["nsw"])
             size = self._param(fn, region.scale(k), "int")
             linear = position if linear is None else b.add(b.mul(linear, size), position)
         return linear, inside
