@@ -102,11 +102,16 @@ class Staging:
         lines = []
         for st in self.staged:
             end = sympy.expand(st.offset + st.elements * st.array.element_size)
-            rows = [sym_c(r.pitch) for c in st.choices for r in c.regions if r.pitch is not None]
+            regions = [r for c in st.choices for r in c.regions]
+            rows = [sym_c(r.pitch) for r in regions if r.pitch is not None and r.lanes == 1]
+            vectors = [r for r in regions if r.lanes > 1]
             lines.append(f"{st.array.name}: bytes [{sym_c(st.offset)}, {sym_c(end)}) "
                          f"of {BUFFER}, {sym_c(st.elements)} elements"
                          + (f", rows {' and '.join(dict.fromkeys(rows))} apart (padded: no bank conflicts "
-                            "across rows)" if rows else ""))
+                            "across rows)" if rows else "")
+                         + (f", {len(vectors)} tiles in rows of {sym_c(vectors[0].pitch)}, a thread's elements "
+                            f"of {vectors[0].lanes} tiles side by side (read as one "
+                            f"{VECTOR_TYPES[st.array.ctype]})" if vectors else ""))
         return lines
 
     # ---- the phases around the body
