@@ -7,6 +7,7 @@ kernels run on the CPU emulation against the serial C in
 tests/integration/test_vector_reads_emulated.py."""
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import itertools
 import re
@@ -20,6 +21,7 @@ from parakern.analysis.vector_layout import _multiple, vector_layout
 from parakern.codegen.kernel_source import kernel_source
 from parakern.comprehensive import Case
 from parakern.frontend import analyze_source
+from parakern.ir import HostKernel
 from parakern.ir.lower import lower
 from parakern.ir.ptx import kernel_ptx
 from parakern.kernel import Kernel
@@ -139,3 +141,18 @@ def test_the_ir_reads_the_right_operand_with_vector_loads_as_the_cuda_does():
         assert sorted(loads) == sorted(["b32"] * kernel.tile[0] + ["v4.b32"] * (kernel.tile[1] // 4)), loads
     scalar, _ = tiled_kernels(cached("matmul.c", "a, b", "double"))
     assert "ld.shared.v4" not in kernel_ptx(scalar)
+
+
+def test_the_tiles_ir_with_its_vector_loads_computes_matmul_on_the_host():
+    """The IR that reads b as <4 x float> (lanes extracted), run on the CPU (ir/host.py), gives
+    the product: the vector index and lane the IR computes are the elements the copies stored."""
+    n, values = 32, dict(n=32, B0=2, ub1=2, s=1)        # 16 x 16 blocks: whole 8 x 8 tiles
+    a = [float((3 * i + 5 * j) % 7 - 3) for i in range(n) for j in range(n)]
+    b = [float((2 * i + 7 * j) % 5 - 2) for i in range(n) for j in range(n)]
+    want = [sum(a[i * n + k] * b[k * n + j] for k in range(n)) for i in range(n) for j in range(n)]
+    for kernel in tiled_kernels(cached("matmul.c", "a, b")):
+        floats = ctypes.c_float * (n * n)
+        c = floats()
+        host = HostKernel(kernel)
+        host.launch(dict(values, a=floats(*a), b=floats(*b), c=c))
+        assert list(c) == want, kernel.tile
