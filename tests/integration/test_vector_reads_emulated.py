@@ -1,5 +1,5 @@
-"""Vector reads of a register tile's operand on the CPU emulation (g++): the tiled kernels that
-read the right operand as float4 (analysis/vector_layout.py) compute what the serial C does,
+"""Vector reads of a register tile's operands on the CPU emulation (g++): the tiled kernels that
+read their operands as float4 (analysis/vector_layout.py) compute what the serial C does,
 parametric and as compile-time instances, traced for the race check (PARAKERN_AT_SHARED4) and
 not; and the check can fail: the same kernel with two lanes of its vector reads swapped does
 not match."""
@@ -51,7 +51,7 @@ def test_gemm_with_its_operands_staged_reads_B_as_float4_and_computes_gemm():
     assert [case.kernel.tile for _, case in runs] == list(TILES) and "PARAKERN_AT_SHARED4(" in cu
 
 
-def test_an_instance_reads_b_as_float4_and_a_lane_swapped_fails():
+def test_an_instance_reads_a_and_b_as_float4_and_a_lane_swapped_fails():
     from parakern.codegen import emit_file
     values = dict(n=64, B0=4, ub1=4, s=1)
 
@@ -67,5 +67,6 @@ def test_an_instance_reads_b_as_float4_and_a_lane_swapped_fails():
     assert case.kernel.tile == TILES[0]
     instance = re.search(rf"matmul_0_case{point.expected}_B0_4_ub1_4_s_1\(.*?\n\}}", cu, re.S).group(0)
     assert len(re.findall(r"float4 \*>\(b_shared\)", instance)) == 64
+    assert len(re.findall(r"float4 \*>\(a_shared\)", instance)) == 64
     [(point, _)], _ = _run(MATMUL, "matmul.c", values, emit=lambda a: emitted(a, True), races=False)
     assert point.mismatches, "a kernel reading the wrong lanes matched the serial C"

@@ -76,8 +76,8 @@ class Region:
     # the region's first element) whose union holds every element some read needs.
     reads: tuple = ()
     pitch: "sympy.Expr | None" = None   # elements from a row's start to the next's, where padded
-    # Vector layout (vector_layout.py): the last coordinate's slots `lanes` apart, this region's
-    # elements lane `lane` of each group of `lanes`, read as one vector of them; 1: slots adjacent.
+    # Vector layout (vector_layout.py): the region's row-major positions `lanes` slots apart, its
+    # elements lane `lane` of vectors of `lanes` elements read as one; 1: slots adjacent.
     lanes: int = 1
     lane: int = 0
 
