@@ -43,6 +43,7 @@ from parakern.analysis.footprint import Shape, footprint, footprints
 from parakern.analysis.padding import Padding
 from parakern.analysis.point import definitions
 from parakern.analysis.read_boxes import clipped, read_boxes
+from parakern.analysis.vector_layout import vector_layout
 from parakern.analysis.regions import DimRegion
 from parakern.analysis.written_first import written_first
 from parakern.kernel import Kernel
@@ -75,6 +76,10 @@ class Region:
     # the region's first element) whose union holds every element some read needs.
     reads: tuple = ()
     pitch: "sympy.Expr | None" = None   # elements from a row's start to the next's, where padded
+    # Vector layout (vector_layout.py): the region's row-major positions `lanes` slots apart, its
+    # elements lane `lane` of vectors of `lanes` elements read as one; 1: slots adjacent.
+    lanes: int = 1
+    lane: int = 0
 
     @property
     def elements(self) -> sympy.Expr:
@@ -91,6 +96,12 @@ class Region:
     def slots(self) -> sympy.Expr:
         """Elements the region takes in its part: its elements, and its rows' padding."""
         return sympy.expand(sympy.Mul(*(d.elements for d in self.dims[:-1])) * self.scale(len(self.dims) - 1))
+
+    @property
+    def vector_base(self) -> sympy.Expr:
+        """Of a region in vector layout, its base in vectors of `lanes` elements (exact:
+        vector_layout.py lays groups out at multiples of `lanes`)."""
+        return sympy.expand((self.base - self.lane) / self.lanes)
 
     def pitch_of(self, k: int) -> "sympy.Expr | None":
         """The pitch of dimension k's runs: the region's for its last dimension, where padded."""
@@ -132,8 +143,8 @@ def plan(kernel: Kernel) -> tuple[Staged, ...]:
 
 
 def padded(staged: tuple[Staged, ...]) -> bool:
-    """Whether some tile of the plan has padded rows."""
-    return any(r.pitch is not None for st in staged for c in st.choices for r in c.regions)
+    """Whether some tile of the plan has padded rows (a vector layout's rows are not padding)."""
+    return any(r.pitch is not None and r.lanes == 1 for st in staged for c in st.choices for r in c.regions)
 
 
 def unpadded(kernel: Kernel) -> "Kernel | None":
@@ -207,6 +218,8 @@ def _plan(shape: Shape, cached: tuple[str, ...], padding: bool = True) -> tuple[
             sums = [sympy.expand(sum((r.slots for r in c.regions), sympy.S.Zero)) for c in choices]
             if any(r.pitch is not None for c in choices for r in c.regions):
                 elements = sums[0] if len(sums) == 1 else sympy.Max(*sums)
+        # a register tile's copies of one operand side by side, read as vectors where alignment is proved
+        choices = tuple(vector_layout(s, array, choice, offset) for choice in choices)
         staged.append(Staged(array, offset, elements, choices, _index_type(s, array, choices)))
         offset = sympy.expand(offset + elements * array.element_size)
     return tuple(staged)

@@ -69,4 +69,4 @@ def holders(choice: StagedChoice, k: int) -> tuple[int, ...]:
 def _placement(choice: StagedChoice, k: int):
     """What decides an access's slot: its region, and the regions before it when they may overlap."""
     considered = choice.regions[:k + 1] if choice.overlapping else choice.regions[k:k + 1]
-    return tuple((r.dims, r.base, r.pitch) for r in considered)
+    return tuple((r.dims, r.base, r.pitch, r.lanes) for r in considered)

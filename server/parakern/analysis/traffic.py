@@ -446,6 +446,7 @@ class _At:
                     pitch = region.pitch_of(k)
                     position = d.position(per_warp[w][lane], self._int, None if pitch is None else self._int(pitch))
                     linear = linear * self._int(region.scale(k)) + position
+                linear *= region.lanes   # vector layout (vector_layout.py): positions `lanes` apart
                 addresses.append(self._int(st.offset) + (self._int(region.base) + linear) * size)
             cost += W.wavefronts(addresses, size)
             ideal += W.ideal_wavefronts(addresses, size)
@@ -522,9 +523,9 @@ class _At:
         scales = [self._int(region.scale(k)) for k in range(len(region.dims))]
         row, pitch = self._int(region.row), None if region.pitch is None else self._int(region.pitch)
 
-        def slot(e: int) -> int:   # where the copy puts element e: e, unless the rows are padded
+        def slot(e: int) -> int:   # where the copy puts element e: e, unless padded or in vector layout
             if region.pitch is None:
-                return e
+                return e * region.lanes
             linear = 0
             for k, (p, n) in enumerate(zip(coordinates(e), scales)):
                 if region.pitch_of(k) is not None and region.dims[k].repeats:   # runs `pitch` apart

@@ -187,7 +187,7 @@ class _BodyPrinter(CPrinter):
             return global_element(self.schedule.array(e.array), subscripts, self._site(e, "global"),
                                   self._instance())
         return self.staging.shared_element(route, [(r, i.ctype, i) for r, i in zip(subscripts, e.indices)],
-                                           self._site(e, "shared"))
+                                           self._site(e, "shared"), e)
 
     def assign(self, s: syntax.Assign) -> list[str]:
         route = self.staging.route(s.target) if self.staging and isinstance(s.target, syntax.Index) else None

@@ -25,6 +25,7 @@ from parakern.analysis.staging import BUFFER, Region, Staged, StagingError, plan
 from parakern.analysis.staging_phases import Barrier, Copy, phases, thread_axes
 from parakern.analysis.staging_routes import Route, Routes, holders
 from parakern.analysis.traffic import copy_key
+from parakern.analysis.vector_layout import vector_index
 from parakern.codegen.cprint import (BINARY, INDENT, POSTFIX, TERNARY, UNARY, CodegenError, Names, Raw,
                                      binop, sym_c, sym_raw, wrap)
 from parakern.codegen.trace import Sites, traced
@@ -32,6 +33,7 @@ from parakern.kernel import Kernel
 from parakern.model import Array
 
 _SUM = BINARY["+"]
+VECTOR_TYPES = {"float": "float4"}   # the CUDA vector of analysis/vector_layout.py's LANES elements
 
 
 def global_element(array: Array, subscripts: list[Raw], site: "int | None" = None, instance: str = "0",
@@ -101,11 +103,16 @@ class Staging:
         lines = []
         for st in self.staged:
             end = sympy.expand(st.offset + st.elements * st.array.element_size)
-            rows = [sym_c(r.pitch) for c in st.choices for r in c.regions if r.pitch is not None]
+            regions = [r for c in st.choices for r in c.regions]
+            rows = [sym_c(r.pitch) for r in regions if r.pitch is not None and r.lanes == 1]
+            vectors = [r for r in regions if r.lanes > 1]
             lines.append(f"{st.array.name}: bytes [{sym_c(st.offset)}, {sym_c(end)}) "
                          f"of {BUFFER}, {sym_c(st.elements)} elements"
                          + (f", rows {' and '.join(dict.fromkeys(rows))} apart (padded: no bank conflicts "
-                            "across rows)" if rows else ""))
+                            "across rows)" if rows else "")
+                         + (f", {len(vectors)} tiles interleaved by {vectors[0].lanes}: a thread's elements of "
+                            f"{vectors[0].lanes} tiles side by side, read as one {VECTOR_TYPES[st.array.ctype]}"
+                            if vectors else ""))
         return lines
 
     # ---- the phases around the body
@@ -132,9 +139,17 @@ class Staging:
             raise CodegenError(exc.message, exc.span) from None
 
     def shared_element(self, route: Route, subscripts: list[tuple[Raw, str, syntax.Expr]],
-                       site: "int | None" = None) -> str:
-        """The element's copy in shared memory; subscripts are (text, C type, syntax)."""
+                       site: "int | None" = None, node: "syntax.Index | None" = None) -> str:
+        """The element's copy in shared memory; subscripts are (text, C type, syntax); `node`:
+        the reference, where it is a read (a vector layout's reads are vector loads)."""
         st = route.staged
+        if len(route.placements) == 1 and node is not None:
+            (c, k), _ = route.placements[0]
+            region = st.choices[c].regions[k]
+            access = next((a for a in self.schedule.accesses if a.array == node.array and a.span == node.span
+                           and a.exact), None)
+            if region.lanes > 1 and holders(st.choices[c], k) == (k,) and access is not None:
+                return self._vector_read(st, region, access, site)
         slots = [(self._slot(st, c, k, subscripts), choices) for (c, k), choices in route.placements]
         text = slots[-1][0]
         for slot, choices in reversed(slots[:-1]):
@@ -218,6 +233,8 @@ class Staging:
                     row = sym_raw(region.row)
                     c = binop(binop(binop(c, "/", row), "*", sym_raw(region.pitch)), "+", binop(c, "%", row))
                 local = c if local is None else binop(binop(local, "*", sym_raw(region.scale(k))), "+", c)
+        if region.lanes > 1:   # vector layout: positions `lanes` slots apart (analysis/vector_layout.py)
+            local = binop(local, "*", Raw(str(region.lanes), POSTFIX))
         slot = local if region.base == 0 else binop(sym_raw(region.base), "+", local)
         instance = self.sites.instance((f"{e} - {self.tid}",)) if self.sites else "0"
         shared = traced(self._site(st, where, "shared"), True, self.part[array.name], slot.text, instance)
@@ -269,6 +286,19 @@ class Staging:
                 Raw(f"{inside} ? {here.text} : {wrap(result, TERNARY)}", TERNARY)
         return result
 
+    def _vector_read(self, st: Staged, region: Region, access, site: "int | None") -> str:
+        """`reinterpret_cast<const float4 *>(b_shared)[v].y`: the element as its lane of the
+        aligned vector that holds it (analysis/vector_layout.py), its index printed from the
+        access's position in the region, the same text for the reads of the vector's other
+        lanes: one load (traced: the element read is noted, verify/parakern_cpu.h's
+        PARAKERN_AT_SHARED4)."""
+        index = sym_c(vector_index(region, access.indices))
+        part, lane = self.part[st.array.name], "xyzw"[region.lane]
+        if site is None:
+            return f"reinterpret_cast<const {VECTOR_TYPES[st.array.ctype]} *>({part})[{index}].{lane}"
+        instance = self.sites.instance() if self.sites else "0"
+        return f"PARAKERN_AT_SHARED4({site}, {instance}, {part}, {index}, {region.lane}).{lane}"
+
     def _locate(self, st: Staged, region: Region, subscripts, need_inside: bool):
         """Row-major position in the region and (need_inside) the C test that the region holds it."""
         cast = "long" if st.index_type == "long" else None
@@ -298,6 +328,8 @@ class Staging:
                     inside.extend(holds)
             size = sym_raw(region.scale(k))
             linear = position if linear is None else binop(binop(linear, "*", size), "+", position)
+        if region.lanes > 1:   # vector layout: positions `lanes` slots apart
+            linear = binop(linear, "*", Raw(str(region.lanes), POSTFIX))
         return linear, " && ".join(inside)
 
 

@@ -143,8 +143,9 @@ class ExprLowerer:
         if isinstance(e, syntax.Var):
             return self.read(e.name, e.ctype, e.span)
         if isinstance(e, syntax.Index):
-            return b.load(self.element_pointer(e), typ=llvm_type(e.ctype, e.span),
-                          align=syntax.TYPE_SIZES[e.ctype])
+            load = getattr(self.memory, "load", None)   # staging's: a lane of a vector read
+            pointer, ltype, align = self.element_pointer(e), llvm_type(e.ctype, e.span), syntax.TYPE_SIZES[e.ctype]
+            return b.load(pointer, typ=ltype, align=align) if load is None else load(self, pointer, ltype, align)
         if isinstance(e, syntax.Cast):
             return convert(b, self.value(e.operand), e.operand.ctype, e.ctype)
         if isinstance(e, syntax.Unary):

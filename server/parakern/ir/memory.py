@@ -58,6 +58,10 @@ class GlobalMemory:
     def address(self, fn, array: Array, subscripts: tuple[ir.Value, ...]) -> ir.Value:
         return fn.global_pointer(array, fn.linear_index(array, subscripts))
 
+    def load(self, fn, pointer: ir.Value, ltype: ir.Type, align: int) -> ir.Value:
+        """A read of the element at a pointer that `address` returned."""
+        return fn.builder.load(pointer, typ=ltype, align=align)
+
     def store(self, fn, pointer: ir.Value, value: ir.Value, align: int) -> None:
         """An assignment's store to a pointer that `address` returned."""
         fn.builder.store(value, pointer, align=align)

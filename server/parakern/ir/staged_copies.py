@@ -27,6 +27,7 @@ from parakern.analysis.regions import DimRegion
 from parakern.analysis.staging import BUFFER, Region, Staged, StagingError, plan, shared_bytes, stepped
 from parakern.analysis.staging_phases import Barrier, Copy, phases, thread_axes
 from parakern.analysis.staging_routes import Routes, holders
+from parakern.analysis.vector_layout import vector_index
 from parakern.ir.memory import GlobalMemory
 from parakern.ir.types import I1, I32, I64, SHARED, LoweringError, convert, llvm_type
 from parakern.kernel import Kernel
@@ -43,6 +44,7 @@ class _State:
     target: ir.Value = None         # host: the phase this call runs
     flags: dict = dataclasses.field(default_factory=dict)    # (array, choice) -> i1
     through: dict = dataclasses.field(default_factory=dict)  # id(shared pointer) -> (it, global pointer)
+    vectors: dict = dataclasses.field(default_factory=dict)  # id(shared pointer) -> (it, region, vector pointer)
     body_end: "ir.Block | None" = None
     in_body: bool = False
 
@@ -114,12 +116,44 @@ class SharedMemory:
             return self._global.address(fn, array, subscripts)
         slots = [(self._slot(fn, route.staged, c, k, subscripts), choices)
                  for (c, k), choices in route.placements]
+        if len(slots) == 1 and node is not None:
+            (c, k), _ = route.placements[0]
+            region = route.staged.choices[c].regions[k]
+            access = next((a for a in fn.schedule.accesses if a.array == array.name and a.span == node.span
+                           and a.exact), None)
+            if region.lanes > 1 and holders(route.staged.choices[c], k) == (k,) and access is not None:
+                st.vectors[id(slots[0][0])] = (slots[0][0], region, self._vector(fn, route.staged, region, access))
         pointer = slots[-1][0]
         for p, choices in reversed(slots[:-1]):
             pointer = fn.builder.select(self._any(fn, array.name, choices), p, pointer)
         if route.through:
             st.through[id(pointer)] = (pointer, self._global.address(fn, array, subscripts))
         return pointer
+
+    def load(self, fn, pointer, ltype, align: int):
+        """A read of an element in vector layout (analysis/vector_layout.py) is its lane of the
+        aligned vector that holds it, as codegen/memory.py prints it: the lanes' reads address
+        the same vector with the same instructions, one vector load (ld.shared.v4) once
+        the optimiser merges them."""
+        vector = self._st.vectors.get(id(pointer))
+        b = fn.builder
+        if vector is None or vector[0] is not pointer:
+            return b.load(pointer, typ=ltype, align=align)
+        _, region, address = vector
+        # aligned on the device (the buffer is, and vector_layout.py proved the rest); the host's
+        # buffer (ir/host.py) promises nothing beyond the element's own alignment
+        whole = b.load(address, typ=address.type.pointee, align=align if fn.host else align * region.lanes)
+        return b.extract_element(whole, ir.Constant(I32, region.lane))
+
+    def _vector(self, fn, staged: Staged, region: Region, access) -> ir.Value:
+        """Pointer to the vector that holds the access's element: the part as vectors, at
+        vector_layout.vector_index (the same instructions for each lane's read)."""
+        b = fn.builder
+        vtype = ir.VectorType(llvm_type(staged.array.ctype), region.lanes)
+        part = self._part(fn, staged)
+        vectors = b.bitcast(part, ir.PointerType(vtype, addrspace=part.type.addrspace))
+        return b.gep(vectors, [fn.sym_value(vector_index(region, access.indices), "int")], inbounds=True,
+                     source_etype=vtype)
 
     def store(self, fn, pointer, value, align: int) -> None:
         fn.builder.store(value, pointer, align=align)
@@ -281,6 +315,8 @@ class SharedMemory:
                                   fn._int_op(b, "%", c, row, "int"))
                     local = c if local is None else \
                         b.add(b.mul(local, self._param(fn, region.scale(k), "int"), flags=["nsw"]), c, flags=["nsw"])
+            if region.lanes > 1:   # vector layout: positions `lanes` slots apart (analysis/vector_layout.py)
+                local = b.mul(local, ir.Constant(I32, region.lanes), flags=["nsw"])
             shared = b.gep(self._part(fn, staged), [b.add(base, local, flags=["nsw"])], inbounds=True,
                            source_etype=llvm_type(array.ctype))
             glob = fn.global_pointer(array, fn.linear_index(array, tuple(index)))
@@ -406,6 +442,8 @@ class SharedMemory:
                     inside = b.and_(inside, holds)
             size = self._param(fn, region.scale(k), "int")
             linear = position if linear is None else b.add(b.mul(linear, size), position)
+        if region.lanes > 1:   # vector layout: positions `lanes` slots apart (analysis/vector_layout.py)
+            linear = b.mul(linear, ir.Constant(I32, region.lanes), flags=["nsw"])
         return linear, inside
 
     def _unstride(self, fn, d: DimRegion, relative, pitch=None):

@@ -14,7 +14,9 @@ feed TM x TN multiply-adds into accumulators that stay in registers (PPCG's `pri
 the classic SGEMM thread tile). A thread's elements are a block's extent apart along each side,
 so the threads of a warp still read neighbouring elements (coalesced global accesses, staged
 tiles read without bank conflicts), and what a block stages grows to TM (TN) blocks' tiles, so
-one copy into shared memory feeds TM (TN) times the arithmetic.
+one copy into shared memory feeds TM (TN) times the arithmetic. Where alignment is proved, the
+staging interleaves those tiles by four (analysis/vector_layout.py): a thread reads its
+elements of four of them as one float4.
 
 Offered where the user asks for it (strategies.OPT_IN: --register-tiles, or (8) and (8b)
 named in Options.strategies). Like thread granularity in the paper, the tile is a choice the

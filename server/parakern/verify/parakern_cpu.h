@@ -69,6 +69,8 @@
 /* __restrict__ is a g++ keyword already */
 
 struct uint3 { unsigned int x, y, z; };
+/* CUDA's float4: 16 bytes, 16-byte aligned (a register tile's vector reads of shared memory) */
+struct __attribute__((aligned(16))) float4 { float x, y, z, w; };
 struct dim3 {
     unsigned int x, y, z;
     constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
@@ -321,6 +323,11 @@ inline void __syncthreads() { parakern_cpu::current->sync(); }
 #define PARAKERN_LAUNCH(kernel, grid, block, shared, ...) \
     parakern_cpu::launch(kernel, dim3(grid), dim3(block), (size_t)(shared), __VA_ARGS__)
 #define PARAKERN_DYNAMIC_SHARED(name) unsigned char *const name = parakern_cpu::shared_memory()
+/* A traced vector read (codegen/memory.py): the element of lane `lane` is noted as a read of it
+ * (parakern_race.h, parakern_trace.h), and the aligned float4 at vector index i is what it reads. */
+#define PARAKERN_AT_SHARED4(site, instance, a, i, lane) \
+    ((void)PARAKERN_AT_SHARED(site, instance, a, 4 * (long long)(i) + (lane)), \
+     reinterpret_cast<const float4 *>(a)[(i)])
 
 /* ---- the API the dispatcher uses */
 inline cudaError_t cudaGetDevice(int *device) { *device = parakern_cpu::device_number; return cudaSuccess; }
