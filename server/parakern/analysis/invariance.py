@@ -134,7 +134,7 @@ def _whole_number(index: frozenset, extents: dict) -> bool:
     left = dict(index)
     radix = sympy.S.One
     while left:
-        here = next((v for v, c in left.items() if sympy.simplify(c - radix) == 0), None)
+        here = next((v for v, c in left.items() if sympy.expand(c - radix) == 0), None)
         if here is None:
             return False
         del left[here]
@@ -155,7 +155,7 @@ def _relating(a: frozenset, b: frozenset, bound_by: dict, names: set) -> set:
         {s.name for c in (*small.values(), *big.values()) for s in c.free_symbols} & names
     if not set(small) <= set(big):
         return every
-    scales = {sympy.simplify(big[v] / small[v]) for v in small}
+    scales = {sympy.cancel(big[v] / small[v]) for v in small}
     if len(scales) != 1:
         return every
     added = set(big) - set(small)
