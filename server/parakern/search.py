@@ -152,9 +152,10 @@ def tune(result, fixed: dict, device: Device, host: "dict | None" = None,
     if missing:
         changing = {c.parameter: c for c in result_changing(schedule, candidate_parameters(schedule))}
         why = "".join(f" ({n} is not tuned: its value changes what the schedule computes, PK043 at "
-                      f"{changing[n].access.span.line}:{changing[n].access.span.col})"
+                      f"{changing[n].span.line}:{changing[n].span.col})"
                       for n in missing if n in changing)
-        raise TuneError(f"{schedule.id}: no value for {', '.join(missing)}{why}; give --data {missing[0]}=...")
+        give = " ".join(f"--data {n}=..." for n in missing)
+        raise TuneError(f"{schedule.id}: no value for {', '.join(missing)}{why}; give {give}")
     found, rejected, order, feasible = [], {}, 0, 0
     for order, combo in enumerate(itertools.product(*lists)):
         values = {**fixed, **dict(zip(names, combo))}

@@ -119,3 +119,34 @@ def test_the_samples_tune_what_they_tuned():
             if found:
                 flagged[s.id] = [c.parameter for c in found]
     assert flagged == {"block_smooth:0": ["B"]}
+
+
+def test_a_value_computed_from_the_block_number_or_size():
+    """frame[i] = b and y[i] = x[i] / B store what B changes (a trial's program: tune chose B)."""
+    s, text = _schedule("""        meta_for (int b = 0; b < g; b++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = b * B + t;
+                if (i < n) { y[i] = x[i] / B; }
+            }""")
+    (w,) = result_warnings(s, candidate_parameters(s))
+    line = next(k for k, t in enumerate(text.split("\n"), 1) if "x[i] / B" in t)
+    assert (w.span.line, w.span.col) == (line, text.split("\n")[line - 1].index("B;") + 1)
+    s, _ = _schedule("""        meta_for (int b = 0; b < g; b++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = b * B + t;
+                if (i < n) y[i] = i + x[i];
+            }""")
+    assert result_changing(s, ("B",)) == ()   # i is the global index: the same for every B
+
+
+def test_a_chunk_scan_changes_with_its_length_only():
+    """out[(b*B + t)*s] = in[...]: elements s apart (s changes them), the chunk's number b*B + t
+    whatever B; k from 1 to s is a digit of radix s."""
+    s, _ = _schedule("""        meta_for (int b = 0; b < n / (B * s); b++)
+            meta_for (int t = 0; t < B; t++) {
+                int base = (b * B + t) * s;
+                y[base] = x[base];
+                for (int k = 1; k < s; k++)
+                    y[base + k] = y[base + k - 1] + x[base + k];
+            }""", params="int n, int B, int s", pre="    assert(n % (B * s) == 0);\n")
+    assert [c.parameter for c in result_changing(s, ("B", "s"))] == ["s"]

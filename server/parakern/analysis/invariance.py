@@ -5,16 +5,18 @@ computation whatever its value: `x[b*B + t]` runs over the same elements for eve
 blocks only cut that range differently. `partial[b] += x[b*B + t]` does not: each partial sum
 adds B elements, so tune, a bench's sweep or dispatch_auto choosing B would change the result.
 
-The test reads the subscripts and the guard conditions of every access. In each, the loop
-variables' terms fall into indices by their coefficient with the candidates taken as 1
-(`(B0*i + v)*n + B1*j + u`: a row index B0*i + v, times n, and a column index B1*j + u). An
-index made of variables that a candidate bounds or scales must be a whole mixed-radix number:
-its variables in a chain from a coefficient of 1, each next coefficient the one before times
-the extent of the variable before (`u < B1`, then `w < s` at B1, then the grid's j at s*B1),
-and each such variable in one index only. `partial[b]` (b alone, B bounds its range) and
-`if (t == 0)` (t apart from b*B + t) break it, as does a candidate read outside every index
-(`a[i + B]`). Values a statement computes from a loop variable (`out[i] = b`) are not read
-here, only subscripts and conditions.
+The test reads the subscripts and the guard conditions of every access, the bounds of loops
+that read other loops' variables, and the variables statements compute with (`frame[i] = b`,
+`y[i] = x[i] / B`; an integer local by its definition). In each, the loop variables' terms
+fall into indices by their coefficient with the candidates taken as 1 (`(B0*i + v)*n + B1*j +
+u`: a row index B0*i + v, times n, and a column index B1*j + u). An index made of variables
+that a candidate bounds or scales must be a whole mixed-radix number: its variables in a chain
+from one coefficient, each next coefficient the one before times the extent of the variable
+before (`u < B1`, then `w < s` at B1, then the grid's j at s*B1), and each such variable in
+one index only, or in one the other extends (a chunk c = b*B + t and its elements L*c + k:
+L changes the result, B does not). `partial[b]` (b alone, B bounds its range) and `if (t ==
+0)` (t apart from b*B + t) break it, as does a candidate read outside every index (`a[i +
+B]`). A local assigned again after its definition is not followed into its uses.
 """
 from __future__ import annotations
 
@@ -27,7 +29,8 @@ from parakern import syntax
 from parakern.analysis.dependence import source_text
 from parakern.analysis.facts import definitions
 from parakern.model import Access, Schedule
-from parakern.source.diagnostics import Diagnostic, warning
+from parakern.source.diagnostics import Diagnostic, Span, warning
+from parakern.symbolic.printing import to_plain
 from parakern.symbolic.symbols import sym
 
 
@@ -53,9 +56,9 @@ def candidate_parameters(schedule) -> tuple:
 
 @dataclass(frozen=True)
 class Changes:
-    """A parameter whose value changes what the schedule computes, and the access that shows it."""
+    """A parameter whose value changes what the schedule computes, and where it shows."""
     parameter: str
-    access: Access
+    span: Span           # the access, or the variable read in a value
     why: str             # "it reads b apart from the index B*b + t"
 
 
@@ -129,17 +132,21 @@ def _indices(e, loop_vars: set, knobs: dict) -> "tuple[list, sympy.Expr] | None"
     return [frozenset(terms) for terms in by_scale.values()], rest
 
 
-def _whole_number(index: frozenset, extents: dict) -> bool:
-    """Whether the index's variables make a mixed-radix chain from a coefficient of 1."""
-    left = dict(index)
-    radix = sympy.S.One
-    while left:
-        here = next((v for v, c in left.items() if sympy.expand(c - radix) == 0), None)
-        if here is None:
-            return False
-        del left[here]
-        radix = sympy.expand(radix * extents[here])
-    return True
+def _whole_number(index: frozenset, extents: dict) -> "sympy.Expr | None":
+    """The scale of the index where its variables make a mixed-radix chain (from some variable's
+    coefficient, each next one the one before times the extent of the variable before: s·(b·B + t)
+    has scale s); None where they do not."""
+    for start in sorted((c for _, c in index), key=sympy.count_ops):
+        left, radix = dict(index), start
+        while left:
+            here = next((v for v, c in left.items() if sympy.expand(c - radix) == 0), None)
+            if here is None:
+                break
+            del left[here]
+            radix = sympy.expand(radix * extents[here])
+        if not left:
+            return start
+    return None
 
 
 def _text(index: frozenset) -> sympy.Expr:
@@ -163,6 +170,51 @@ def _relating(a: frozenset, b: frozenset, bound_by: dict, names: set) -> set:
         set().union(*(bound_by[v] for v in added)) | {s.name for v in added for s in big[v].free_symbols} & names
 
 
+def _values(schedule: Schedule) -> list:
+    """(span, sympy value) of each variable a statement computes with, outside subscripts and
+    conditions: a loop variable, a parameter, or an integer local (its definition put in: `i`
+    is b*B + t); a local assigned more than its definition is not followed."""
+    env: dict = {}
+    out: list = []
+
+    def scan(expr) -> None:
+        if isinstance(expr, syntax.Index):
+            return   # subscripts: read as indices
+        if isinstance(expr, syntax.Var):
+            value = syntax.to_sympy(expr, env) if syntax.is_integer(expr.ctype) or expr.name in env \
+                else sym(expr.name)
+            if value is not None:
+                out.append((expr.span, sympy.expand(value), "the value"))
+            return
+        for child in syntax.children(expr):
+            scan(child)
+
+    def stmt(node) -> None:
+        if isinstance(node, syntax.Decl):
+            if syntax.is_integer(node.ctype) and node.init is not None:
+                value = syntax.to_sympy(node.init, env)
+                if value is not None:
+                    env[node.name] = value
+                    return
+            if node.init is not None:
+                scan(node.init)
+        elif isinstance(node, syntax.Assign):
+            if isinstance(node.target, syntax.Var) and node.target.name in env:
+                env.pop(node.target.name)   # reassigned: its value is no longer its definition
+            scan(node.value)
+        elif isinstance(node, syntax.If):
+            stmt(node.then)
+            if node.other is not None:
+                stmt(node.other)
+        elif isinstance(node, syntax.Loop):
+            stmt(node.body)
+        elif isinstance(node, syntax.Block):
+            for s in node.stmts:
+                stmt(s)
+    stmt(schedule.body)
+    return out
+
+
 @functools.lru_cache(maxsize=128)
 def result_changing(schedule: Schedule, candidates: tuple) -> tuple[Changes, ...]:
     """The candidates (parameter names) whose value changes what the schedule computes, each
@@ -175,37 +227,40 @@ def result_changing(schedule: Schedule, candidates: tuple) -> tuple[Changes, ...
     for lp in loops:
         lo, hi = (sympy.sympify(getattr(lp, n)).xreplace(defs) for n in ("lo", "hi"))
         step = sympy.sympify(getattr(lp, "step", sympy.S.One)).xreplace(defs)
-        extents[sym(lp.var)] = sympy.expand((hi - lo) / step)
+        # a digit's radix is its loop's end where it starts at a constant >= 0 (k from 1 to s: the
+        # digits 1 .. s-1 of radix s, its first element written apart)
+        extents[sym(lp.var)] = hi if lo.is_number and lo >= 0 else sympy.expand((hi - lo) / step)
         names = lo.free_symbols | hi.free_symbols | step.free_symbols
         bound_by[sym(lp.var)] = set()
         if names & loop_vars:   # a triangle (k <= i): its bounds are indices, read like subscripts
             inside = next((a for a in schedule.accesses if lp.var in a.loops), None)
             if inside is not None:
-                checked += [(inside, sympy.expand(b)) for b in (lo, hi)]
+                checked += [(inside.span, sympy.expand(b), "its loop's bound") for b in (lo, hi)]
         else:
             bound_by[sym(lp.var)] = {s.name for s in names} & set(candidates)
-    checked += [(a, e) for a in schedule.accesses for e in _expressions(a)]
+    checked += [(a.span, e, "its index") for a in schedule.accesses for e in _expressions(a)]
+    checked += _values(schedule)
     found: dict = {}
 
-    def blame(names, access, why):
+    def blame(names, span, why):
         for name in sorted(names):
-            found.setdefault(name, Changes(name, access, why))
+            found.setdefault(name, Changes(name, span, why))
 
     seen: dict = {}                               # variable -> the index it was met in
     names = set(candidates)
     while checked:
-        access, e = checked.pop(0)
+        access, e, noun = checked.pop(0)   # access: the span it shows at
         inner: list = []
         e = _opened(e, loop_vars, inner)
-        checked[:0] = [(access, x) for x in inner]
+        checked[:0] = [(access, x, noun) for x in inner]
         parts = _indices(e, loop_vars, knobs)
         if parts is None:   # a product of loop variables: not shown the same whatever the candidates
             blame(set().union(*(bound_by[v] for v in e.free_symbols & loop_vars)), access,
-                  f"its index {e} is not linear in the loop variables")
+                  f"{noun} {e} is not linear in the loop variables")
             continue
         indices, rest = parts
         outside = {s.name for s in rest.free_symbols} & names
-        blame(outside, access, f"its subscript or condition reads {', '.join(sorted(outside))} apart from the "
+        blame(outside, access, f"{noun} {to_plain(e)} reads {', '.join(sorted(outside))} apart from the "
                               "loops' indices")
         for whole in indices:
             # a variable no candidate bounds or scales (a filter's offset di in By*by + ty + di) moves
@@ -217,13 +272,18 @@ def result_changing(schedule: Schedule, candidates: tuple) -> tuple[Changes, ...
                 continue
             text = _text(index)
             alone = len(index) == 1 and bound_by[next(iter(index))[0]]   # b alone: 0 .. n/B
-            if alone or not _whole_number(index, extents):
-                blame(tuned, access, f"its index {text} runs over elements that depend on {', '.join(sorted(tuned))}")
+            scale = _whole_number(index, extents)
+            if alone or scale is None:
+                blame(tuned, access,
+                      f"{noun} {to_plain(text)} runs over values that depend on {', '.join(sorted(tuned))}")
+            else:   # s·(b·B + t): the elements are s apart, which s changes
+                scaled = {x.name for x in scale.free_symbols} & names
+                blame(scaled, access, f"{noun} {to_plain(text)} takes values {to_plain(scale)} apart")
             for v, _ in index:
                 other = seen.setdefault(v, index)
                 if other != index:
                     blame(_relating(other, index, bound_by, names), access,
-                          f"it reads {v} in {text}, and another access in {_text(other)}")
+                          f"{noun} {to_plain(text)} reads {v}, which another reads in {to_plain(_text(other))}")
     return tuple(found[n] for n in candidates if n in found)
 
 
@@ -234,8 +294,8 @@ def result_warnings(schedule: Schedule, candidates: tuple) -> tuple[Diagnostic, 
     """PK043 at the access that shows each candidate changing what the schedule computes."""
     out = []
     for c in result_changing(schedule, candidates):
-        text = source_text(schedule, c.access.span) or c.access.array
+        text = source_text(schedule, c.span) or str(c.parameter)
         out.append(warning(CODE, f"the value of {c.parameter} changes what this meta_schedule computes: {text} "
                                  f"({c.why}); tune and dispatch_auto leave {c.parameter} as the caller gives it",
-                           c.access.span))
+                           c.span))
     return tuple(out)
