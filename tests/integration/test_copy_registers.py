@@ -10,8 +10,9 @@ import subprocess
 import pytest
 
 from conftest import SAMPLES
-from parakern.codegen import emit_file
+from parakern.codegen import emit_file, kernel_source
 from parakern.pipeline import Options, analyze
+from unit.test_copy_unroll import _copy_loops
 
 NVCC = shutil.which("nvcc")
 
@@ -42,3 +43,28 @@ def test_the_instances_at_ppcgs_tile_fit_64_registers_without_spilling(tmp_path)
     assert max(registers for registers, _ in instances.values()) <= 64, instances
     (four_by_four,) = (v for k, v in instances.items() if "matmul_0_case2_" in k)
     assert four_by_four[0] <= 64
+
+
+LINEAR_IN_A_LOOP = """#include "metafork.h"
+
+void blocks(int n, int B, int s, float a[n], float b[n])
+{
+    int dim = n / (B * s);
+    meta_schedule cache(a) {
+        meta_for (int i = 0; i < dim; i++)
+            for (int k = 0; k < s; k++)
+                meta_for (int j = 0; j < B; j++)
+                    b[(i * s + k) * B + j] = 2 * a[(i * s + k) * B + j];
+    }
+}
+"""
+
+
+def test_a_linear_copy_in_a_loop_keeps_nvccs_unrolling():
+    # (here: its analysis counts a new kernel's registers with ptxas) nvcc batches a linear copy's loads by 4 (tuning/latency.py's COPY_BATCH): left as it was
+    (result,) = analyze(LINEAR_IN_A_LOOP, "blocks.c").results
+    case = next(c for c in result.tree.cases if c.kernel.cached and c.kernel.ir_level == 0)
+    source = kernel_source(case, result.tree.cases.index(case) + 1)
+    loops = _copy_loops(source)
+    assert loops and not any(loops.values()), loops
+    assert source.index("for (int k = 0; k < s; k++)") < source.index("/* load the B elements of a")

@@ -59,11 +59,13 @@ class Staging:
         self.schedule = kernel.schedule
         self.sites = sites                 # traced printing (trace.py), else None
         self.no_unroll = no_unroll  # `#pragma unroll 1` on the copy loops, as on every loop of the IR
-        # The body's copies run in the kernel's serial loops (`looped`): `#pragma unroll 1` on them
-        # too. nvcc unrolls a copy loop of a run-time trip count by 4 and keeps each unrolled
-        # element's index (64 bits, from tid and nthreads: the same in every iteration of the
-        # kernel's loop) live across that loop: 16 of the 80 registers of matmul's 4 x 4 tile
-        # (docs/bench/register-tiles.md). Copies run once (prologue, epilogue) keep nvcc's unrolling.
+        # The body's copies run in the kernel's serial loops (`looped`): `#pragma unroll 1` on those
+        # of boxes too. nvcc unrolls a copy loop of a run-time trip count by 4 and keeps each
+        # unrolled element's row, column and 64-bit index (from tid and nthreads: the same in every
+        # iteration of the kernel's loop) live across that loop: 16 of the 80 registers of matmul's
+        # 4 x 4 tile (docs/bench/register-tiles.md). A box's copy waits for each element anyway
+        # (tuning/latency.py); a linear region's, whose loads nvcc batches by 4, and copies run
+        # once (prologue, epilogue) keep nvcc's unrolling.
         self.looped = looped
         try:
             self.staged = plan(kernel)
@@ -158,10 +160,10 @@ class Staging:
             if isinstance(step, Barrier):
                 lines.append(INDENT * depth + "__syncthreads();" + (f"  /* {step.why} */" if step.why else ""))
             else:
-                lines += self._copy_all(step, depth, self.no_unroll or looped)
+                lines += self._copy_all(step, depth, looped)
         return lines
 
-    def _copy_all(self, copy: Copy, depth: int, no_unroll: bool) -> list[str]:
+    def _copy_all(self, copy: Copy, depth: int, looped: bool) -> list[str]:
         lines = []
         for st in self.staged:
             todo = [c for c, choice in enumerate(st.choices) if any(map(copy.selects, choice.regions))]
@@ -170,20 +172,21 @@ class Staging:
             if len(st.choices) == 1:
                 for k, region in enumerate(st.choices[0].regions):
                     if copy.selects(region):
-                        lines += self._copy(st, (0, k), region, copy.load, depth, no_unroll)
+                        lines += self._copy(st, (0, k), region, copy.load, depth, looped)
                 continue
             pad = INDENT * depth
             for n, c in enumerate(todo):  # the uniform choice the parameters select
                 lines.append(f"{pad}{'} else if' if n else 'if'} ({self._flag(st, (c,))}) {{")
                 for k, region in enumerate(st.choices[c].regions):
                     if copy.selects(region):
-                        lines += self._copy(st, (c, k), region, copy.load, depth + 1, no_unroll)
+                        lines += self._copy(st, (c, k), region, copy.load, depth + 1, looped)
             lines.append(pad + "}")
         return lines
 
     def _copy(self, st: Staged, where: tuple[int, int], region: Region, load: bool, depth: int,
-              no_unroll: bool) -> list[str]:
-        """Threads copy the region's elements nthreads apart, skipping those off the array."""
+              looped: bool) -> list[str]:
+        """Threads copy the region's elements nthreads apart, skipping those off the array
+        (`looped`: in the kernel's serial loops)."""
         pad, inner = INDENT * depth, INDENT * (depth + 1)
         array, e = st.array, self.element
         cast = "long" if st.index_type == "long" else None
@@ -208,7 +211,7 @@ class Staging:
             coords = [Raw(n, POSTFIX) for n in at]
         else:
             coords = _coordinates(Raw(e, POSTFIX), sizes)
-        if no_unroll:
+        if self.no_unroll or (looped and len(region.dims) > 1):
             lines.append(pad + "#pragma unroll 1")
         lines += [f"{pad}for (int {e} = {self.tid}; {e} < {total}; {e} += {self.nthreads}) {{"]
         checks = []
