@@ -64,7 +64,8 @@ def test_a_linear_copy_in_a_loop_keeps_nvccs_unrolling():
     # (here: its analysis counts a new kernel's registers with ptxas) nvcc batches a linear copy's loads by 4 (tuning/latency.py's COPY_BATCH): left as it was
     (result,) = analyze(LINEAR_IN_A_LOOP, "blocks.c").results
     case = next(c for c in result.tree.cases if c.kernel.cached and c.kernel.ir_level == 0)
-    source = kernel_source(case, result.tree.cases.index(case) + 1)
+    source = kernel_source(case, result.tree.cases.index(case) + 1, fixed=(("B", 32), ("s", 4)))
+    assert "const int B = 32;  /* fixed at compile time */" in source
     loops = _copy_loops(source)
     assert loops and not any(loops.values()), loops
     assert source.index("for (int k = 0; k < s; k++)") < source.index("/* load the B elements of a")

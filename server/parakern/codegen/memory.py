@@ -10,7 +10,7 @@ IR (ir/staged_copies.py, which the registers were counted on), so the two agree;
 this module only prints them: one dynamic buffer `parakern_shared`, each
 cached array's part at its byte offset; cooperative copy loops (thread `tid`
 copies elements tid, tid + nthreads, ...) that skip elements outside the
-array, not unrolled where they run in the kernel's serial loops (`looped`);
+array, not unrolled where they run in an instance's serial loops (`looped`);
 `__syncthreads()` for the phases' barriers; an access reads or writes its
 region's copy at (index - region lower bound); write-through routes store
 to both copies; uniform choices (`t % 2`) select the regions with the same
@@ -59,7 +59,7 @@ class Staging:
         self.schedule = kernel.schedule
         self.sites = sites                 # traced printing (trace.py), else None
         self.no_unroll = no_unroll  # `#pragma unroll 1` on the copy loops, as on every loop of the IR
-        # The body's copies run in the kernel's serial loops (`looped`): `#pragma unroll 1` on those
+        # The body's copies run in an instance's serial loops (`looped`): `#pragma unroll 1` on those
         # of boxes too. nvcc unrolls a copy loop of a run-time trip count by 4 and keeps each
         # unrolled element's row, column and 64-bit index (from tid and nthreads: the same in every
         # iteration of the kernel's loop) live across that loop: 16 of the 80 registers of matmul's
