@@ -80,7 +80,11 @@ def kernel_source(case: Case, k: int, cases: int = 0, trace: "Sites | None" = No
     names = Names(used_names(s))
     if trace is not None:
         trace.case = k
-    staging = Staging(kernel, names, no_unroll=kernel.ir_level >= 1, sites=trace) if kernel.cached else None
+    # an instance's copies in its serial loops are not unrolled (codegen/memory.py: `looped`); a
+    # parametric kernel's keep nvcc's unrolling (rolled, the 8 x 8 register tile's took 227
+    # registers where unrolled it takes 128: docs/bench/register-tiles.md)
+    staging = Staging(kernel, names, no_unroll=kernel.ir_level >= 1, sites=trace,
+                      looped=bool(fixed) and bool(_between_loops(s))) if kernel.cached else None
     printer = _BodyPrinter(s, staging, no_unroll=kernel.ir_level >= 1, sites=trace, target=kernel.target)
     # accumulators kept in registers across the between loops, as the IR does (an instance: also
     # those of loops its constants unroll)

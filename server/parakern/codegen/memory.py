@@ -10,8 +10,9 @@ IR (ir/staged_copies.py, which the registers were counted on), so the two agree;
 this module only prints them: one dynamic buffer `parakern_shared`, each
 cached array's part at its byte offset; cooperative copy loops (thread `tid`
 copies elements tid, tid + nthreads, ...) that skip elements outside the
-array; `__syncthreads()` for the phases' barriers; an access reads or writes
-its region's copy at (index - region lower bound); write-through routes store
+array, not unrolled where they run in an instance's serial loops (`looped`);
+`__syncthreads()` for the phases' barriers; an access reads or writes its
+region's copy at (index - region lower bound); write-through routes store
 to both copies; uniform choices (`t % 2`) select the regions with the same
 parameter-only conditions.
 """
@@ -55,10 +56,19 @@ def global_element(array: Array, subscripts: list[Raw], site: "int | None" = Non
 class Staging:
     """The staging code of one kernel variant, as lines of CUDA."""
 
-    def __init__(self, kernel: Kernel, names: Names, no_unroll: bool = False, sites: "Sites | None" = None):
+    def __init__(self, kernel: Kernel, names: Names, no_unroll: bool = False, sites: "Sites | None" = None,
+                 looped: bool = False):
         self.schedule = kernel.schedule
         self.sites = sites                 # traced printing (trace.py), else None
         self.no_unroll = no_unroll  # `#pragma unroll 1` on the copy loops, as on every loop of the IR
+        # The body's copies run in an instance's serial loops (`looped`): `#pragma unroll 1` on those
+        # of boxes too. nvcc unrolls a copy loop of a run-time trip count by 4 and keeps each
+        # unrolled element's row, column and 64-bit index (from tid and nthreads: the same in every
+        # iteration of the kernel's loop) live across that loop: 16 of the 80 registers of matmul's
+        # 4 x 4 tile (docs/bench/register-tiles.md). A box's copy waits for each element anyway
+        # (tuning/latency.py); a linear region's, whose loads nvcc batches by 4, and copies run
+        # once (prologue, epilogue) keep nvcc's unrolling.
+        self.looped = looped
         try:
             self.staged = plan(kernel)
         except StagingError as exc:
@@ -121,10 +131,10 @@ class Staging:
         return self._steps(self.phases.prologue, depth)
 
     def before_body(self, depth: int) -> list[str]:
-        return self._steps(self.phases.before_body, depth)
+        return self._steps(self.phases.before_body, depth, self.looped)
 
     def after_body(self, depth: int) -> list[str]:
-        return self._steps(self.phases.after_body, depth)
+        return self._steps(self.phases.after_body, depth, self.looped)
 
     def epilogue(self, depth: int) -> list[str]:
         return self._steps(self.phases.epilogue, depth)
@@ -159,16 +169,16 @@ class Staging:
 
     # ---- copies between global and shared memory
 
-    def _steps(self, steps, depth: int) -> list[str]:
+    def _steps(self, steps, depth: int, looped: bool = False) -> list[str]:
         lines = []
         for step in steps:
             if isinstance(step, Barrier):
                 lines.append(INDENT * depth + "__syncthreads();" + (f"  /* {step.why} */" if step.why else ""))
             else:
-                lines += self._copy_all(step, depth)
+                lines += self._copy_all(step, depth, looped)
         return lines
 
-    def _copy_all(self, copy: Copy, depth: int) -> list[str]:
+    def _copy_all(self, copy: Copy, depth: int, looped: bool) -> list[str]:
         lines = []
         for st in self.staged:
             todo = [c for c, choice in enumerate(st.choices) if any(map(copy.selects, choice.regions))]
@@ -177,19 +187,21 @@ class Staging:
             if len(st.choices) == 1:
                 for k, region in enumerate(st.choices[0].regions):
                     if copy.selects(region):
-                        lines += self._copy(st, (0, k), region, copy.load, depth)
+                        lines += self._copy(st, (0, k), region, copy.load, depth, looped)
                 continue
             pad = INDENT * depth
             for n, c in enumerate(todo):  # the uniform choice the parameters select
                 lines.append(f"{pad}{'} else if' if n else 'if'} ({self._flag(st, (c,))}) {{")
                 for k, region in enumerate(st.choices[c].regions):
                     if copy.selects(region):
-                        lines += self._copy(st, (c, k), region, copy.load, depth + 1)
+                        lines += self._copy(st, (c, k), region, copy.load, depth + 1, looped)
             lines.append(pad + "}")
         return lines
 
-    def _copy(self, st: Staged, where: tuple[int, int], region: Region, load: bool, depth: int) -> list[str]:
-        """Threads copy the region's elements nthreads apart, skipping those off the array."""
+    def _copy(self, st: Staged, where: tuple[int, int], region: Region, load: bool, depth: int,
+              looped: bool) -> list[str]:
+        """Threads copy the region's elements nthreads apart, skipping those off the array
+        (`looped`: in the kernel's serial loops)."""
         pad, inner = INDENT * depth, INDENT * (depth + 1)
         array, e = st.array, self.element
         cast = "long" if st.index_type == "long" else None
@@ -214,7 +226,7 @@ class Staging:
             coords = [Raw(n, POSTFIX) for n in at]
         else:
             coords = _coordinates(Raw(e, POSTFIX), sizes)
-        if self.no_unroll:
+        if self.no_unroll or (looped and len(region.dims) > 1):
             lines.append(pad + "#pragma unroll 1")
         lines += [f"{pad}for (int {e} = {self.tid}; {e} < {total}; {e} += {self.nthreads}) {{"]
         checks = []
