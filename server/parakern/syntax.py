@@ -346,6 +346,11 @@ def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None,
             return cinteger.remainder(left, right, lower)
         if expr.op == "<<" and right.is_Integer and 0 <= int(right) < 64:
             return left * 2 ** int(right)
+        if expr.op == ">>" and right.is_Integer and 0 <= int(right) < 64 and is_integer(expr.ctype):
+            # gcc and nvcc shift a signed value arithmetically: the floor of the quotient
+            return sympy.floor(left / 2 ** int(right))
+        if expr.op == "&" and right.is_Integer and int(right) >= 0 and (int(right) + 1) & int(right) == 0:
+            return sympy.Mod(left, int(right) + 1)   # a mask of the low bits: the remainder, two's complement
         return None
     if isinstance(expr, Ternary):
         cond = to_sympy_condition(expr.cond, env, lower)

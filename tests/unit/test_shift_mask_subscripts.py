@@ -1,0 +1,50 @@
+"""Subscripts with `>>` and a low-bits mask `&` by constants have values for the analysis: a
+race through `out[i >> 1]` is an error (PK020) as through `out[i / 2]`, where it was only
+PK021 and emit and tune went ahead (found by a trial)."""
+from __future__ import annotations
+
+import sympy
+
+from parakern import syntax
+from parakern.analysis import dependence
+from parakern.frontend import analyze_source
+
+
+def _program(body: str) -> str:
+    return f"""#include "metafork.h"
+void f(int n, int B, float in[n], float out[n])
+{{
+    int g = (n + B - 1) / B;
+    meta_schedule {{
+        meta_for (int b = 0; b < g; b++)
+            meta_for (int t = 0; t < B; t++) {{
+                int i = b * B + t;
+                if (i < n) {body}
+            }}
+    }}
+}}
+"""
+
+
+def _codes(body: str) -> list:
+    (s,) = analyze_source(_program(body), "p.c").schedules
+    return [(d.code, d.span.line, d.span.col) for d in dependence.check(s)]
+
+
+def test_a_shift_that_makes_two_iterations_meet_is_an_error():
+    assert _codes("out[i >> 1] = in[i];") == [("PK020", 6, 9)]
+
+
+def test_a_shift_and_a_mask_that_keep_iterations_apart_are_proved():
+    assert _codes("out[(i >> 1) * 2 + (i & 1)] = in[i];") == []
+
+
+def test_their_values():
+    x = syntax.Var("x", "int", None)
+    def binary(op, k):
+        return syntax.Binary(op, x, syntax.Const(k, "int", None, str(k)), "int", None)
+    shift, mask = syntax.to_sympy(binary(">>", 3)), syntax.to_sympy(binary("&", 7))
+    assert shift == sympy.floor(syntax.sym("x") / 8) and mask == sympy.Mod(syntax.sym("x"), 8)
+    assert syntax.to_sympy(binary("&", 6)) is None   # not a mask of low bits
+    # two's complement, as gcc and nvcc: -5 >> 3 is -1 and -5 & 7 is 3 (the floor, the remainder)
+    assert shift.subs(syntax.sym("x"), -5) == -1 and mask.subs(syntax.sym("x"), -5) == 3
