@@ -165,6 +165,8 @@ class Schedule:
     text: str                         # source text of the block, for caching results
     function_span: "Span | None" = None   # the enclosing function definition, signature to `}`
     atomics: tuple[AtomicUpdate, ...] = ()  # updates made atomically (the dependence test decides)
+    # it runs inside a host if, switch or loop, whose conditions are not among its facts
+    host_guarded: bool = False
 
     @property
     def data_params(self) -> tuple[Param, ...]:

@@ -113,7 +113,8 @@ def optimize_schedule(schedule: Schedule, options: Options = Options(), complete
     coverage proof and the coalescing warnings."""
     try:
         verdict = dependence.examine(schedule, target=options.target)
-        found = verdict.diagnostics + narrow_blocks(schedule) + data_sized_blocks(schedule) + \
+        found = verdict.diagnostics + dependence.outside(schedule) + narrow_blocks(schedule) + \
+            data_sized_blocks(schedule) + \
             result_warnings(schedule, candidate_parameters(schedule))
         if any(d.severity.value == "error" for d in found):
             return ScheduleResult(schedule, None, found)

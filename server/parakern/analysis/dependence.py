@@ -23,6 +23,7 @@ that may meet them is still a collision.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -690,3 +691,112 @@ def _serial_instances(node, var: str, visible: frozenset = frozenset()) -> list:
     return found
 
 
+
+
+# ------------------------------------------------------------------ accesses outside their arrays
+
+OUTSIDE = "PK027"   # a warning: an access may fall outside its array's declared extents
+
+
+def outside(schedule: Schedule, work: int = DEFAULT_WORK) -> tuple[Diagnostic, ...]:
+    """PK027 at each access that z3 shows reaching outside its array's declared extents for some
+    values the facts allow (`x[i + 1]` of `float x[n]` at i = n - 1): the serial C reads the same
+    element, so running both does not show it (verify compares their results). Arrays whose
+    extents are not declared (pointers) and subscripts read from arrays are not judged; an
+    answer z3 cannot give says nothing."""
+    try:
+        return _outside(schedule, work)
+    except Exception:   # noqa: BLE001 - a check that could not be made must not cost the other results
+        interrupts.reraise()
+        return ()
+
+
+def _outside(schedule: Schedule, work: int) -> tuple[Diagnostic, ...]:
+    if schedule.host_guarded:   # `while (N >= M)`, `if (n > 1)` around it: what they ensure is no fact
+        return ()
+    prover = _prover(schedule, work)
+    found, seen = [], set()
+    unsure = _unsure(schedule.body)
+    for a in schedule.accesses:
+        array = schedule.array(a.array)
+        if not a.exact or not array.dims or len(array.dims) != len(a.indices) or any(d is None for d in array.dims):
+            continue
+        if any(g.condition is None for g in a.guards) or any(_within(a.span, u) for u in unsure):
+            continue   # `if (a[i] > 0)`: its test is no fact; see _unsure
+        shape = _shape(a)
+        if shape in seen or a.array in {d[0] for d in found}:
+            continue
+        seen.add(shape)
+        pair = prover.pair(a, a)   # copy 1 alone is asked about; copy 2 may be the same iteration
+        e1 = pair.copies[0]
+        try:
+            terms = [(to_z3(i, e1), to_z3(d, e1)) for i, d in zip(a.indices, array.dims)]
+            # C gives every declared extent at least one element (a VLA of 0 is undefined)
+            sizes = [to_z3(d, e1) >= 1 for x in schedule.arrays for d in x.dims if d is not None]
+        except _FAILURES:
+            continue
+        if pair.solve(z3.And(*sizes, z3.Or([z3.Or(i < 0, i >= d) for i, d in terms]))) != "sat" or not pair.exact:
+            continue
+        value = functools.partial(_evaluated, pair.model)
+        params = sorted({s.name for e in (*a.indices, *array.dims) for s in sympy.sympify(e).free_symbols}
+                        & prover.shared)
+        given = ", ".join(f"{p} = {value(pair.env.variable(sym(p)))}" for p in params)
+        loops = ", ".join(f"{lp.var} = {value(e1.rename[lp.var])}" for lp in schedule.loops)
+        element = "".join(f"[{value(i)}]" for i, _ in terms)
+        extents = "".join(f"[{d}]" for d in array.dims)
+        message = (f"{_name(schedule, a)} may {'write' if a.is_write else 'read'} outside '{a.array}' (declared "
+                   f"{a.array}{extents}): {'with ' + given + ', ' if given else ''}iteration ({loops}) "
+                   f"{'writes' if a.is_write else 'reads'} {a.array}{element}; the serial C does the same, so "
+                   "verify's comparison cannot show it: guard the access or declare the extent it needs")
+        found.append((a.array, warning(OUTSIDE, message, a.span)))
+    return tuple(d for _, d in found)
+
+
+def _unsure(body: syntax.Block) -> list[Span]:
+    """Where an access's guards say less than C does: an if's condition (`i < n && a[i] > 0` reads
+    a[i] only where i < n), the branches of one that casts to unsigned (`(unsigned)(i - 1) < n`,
+    read as signed), a loop whose bounds read an array (`k < rowptr[i + 1]`)."""
+    out: list[Span] = []
+
+    def unsigned(expr) -> bool:
+        return any(isinstance(n, syntax.Cast) and "unsigned" in n.ctype for n in syntax.walk(expr))
+
+    def reads(expr) -> bool:
+        return any(isinstance(n, (syntax.Index, syntax.Call)) for n in syntax.walk(expr))
+
+    def stmt(node) -> None:
+        if isinstance(node, syntax.If):
+            out.append(_span_of(node.cond, node.span))
+            if unsigned(node.cond):
+                out.append(node.span)
+            stmt(node.then)
+            if node.other is not None:
+                stmt(node.other)
+        elif isinstance(node, syntax.Loop):
+            if reads(node.lo) or reads(node.hi) or reads(node.step):
+                out.append(node.span)
+            stmt(node.body)
+        elif isinstance(node, syntax.Block):
+            for s in node.stmts:
+                stmt(s)
+    stmt(body)
+    return out
+
+
+def _span_of(expr, fallback: Span) -> Span:
+    """An expression's extent: its own span where it has one, else from its first to its last node."""
+    spans = [n.span for n in syntax.walk(expr) if getattr(n, "span", None) is not None]
+    if not spans:
+        return fallback
+    first = min(spans, key=lambda x: (x.line, x.col))
+    last = max(spans, key=lambda x: (x.end_line, x.end_col))
+    return dataclasses.replace(first, end_line=last.end_line, end_col=last.end_col)
+
+
+def _within(inner: Span, outer: Span) -> bool:
+    return (outer.line, outer.col) <= (inner.line, inner.col) and \
+        (inner.end_line, inner.end_col) <= (outer.end_line, outer.end_col)
+
+
+def _evaluated(model, term):
+    return model.eval(term, model_completion=True)

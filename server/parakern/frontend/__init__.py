@@ -305,6 +305,7 @@ class _Walker:
         self.frames = frames
         self.asserts: list[list] = [[] for _ in frames]
         self.host_loops: list = []
+        self.guards = 0          # host ifs and switches around the statement visited
         self.schedules: list[model.Schedule] = []
         self.diagnostics: list[Diagnostic] = []
         self.count = 0
@@ -367,13 +368,17 @@ class _Walker:
             self.visit_branch(node.stmt)
             self.host_loops.pop()
         elif isinstance(node, c_ast.If):
+            self.guards += 1
             self.visit_branch(node.iftrue)
             self.visit_branch(node.iffalse)
+            self.guards -= 1
         elif isinstance(node, (c_ast.Switch, c_ast.Case, c_ast.Default)):
+            self.guards += 1
             for child in node.stmts if hasattr(node, "stmts") and node.stmts else ():
                 self.visit_branch(child)
             if isinstance(node, c_ast.Switch):
                 self.visit_branch(node.stmt)
+            self.guards -= 1
 
     def visit_branch(self, node) -> None:
         """A statement that may not run (an if's branch, a loop's body, a case): what it asserts
@@ -384,7 +389,7 @@ class _Walker:
 
     def schedule(self, label: c_ast.Label) -> None:
         asserts = tuple(a for frame in self.asserts for a in frame)
-        site = Site(label, self.env(), asserts, tuple(self.host_loops), self.count)
+        site = Site(label, self.env(), asserts, tuple(self.host_loops), self.count, self.guards > 0)
         self.count += 1
         deep = nesting_too_deep(label.stmt, MAX_NESTING)
         if deep is not None:   # its translation would recurse that deep: a clear error where it is

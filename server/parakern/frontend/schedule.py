@@ -40,6 +40,7 @@ class Site:
     asserts: tuple      # pycparser conditions of assert() calls before it, in scope
     host_loops: tuple   # (variable name or '', loop node) of enclosing host loops
     index: int          # position among the function's schedules
+    guarded: bool = False   # inside a host if or switch
 
 
 def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule | None", list[Diagnostic]]:
@@ -137,7 +138,7 @@ def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule
         serial=tuple(serial_inside), body=body, nest=nest, accesses=accesses, locals=locals_,
         params=params, derived=tuple(scalars.derived), arrays=arrays, cache=cache, facts=facts,
         host_loops=tuple(name for name, _ in site.host_loops if name), text=ctx.text_of(span),
-        function_span=fctx.span)
+        function_span=fctx.span, host_guarded=site.guarded or bool(site.host_loops))
     return settled(schedule), diagnostics
 
 

@@ -74,6 +74,7 @@ CODES = {
     "PK024": "a declaration inside meta_schedule hides a loop variable or a name the block reads from outside it",
     "PK025": "warning: the facts of a meta_schedule (assertions, meta_for bounds) cannot hold together",
     "PK026": "no kernel of a meta_schedule can launch on any GPU at the values its facts allow",
+    "PK027": "warning: an access may fall outside its array's declared extents",
     "PK030": "the kernel cannot be lowered to GPU code",
     "PK031": "warning: an array of cache(...) cannot be staged in shared memory",
     "PK040": "warning: an uncoalesced global access",
