@@ -71,3 +71,27 @@ def test_the_extra_points_find_the_race_three_points_missed(tmp_path):
     races = [p.race for c in result.schedules[0].cases for p in c.points if p.race]
     assert races and races[0]["array"] == "out", text(result)
     assert not result.ok
+
+
+ZERO = """#include <assert.h>
+#include "metafork.h"
+
+void zero_block(int n, int B0, float a[n], float o[n])
+{
+    assert(B0 == 0);
+    meta_schedule {
+        meta_for (int b = 0; b < 8; b++)
+            meta_for (int t = 0; t < B0; t++) {
+                int i = b * B0 + t;
+                if (i < n) o[i] = 2.0f * a[i];
+            }
+    }
+}
+"""
+
+
+def test_a_schedule_without_a_case_says_why_once(tmp_path):
+    """Contradictory facts (PK025, a warning): the reason, not 'the case tree has no case'."""
+    report = text(verify_file(_write(tmp_path, "zero.c", ZERO), points=1))
+    assert "not verified: no case tree: " in report and "these facts cannot hold together" in report
+    assert "[PK025]" in report and "the case tree has no case" not in report

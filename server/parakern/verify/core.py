@@ -40,6 +40,8 @@ from parakern.process.lifeline import ScratchDirectory, python_command
 from parakern.pipeline import Options, analyze
 from parakern.codegen import emit_file
 
+NO_CASE_WHY = ("PK025",)   # warnings that say why a schedule has no case: its facts contradict each other
+
 RUNNER = Path(__file__).with_name("runner.py")
 GUARD = 16                   # guard elements on each side of every array
 CANDIDATES = 6             # points drawn per point asked: some may never reach the schedule
@@ -151,8 +153,11 @@ class Session:
         for result in self.analysis.results:
             s = result.schedule
             if result.tree is None or not result.tree.cases:
-                reason = next((d.format() for d in result.diagnostics if d.severity.value == "error"),
-                              "the case tree has no case")
+                # an error is listed once already, with the analysis' errors; a warning (PK025:
+                # facts that contradict each other) says here why there is no case
+                errors = [d for d in result.diagnostics if d.severity.value == "error"]
+                warned = next((d.format() for d in result.diagnostics if d.code in NO_CASE_WHY), "")
+                reason = "see the analysis' error above" if errors else warned or "the case tree has no case"
                 self.unverifiable[s.id] = f"no case tree: {reason}"
             elif dispatcher_name(s) not in self.cu_text:
                 self.unverifiable[s.id] = f"the emitted .cu has no {dispatcher_name(s)}"
