@@ -64,15 +64,8 @@ class Changes:
 
 def _expressions(access: Access) -> list:
     """The subscripts and the sides of the guard conditions of an access."""
-    out = list(access.indices)
-    stack = [g.condition for g in access.guards if g.condition is not None]
-    while stack:
-        c = stack.pop()
-        if isinstance(c, sympy.Rel):
-            out.append(c.lhs - c.rhs)
-        elif isinstance(c, sympy.logic.boolalg.BooleanFunction):
-            stack.extend(c.args)
-    return [sympy.expand(sympy.sympify(e)) for e in out]
+    return [sympy.expand(sympy.sympify(i)) for i in access.indices] + \
+        [e for g in access.guards if g.condition is not None for e in _expressions_of(g.condition)]
 
 
 def _opened(e, loop_vars: set, inner: list):
@@ -116,8 +109,7 @@ def _indices(e, loop_vars: set, knobs: dict) -> "tuple[list, sympy.Expr] | None"
         poly = sympy.Poly(e, *gens)
     except sympy.PolynomialError:
         return None
-    if poly.gens and poly.total_degree() > 1 or any(g not in loop_vars for g in poly.gens) or \
-            any(c.free_symbols & loop_vars for c in poly.coeffs()):
+    if poly.total_degree() > 1 or any(c.free_symbols & loop_vars for c in poly.coeffs()):
         return None   # a product of loop variables, or one under a floor, a Mod, a call
     by_scale: dict = {}
     for v in poly.gens:
@@ -128,8 +120,7 @@ def _indices(e, loop_vars: set, knobs: dict) -> "tuple[list, sympy.Expr] | None"
         if scale == 0:
             return None
         by_scale.setdefault(scale, []).append((v, sympy.expand(sympy.cancel(c / scale))))
-    rest = poly.coeff_monomial(1) if poly.gens else e
-    return [frozenset(terms) for terms in by_scale.values()], rest
+    return [frozenset(terms) for terms in by_scale.values()], poly.coeff_monomial(1)
 
 
 def _whole_number(index: frozenset, extents: dict) -> "sympy.Expr | None":
@@ -153,21 +144,25 @@ def _text(index: frozenset) -> sympy.Expr:
     return sympy.Add(*(c * v for v, c in index))
 
 
+def _candidates(terms, bound_by: dict, names: set) -> set:
+    """The candidates that bound the variables of (variable, coefficient) terms or scale them."""
+    return set().union(*(bound_by[v] for v, _ in terms)) | \
+        {s.name for _, c in terms for s in c.free_symbols} & names
+
+
 def _relating(a: frozenset, b: frozenset, bound_by: dict, names: set) -> set:
     """The candidates that relate two indices of one variable: where one is the other scaled
     and extended (a chunk's number c = B*b + t, and its elements L*c + k), those of the scale and
     of the variables added (L, not B); every candidate of both where they are not so related."""
     small, big = (dict(a), dict(b)) if len(a) <= len(b) else (dict(b), dict(a))
-    every = set().union(*(bound_by[v] for v in {*small, *big})) | \
-        {s.name for c in (*small.values(), *big.values()) for s in c.free_symbols} & names
+    every = _candidates(a | b, bound_by, names)
     if not set(small) <= set(big):
         return every
     scales = {sympy.cancel(big[v] / small[v]) for v in small}
     if len(scales) != 1:
         return every
-    added = set(big) - set(small)
-    return ({s.name for s in next(iter(scales)).free_symbols} & names) | \
-        set().union(*(bound_by[v] for v in added)) | {s.name for v in added for s in big[v].free_symbols} & names
+    added = [(v, c) for v, c in big.items() if v not in small]
+    return ({s.name for s in next(iter(scales)).free_symbols} & names) | _candidates(added, bound_by, names)
 
 
 def _values(schedule: Schedule) -> list:
@@ -249,40 +244,39 @@ def result_changing(schedule: Schedule, candidates: tuple) -> tuple[Changes, ...
     seen: dict = {}                               # variable -> the index it was met in
     names = set(candidates)
     while checked:
-        access, e, noun = checked.pop(0)   # access: the span it shows at
+        span, e, noun = checked.pop(0)   # where it shows, the expression, what it is to the user
         inner: list = []
         e = _opened(e, loop_vars, inner)
-        checked[:0] = [(access, x, noun) for x in inner]
+        checked[:0] = [(span, x, noun) for x in inner]
         parts = _indices(e, loop_vars, knobs)
         if parts is None:   # a product of loop variables: not shown the same whatever the candidates
-            blame(set().union(*(bound_by[v] for v in e.free_symbols & loop_vars)), access,
+            blame(set().union(*(bound_by[v] for v in e.free_symbols & loop_vars)), span,
                   f"{noun} {e} is not linear in the loop variables")
             continue
         indices, rest = parts
         outside = {s.name for s in rest.free_symbols} & names
-        blame(outside, access, f"{noun} {to_plain(e)} reads {', '.join(sorted(outside))} apart from the "
+        blame(outside, span, f"{noun} {to_plain(e)} reads {', '.join(sorted(outside))} apart from the "
                               "loops' indices")
         for whole in indices:
             # a variable no candidate bounds or scales (a filter's offset di in By*by + ty + di) moves
             # the index by the same amount whatever the candidates: not part of its number
             index = frozenset((v, c) for v, c in whole if bound_by[v] or {s.name for s in c.free_symbols} & names)
-            tuned = set().union(*(bound_by[v] for v, _ in index)) | \
-                {s.name for _, c in index for s in c.free_symbols} & names
+            tuned = _candidates(index, bound_by, names)
             if not tuned:
                 continue
             text = _text(index)
             alone = len(index) == 1 and bound_by[next(iter(index))[0]]   # b alone: 0 .. n/B
             scale = _whole_number(index, extents)
             if alone or scale is None:
-                blame(tuned, access,
+                blame(tuned, span,
                       f"{noun} {to_plain(text)} runs over values that depend on {', '.join(sorted(tuned))}")
             else:   # s·(b·B + t): the elements are s apart, which s changes
                 scaled = {x.name for x in scale.free_symbols} & names
-                blame(scaled, access, f"{noun} {to_plain(text)} takes values {to_plain(scale)} apart")
+                blame(scaled, span, f"{noun} {to_plain(text)} takes values {to_plain(scale)} apart")
             for v, _ in index:
                 other = seen.setdefault(v, index)
                 if other != index:
-                    blame(_relating(other, index, bound_by, names), access,
+                    blame(_relating(other, index, bound_by, names), span,
                           f"{noun} {to_plain(text)} reads {v}, which another reads in {to_plain(_text(other))}")
     return tuple(found[n] for n in candidates if n in found)
 
