@@ -127,7 +127,7 @@ def _whole_number(index: frozenset, extents: dict) -> "sympy.Expr | None":
     """The scale of the index where its variables make a mixed-radix chain (from some variable's
     coefficient, each next one the one before times the extent of the variable before: s·(b·B + t)
     has scale s); None where they do not."""
-    for start in sorted((c for _, c in index), key=sympy.count_ops):
+    for start in sorted((c for _, c in index), key=lambda c: (sympy.count_ops(c), str(c))):
         left, radix = dict(index), start
         while left:
             here = next((v for v, c in left.items() if sympy.expand(c - radix) == 0), None)
@@ -273,7 +273,7 @@ def result_changing(schedule: Schedule, candidates: tuple) -> tuple[Changes, ...
             else:   # s·(b·B + t): the elements are s apart, which s changes
                 scaled = {x.name for x in scale.free_symbols} & names
                 blame(scaled, span, f"{noun} {to_plain(text)} takes values {to_plain(scale)} apart")
-            for v, _ in index:
+            for v, _ in sorted(index, key=lambda term: term[0].name):   # hash order varies by process
                 other = seen.setdefault(v, index)
                 if other != index:
                     blame(_relating(other, index, bound_by, names), span,
