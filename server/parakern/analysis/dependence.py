@@ -23,7 +23,6 @@ that may meet them is still a collision.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 
@@ -517,7 +516,7 @@ class _Pair:
         """The colliding iterations of the last model: `B = 2: (i = 0, j = 1) and (i = 1, j = 0)`."""
         if self.model is None:
             return ""
-        value = lambda term: self.model.eval(term, model_completion=True)  # noqa: E731
+        value = self.value
         loops = [lp.var for lp in self.schedule.loops]
         shown = [", ".join(f"{v} = {value(env.rename[v])}" for v in loops) for env in self.copies]
         params = sorted({s.name for a in self.accesses for e in a.indices for s in e.free_symbols}
@@ -525,6 +524,10 @@ class _Pair:
         given = ", ".join(f"{p} = {value(self.env.variable(sym(p)))}"
                           for p in params)
         return (f"with {given}: " if given else "") + f"({shown[0]}) and ({shown[1]})"
+
+    def value(self, term):
+        """A term's value in the last model (any value where the model leaves it free)."""
+        return self.model.eval(term, model_completion=True)
 
     def opaque_values(self) -> list[str]:
         """`in[i] % NBINS = 3 in both`: the values of the last model for the subscripts read
@@ -539,7 +542,7 @@ class _Pair:
                 for s in sorted(e.free_symbols, key=lambda x: x.name):
                     if s.name not in known and s.name in env.rename:
                         values = seen.setdefault(s.name, [])
-                        value = self.model.eval(env.rename[s.name], model_completion=True)
+                        value = self.value(env.rename[s.name])
                         if len(values) < 2:
                             values.append(value)
         shown = []
@@ -715,7 +718,8 @@ def _outside(schedule: Schedule, work: int) -> tuple[Diagnostic, ...]:
     if schedule.host_guarded:   # `while (N >= M)`, `if (n > 1)` around it: what they ensure is no fact
         return ()
     prover = _prover(schedule, work)
-    found, seen = [], set()
+    found: dict = {}   # array -> its first warning: one per array
+    seen = set()
     unsure = _unsure(schedule.body)
     for a in schedule.accesses:
         array = schedule.array(a.array)
@@ -724,7 +728,7 @@ def _outside(schedule: Schedule, work: int) -> tuple[Diagnostic, ...]:
         if any(g.condition is None for g in a.guards) or any(_within(a.span, u) for u in unsure):
             continue   # `if (a[i] > 0)`: its test is no fact; see _unsure
         shape = _shape(a)
-        if shape in seen or a.array in {d[0] for d in found}:
+        if shape in seen or a.array in found:
             continue
         seen.add(shape)
         pair = prover.pair(a, a)   # copy 1 alone is asked about; copy 2 may be the same iteration
@@ -737,7 +741,7 @@ def _outside(schedule: Schedule, work: int) -> tuple[Diagnostic, ...]:
             continue
         if pair.solve(z3.And(*sizes, z3.Or([z3.Or(i < 0, i >= d) for i, d in terms]))) != "sat" or not pair.exact:
             continue
-        value = functools.partial(_evaluated, pair.model)
+        value = pair.value
         params = sorted({s.name for e in (*a.indices, *array.dims) for s in sympy.sympify(e).free_symbols}
                         & prover.shared)
         given = ", ".join(f"{p} = {value(pair.env.variable(sym(p)))}" for p in params)
@@ -748,55 +752,37 @@ def _outside(schedule: Schedule, work: int) -> tuple[Diagnostic, ...]:
                    f"{a.array}{extents}): {'with ' + given + ', ' if given else ''}iteration ({loops}) "
                    f"{'writes' if a.is_write else 'reads'} {a.array}{element}; the serial C does the same, so "
                    "verify's comparison cannot show it: guard the access or declare the extent it needs")
-        found.append((a.array, warning(OUTSIDE, message, a.span)))
-    return tuple(d for _, d in found)
+        found[a.array] = warning(OUTSIDE, message, a.span)
+    return tuple(found.values())
 
 
 def _unsure(body: syntax.Block) -> list[Span]:
     """Where an access's guards say less than C does: an if's condition (`i < n && a[i] > 0` reads
     a[i] only where i < n), the branches of one that casts to unsigned (`(unsigned)(i - 1) < n`,
     read as signed), a loop whose bounds read an array (`k < rowptr[i + 1]`)."""
+    def any_of(kinds, *exprs) -> bool:
+        return any(isinstance(n, kinds) for e in exprs for n in syntax.walk(e))
+
     out: list[Span] = []
-
-    def unsigned(expr) -> bool:
-        return any(isinstance(n, syntax.Cast) and "unsigned" in n.ctype for n in syntax.walk(expr))
-
-    def reads(expr) -> bool:
-        return any(isinstance(n, (syntax.Index, syntax.Call)) for n in syntax.walk(expr))
-
-    def stmt(node) -> None:
+    for node in syntax.walk(body):
         if isinstance(node, syntax.If):
             out.append(_span_of(node.cond, node.span))
-            if unsigned(node.cond):
+            if any(isinstance(n, syntax.Cast) and "unsigned" in n.ctype for n in syntax.walk(node.cond)):
                 out.append(node.span)
-            stmt(node.then)
-            if node.other is not None:
-                stmt(node.other)
-        elif isinstance(node, syntax.Loop):
-            if reads(node.lo) or reads(node.hi) or reads(node.step):
-                out.append(node.span)
-            stmt(node.body)
-        elif isinstance(node, syntax.Block):
-            for s in node.stmts:
-                stmt(s)
-    stmt(body)
+        elif isinstance(node, syntax.Loop) and any_of((syntax.Index, syntax.Call), node.lo, node.hi, node.step):
+            out.append(node.span)
     return out
 
 
 def _span_of(expr, fallback: Span) -> Span:
-    """An expression's extent: its own span where it has one, else from its first to its last node."""
+    """An expression's extent: from its first node's span to its last one's."""
     spans = [n.span for n in syntax.walk(expr) if getattr(n, "span", None) is not None]
     if not spans:
         return fallback
-    first = min(spans, key=lambda x: (x.line, x.col))
-    last = max(spans, key=lambda x: (x.end_line, x.end_col))
-    return dataclasses.replace(first, end_line=last.end_line, end_col=last.end_col)
+    return min(spans, key=lambda x: (x.line, x.col)).to(max(spans, key=lambda x: (x.end_line, x.end_col)))
 
 
 def _within(inner: Span, outer: Span) -> bool:
     return (outer.line, outer.col) <= (inner.line, inner.col) and \
         (inner.end_line, inner.end_col) <= (outer.end_line, outer.end_col)
 
-
-def _evaluated(model, term):
-    return model.eval(term, model_completion=True)
