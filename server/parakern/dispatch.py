@@ -241,7 +241,8 @@ class _Verdict:
 
 def _judge(rule: CaseRule, subs: dict, device: Device, registers: int) -> _Verdict:
     launch = rule.launch
-    sizes = _sizes(launch, subs)
+    items = frozenset(subs.items())
+    sizes = _sizes_at(launch, items)
     threads = sizes.threads
     if threads is None or threads < 1:
         return _Verdict(sizes, f"{threads} threads per block", False, False, f"{threads} threads per block")
@@ -253,7 +254,7 @@ def _judge(rule: CaseRule, subs: dict, device: Device, registers: int) -> _Verdi
             "registers per thread": registers, "shared_bytes": sizes.shared_bytes or 0, "threads": threads}
     have = {"R_B": device.R_B, "Z": device.Z, "T": device.T}
     too_much = [f for f in rule.fits if need[f.need] is None or need[f.need] > have[f.machine]]
-    beyond = _launch_refusal(launch, frozenset(subs.items()), sizes)
+    beyond = _launch_refusal(launch, items)
     machine_free = [t for t, free in zip(truths, rule.machine_free) if free]
     device_fit = not any(f.need != "registers" for f in too_much)
     refusal = ""
@@ -289,9 +290,9 @@ def _too_much(fit: Fit, need: dict, have: dict) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _launch_refusal(launch: Launch, items: frozenset, sizes: Sizes) -> str:
+def _launch_refusal(launch: Launch, items: frozenset) -> str:
     """Why CUDA or the kernel refuses the launch at these values, whatever the device ('' if not)."""
-    return _beyond_limits(sizes) or _unmet(launch, dict(items))
+    return _beyond_limits(_sizes_at(launch, items)) or _unmet(launch, dict(items))
 
 
 def _beyond_limits(sizes: Sizes) -> str:

@@ -79,7 +79,7 @@ def prover_for(schedule: Schedule) -> "Prover":
     key = hypotheses(schedule)
     found = _PROVERS.get(key)
     if found is None:
-        found = _PROVERS[key] = Prover(schedule)
+        found = _PROVERS[key] = Prover(schedule, key)
         if len(_PROVERS) > _KEEP:
             _PROVERS.popitem(last=False)
     else:
@@ -88,8 +88,9 @@ def prover_for(schedule: Schedule) -> "Prover":
 
 
 class Prover:
-    def __init__(self, schedule: Schedule):
-        self._params, relations = hypotheses(schedule)
+    def __init__(self, schedule: Schedule, assumed: "tuple | None" = None):
+        """assumed: hypotheses(schedule), where the caller has it already."""
+        self._params, relations = assumed or hypotheses(schedule)
         self._env = _Env()   # shared by every translation: one quotient per floor, side conditions kept
         self._memo: dict = {}
         hyps = []
