@@ -44,8 +44,7 @@ def coalescing_warnings(schedule: Schedule, tree) -> tuple[Diagnostic, ...]:
     out = []
     for (array, where), found in flagged.items():
         span = Span(schedule.keyword_span.file, *where)
-        cached = [case.kernel for case, t in zip(tree.cases, per_case)
-                  if any(r.key[0] == "copy" and r.array == array for r in t.requests)]
+        cached = [case.kernel for case, t in zip(tree.cases, per_case) if _copies(t, array)]
         message = _message(schedule, array, where, found, per_case, point, staging)
         padding = _padding(cached or [Kernel(schedule, (array,))], array, where, point) \
             if cached or staging.get(array) else ""
@@ -82,10 +81,19 @@ def _padding(kernels, array: str, where, point: dict) -> str:
     return ""
 
 
+def _of_access(t, array: str, where) -> list:
+    """A case's requests of the access to `array` at the source range `where`."""
+    return [r for r in t.requests if r.key[0] == "access" and r.array == array and r.key[2] == where]
+
+
+def _copies(t, array: str) -> bool:
+    """Whether the case moves `array` with staging copies (it keeps cache(array))."""
+    return any(r.key[0] == "copy" and r.array == array for r in t.requests)
+
+
 def _shared_cost(t, array: str, where) -> "float | None":
     """The most wavefronts a request of the access at `where` takes in shared memory."""
-    costs = [r.cost for r in t.requests if r.key[0] == "access" and r.array == array and r.key[2] == where
-             and r.space == "shared"]
+    costs = [r.cost for r in _of_access(t, array, where) if r.space == "shared"]
     return max(costs) if costs else None
 
 
@@ -113,7 +121,7 @@ def _message(schedule: Schedule, array: str, where, found, per_case, point, stag
         how = f"threads next in threadIdx.x are {to_c(stride)} element{'s' * (stride != 1)} apart"
     cases = []
     for k, t in enumerate(per_case, 1):
-        mine = [r for r in t.requests if r.key[0] == "access" and r.key[1] == array and r.key[2] == where]
+        mine = _of_access(t, array, where)
         glob = [r for r in mine if r.space == "global"]
         if glob:
             cases.append(f"case {k}: {max(r.cost for r in glob):.3g}")
@@ -171,10 +179,9 @@ def _staged_cases(array: str, where, per_case) -> list[str]:
     write staging does not take: z[2*i] written through, 8 sectors a request)."""
     coalesced, through = [], {}
     for k, t in enumerate(per_case, 1):
-        if not any(r.key[0] == "copy" and r.array == array for r in t.requests):
+        if not _copies(t, array):
             continue
-        direct = [r for r in t.requests if r.key[0] == "access" and r.array == array and r.key[2] == where
-                  and r.space == "global" and W.uncoalesced(r.cost, r.ideal)]
+        direct = [r for r in _of_access(t, array, where) if r.space == "global" and W.uncoalesced(r.cost, r.ideal)]
         if direct:
             through[k] = max(r.cost for r in direct)
         else:
@@ -183,8 +190,7 @@ def _staged_cases(array: str, where, per_case) -> list[str]:
     if coalesced:
         tips.append(f"the cases that keep cache({array}) ({_numbers(coalesced)}) move it with coalesced copies")
     if through:
-        kind = next(r.kind for t in per_case for r in t.requests
-                    if r.key[0] == "access" and r.array == array and r.key[2] == where)
+        kind = next(r.kind for t in per_case for r in _of_access(t, array, where))
         verb = "write it straight to" if kind == "write" else "read it from"
         tips.append(f"the cases that keep cache({array}) ({_numbers(through)}) still {verb} global memory at this "
                     f"stride ({_costs(through)} sectors per request): staging does not take this "
