@@ -17,6 +17,10 @@ from parakern.symbolic.symbols import T
 _PLACE = ("assert", "definition", "loop bound", "divisor", "shift")
 
 
+CONTRADICTION = "PK025"   # a warning: the facts cannot hold together
+UNLAUNCHABLE = "PK026"    # no kernel can launch at the values the facts allow
+
+
 def contradiction(schedule) -> "Diagnostic | None":
     """A warning where the schedule's facts cannot all hold (the tree is then empty: there is
     no value at which its kernels would run), at the assertion among them."""
@@ -37,7 +41,7 @@ def contradiction(schedule) -> "Diagnostic | None":
     else:
         consequence = ("no call passes them (the dispatcher returns PARAKERN_INVALID_VALUES): "
                        "change the assertion")
-    return warning("PK025", f"these facts cannot hold together: {named}; {consequence}", where.span,
+    return warning(CONTRADICTION, f"these facts cannot hold together: {named}; {consequence}", where.span,
                    *_related(mine, where))
 
 
@@ -73,7 +77,7 @@ def unlaunchable(schedule, fits, facts: tuple) -> "Diagnostic | None":
         span, related = where.span, _related(mine, where)
     else:
         cause, change, span, related = "at any value", "change the meta_for's bounds", schedule.keyword_span, ()
-    return error("PK026", f"no kernel of this meta_schedule can launch on any GPU {cause}: {needs}{limit}; {change}",
+    return error(UNLAUNCHABLE, f"no kernel of this meta_schedule can launch on any GPU {cause}: {needs}{limit}; {change}",
                  span, *related)
 
 

@@ -34,13 +34,14 @@ from parakern.verify.points import (DEFAULT, Point, build_model, device, device_
                                     host_check)
 from parakern.verify.results import UNPROVED_DRAWS, CaseResult, FileResult, PointResult, ScheduleResult
 from parakern.analysis.dependence import UNPROVED
+from parakern.analysis.feasible import CONTRADICTION
 from parakern.verify.signature import SignatureError, signature
 from parakern.source.text import normalize_newlines
 from parakern.process.lifeline import ScratchDirectory, python_command
 from parakern.pipeline import Options, analyze
 from parakern.codegen import emit_file
 
-NO_CASE_WHY = ("PK025",)   # warnings that say why a schedule has no case: its facts contradict each other
+NO_CASE_WHY = (CONTRADICTION,)   # warnings that say why a schedule has no case
 
 RUNNER = Path(__file__).with_name("runner.py")
 GUARD = 16                   # guard elements on each side of every array
