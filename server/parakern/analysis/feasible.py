@@ -77,7 +77,8 @@ def unlaunchable(schedule, fits, facts: tuple) -> "Diagnostic | None":
         span, related = where.span, _related(mine, where)
     else:
         cause, change, span, related = "at any value", "change the meta_for's bounds", schedule.keyword_span, ()
-    return error(UNLAUNCHABLE, f"no kernel of this meta_schedule can launch on any GPU {cause}: {needs}{limit}; {change}",
+    return error(UNLAUNCHABLE,
+                 f"no kernel of this meta_schedule can launch on any GPU {cause}: {needs}{limit}; {change}",
                  span, *related)
 
 
