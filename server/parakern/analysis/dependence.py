@@ -24,6 +24,7 @@ that may meet them is still a collision.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 import sympy
 import z3
 
+from parakern.analysis.loop_ranges import corner_range
 from parakern.symbolic.printing import to_c
 from parakern.process import interrupts
 from parakern import syntax
@@ -400,9 +402,11 @@ class _Pair:
         self.exact = self.exact and not notes
         self.model = None
         self._residues = None
+        self._steps: dict = {}     # stepped loop -> (multiple of its step, step) per copy
         for access, env in zip(self.accesses, self.copies):
             self._iteration(access, env)
         self._same_element()
+        self._step_lemmas()
 
     # ---- building
 
@@ -426,7 +430,9 @@ class _Pair:
                     if loop.step != 1:  # v = lo + step*m
                         m = env.fresh(z3.Int, f"{var}_step")
                         option = z3.And(option, m >= 0,
-                                        env.rename[var] == to_z3(loop.lo, env) + to_z3(loop.step, env) * m)
+                                        env.rename[var] == to_z3(loop.lo, env) + to_z3(loop.step, env) * m,
+                                        *[to_z3(r, env) for r in corner_range(loop.lo, self.prover.bounds)])
+                        self._steps.setdefault(var, []).append((m, to_z3(loop.step, env)))
                     options.append(option)
                 except _FAILURES:
                     self.exact = False
@@ -451,6 +457,20 @@ class _Pair:
             except _FAILURES:
                 self.exact = False
                 self.notes.append(f"the subscript {i1} could not be used")
+
+    def _step_lemmas(self) -> None:
+        """A grid-stride loop `for (i = b*B + t; i < n; i += G*B)` in both copies: where the
+        copies' multiples of the step differ, their products with it differ by a step at least
+        (S*m1 - S*m2 >= S for m1 > m2, S >= 1: true of all integers). With the start's range
+        [0, S - 1] (corner_range), z3 then needs no nonlinear reasoning to find that two iterations
+        reach one element only from one start: the same thread."""
+        for stepped in self._steps.values():
+            for (m1, step1), (m2, step2) in itertools.combinations(stepped, 2):
+                if not step1.eq(step2):
+                    continue
+                for hi, lo in ((m1, m2), (m2, m1)):
+                    self.constraints.append(z3.Implies(z3.And(step1 >= 1, hi >= lo + 1),
+                                                       step1 * hi - step1 * lo >= step1))
 
     # ---- selectors
 
@@ -589,28 +609,7 @@ def _subscript_ranges(access: Access, bounds: dict) -> list:
     its least and greatest values at the loops' first and last iterations. A mixed-radix
     index such as B*(b*s + k) + q then lies in [0, B*dim*s - 1], and with the definition of
     dim in [0, N - 3]: linear facts where z3 gives up on the products."""
-    out = []
-    for index in access.indices:
-        expr = sympy.expand(index)
-        loop_vars = [v for v in expr.free_symbols if v.name in bounds and len(bounds[v.name]) == 1]
-        if not loop_vars or any(bounds[v.name][0].step != 1 for v in loop_vars):
-            continue
-        loop_part = sympy.Add(*[t for t in sympy.Add.make_args(expr) if t.free_symbols & set(loop_vars)])
-        if not all(_positive_term(t) for t in sympy.Add.make_args(loop_part)):
-            continue
-        low = {v: bounds[v.name][0].lo for v in loop_vars}
-        high = {v: bounds[v.name][0].hi - 1 for v in loop_vars}
-        if any(sympy.sympify(x).free_symbols & set(loop_vars) for x in [*low.values(), *high.values()]):
-            continue   # a bound that reads another of these loops: not a box, the corners are not the extremes
-        out += [sympy.Le(sympy.expand(loop_part.xreplace(low)), loop_part),
-                sympy.Le(loop_part, sympy.expand(loop_part.xreplace(high)))]
-    return out
-
-
-def _positive_term(term) -> bool:
-    coeff, rest = term.as_coeff_Mul()
-    return coeff > 0 and all(f.is_Symbol or (f.is_Pow and f.base.is_Symbol and f.exp.is_Integer and f.exp > 0)
-                             for f in sympy.Mul.make_args(rest))
+    return [r for index in access.indices for r in corner_range(index, bounds)]
 
 
 # ------------------------------------------------------------------ messages

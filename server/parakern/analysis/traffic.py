@@ -47,6 +47,7 @@ from parakern.symbolic.cinteger import LAMBDIFY_MODULES
 from parakern.analysis.dependence import source_text
 from parakern.analysis.footprint import footprint
 from parakern.analysis.lifted import lifted
+from parakern.analysis.loop_ranges import start_window
 from parakern.analysis.point import evaluate
 from parakern.analysis.read_boxes import read_boxes
 from parakern.analysis.updates import made_atomically
@@ -221,6 +222,9 @@ class _At:
         try:
             first = self._value(lo).xreplace(lows)
             a, b, c = (self._value(e).xreplace(mids) for e in (lo, hi, step))
+            window = start_window(lo, step, self.s)
+            if window is not None:   # a grid-stride loop: the threads share [window, hi) out
+                a = self._value(window)
             count = float(max(0, (b - a) / c))
             if a.is_Integer and b.is_Integer and c.is_Integer:
                 count = float(max(0, math.ceil((b - a) / c)))
