@@ -69,7 +69,9 @@ class Derived:
 class Fact:
     """Something known to hold whenever the block runs."""
     relation: sympy.Basic
-    origin: str  # "assert", "loop bound", "definition", "divisor"
+    # "assert", "host if" (an if around the schedule, or one that returns before it), "loop bound",
+    # "definition", "divisor"
+    origin: str
     span: Span
 
 

@@ -14,7 +14,7 @@ from parakern.symbolic.printing import to_c
 from parakern.symbolic.symbols import T
 
 # where a diagnostic is put, of the facts that contradict: the line that fixes a value first
-_PLACE = ("assert", "definition", "loop bound", "divisor", "shift")
+_PLACE = ("assert", "host if", "definition", "loop bound", "divisor", "shift")
 
 
 CONTRADICTION = "PK025"   # a warning: the facts cannot hold together
@@ -73,7 +73,9 @@ def unlaunchable(schedule, fits, facts: tuple) -> "Diagnostic | None":
     if mine:
         where = _placed(mine)
         cause = f"where {' and '.join(_named(f) for f in [where, *(f for f in mine if f is not where)])}"
-        change = "change the values the assertion fixes" if where.origin == "assert" else "change the loop's bound"
+        change = {"assert": "change the values the assertion fixes",
+                  "host if": "change the values the if around the meta_schedule admits"}.get(where.origin,
+                                                                                             "change the loop's bound")
         span, related = where.span, _related(mine, where)
     else:
         cause, change, span, related = "at any value", "change the meta_for's bounds", schedule.keyword_span, ()

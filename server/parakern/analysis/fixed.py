@@ -38,7 +38,7 @@ def asserted(schedule: Schedule) -> dict[str, int]:
     out = {}
     for fact in schedule.facts:
         relation = sympy.sympify(fact.relation)
-        if fact.origin != "assert" or not isinstance(relation, sympy.Eq):
+        if fact.origin not in ("assert", "host if") or not isinstance(relation, sympy.Eq):
             continue
         free = relation.free_symbols
         if len(free) != 1 or next(iter(free)).name not in program:

@@ -357,11 +357,12 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
 
 
 # What the values of a call must satisfy (facts on the parameters, model.Fact.origin): a
-# divisor, a shift count or an assertion that fails is refused (C leaves a division by zero and
-# a shift beyond the type undefined; the kernels rely on the assertions: matmul's tiles on
-# n % B0 == 0), a meta_for bound below 1 leaves nothing to run (its serial loop runs no
-# iteration). Divisors first: C's && then never divides by zero in an assertion's `n % B0`.
-REFUSED = ("divisor", "shift", "assert")
+# divisor, a shift count, an assertion or a host if around the schedule that fails is refused
+# (C leaves a division by zero and a shift beyond the type undefined; the kernels rely on the
+# assertions: matmul's tiles on n % B0 == 0), a meta_for bound below 1 leaves nothing to run (its
+# serial loop runs no iteration). Divisors first: C's && then never divides by zero in an
+# assertion's `n % B0`.
+REFUSED = ("divisor", "shift", "assert", "host if")
 EMPTY = ("loop bound",)
 
 

@@ -297,6 +297,33 @@ def _size_before_declaration(ctx: FileContext, function: str, param: c_ast.Decl,
     return None
 
 
+_FLIPPED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+
+
+def _negation(cond):
+    """!cond with the negation taken inside (De Morgan, comparisons flipped): `!(s <= 0 || B < 1)`
+    is the facts s > 0 and B >= 1, each its own conjunct."""
+    if isinstance(cond, c_ast.BinaryOp) and cond.op in _FLIPPED:
+        return c_ast.BinaryOp(_FLIPPED[cond.op], cond.left, cond.right, cond.coord)
+    if isinstance(cond, c_ast.BinaryOp) and cond.op in ("&&", "||"):
+        return c_ast.BinaryOp("||" if cond.op == "&&" else "&&", _negation(cond.left), _negation(cond.right),
+                              cond.coord)
+    if isinstance(cond, c_ast.UnaryOp) and cond.op == "!":
+        return cond.expr
+    return c_ast.UnaryOp("!", cond, cond.coord)
+
+
+def _leaves(node) -> bool:
+    """Whether a statement never runs on past its end: a return, exit() or abort(), or a block
+    that ends with one."""
+    while isinstance(node, c_ast.Compound) and node.block_items:
+        node = node.block_items[-1]
+    if isinstance(node, c_ast.Return):
+        return True
+    return isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID) and \
+        node.name.name in ("exit", "abort")
+
+
 class _Walker:
     """Walks a function body in order, keeping the names, asserts and loops in scope."""
 
@@ -304,6 +331,7 @@ class _Walker:
         self.ctx, self.fctx = ctx, fctx
         self.frames = frames
         self.asserts: list[list] = [[] for _ in frames]
+        self.conditions: list[list] = [[] for _ in frames]   # (condition, span) of the ifs around
         self.host_loops: list = []
         self.guards = 0          # host ifs and switches around the statement visited
         self.schedules: list[model.Schedule] = []
@@ -326,10 +354,12 @@ class _Walker:
     def push(self):
         self.frames.append({})
         self.asserts.append([])
+        self.conditions.append([])
 
     def pop(self):
         self.frames.pop()
         self.asserts.pop()
+        self.conditions.pop()
 
     def visit(self, node) -> None:
         if node is None:
@@ -369,9 +399,16 @@ class _Walker:
             self.host_loops.pop()
         elif isinstance(node, c_ast.If):
             self.guards += 1
-            self.visit_branch(node.iftrue)
-            self.visit_branch(node.iffalse)
+            where = self.ctx.index.node_span(node.cond)
+            negated = _negation(node.cond)
+            self.visit_branch(node.iftrue, (node.cond, where))
+            self.visit_branch(node.iffalse, (negated, where))
             self.guards -= 1
+            # `if (n <= 0) return;`: what follows runs only where the branch was not taken
+            if _leaves(node.iftrue) and not _leaves(node.iffalse):
+                self.conditions[-1].append((negated, where))
+            elif _leaves(node.iffalse) and not _leaves(node.iftrue):
+                self.conditions[-1].append((node.cond, where))
         elif isinstance(node, (c_ast.Switch, c_ast.Case, c_ast.Default)):
             self.guards += 1
             for child in node.stmts if hasattr(node, "stmts") and node.stmts else ():
@@ -380,16 +417,22 @@ class _Walker:
                 self.visit_branch(node.stmt)
             self.guards -= 1
 
-    def visit_branch(self, node) -> None:
+    def visit_branch(self, node, condition=None) -> None:
         """A statement that may not run (an if's branch, a loop's body, a case): what it asserts
-        holds only where it runs (`if (flag) assert(B == 32);` says nothing of B otherwise)."""
+        holds only where it runs (`if (flag) assert(B == 32);` says nothing of B otherwise).
+        `condition`: what holds where the branch runs (an if's condition, or its negation): a
+        schedule there runs only where it holds, as after an assert (`if (s > 0)` around a
+        scatter `out[i * s]` proves it free of races)."""
         self.push()
+        if condition is not None:
+            self.conditions[-1].append(condition)
         self.visit(node)
         self.pop()
 
     def schedule(self, label: c_ast.Label) -> None:
         asserts = tuple(a for frame in self.asserts for a in frame)
-        site = Site(label, self.env(), asserts, tuple(self.host_loops), self.count, self.guards > 0)
+        conditions = tuple(c for frame in self.conditions for c in frame)
+        site = Site(label, self.env(), asserts, tuple(self.host_loops), self.count, self.guards > 0, conditions)
         self.count += 1
         deep = nesting_too_deep(label.stmt, MAX_NESTING)
         if deep is not None:   # its translation would recurse that deep: a clear error where it is

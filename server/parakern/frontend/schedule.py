@@ -41,6 +41,7 @@ class Site:
     host_loops: tuple   # (variable name or '', loop node) of enclosing host loops
     index: int          # position among the function's schedules
     guarded: bool = False   # inside a host if or switch
+    conditions: tuple = ()  # (pycparser condition, span) of the host ifs around it: true where it runs
 
 
 def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule | None", list[Diagnostic]]:
@@ -324,7 +325,18 @@ class _Scalars:
             for divisor in divisors(expr):
                 facts.append(model.Fact(sympy.Ne(divisor, 0), "divisor", span))
         facts += body_operand_facts(nest, param_names)
-        for cond, span in site.asserts:
+        here = (site.label.coord.line, site.label.coord.column)
+        for cond, span, kind in [(c, s, "assert") for c, s in site.asserts] + \
+                [(c, s, "host if") for c, s in site.conditions]:
+            changed = sorted(n for n in {i.name for i in identifiers(cond)} & set(site.env)
+                             if self.fctx.changed_between(n, (span.line, span.col), here))
+            if changed:   # `assert(s > 0); s = 0;`: what it says no longer holds at the schedule
+                if kind == "assert":
+                    self.diagnostics.append(warning(
+                        "PK023", f"{', '.join(changed)} may change between this assertion and the meta_schedule "
+                        "(assigned in between): the analysis does not use it; assert it after the last "
+                        "assignment", span))
+                continue
             # each conjunct alone: one the analysis cannot read (B & (B - 1)) used to take the
             # others (B > 16) with it, without a word
             for part in _conjuncts(cond):
@@ -333,7 +345,7 @@ class _Scalars:
                 relation = syntax.to_sympy_condition(checker.expr(part))
                 if relation is None or checker.diagnostics:
                     read = {n.name for n in identifiers(part)} & param_names
-                    if read:
+                    if read and kind == "assert":   # an if on data or flags is ordinary code
                         self.diagnostics.append(warning(
                             "PK023", f"this condition of the assertion reads {', '.join(sorted(read))} but the "
                             "analysis cannot use it (only +, -, *, /, % and comparisons of integers): tune, "
@@ -343,7 +355,7 @@ class _Scalars:
                 # a function argument the schedule does not read stays: bench judges it with its value
                 relation = self._in_parameters(relation, param_names)
                 pieces = relation.args if isinstance(relation, sympy.And) else (relation,)
-                facts.extend(model.Fact(piece, "assert", span) for piece in pieces)
+                facts.extend(model.Fact(piece, kind, span) for piece in pieces)
         unique, seen = [], set()
         for fact in facts:
             if fact.relation in (sympy.true,) or fact.relation in seen:
