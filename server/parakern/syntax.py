@@ -224,6 +224,23 @@ def children(node) -> tuple:
     raise TypeError(f"not a syntax node: {node!r}")
 
 
+def wraps_around(expr) -> bool:
+    """Whether C's unsigned arithmetic in a condition may wrap where the analysis's integers
+    would not (`s - 1u >= 0u` holds at s = 0 in C): +, -, * or a negation computed unsigned, or
+    a comparison that converts a signed operand to unsigned (`s >= -1`)."""
+    for node in walk(expr):
+        if isinstance(node, Binary) and node.op in ("+", "-", "*", "<<") and is_unsigned(node.ctype):
+            return True
+        if isinstance(node, Unary) and node.op == "-" and is_unsigned(node.ctype):
+            return True
+        if isinstance(node, Binary) and node.op in COMPARISONS and \
+                is_unsigned(arithmetic_result(node.left.ctype, node.right.ctype)) and \
+                not (is_unsigned(node.left.ctype) and is_unsigned(node.right.ctype)) and \
+                not all(isinstance(x, Const) and x.value >= 0 or is_unsigned(x.ctype) for x in (node.left, node.right)):
+            return True
+    return False
+
+
 def walk(node):
     """Pre-order traversal of a syntax tree."""
     yield node
@@ -349,8 +366,11 @@ def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None,
         if expr.op == ">>" and right.is_Integer and 0 <= int(right) < 64 and is_integer(expr.ctype):
             # gcc and nvcc shift a signed value arithmetically: the floor of the quotient
             return sympy.floor(left / 2 ** int(right))
-        if expr.op == "&" and right.is_Integer and int(right) >= 0 and (int(right) + 1) & int(right) == 0:
-            return sympy.Mod(left, int(right) + 1)   # a mask of the low bits: the remainder, two's complement
+        if expr.op in ("&", "^", "|") and is_integer(expr.ctype):
+            if left.is_Integer and not right.is_Integer:   # `1 ^ i` as `i ^ 1`
+                left, right = right, left
+            if right.is_Integer and 0 <= int(right) < 2 ** 16:
+                return _bitwise(expr.op, left, int(right))
         return None
     if isinstance(expr, Ternary):
         cond = to_sympy_condition(expr.cond, env, lower)
@@ -359,6 +379,19 @@ def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None,
             return None
         return sympy.Piecewise((then, cond), (other, True))
     return None
+
+
+def _bitwise(op: str, x, c: int):
+    """x & c, x ^ c, x | c for a constant c >= 0, in two's complement as gcc and nvcc compute
+    them: bit b of x is floor(x / 2^b) mod 2 (the floor and the remainder of a negative x are
+    its two's complement bits), so x & c sums c's bits that x has, x ^ c = x + c - 2(x & c) and
+    x | c = x + c - (x & c). A mask of the low bits (x & 7) is the remainder itself."""
+    if (c + 1) & c == 0:
+        common = sympy.Mod(x, c + 1)
+    else:
+        common = sympy.Add(*[2 ** b * sympy.Mod(sympy.floor(x / 2 ** b), 2)
+                             for b in range(c.bit_length()) if c >> b & 1])
+    return {"&": common, "^": x + c - 2 * common, "|": x + c - common}[op]
 
 
 _RELATIONS = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge,

@@ -303,3 +303,16 @@ def test_a_declaration_that_hides_a_loop_variable_or_a_parameter_is_refused_at_i
 def test_a_name_hidden_nowhere_or_only_from_a_local_is_analysed(body):
     result = analyze_source(HIDING.format(body=body), "h.c")
     assert result.diagnostics == () and len(result.schedules) == 1
+
+
+@pytest.mark.parametrize("name, hint", [
+    ("A", "; did you mean 'a'?"),                       # the case of a letter
+    ("bb", "; did you mean 'b'?"),
+    ("zz", " (the arrays of this meta_schedule: a, b, c)"),
+])
+def test_an_undeclared_array_in_cache_names_the_one_meant(name, hint):
+    from conftest import SAMPLES
+    text = (SAMPLES / "matmul.c").read_text().replace("meta_schedule {", f"meta_schedule cache({name}) {{")
+    (d,) = analyze_source(text, "m.c").diagnostics
+    assert d.code == "PK005" and d.message == f"cache({name}): '{name}' is not declared{hint}"
+    assert (d.span.line, d.span.col) == (12, 25)

@@ -77,6 +77,49 @@ def test_an_assertion_whose_variable_changes_before_the_schedule_is_warned_and_n
     result, schedule = analysed("    assert(s > 0);\n    s = 0;")
     (warned,) = [d for d in result.diagnostics if d.code == "PK023"]
     assert (warned.span.line, warned.span.col) == (5, 5)
-    assert "s may change between this assertion and the meta_schedule" in warned.message
+    assert warned.message == ("s may change before the meta_schedule (assigned in between): the analysis does "
+                              "not use this assertion; assert it just before the meta_schedule")
     assert "s > 0" not in facts(schedule)
     assert [d.code for d in check(schedule)] == ["PK020"]
+
+
+# what a trial found: facts that did not hold at the schedule were kept
+@pytest.mark.parametrize("before, after", [
+    # changed through its address: a pointer, or a call that takes it
+    ("    int *ps = &s;\n    if (s >= 1 && n >= 1) {\n        *ps = s - 1;", "    }"),
+    ("    if (s < 1)\n        return;\n    shrink(&s);", ""),
+    # declared again: the schedule's s is another variable than the one tested
+    ("    if (s >= 1) {\n        int s = n - n;", "    }"),
+    # a goto reaches the schedule without passing the return
+    ("    if (n > 100)\n        goto run;\n    if (s < 1)\n        return;\nrun:", ""),
+    # unsigned arithmetic wraps: s - 1u >= 0u holds at s = 0
+    ("    if ((unsigned)s - 1u >= 0u) {", "    }"),
+])
+def test_a_host_condition_that_may_not_hold_at_the_schedule_is_no_fact(before, after):
+    text = "static void shrink(int *p) { *p = *p - 1; }\n" + SCATTER.format(before=before, after=after)
+    (schedule,) = analyze_source(text, "scatter.c").schedules
+    assert "host if" not in facts(schedule).values(), facts(schedule)
+    assert [d.code for d in check(schedule)] == ["PK020"]
+
+
+@pytest.mark.parametrize("before, words", [
+    ("    assert(s >= 1);\n    int *p = &s;\n    p[0] -= 1;", "s may change before the meta_schedule (assigned in "
+                                                             "between or has its address taken)"),
+    ("    assert((unsigned)s - 1u >= 0u);", "computes in unsigned arithmetic, which wraps around"),
+    ("    if (n > 100)\n        goto run;\n    assert(s >= 1);\nrun:", "a label lies between it and the "
+                                                                           "meta_schedule"),
+])
+def test_an_assertion_that_may_not_hold_at_the_schedule_is_warned_and_not_used(before, words):
+    result = analyze_source(SCATTER.format(before=before, after=""), "scatter.c")
+    (schedule,) = result.schedules
+    assert any(d.code == "PK023" and words in d.message for d in result.diagnostics), \
+        [d.message for d in result.diagnostics]
+    assert "assert" not in facts(schedule).values()
+    assert [d.code for d in check(schedule)] == ["PK020"]
+
+
+def test_a_host_condition_on_what_the_schedule_does_not_read_is_no_fact():
+    # `if (flag)`: the tools could not give flag a value; the schedule reads n, s, B only
+    result, schedule = analysed("    int flag = n > 3;\n    if (flag == 0 && s > 0) {", "    }")
+    assert facts(schedule).get("s > 0") == "host if"
+    assert not any("flag" in k for k in facts(schedule))

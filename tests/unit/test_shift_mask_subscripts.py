@@ -45,6 +45,23 @@ def test_their_values():
         return syntax.Binary(op, x, syntax.Const(k, "int", None, str(k)), "int", None)
     shift, mask = syntax.to_sympy(binary(">>", 3)), syntax.to_sympy(binary("&", 7))
     assert shift == sympy.floor(syntax.sym("x") / 8) and mask == sympy.Mod(syntax.sym("x"), 8)
-    assert syntax.to_sympy(binary("&", 6)) is None   # not a mask of low bits
+    assert syntax.to_sympy(binary("&", 6)).subs(syntax.sym("x"), 13) == 4   # bits 1 and 2 of 0b1101
     # two's complement, as gcc and nvcc: -5 >> 3 is -1 and -5 & 7 is 3 (the floor, the remainder)
     assert shift.subs(syntax.sym("x"), -5) == -1 and mask.subs(syntax.sym("x"), -5) == 3
+
+
+def test_xor_pairs_elements_and_an_in_place_butterfly_is_an_error():
+    # b[i] = a[i] - a[i ^ 1] reads its neighbour: independent; a[i] = a[i] - a[i ^ 1] races
+    assert _codes("out[i] = in[i] - in[i ^ 1];") == []
+    assert _codes("out[i ^ 1] = in[i];") == []              # a permutation of the elements
+    assert _codes("out[i] = out[i] - out[i ^ 1];") == [("PK020", 6, 9)]
+    assert _codes("out[i | 1] = in[i];") == [("PK020", 6, 9)]   # 2k and 2k + 1 both write 2k + 1
+
+
+def test_bitwise_operations_with_any_constant_have_gcc_values():
+    x = syntax.Var("x", "int", None)
+    for op, compute in (("&", int.__and__), ("^", int.__xor__), ("|", int.__or__)):
+        for c in (1, 2, 5, 6, 12, 255, 256):
+            e = syntax.to_sympy(syntax.Binary(op, x, syntax.Const(c, "int", None, str(c)), "int", None))
+            for v in range(-40, 41):   # two's complement on negative values too
+                assert e.subs(syntax.sym("x"), v) == compute(v, c), (op, c, v)

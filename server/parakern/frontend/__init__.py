@@ -351,6 +351,12 @@ class _Walker:
         if symbol is not None:
             self.frames[-1][decl.name] = symbol
 
+    def resolved(self, cond) -> dict:
+        """The declarations the names of a condition mean where it is written: at the schedule a
+        name declared again in between (`if (s > 0) { int s = k; ...`) is another variable."""
+        env = self.env()
+        return {n.name: env.get(n.name) for n in identifiers(cond)}
+
     def push(self):
         self.frames.append({})
         self.asserts.append([])
@@ -377,7 +383,8 @@ class _Walker:
         elif isinstance(node, c_ast.FuncCall):
             if isinstance(node.name, c_ast.ID) and node.name.name == "assert" and node.args \
                     and len(node.args.exprs) == 1:
-                self.asserts[-1].append((node.args.exprs[0], self.ctx.index.stmt_span(node)))
+                cond = node.args.exprs[0]
+                self.asserts[-1].append((cond, self.ctx.index.stmt_span(node), self.resolved(cond)))
         elif isinstance(node, c_ast.Label):
             if node.name.startswith(LABEL_PREFIX):
                 self.schedule(node)
@@ -399,16 +406,16 @@ class _Walker:
             self.host_loops.pop()
         elif isinstance(node, c_ast.If):
             self.guards += 1
-            where = self.ctx.index.node_span(node.cond)
+            where, names = self.ctx.index.node_span(node.cond), self.resolved(node.cond)
             negated = _negation(node.cond)
-            self.visit_branch(node.iftrue, (node.cond, where))
-            self.visit_branch(node.iffalse, (negated, where))
+            self.visit_branch(node.iftrue, (node.cond, where, names))
+            self.visit_branch(node.iffalse, (negated, where, names))
             self.guards -= 1
             # `if (n <= 0) return;`: what follows runs only where the branch was not taken
             if _leaves(node.iftrue) and not _leaves(node.iffalse):
-                self.conditions[-1].append((negated, where))
+                self.conditions[-1].append((negated, where, names))
             elif _leaves(node.iffalse) and not _leaves(node.iftrue):
-                self.conditions[-1].append((node.cond, where))
+                self.conditions[-1].append((node.cond, where, names))
         elif isinstance(node, (c_ast.Switch, c_ast.Case, c_ast.Default)):
             self.guards += 1
             for child in node.stmts if hasattr(node, "stmts") and node.stmts else ():

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pycparser import c_ast
 
 from parakern.source.diagnostics import Span
-from parakern.frontend.preprocess import Prepared
+from parakern.frontend.preprocess import LABEL_PREFIX, Prepared
 from parakern.frontend.spans import TokenIndex
 
 
@@ -40,10 +40,17 @@ class FunctionContext:
     # (start, end) positions of every loop in the function
     loops: list = field(default_factory=list)
     span: "Span | None" = None  # the whole definition
+    # names whose address the function takes (`&s`): a pointer or a call may change them anywhere
+    address_taken: set = field(default_factory=set)
+    # positions of the function's own labels (a goto may reach the code after them from anywhere)
+    labels: list = field(default_factory=list)
 
     def changed_between(self, name: str, start: tuple, here: tuple) -> bool:
         """Whether `name` may change between a definition at `start` and the schedule at `here`:
-        assigned in between, or inside a loop that contains the schedule but not the definition."""
+        assigned in between, or inside a loop that contains the schedule but not the definition,
+        or through its address, which the function takes."""
+        if name in self.address_taken:
+            return True
         for pos in self.assigned.get(name, ()):
             if start < pos < here:
                 return True
@@ -51,6 +58,11 @@ class FunctionContext:
                 if lo <= here <= hi and lo <= pos <= hi and not (lo <= start <= hi):
                     return True
         return False
+
+    def jumped_into(self, start: tuple, here: tuple) -> bool:
+        """Whether a label lies between `start` and the schedule at `here`: a goto may reach the
+        schedule without passing what `start` holds (an assert, an if that returns)."""
+        return any(start < pos < here for pos in self.labels)
 
 
 def collect_writes(body, index: TokenIndex, fctx: FunctionContext) -> None:
@@ -63,6 +75,10 @@ def collect_writes(body, index: TokenIndex, fctx: FunctionContext) -> None:
             _record(fctx, node.lvalue)
         elif isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
             _record(fctx, node.expr)
+        elif isinstance(node, c_ast.UnaryOp) and node.op == "&" and isinstance(node.expr, c_ast.ID):
+            fctx.address_taken.add(node.expr.name)
+        elif isinstance(node, c_ast.Label) and not node.name.startswith(LABEL_PREFIX) and node.coord is not None:
+            fctx.labels.append((node.coord.line, node.coord.column))
         elif isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)):
             first = index.tokens[index.first(node)]
             last = index.tokens[index.last(node)]

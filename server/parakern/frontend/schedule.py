@@ -1,6 +1,7 @@
 """One meta_schedule statement -> `model.Schedule` (or the diagnostics that stop it)."""
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 import sympy
@@ -37,11 +38,11 @@ class Site:
     """Where a schedule sits in its function: the names, asserts and loops around it."""
     label: c_ast.Label
     env: dict           # name -> Symbol visible at the schedule
-    asserts: tuple      # pycparser conditions of assert() calls before it, in scope
+    asserts: tuple      # (pycparser condition, span, its names' declarations) of assert() calls before it
     host_loops: tuple   # (variable name or '', loop node) of enclosing host loops
     index: int          # position among the function's schedules
     guarded: bool = False   # inside a host if or switch
-    conditions: tuple = ()  # (pycparser condition, span) of the host ifs around it: true where it runs
+    conditions: tuple = ()  # the same of the host ifs around it (and ifs that return before it)
 
 
 def analyze_schedule(fctx: FunctionContext, site: Site) -> tuple["model.Schedule | None", list[Diagnostic]]:
@@ -315,6 +316,21 @@ class _Scalars:
             relation = relation.xreplace(swap)
         return relation
 
+    def _no_longer(self, names: dict, start: tuple, here: tuple) -> str:
+        """Why a condition at `start` (an assert, a host if) may not hold at the schedule at `here`,
+        or "": a variable it reads assigned in between, or through its address; declared again
+        (another variable of that name); a label in between (a goto may skip it)."""
+        hidden = sorted(n for n, symbol in names.items() if self.site.env.get(n) is not symbol)
+        if hidden:
+            return f"{', '.join(hidden)} at the meta_schedule is another variable (declared again in between)"
+        changed = sorted(n for n in names if self.fctx.changed_between(n, start, here))
+        if changed:
+            how = " or has its address taken" if any(n in self.fctx.address_taken for n in changed) else ""
+            return f"{', '.join(changed)} may change before the meta_schedule (assigned in between{how})"
+        if self.fctx.jumped_into(start, here):
+            return "a label lies between it and the meta_schedule (a goto may skip it)"
+        return ""
+
     def facts(self, loops, site: Site, conv: Converter, nest, param_names: set) -> tuple[model.Fact, ...]:
         facts: list[model.Fact] = []
         for loop in loops:
@@ -326,23 +342,32 @@ class _Scalars:
                 facts.append(model.Fact(sympy.Ne(divisor, 0), "divisor", span))
         facts += body_operand_facts(nest, param_names)
         here = (site.label.coord.line, site.label.coord.column)
-        for cond, span, kind in [(c, s, "assert") for c, s in site.asserts] + \
-                [(c, s, "host if") for c, s in site.conditions]:
-            changed = sorted(n for n in {i.name for i in identifiers(cond)} & set(site.env)
-                             if self.fctx.changed_between(n, (span.line, span.col), here))
-            if changed:   # `assert(s > 0); s = 0;`: what it says no longer holds at the schedule
+        for cond, span, names, kind in [(*a, "assert") for a in site.asserts] + \
+                [(*c, "host if") for c in site.conditions]:
+            why = self._no_longer(names, (span.line, span.col), here)
+            if why:   # `assert(s > 0); s = 0;`: what it says no longer holds at the schedule
                 if kind == "assert":
                     self.diagnostics.append(warning(
-                        "PK023", f"{', '.join(changed)} may change between this assertion and the meta_schedule "
-                        "(assigned in between): the analysis does not use it; assert it after the last "
-                        "assignment", span))
+                        "PK023", f"{why}: the analysis does not use this assertion; assert it just before "
+                        "the meta_schedule", span))
                 continue
             # each conjunct alone: one the analysis cannot read (B & (B - 1)) used to take the
             # others (B > 16) with it, without a word
             for part in _conjuncts(cond):
+                read = {n.name for n in identifiers(part)}
+                if kind == "host if" and (read - param_names or read & {n for n, _ in site.host_loops}):
+                    continue   # `if (flag)`, `if (s % 4 == 3)` of a host loop: nothing the kernels or tune use
                 checker = Converter(conv.index, Scope(outer=dict(site.env)), conv.defines, conv.meta_for,
                                     conv.typedefs)
-                relation = syntax.to_sympy_condition(checker.expr(part))
+                converted = checker.expr(part)
+                if not checker.diagnostics and syntax.wraps_around(converted):
+                    if kind == "assert":
+                        self.diagnostics.append(warning(
+                            "PK023", "this condition of the assertion computes in unsigned arithmetic, which wraps "
+                            "around (x - 1u is the largest unsigned value at x = 0): the analysis does not use it; "
+                            "compare without the unsigned subtraction (x >= 1u)", conv.index.node_span(part)))
+                    continue
+                relation = syntax.to_sympy_condition(converted)
                 if relation is None or checker.diagnostics:
                     read = {n.name for n in identifiers(part)} & param_names
                     if read and kind == "assert":   # an if on data or flags is ordinary code
@@ -413,7 +438,12 @@ def _cache(mark, site: Site, arrays, diagnostics) -> tuple[model.CachedArray, ..
         seen.add(item.name)
         symbol = site.env.get(item.name)
         if symbol is None:
-            diagnostics.append(error("PK005", f"cache({item.name}): '{item.name}' is not declared",
+            # a misspelt array (cache(A) of `float a[n]`): name the schedule's arrays that come close
+            close = difflib.get_close_matches(item.name, sorted(used), n=1, cutoff=0.5) or \
+                [a for a in sorted(used) if a.lower() == item.name.lower()]
+            hint = f"; did you mean '{close[0]}'?" if close else \
+                (f" (the arrays of this meta_schedule: {', '.join(sorted(used))})" if used else "")
+            diagnostics.append(error("PK005", f"cache({item.name}): '{item.name}' is not declared{hint}",
                                      item.span))
         elif not symbol.is_array:
             diagnostics.append(error(
