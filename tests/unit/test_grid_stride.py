@@ -67,3 +67,70 @@ def test_the_average_thread_of_a_grid_stride_loop_shares_the_elements_out(tmp_pa
     # a start whose range is not one stride has no window (its mean start counts it)
     s = grid_stride(tmp_path, "2 * (b * B + t)", "G * B")
     assert start_window(s.serial[0].lo, s.serial[0].step, s) is None
+
+
+def test_a_warp_reads_a_grid_stride_loop_coalesced_as_many_times_as_its_threads_trip():
+    from parakern.analysis.traffic import traffic
+    from parakern.pipeline import analyze
+    result = analyze(GRID_STRIDE_AXPY, "gs.c").results[0]
+    t = traffic(result.tree.cases[0].kernel, {"n": 4096, "G": 4, "B": 64})
+    for r in t.requests:
+        # lanes at b*B + t + G*B*m: one 128-byte line per warp, 16 iterations of 2 warps
+        assert (str(r.stride), r.cost, r.requests) == ("1", 4, 32), r
+    assert t.minimum_bytes == t.global_bytes == 3 * 4096
+
+
+GRID_STRIDE_AXPY = """#include "metafork.h"
+void axpy(int n, int G, int B, float alpha, float x[n], float y[n])
+{
+    meta_schedule {
+        meta_for (int b = 0; b < G; b++)
+            meta_for (int t = 0; t < B; t++)
+                for (int i = b * B + t; i < n; i += G * B)
+                    y[i] = alpha * x[i] + y[i];
+    }
+}
+"""
+
+
+def _pk043(tmp_path, start: str, step: str, statement: str, bound: str = "i < n") -> list:
+    from parakern.analysis.invariance import candidate_parameters, result_changing
+    path = tmp_path / "gs.c"
+    path.write_text(f"""#include "metafork.h"
+void f(int n, int G, int B, int off, float x[n + off + 1], float y[n + off + 1])
+{{
+    meta_schedule {{
+        meta_for (int b = 0; b < G; b++)
+            meta_for (int t = 0; t < B; t++)
+                for (int i = {start}; {bound}; i += {step})
+                    {statement}
+    }}
+}}
+""")
+    (s,) = analyze_file(path).schedules
+    return [(c.parameter, c.why) for c in result_changing(s, candidate_parameters(s))]
+
+
+def test_a_grid_stride_loop_computes_the_same_whatever_its_block(tmp_path):
+    # the threads together run [off, n + off] whatever B and G: B is tuned
+    assert _pk043(tmp_path, "off + t * G + b", "B * G", "y[i] = x[i];", "i <= n + off") == []
+    assert _pk043(tmp_path, "b * B + t", "G * B", "y[i] += x[i];") == []
+
+
+def test_a_stride_loop_that_steps_by_the_block_adds_as_often_as_the_block_lets(tmp_path):
+    # step B, not G*B: y[i] gets x[i] min(G, i/B + 1) times, which B changes
+    (found,) = _pk043(tmp_path, "b * B + t", "B", "y[i] += x[i];")
+    assert found == ("B", "its loop steps by B, so the values it runs over depend on B")
+
+
+def test_an_unrolled_grid_stride_loop_has_starts_within_a_step_but_no_window(tmp_path):
+    from parakern.analysis.loop_ranges import stride_start
+    s = grid_stride(tmp_path, "b * B + t", "2 * G * B", "y[i] = x[i];")
+    (loop,) = s.serial
+    assert start_window(loop.lo, loop.step, s) is None            # the threads skip every other stride
+    assert sympy.expand(stride_start(loop.lo, loop.step, s)) == 0
+    trips = trip_count(loop, s)
+    assert int(trips.subs({x: {"n": 4096, "G": 4, "B": 64}[x.name] for x in trips.free_symbols})) == 8
+    # starts that may be a step apart have neither
+    s = grid_stride(tmp_path, "2 * (b * B + t)", "G * B")
+    assert stride_start(s.serial[0].lo, s.serial[0].step, s) is None

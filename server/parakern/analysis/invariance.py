@@ -28,6 +28,7 @@ import sympy
 from parakern import syntax
 from parakern.analysis.dependence import source_text
 from parakern.analysis.facts import definitions
+from parakern.analysis.loop_ranges import start_window
 from parakern.model import Access, Schedule
 from parakern.source.diagnostics import Diagnostic, Span, warning
 from parakern.symbolic.printing import to_plain
@@ -218,7 +219,7 @@ def result_changing(schedule: Schedule, candidates: tuple) -> tuple[Changes, ...
     loop_vars = {sym(lp.var) for lp in loops}
     knobs = {sym(n): sympy.S.One for n in candidates}
     defs = definitions(schedule)
-    extents, bound_by, checked = {}, {}, []
+    extents, bound_by, checked, steps = {}, {}, [], []
     for lp in loops:
         lo, hi = (sympy.sympify(getattr(lp, n)).xreplace(defs) for n in ("lo", "hi"))
         step = sympy.sympify(getattr(lp, "step", sympy.S.One)).xreplace(defs)
@@ -229,8 +230,15 @@ def result_changing(schedule: Schedule, candidates: tuple) -> tuple[Changes, ...
         bound_by[sym(lp.var)] = set()
         if names & loop_vars:   # a triangle (k <= i): its bounds are indices, read like subscripts
             inside = next((a for a in schedule.accesses if lp.var in a.loops), None)
+            # a grid-stride loop (i from b*B + t by G*B): its threads together run [L0, hi), which
+            # B and G cut differently but never change unless L0 or hi reads them
+            window = start_window(lo, step, schedule) if lp in schedule.serial else None
             if inside is not None:
-                checked += [(inside.span, sympy.expand(b), "its loop's bound") for b in (lo, hi)]
+                checked += [(inside.span, sympy.expand(b), "its loop's bound")
+                            for b in ((lo, hi) if window is None else (window, hi))]
+                if window is None and {x.name for x in step.free_symbols} & set(candidates):
+                    # i from b*B + t by B: each element met by up to G threads, as many as B lets
+                    steps.append((inside.span, {x.name for x in step.free_symbols} & set(candidates), step))
         else:
             bound_by[sym(lp.var)] = {s.name for s in names} & set(candidates)
     checked += [(a.span, e, "its index") for a in schedule.accesses for e in _expressions(a)]
@@ -241,6 +249,9 @@ def result_changing(schedule: Schedule, candidates: tuple) -> tuple[Changes, ...
         for name in sorted(names):
             found.setdefault(name, Changes(name, span, why))
 
+    for span, stepped, step in steps:
+        blame(stepped, span, f"its loop steps by {to_plain(step)}, so the values it runs over depend on "
+                             f"{', '.join(sorted(stepped))}")
     seen: dict = {}                               # variable -> the index it was met in
     names = set(candidates)
     while checked:

@@ -34,10 +34,26 @@ def _positive_term(term) -> bool:
 def start_window(lo, step, schedule) -> "sympy.Expr | None":
     """L0 where the starts `lo` of a serial loop of step `step` fill [L0, L0 + step) as the
     schedule's parallel loops run (lo = b*B + t: [0, G*B) for G blocks of B threads): the
-    threads together run each value of [L0, hi) once, so the average thread runs (hi - L0) /
-    step iterations (its mean start gives none where the grid has more threads than values).
-    None for a loop of step 1, a start that reads no parallel loop or reads a serial one, or
-    one whose range is not that window."""
+    threads together run each value of [L0, hi) once, whatever B and G. None for any other
+    loop (stride_start)."""
+    found = _starts(lo, step, schedule)
+    return found[0] if found is not None and found[1] == 0 else None
+
+
+def stride_start(lo, step, schedule) -> "sympy.Expr | None":
+    """L0 where the starts `lo` of a serial loop of step `step` lie in [L0, L0 + step) as the
+    schedule's parallel loops run: a grid-stride loop, unrolled too (step 2*G*B, two elements an
+    iteration). Its average thread runs about (hi - L0) / step iterations (its mean start gives
+    none where the grid has more threads than values), and a warp's lanes run its m-th iteration
+    together, each at its own start. None for a loop of step 1, a start that reads no parallel
+    loop or reads a serial one, or starts that may be a step or more apart."""
+    found = _starts(lo, step, schedule)
+    return found[0] if found is not None else None
+
+
+def _starts(lo, step, schedule) -> "tuple | None":
+    """(L0, step - the width of the starts' range): the width is at most the step where the
+    difference is a polynomial with no negative coefficient (the parameters are >= 0)."""
     bounds = {lp.var: [lp] for lp in schedule.loops}
     names = {x.name for x in sympy.sympify(lo).free_symbols}
     if step == 1 or not names & set(bounds) or names & {lp.var for lp in (*schedule.between, *schedule.serial)}:
@@ -46,8 +62,12 @@ def start_window(lo, step, schedule) -> "sympy.Expr | None":
     if not corners:
         return None
     low, high = corners[0].lhs, corners[1].rhs
-    if sympy.expand(high - low - step + 1) != 0:
+    slack = sympy.expand(step - (high - low + 1))
+    if slack.free_symbols:
+        if not slack.is_polynomial() or any(c < 0 for c in sympy.Poly(slack, *slack.free_symbols).coeffs()):
+            return None
+    elif slack < 0:
         return None
     rest = sympy.Add(*[t for t in sympy.Add.make_args(sympy.expand(lo))
                        if not {x.name for x in t.free_symbols} & set(bounds)])
-    return sympy.expand(low + rest)
+    return sympy.expand(low + rest), slack

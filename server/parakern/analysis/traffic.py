@@ -47,7 +47,7 @@ from parakern.symbolic.cinteger import LAMBDIFY_MODULES
 from parakern.analysis.dependence import source_text
 from parakern.analysis.footprint import footprint
 from parakern.analysis.lifted import lifted
-from parakern.analysis.loop_ranges import start_window
+from parakern.analysis.loop_ranges import stride_start
 from parakern.analysis.point import evaluate
 from parakern.analysis.read_boxes import read_boxes
 from parakern.analysis.updates import made_atomically
@@ -192,6 +192,7 @@ class _At:
             self.vars[sym(loop.var)] = _Var(lo, lo + (extent - 1) / 2, extent, range(lo, lo + extent))
         self.block = (dims["x"], dims["y"], dims["z"])
         self.warps = W.warps(self.block)
+        self.stepped: dict = {}   # grid-stride loop variable -> its start + step * its iteration
         self.between = 1.0
         for loop in s.between:
             var = self._serial(loop.var, loop.lo, loop.hi, loop.step)
@@ -222,7 +223,7 @@ class _At:
         try:
             first = self._value(lo).xreplace(lows)
             a, b, c = (self._value(e).xreplace(mids) for e in (lo, hi, step))
-            window = start_window(lo, step, self.s)
+            window = stride_start(lo, step, self.s)
             if window is not None:   # a grid-stride loop: the threads share [window, hi) out
                 a = self._value(window)
             count = float(max(0, (b - a) / c))
@@ -319,6 +320,7 @@ class _At:
                 linear = linear * sympy.sympify(dim) + sympy.sympify(index)
         else:
             return None
+        linear = linear.xreplace(self.stepped) if self.stepped else linear
         linear = linear if symbolic else self._value(linear)
         # x % n as x - n * (x / n): `(rq / nq) * nq + rq % nq` is rq again, a stride the warp sees
         return sympy.expand(linear.replace(sympy.Mod, lambda a, b: a - b * sympy.floor(a / b)))
@@ -828,14 +830,25 @@ class _Walk:
             for bound in (stmt.lo, stmt.hi, stmt.step):
                 self.expr(bound, weight, env)
             bounds = [syntax.to_sympy(b, env) for b in (stmt.lo, stmt.hi, stmt.step)]
-            if any(b is None for b in bounds):
+            on_data = any(b is None for b in bounds)   # CSR's rowptr[i + 1]: the data says how often
+            if on_data:
                 self.at.notes.append(f"the bounds of loop {stmt.var} are not integers: counted once")
                 var = self.at._serial(stmt.var, 0, 1, 1)
             else:
                 var = self.at._serial(stmt.var, *bounds)
             inner = dict(env)
             inner[stmt.var] = sym(stmt.var)
+            if bounds[0] is not None and stride_start(bounds[0], bounds[2], self.at.s) is not None:
+                # a grid-stride loop: a warp's lanes run its m-th iteration together at their
+                # own starts (i = b*B + t + G*B*m: consecutive), not at one shared i
+                m = f"{stmt.var}@m"
+                count = int(var.count)
+                self.at.vars[sym(m)] = _Var(0, (count - 1) / 2 if count else 0.0, var.count,
+                                            range(count) if count == var.count else None)
+                self.at.stepped[sym(stmt.var)] = bounds[0] + bounds[2] * sym(m)
+            self.on_values += on_data
             self.block(stmt.body, inner, weight * var.count)
+            self.on_values -= on_data
 
     def expr(self, e, weight: float, env: dict, on_values: bool = False) -> None:
         """The element references of an expression; those of a ternary's branches on array values

@@ -20,6 +20,7 @@ tuned parameter, the predicted seconds, the share it computes.
 from __future__ import annotations
 
 import sympy
+from sympy.printing.c import C99CodePrinter
 
 from parakern.codegen.cprint import INDENT, CodegenError, Names, sym_c, unused
 from parakern.dispatch import TIE
@@ -134,6 +135,17 @@ def model_support() -> str:
         "#endif"])
 
 
+class _RealPrinter(C99CodePrinter):
+    """sympy's C99 printer, with C's truncating / and % of the count-down loops' trip counts
+    (cdiv, cmod: `for (i = n - 1 - t; i >= 0; i -= G*B)`) on doubles."""
+
+    def _print_cdiv(self, expr):
+        return "trunc((%s) / (%s))" % tuple(self._print(a) for a in expr.args)
+
+    def _print_cmod(self, expr):
+        return "fmod(%s, %s)" % tuple(self._print(a) for a in expr.args)
+
+
 def _quantity(name: str, value) -> str:
     """`const long long name = ...;`: the quantity rounded up, as time_model.at rounds it. A sum of
     fractions (a staged tile's bytes over a block's rows, 49344/3 + 16384) is one fraction
@@ -148,7 +160,7 @@ def _quantity(name: str, value) -> str:
         return f"const long long {name} = {CEIL_DIV}({sym_c(numerator)}, {sym_c(denominator)});"
     except (ValueError, TypeError, CodegenError):
         real = value.xreplace({x: sympy.Symbol(f"((double){x.name})") for x in value.free_symbols})
-        text = sympy.ccode(real, standard='c99')
+        text = _RealPrinter().doprint(real)
         return f"const double {name} = ceil(({text}) * (1.0 - 1e-12));"
 
 

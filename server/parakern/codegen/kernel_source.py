@@ -17,6 +17,7 @@ from __future__ import annotations
 import sympy
 
 from parakern import syntax
+from parakern.analysis.loop_ranges import stride_start
 from parakern.analysis.dependence import communicates
 from parakern.analysis.fixed import Point, condition, suffix
 from parakern.analysis.lifted import lifted
@@ -167,7 +168,11 @@ class _BodyPrinter(CPrinter):
             return [INDENT * depth + self._atomic(update)]
         if self.sites is None or not isinstance(s, syntax.Loop):
             return super().stmt(s, depth)
-        self.sites.loops.append(s.var)   # traced: the loop is part of each execution's identity
+        # traced: the loop is part of each execution's identity; a grid-stride loop's lanes run
+        # its m-th iteration together, each at its own start: m is, not i
+        lo, step = syntax.to_sympy(s.lo), syntax.to_sympy(s.step)
+        stride = lo is not None and step is not None and stride_start(lo, step, self.schedule) is not None
+        self.sites.loops.append(f"(({s.var}) - ({self.expr(s.lo)})) / ({self.expr(s.step)})" if stride else s.var)
         try:
             return super().stmt(s, depth)
         finally:

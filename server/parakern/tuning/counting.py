@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sympy
 
-from parakern.analysis.loop_ranges import start_window
+from parakern.analysis.loop_ranges import stride_start
 from parakern.launch import in_parameters, launch_of
 from parakern.symbolic.extrema import maximum
 from parakern.symbolic.symbols import opaque, sym
@@ -26,7 +26,7 @@ def trip_count(loop, s) -> sympy.Expr:
     mean of its range: the trips of the average thread, whose sum over the threads is the
     loop's true work where the bound is linear in the variables. The model is one formula in
     the parameters (dispatch_auto prints it in C, where no loop variable exists), rounded up."""
-    window = start_window(loop.lo, loop.step, s)
+    window = stride_start(loop.lo, loop.step, s)
     if window is not None:   # a grid-stride loop: the threads share [window, hi) out
         return maximum(sympy.S.Zero, sympy.ceiling(in_parameters((loop.hi - window) / loop.step, s)))
     count = in_parameters(loop.trip_count, s)
