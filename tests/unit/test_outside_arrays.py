@@ -44,3 +44,14 @@ def test_a_read_one_past_the_end_is_named_with_the_iteration_that_makes_it():
 ])
 def test_no_warning_where_the_access_stays_inside_or_cannot_be_judged(guard, access, around):
     assert _outside(_program(guard, access, around.replace("{{}}", "{ {} }"))) == []
+
+
+@pytest.mark.parametrize("guard, col", [
+    ("x[i] > 0.0f && i < n", 21),           # read before the test that would keep it inside
+    ("x[i] > 0.0f", 21),                    # no test at all
+    ("(x[i] > 0.0f || i < 0) && i < n", 22),
+])
+def test_a_read_a_condition_makes_before_its_bound_test_is_outside(guard, col):
+    (d,) = _outside(_program(guard, "1.0f"))
+    assert (d.code, d.span.line, d.span.col) == ("PK027", 9, col)
+    assert d.message.startswith("x[i] may read outside 'x' (declared x[n])")

@@ -756,16 +756,23 @@ def _outside(schedule: Schedule, work: int) -> tuple[Diagnostic, ...]:
 
 
 def _unsure(body: syntax.Block) -> list[Span]:
-    """Where an access's guards say less than C does: an if's condition (`i < n && a[i] > 0` reads
-    a[i] only where i < n), the branches of one that casts to unsigned (`(unsigned)(i - 1) < n`,
-    read as signed), a loop whose bounds read an array (`k < rowptr[i + 1]`)."""
+    """Where an access's guards say less than C does: the operands of an if's condition that C
+    evaluates only where those before them decided nothing (`i < n && a[i] > 0` reads a[i] only
+    where i < n; `a[i] > 0 && i < n` reads it first, unguarded: judged), the branches of one that
+    casts to unsigned (`(unsigned)(i - 1) < n`, read as signed), a loop whose bounds read an array
+    (`k < rowptr[i + 1]`)."""
     def any_of(kinds, *exprs) -> bool:
         return any(isinstance(n, kinds) for e in exprs for n in syntax.walk(e))
+
+    def short_circuited(e, fallback: Span) -> list[Span]:
+        if isinstance(e, syntax.Binary) and e.op in ("&&", "||"):
+            return short_circuited(e.left, fallback) + [_span_of(e.right, fallback)]
+        return []
 
     out: list[Span] = []
     for node in syntax.walk(body):
         if isinstance(node, syntax.If):
-            out.append(_span_of(node.cond, node.span))
+            out += short_circuited(node.cond, node.span)
             if any(isinstance(n, syntax.Cast) and "unsigned" in n.ctype for n in syntax.walk(node.cond)):
                 out.append(node.span)
         elif isinstance(node, syntax.Loop) and any_of((syntax.Index, syntax.Call), node.lo, node.hi, node.step):

@@ -131,6 +131,7 @@ class Staged:
     elements: sympy.Expr        # size of the part: the max over choices
     choices: tuple[StagedChoice, ...]
     index_type: str             # C type of its region bounds: "int" when C computes them in int
+    spanned: bool = False       # strided runs that may overlap staged as one run (_spanned)
 
 
 def plan(kernel: Kernel) -> tuple[Staged, ...]:
@@ -213,6 +214,10 @@ def _plan(shape: Shape, cached: tuple[str, ...], padding: bool = True) -> tuple[
         choices = tuple(_choice(s, array, c, covered) for c in fp.regions)
         _check_useful(s, array, choices)
         elements = fp.elements
+        spanned = any(_spanned(array, cl) is not cl for c in fp.regions for cl in c.clusters)
+        if spanned:
+            sums = [sympy.expand(sum((r.slots for r in c.regions), sympy.S.Zero)) for c in choices]
+            elements = sums[0] if len(sums) == 1 else sympy.Max(*sums)   # the runs' spans, not their sum
         if pads is not None:
             choices = tuple(_padded(choice, pads, array.element_size) for choice in choices)
             sums = [sympy.expand(sum((r.slots for r in c.regions), sympy.S.Zero)) for c in choices]
@@ -220,7 +225,7 @@ def _plan(shape: Shape, cached: tuple[str, ...], padding: bool = True) -> tuple[
                 elements = sums[0] if len(sums) == 1 else sympy.Max(*sums)
         # a register tile's copies of one operand side by side, read as vectors where alignment is proved
         choices = tuple(vector_layout(s, array, choice, offset) for choice in choices)
-        staged.append(Staged(array, offset, elements, choices, _index_type(s, array, choices)))
+        staged.append(Staged(array, offset, elements, choices, _index_type(s, array, choices), spanned))
         offset = sympy.expand(offset + elements * array.element_size)
     return tuple(staged)
 
@@ -246,6 +251,7 @@ def _choice(s: Schedule, array: Array, choice, covered: frozenset) -> StagedChoi
     between = {lp.var for lp in s.between}
     regions, base = [], sympy.S.Zero
     for k, cluster in enumerate(choice.clusters):
+        cluster = _spanned(array, cluster)
         _check(s, array, cluster)
         write_back = not overlapping and _covered(s, array, choice, cluster)
         # Stores alone never read the copy, nor reads of what the thread wrote first
@@ -291,9 +297,24 @@ def _check(s: Schedule, array: Array, cluster) -> None:
             raise StagingError(f"cannot stage '{array.name}': a region size depends on the block", span)
         if {v.name for v in sympy.sympify(d.lower).free_symbols} - fixed:
             raise StagingError(f"cannot stage '{array.name}': a region bound depends on the thread", span)
-        if d.repeats and not cluster.exact:
-            raise StagingError(f"cannot stage '{array.name}': its strided runs may overlap, so an "
-                               "element would have two places in shared memory", span, _as_rows(array, d))
+        if d.repeats and not cluster.exact:   # a read-only array's are staged as one run (_spanned)
+            raise StagingError(f"cannot stage '{array.name}': its strided runs may overlap and the block writes "
+                               "it, so an element would have two places in shared memory that could disagree",
+                               span, _as_rows(array, d))
+
+
+def _spanned(array: Array, cluster):
+    """A read-only array's strided runs that may overlap (a decimating filter's in[2*i + k]: runs
+    of F taps, 2 apart) staged as the one run from the first element to the last: every element
+    has one place, the copy loads each once, and where the runs overlap it is exactly their
+    union (elsewhere a few elements more, at most the constant stride times their number; never
+    one another block writes: nothing is written). Runs a parameter apart stay refused."""
+    if cluster.exact or array.written or not any(d.repeats for d in cluster.dims):
+        return cluster
+    if any(not sympy.sympify(stride).is_number for d in cluster.dims for stride, _ in d.repeats):
+        return cluster   # A[i*s + j]: rows s apart, perhaps far more than the run; the span would hold them all
+    return dataclasses.replace(cluster, exact=True,
+                               dims=tuple(DimRegion(d.lower, d.span) if d.repeats else d for d in cluster.dims))
 
 
 def _as_rows(array: Array, dim) -> str:
@@ -302,7 +323,11 @@ def _as_rows(array: Array, dim) -> str:
         return ""
     row = dim.repeats[-1][0]
     rows = sympy.cancel(array.dims[0] / row) if array.dims else None
-    rows = to_c(rows) if rows is not None and rows.is_polynomial() else "rows"
+    whole = rows is None or (rows.is_Integer if rows.is_number else
+                             rows.is_polynomial() and all(c.is_Integer for c in sympy.Poly(rows).coeffs()))
+    if not whole:
+        return ""   # its extent is no whole number of rows (buf[3*n + F] in rows of 2): no such declaration
+    rows = to_c(rows) if rows is not None else "rows"
     return (f"declare '{array.name}' with its rows, {array.ctype} {array.name}[{rows}][{to_c(row)}], "
             f"and index it {array.name}[row][column]: its tile is then one box")
 

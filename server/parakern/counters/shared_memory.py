@@ -33,9 +33,13 @@ class SharedMemoryCounter(Counter):
             if fp.note:
                 notes.append(f"{fp.array}: {fp.note}")
         method = "block footprint of " + ", ".join(kernel.cached)
-        if kernel.padding and stageable(kernel):
+        if stageable(kernel):
             staged = plan(kernel)
-            if padded(staged):   # the buffer as staged: its tiles' rows padded
+            if kernel.padding and padded(staged):   # the buffer as staged: its tiles' rows padded
                 total = shared_bytes(kernel)
                 method += ", rows of " + ", ".join(st.array.name for st in staged if padded((st,))) + " padded"
+            elif any(st.spanned for st in staged):   # overlapping runs staged as one: their span
+                total = shared_bytes(kernel)
+                method += ", strided runs of " + ", ".join(st.array.name for st in staged if st.spanned) + \
+                    " staged as one"
         return Measure(normalize(total), exact, method, "; ".join(notes))
