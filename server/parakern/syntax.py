@@ -369,7 +369,7 @@ def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None,
         if expr.op in ("&", "^", "|") and is_integer(expr.ctype):
             if left.is_Integer and not right.is_Integer:   # `1 ^ i` as `i ^ 1`
                 left, right = right, left
-            if right.is_Integer and 0 <= int(right) < 2 ** 16:
+            if right.is_Integer and -2 ** 16 < int(right) < 2 ** 16:
                 return _bitwise(expr.op, left, int(right))
         return None
     if isinstance(expr, Ternary):
@@ -382,10 +382,13 @@ def to_sympy(expr: "Expr", env: "dict[str, sympy.Expr] | None" = None,
 
 
 def _bitwise(op: str, x, c: int):
-    """x & c, x ^ c, x | c for a constant c >= 0, in two's complement as gcc and nvcc compute
+    """x & c, x ^ c, x | c for a constant c, in two's complement as gcc and nvcc compute
     them: bit b of x is floor(x / 2^b) mod 2 (the floor and the remainder of a negative x are
     its two's complement bits), so x & c sums c's bits that x has, x ^ c = x + c - 2(x & c) and
     x | c = x + c - (x & c). A mask of the low bits (x & 7) is the remainder itself."""
+    if c < 0:   # through ~c = -c - 1 >= 0 and ~x = -x - 1 (`n + (i ^ -1)` reverses: n - 1 - i)
+        return {"&": x - _bitwise("&", x, -c - 1), "^": -_bitwise("^", x, -c - 1) - 1,
+                "|": -_bitwise("&", -x - 1, -c - 1) - 1}[op]
     if (c + 1) & c == 0:
         common = sympy.Mod(x, c + 1)
     else:

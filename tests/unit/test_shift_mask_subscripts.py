@@ -61,7 +61,12 @@ def test_xor_pairs_elements_and_an_in_place_butterfly_is_an_error():
 def test_bitwise_operations_with_any_constant_have_gcc_values():
     x = syntax.Var("x", "int", None)
     for op, compute in (("&", int.__and__), ("^", int.__xor__), ("|", int.__or__)):
-        for c in (1, 2, 5, 6, 12, 255, 256):
+        for c in (1, 2, 5, 6, 12, 255, 256, -1, -2, -3, -8, -256):
             e = syntax.to_sympy(syntax.Binary(op, x, syntax.Const(c, "int", None, str(c)), "int", None))
             for v in range(-40, 41):   # two's complement on negative values too
                 assert e.subs(syntax.sym("x"), v) == compute(v, c), (op, c, v)
+
+
+def test_xor_with_minus_one_reverses_and_is_proved():
+    # n + (i ^ -1) is n - 1 - i: a reversal, one element per iteration
+    assert _codes("out[n + (i ^ -1)] = in[i];") == []
