@@ -123,3 +123,13 @@ def test_a_host_condition_on_what_the_schedule_does_not_read_is_no_fact():
     result, schedule = analysed("    int flag = n > 3;\n    if (flag == 0 && s > 0) {", "    }")
     assert facts(schedule).get("s > 0") == "host if"
     assert not any("flag" in k for k in facts(schedule))
+
+
+def test_a_condition_on_a_global_holds_until_a_call_that_may_change_it():
+    glob = ("int S;\nstatic void shrink(void) {{ S = 0; }}\n" +
+            SCATTER.replace("int s, ", "").replace("out[n * s + 1]", "out[n * 64 + 1]").replace("i * s", "i * S"))
+    (kept,) = analyze_source(glob.format(before="    if (S > 0) {", after="    }"), "g.c").schedules
+    assert facts(kept).get("S > 0") == "host if" and check(kept) == ()
+    (dropped,) = analyze_source(glob.format(before="    if (S > 0) {\n        shrink();", after="    }"), "g.c").schedules
+    assert "host if" not in facts(dropped).values()
+    assert [d.code for d in check(dropped)] == ["PK020"]

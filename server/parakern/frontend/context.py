@@ -44,14 +44,17 @@ class FunctionContext:
     address_taken: set = field(default_factory=set)
     # positions of the function's own labels (a goto may reach the code after them from anywhere)
     labels: list = field(default_factory=list)
+    # positions of the calls it makes (but assert's): each may change any global variable
+    calls: list = field(default_factory=list)
 
     def changed_between(self, name: str, start: tuple, here: tuple) -> bool:
         """Whether `name` may change between a definition at `start` and the schedule at `here`:
         assigned in between, or inside a loop that contains the schedule but not the definition,
-        or through its address, which the function takes."""
+        or through its address, which the function takes; a global, by a call made there."""
         if name in self.address_taken:
             return True
-        for pos in self.assigned.get(name, ()):
+        changes = list(self.assigned.get(name, ())) + (self.calls if name in self.global_names else [])
+        for pos in changes:
             if start < pos < here:
                 return True
             for lo, hi in self.loops:
@@ -79,6 +82,9 @@ def collect_writes(body, index: TokenIndex, fctx: FunctionContext) -> None:
             fctx.address_taken.add(node.expr.name)
         elif isinstance(node, c_ast.Label) and not node.name.startswith(LABEL_PREFIX) and node.coord is not None:
             fctx.labels.append((node.coord.line, node.coord.column))
+        elif isinstance(node, c_ast.FuncCall) and node.coord is not None and \
+                not (isinstance(node.name, c_ast.ID) and node.name.name == "assert"):
+            fctx.calls.append((node.coord.line, node.coord.column))
         elif isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)):
             first = index.tokens[index.first(node)]
             last = index.tokens[index.last(node)]

@@ -323,9 +323,12 @@ class _Scalars:
         hidden = sorted(n for n, symbol in names.items() if self.site.env.get(n) is not symbol)
         if hidden:
             return f"{', '.join(hidden)} at the meta_schedule is another variable (declared again in between)"
+
         changed = sorted(n for n in names if self.fctx.changed_between(n, start, here))
         if changed:
             how = " or has its address taken" if any(n in self.fctx.address_taken for n in changed) else ""
+            how += ", or is a global variable a call in between may change" \
+                if any(n in self.fctx.global_names for n in changed) else ""
             return f"{', '.join(changed)} may change before the meta_schedule (assigned in between{how})"
         if self.fctx.jumped_into(start, here):
             return "a label lies between it and the meta_schedule (a goto may skip it)"
