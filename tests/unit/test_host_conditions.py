@@ -133,3 +133,11 @@ def test_a_condition_on_a_global_holds_until_a_call_that_may_change_it():
     (dropped,) = analyze_source(glob.format(before="    if (S > 0) {\n        shrink();", after="    }"), "g.c").schedules
     assert "host if" not in facts(dropped).values()
     assert [d.code for d in check(dropped)] == ["PK020"]
+
+
+def test_an_assertion_before_a_do_while_that_changes_its_variable_after_the_schedule_is_not_used():
+    result = analyze_source(SCATTER.format(before="    assert(s >= 1);\n    int r = 0;\n    do {",
+                                           after="        s -= 1;\n        r++;\n    } while (r < 3);"), "d.c")
+    (schedule,) = result.schedules
+    assert [d.code for d in result.diagnostics if d.code == "PK023"] == ["PK023"]
+    assert [d.code for d in check(schedule)] == ["PK020"]

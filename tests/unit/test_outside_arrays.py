@@ -55,3 +55,8 @@ def test_a_read_a_condition_makes_before_its_bound_test_is_outside(guard, col):
     (d,) = _outside(_program(guard, "1.0f"))
     assert (d.code, d.span.line, d.span.col) == ("PK027", 9, col)
     assert d.message.startswith("x[i] may read outside 'x' (declared x[n])")
+
+
+def test_a_read_a_negated_or_short_circuits_is_guarded():
+    # !(i >= n || x[i] == 0) reads x[i] only where i < n
+    assert _outside(_program("!(i >= n || x[i] == 0.0f)", "1.0f")) == []

@@ -767,6 +767,8 @@ def _unsure(body: syntax.Block) -> list[Span]:
     def short_circuited(e, fallback: Span) -> list[Span]:
         if isinstance(e, syntax.Binary) and e.op in ("&&", "||"):
             return short_circuited(e.left, fallback) + [_span_of(e.right, fallback)]
+        if isinstance(e, syntax.Unary) and e.op == "!":   # `!(i >= n || mask[i] == 0)`
+            return short_circuited(e.operand, fallback)
         return []
 
     out: list[Span] = []

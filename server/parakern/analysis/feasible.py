@@ -41,8 +41,8 @@ def contradiction(schedule) -> "Diagnostic | None":
     else:
         consequence = ("no call passes them (the dispatcher returns PARAKERN_INVALID_VALUES): "
                        "change the assertion")
-    return warning(CONTRADICTION, f"these facts cannot hold together: {named}; {consequence}", where.span,
-                   *_related(mine, where))
+    return warning(CONTRADICTION, f"these facts cannot hold together: {named}, with every parameter >= 0 (the "
+                   f"analysis assumes it of all of them); {consequence}", where.span, *_related(mine, where))
 
 
 def unlaunchable(schedule, fits, facts: tuple) -> "Diagnostic | None":

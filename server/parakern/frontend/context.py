@@ -87,7 +87,8 @@ def collect_writes(body, index: TokenIndex, fctx: FunctionContext) -> None:
             fctx.calls.append((node.coord.line, node.coord.column))
         elif isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)):
             first = index.tokens[index.first(node)]
-            last = index.tokens[index.last(node)]
+            # a do-while ends at its condition, after the body (index.last stops at the `do`)
+            last = index.tokens[max(index.last(part) for part in (node, node.stmt, node.cond) if part is not None)]
             fctx.loops.append(((first.line, first.col), (last.line, last.col)))
         pending.extend(child for _, child in reversed(node.children()))
 
