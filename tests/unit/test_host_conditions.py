@@ -141,3 +141,11 @@ def test_an_assertion_before_a_do_while_that_changes_its_variable_after_the_sche
     (schedule,) = result.schedules
     assert [d.code for d in result.diagnostics if d.code == "PK023"] == ["PK023"]
     assert [d.code for d in check(schedule)] == ["PK020"]
+
+
+def test_a_macro_that_assigns_the_variable_drops_the_fact():
+    text = "#define RESET_STRIDE (s = 0)\n" + SCATTER.format(before="    if (s < 1)\n        return;\n    RESET_STRIDE;",
+                                                           after="")
+    (schedule,) = analyze_source(text, "m.c").schedules
+    assert "host if" not in facts(schedule).values()
+    assert [d.code for d in check(schedule)] == ["PK020"]

@@ -1,6 +1,7 @@
 """What the schedule analysis needs to know about the file and the function around it."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from pycparser import c_ast
@@ -68,12 +69,22 @@ class FunctionContext:
         return any(start < pos < here for pos in self.labels)
 
 
+# what an object-like macro's text assigns (`#define RESET (s = 0)`, `s += 2`, `s++`, `--s`)
+_MACRO_WRITES = re.compile(r"([A-Za-z_]\w*)\s*(?:<<|>>|[-+*/%&|^])?=(?!=)|([A-Za-z_]\w*)\s*(?:\+\+|--)"
+                           r"|(?:\+\+|--)\s*([A-Za-z_]\w*)")
+
+
 def collect_writes(body, index: TokenIndex, fctx: FunctionContext) -> None:
     """Fills `assigned` and `loops` for the function body. Iterative: a sum of many terms
     is a tree as deep as it is long, and must not cost the recursion limit."""
+    macros = {d.name: d.value for d in fctx.file.prepared.defines}
     pending = [body]
     while pending:
         node = pending.pop()
+        if isinstance(node, c_ast.ID) and node.name in macros and node.coord is not None:
+            for m in _MACRO_WRITES.finditer(re.sub(r"[<>!=]=", " ", macros[node.name])):
+                name = next(g for g in m.groups() if g)
+                fctx.assigned.setdefault(name, []).append((node.coord.line, node.coord.column))
         if isinstance(node, c_ast.Assignment):
             _record(fctx, node.lvalue)
         elif isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
