@@ -390,6 +390,12 @@ def _run_child(job: dict, points: list) -> dict:
 def _death(code, hung: bool, stderr: str) -> str:
     if hung:
         return "did not finish in time (a deadlock at __syncthreads?)"
+    failed = next((line.strip() for line in (stderr or "").splitlines() if "Assertion" in line and "failed" in line),
+                  None)
+    if failed is not None and code is not None and code < 0:   # glibc's `f.c:8: g: Assertion `s >= 4' failed.`
+        return (f"stopped at an assertion of the program ({failed}): the values drawn are outside what it "
+                "allows; points are drawn within the assertions the analysis can use, not those it warned "
+                "of (PK023)")
     if code is not None and code < 0:
         try:
             name = signal.Signals(-code).name
