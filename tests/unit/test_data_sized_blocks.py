@@ -33,7 +33,8 @@ def test_a_block_level_of_data_size_is_named_with_what_to_change():
     (d,) = data_sized_blocks(s)
     assert (d.code, d.span.line, d.span.col) == ("PK044", 8, 17)
     assert d.message.startswith("meta_for bx runs in the block (the nest's 4 levels map 2 to the grid and 2 to "
-                                "the block), yet its extent gx grows with N: a block has BX*gx threads")
+                                "the block), yet its extent gx grows with N (N sizes ")
+    assert ", which makes it a data size): a block has BX*gx threads" in d.message
     assert "put meta_for bx in the outer half of the nest" in d.message
 
 

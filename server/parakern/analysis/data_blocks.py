@@ -27,11 +27,19 @@ def data_sized_blocks(schedule: Schedule) -> tuple[Diagnostic, ...]:
         if not grows:
             continue
         levels = len(schedule.grid) + len(schedule.block)
+        sized = [f"{n} sizes '{array}'" for n in grows for array in _sized_by(schedule, n)[:1]]
+        why = f" ({'; '.join(sized)}, which makes it a data size)" if sized else ""
         return (warning(CODE, (
             f"meta_for {lp.var} runs in the block (the nest's {levels} levels map {len(schedule.grid)} to the grid "
             f"and {len(schedule.block)} to the block), yet its extent {to_plain(sympy.sympify(lp.extent))} grows with "
-            f"{', '.join(grows)}: a block has {to_plain(threads)} threads, and no kernel fits once they pass the "
+            f"{', '.join(grows)}{why}: a block has {to_plain(threads)} threads, and no kernel fits once they pass the "
             f"1024 a GPU allows; make the block's levels those whose extents are block sizes: put meta_for {lp.var} "
             "in the outer half of the nest (it maps to the grid), or split a level in two so that one of block "
             "size goes to the block"), lp.keyword_span),)
     return ()
+
+
+def _sized_by(schedule: Schedule, name: str) -> list[str]:
+    """The arrays whose declared extents read `name` (what makes it a data parameter)."""
+    return [a.name for a in schedule.arrays
+            if any(name in {x.name for x in sympy.sympify(d).free_symbols} for d in a.dims if d is not None)]
