@@ -151,9 +151,11 @@ def tune(result, fixed: dict, device: Device, host: "dict | None" = None,
     missing = [n for n in _needed(schedule, tree, quantities, covers) if n not in fixed and n not in names]
     if missing:
         changing = {c.parameter: c for c in result_changing(schedule, candidate_parameters(schedule))}
+        counts = {str(lp.extent) for lp in schedule.grid}   # `meta_for (b = 0; b < G; b++)`: G blocks
         why = "".join(f" ({n} is not tuned: its value changes what the schedule computes, PK043 at "
-                      f"{changing[n].span.line}:{changing[n].span.col})"
-                      for n in missing if n in changing)
+                      f"{changing[n].span.line}:{changing[n].span.col})" if n in changing else
+                      f" ({n} is the number of blocks of a grid level: tune chooses block sizes, not it)"
+                      if n in counts else "" for n in missing)
         give = " ".join(f"--data {n}=..." for n in missing)
         raise TuneError(f"{schedule.id}: no value for {', '.join(missing)}{why}; give {give}")
     found, rejected, order, feasible = [], {}, 0, 0

@@ -134,3 +134,15 @@ def test_an_unrolled_grid_stride_loop_has_starts_within_a_step_but_no_window(tmp
     # starts that may be a step apart have neither
     s = grid_stride(tmp_path, "2 * (b * B + t)", "G * B")
     assert stride_start(s.serial[0].lo, s.serial[0].step, s) is None
+
+
+def test_tune_says_why_it_asks_for_the_number_of_blocks():
+    from parakern import search
+    from parakern.machine.devices import get_profile
+    from parakern.pipeline import analyze
+    from parakern.tuning import time_model
+    result = analyze(GRID_STRIDE_AXPY, "gs.c").results[0]
+    with pytest.raises(search.TuneError) as error:
+        search.tune(result, {"n": 4096}, time_model.modelled(get_profile("h100")))
+    assert "no value for G (G is the number of blocks of a grid level: tune chooses block sizes, not it)" \
+        in str(error.value)
