@@ -46,7 +46,8 @@ extern "C" {
  * matadd_0_dispatch_tree the first in the tree's order whose constraints hold and whose kernel fits,
  * then the first whose kernel fits (the paper's rule).
  * Both return the case launched (1), PARAKERN_NOTHING_TO_DO (an empty meta_for),
- * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails, or a parameter is
+ * negative), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int matadd_0_dispatch(int N, int B0, int B1, const int *a, const int *b, int *c);
@@ -275,8 +276,8 @@ static int matadd_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribut
 static int matadd_0_select(bool probe, int only, int N, int B0, int B1, const int *a, const int *b,
                            int *c)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0) && (((long long)N) >= 0) && (((long long)B0) >= 0) && (((long long)B1) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
@@ -508,8 +509,8 @@ static void parakern_tuned_write(const char *path, const char *dispatcher, const
  * each from a copy of the arrays the cases write */
 int matadd_0_dispatch_tuned(int N, int B0, int B1, const int *a, const int *b, int *c)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0) && (((long long)N) >= 0) && (((long long)B0) >= 0) && (((long long)B1) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
@@ -682,7 +683,7 @@ matadd_0_auto matadd_0_dispatch_auto(int N, const int *a, const int *b, int *c)
         const long long B0 = B0_values[i_B0];
         for (int i_B1 = 0; i_B1 < 11; ++i_B1) {
             const long long B1 = B1_values[i_B1];
-            if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0)))
+            if (!((((long long)B0) != 0) && (((long long)B1) != 0) && (((long long)N) % 2 == 0) && (((long long)N) >= 0) && (((long long)B0) >= 0) && (((long long)B1) >= 0)))
                 continue;  /* a divisor, a shift, an assertion */
             valid = 1;
             if (!(((((long long)B0) + ((long long)N) - 1)/((long long)B0) >= 1) && ((((long long)B1) + ((long long)N)/2 - 1)/((long long)B1) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))

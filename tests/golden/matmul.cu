@@ -51,7 +51,8 @@ extern "C" {
  * matmul_0_dispatch_tree the first in the tree's order whose constraints hold and whose kernel fits,
  * then the first whose kernel fits (the paper's rule).
  * Both return the case launched (1 to 5), PARAKERN_NOTHING_TO_DO (an empty meta_for),
- * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails, or a parameter is
+ * negative), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int matmul_0_dispatch(int n, int B0, int ub1, int s, const float *a, const float *b, float *c);
@@ -776,8 +777,8 @@ static int matmul_0_try_case5(const cudaDeviceProp &prop, const cudaFuncAttribut
 static int matmul_0_select(bool probe, int only, int n, int B0, int ub1, int s, const float *a,
                            const float *b, float *c)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B0) != 0) && (((long long)s)*((long long)ub1) != 0) && (((long long)B0) <= ((long long)s)*((long long)ub1)) && (((long long)n) % ((long long)B0) == 0) && (((long long)n) % (((long long)s)*((long long)ub1)) == 0)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)B0) != 0) && (((long long)s)*((long long)ub1) != 0) && (((long long)B0) <= ((long long)s)*((long long)ub1)) && (((long long)n) % ((long long)B0) == 0) && (((long long)n) % (((long long)s)*((long long)ub1)) == 0) && (((long long)n) >= 0) && (((long long)B0) >= 0) && (((long long)ub1) >= 0) && (((long long)s) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!((((long long)n)/((long long)B0) >= 1) && (((long long)n)/(((long long)s)*((long long)ub1)) >= 1) && (((long long)B0) >= 1) && (((long long)ub1) >= 1)))
@@ -1050,8 +1051,8 @@ static void parakern_tuned_write(const char *path, const char *dispatcher, const
  * each from a copy of the arrays the cases write */
 int matmul_0_dispatch_tuned(int n, int B0, int ub1, int s, const float *a, const float *b, float *c)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B0) != 0) && (((long long)s)*((long long)ub1) != 0) && (((long long)B0) <= ((long long)s)*((long long)ub1)) && (((long long)n) % ((long long)B0) == 0) && (((long long)n) % (((long long)s)*((long long)ub1)) == 0)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)B0) != 0) && (((long long)s)*((long long)ub1) != 0) && (((long long)B0) <= ((long long)s)*((long long)ub1)) && (((long long)n) % ((long long)B0) == 0) && (((long long)n) % (((long long)s)*((long long)ub1)) == 0) && (((long long)n) >= 0) && (((long long)B0) >= 0) && (((long long)ub1) >= 0) && (((long long)s) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!((((long long)n)/((long long)B0) >= 1) && (((long long)n)/(((long long)s)*((long long)ub1)) >= 1) && (((long long)B0) >= 1) && (((long long)ub1) >= 1)))
@@ -1234,7 +1235,7 @@ matmul_0_auto matmul_0_dispatch_auto(int n, const float *a, const float *b, floa
             const long long ub1 = ub1_values[i_ub1];
             for (int i_s = 0; i_s < 7; ++i_s) {
                 const long long s = s_values[i_s];
-                if (!((((long long)B0) != 0) && (((long long)s)*((long long)ub1) != 0) && (((long long)B0) <= ((long long)s)*((long long)ub1)) && (((long long)n) % ((long long)B0) == 0) && (((long long)n) % (((long long)s)*((long long)ub1)) == 0)))
+                if (!((((long long)B0) != 0) && (((long long)s)*((long long)ub1) != 0) && (((long long)B0) <= ((long long)s)*((long long)ub1)) && (((long long)n) % ((long long)B0) == 0) && (((long long)n) % (((long long)s)*((long long)ub1)) == 0) && (((long long)n) >= 0) && (((long long)B0) >= 0) && (((long long)ub1) >= 0) && (((long long)s) >= 0)))
                     continue;  /* a divisor, a shift, an assertion */
                 valid = 1;
                 if (!((((long long)n)/((long long)B0) >= 1) && (((long long)n)/(((long long)s)*((long long)ub1)) >= 1) && (((long long)B0) >= 1) && (((long long)ub1) >= 1)))

@@ -46,7 +46,8 @@ extern "C" {
  * matvec_0_dispatch_tree the first in the tree's order whose constraints hold and whose kernel fits,
  * then the first whose kernel fits (the paper's rule).
  * Both return the case launched (1 to 2), PARAKERN_NOTHING_TO_DO (an empty meta_for),
- * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails, or a parameter is
+ * negative), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int matvec_0_dispatch(int m, int n, int B, const double *A, const double *x, double *y);
@@ -370,8 +371,8 @@ static int matvec_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttribut
 static int matvec_0_select(bool probe, int only, int m, int n, int B, const double *A,
                            const double *x, double *y)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B) != 0)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)B) != 0) && (((long long)m) >= 0) && (((long long)n) >= 0) && (((long long)B) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!(((((long long)B) + ((long long)m) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))
@@ -535,7 +536,7 @@ matvec_0_auto matvec_0_dispatch_auto(int m, int n, const double *A, const double
     long long best_B = 0;
     for (int i_B = 0; i_B < 11; ++i_B) {
         const long long B = B_values[i_B];
-        if (!((((long long)B) != 0)))
+        if (!((((long long)B) != 0) && (((long long)m) >= 0) && (((long long)n) >= 0) && (((long long)B) >= 0)))
             continue;  /* a divisor, a shift, an assertion */
         valid = 1;
         if (!(((((long long)B) + ((long long)m) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))

@@ -49,7 +49,8 @@ extern "C" {
  * polydiv_0_dispatch_tree the first in the tree's order whose constraints hold and whose kernel fits,
  * then the first whose kernel fits (the paper's rule).
  * Both return the case launched (1 to 4), PARAKERN_NOTHING_TO_DO (an empty meta_for),
- * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails, or a parameter is
+ * negative), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int polydiv_0_dispatch(int N, int M, int P, int s, int B, int *a, const int *b);
@@ -681,8 +682,8 @@ static int polydiv_0_try_case4(const cudaDeviceProp &prop, const cudaFuncAttribu
 static int polydiv_0_select(bool probe, int only, int N, int M, int P, int s, int B, int *a,
                             const int *b)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B)*((long long)s) != 0) && (((long long)P) != 0)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)B)*((long long)s) != 0) && (((long long)P) != 0) && (((long long)N) >= 0) && (((long long)M) >= 0) && (((long long)P) >= 0) && (((long long)s) >= 0) && (((long long)B) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!(((((long long)B)*((long long)s) + ((long long)M) - 2)/(((long long)B)*((long long)s)) >= 1) && (((long long)B) >= 1)))
@@ -949,8 +950,8 @@ static void parakern_tuned_write(const char *path, const char *dispatcher, const
  * each from a copy of the arrays the cases write */
 int polydiv_0_dispatch_tuned(int N, int M, int P, int s, int B, int *a, const int *b)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B)*((long long)s) != 0) && (((long long)P) != 0)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)B)*((long long)s) != 0) && (((long long)P) != 0) && (((long long)N) >= 0) && (((long long)M) >= 0) && (((long long)P) >= 0) && (((long long)s) >= 0) && (((long long)B) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!(((((long long)B)*((long long)s) + ((long long)M) - 2)/(((long long)B)*((long long)s)) >= 1) && (((long long)B) >= 1)))
@@ -1134,7 +1135,7 @@ polydiv_0_auto polydiv_0_dispatch_auto(int N, int M, int P, int *a, const int *b
         const long long s = s_values[i_s];
         for (int i_B = 0; i_B < 11; ++i_B) {
             const long long B = B_values[i_B];
-            if (!((((long long)B)*((long long)s) != 0) && (((long long)P) != 0)))
+            if (!((((long long)B)*((long long)s) != 0) && (((long long)P) != 0) && (((long long)N) >= 0) && (((long long)M) >= 0) && (((long long)P) >= 0) && (((long long)s) >= 0) && (((long long)B) >= 0)))
                 continue;  /* a divisor, a shift, an assertion */
             valid = 1;
             if (!(((((long long)B)*((long long)s) + ((long long)M) - 2)/(((long long)B)*((long long)s)) >= 1) && (((long long)B) >= 1)))

@@ -45,7 +45,8 @@ extern "C" {
  * saxpy_0_dispatch_tree the first in the tree's order whose constraints hold and whose kernel fits,
  * then the first whose kernel fits (the paper's rule).
  * Both return the case launched (1), PARAKERN_NOTHING_TO_DO (an empty meta_for),
- * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails, or a parameter is
+ * negative), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int saxpy_0_dispatch(int n, int B, float alpha, const float *x, float *y);
@@ -267,8 +268,8 @@ static int saxpy_0_try_case1(const cudaDeviceProp &prop, const cudaFuncAttribute
  * only > 0: case only alone, where its kernel fits (its constraints aside) */
 static int saxpy_0_select(bool probe, int only, int n, int B, float alpha, const float *x, float *y)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B) != 0)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)B) != 0) && (((long long)n) >= 0) && (((long long)B) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!(((((long long)B) + ((long long)n) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))
@@ -423,7 +424,7 @@ saxpy_0_auto saxpy_0_dispatch_auto(int n, float alpha, const float *x, float *y)
     long long best_B = 0;
     for (int i_B = 0; i_B < 11; ++i_B) {
         const long long B = B_values[i_B];
-        if (!((((long long)B) != 0)))
+        if (!((((long long)B) != 0) && (((long long)n) >= 0) && (((long long)B) >= 0)))
             continue;  /* a divisor, a shift, an assertion */
         valid = 1;
         if (!(((((long long)B) + ((long long)n) - 1)/((long long)B) >= 1) && (((long long)B) >= 1)))

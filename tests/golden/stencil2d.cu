@@ -47,7 +47,8 @@ extern "C" {
  * stencil2d_0_dispatch_tree the first in the tree's order whose constraints hold and whose kernel fits,
  * then the first whose kernel fits (the paper's rule).
  * Both return the case launched (1 to 2), PARAKERN_NOTHING_TO_DO (an empty meta_for),
- * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails, or a parameter is
+ * negative), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int stencil2d_0_dispatch(int N, int Bx, int By, const float *in, float *out);
@@ -396,8 +397,8 @@ static int stencil2d_0_try_case2(const cudaDeviceProp &prop, const cudaFuncAttri
 static int stencil2d_0_select(bool probe, int only, int N, int Bx, int By, const float *in,
                               float *out)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)By) != 0) && (((long long)Bx) != 0) && (((long long)N) > 2)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)By) != 0) && (((long long)Bx) != 0) && (((long long)N) > 2) && (((long long)N) >= 0) && (((long long)Bx) >= 0) && (((long long)By) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!(((((long long)By) + ((long long)N) - 3)/((long long)By) >= 1) && ((((long long)Bx) + ((long long)N) - 3)/((long long)Bx) >= 1) && (((long long)By) >= 1) && (((long long)Bx) >= 1)))
@@ -642,8 +643,8 @@ static void parakern_tuned_write(const char *path, const char *dispatcher, const
  * each from a copy of the arrays the cases write */
 int stencil2d_0_dispatch_tuned(int N, int Bx, int By, const float *in, float *out)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)By) != 0) && (((long long)Bx) != 0) && (((long long)N) > 2)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)By) != 0) && (((long long)Bx) != 0) && (((long long)N) > 2) && (((long long)N) >= 0) && (((long long)Bx) >= 0) && (((long long)By) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!(((((long long)By) + ((long long)N) - 3)/((long long)By) >= 1) && ((((long long)Bx) + ((long long)N) - 3)/((long long)Bx) >= 1) && (((long long)By) >= 1) && (((long long)Bx) >= 1)))
@@ -821,7 +822,7 @@ stencil2d_0_auto stencil2d_0_dispatch_auto(int N, const float *in, float *out)
         const long long Bx = Bx_values[i_Bx];
         for (int i_By = 0; i_By < 11; ++i_By) {
             const long long By = By_values[i_By];
-            if (!((((long long)By) != 0) && (((long long)Bx) != 0) && (((long long)N) > 2)))
+            if (!((((long long)By) != 0) && (((long long)Bx) != 0) && (((long long)N) > 2) && (((long long)N) >= 0) && (((long long)Bx) >= 0) && (((long long)By) >= 0)))
                 continue;  /* a divisor, a shift, an assertion */
             valid = 1;
             if (!(((((long long)By) + ((long long)N) - 3)/((long long)By) >= 1) && ((((long long)Bx) + ((long long)N) - 3)/((long long)Bx) >= 1) && (((long long)By) >= 1) && (((long long)Bx) >= 1)))

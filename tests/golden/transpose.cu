@@ -53,7 +53,8 @@ extern "C" {
  * transpose_0_dispatch_tree the first in the tree's order whose constraints hold and whose kernel fits,
  * then the first whose kernel fits (the paper's rule).
  * Both return the case launched (1 to 6), PARAKERN_NOTHING_TO_DO (an empty meta_for),
- * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS
+ * PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails, or a parameter is
+ * negative), PARAKERN_NO_CASE_FITS
  * or PARAKERN_CUDA_ERROR; only a case is a launch.
  */
 int transpose_0_dispatch(int N, int B0, int B1, int s, const float *a, float *c);
@@ -927,8 +928,8 @@ static int transpose_0_try_case6(const cudaDeviceProp &prop, const cudaFuncAttri
 static int transpose_0_select(bool probe, int only, int N, int B0, int B1, int s, const float *a,
                               float *c)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B0) != 0) && (((long long)B1)*((long long)s) != 0) && (((long long)N) % ((long long)B0) == 0) && (((long long)N) % (((long long)B1)*((long long)s)) == 0)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)B0) != 0) && (((long long)B1)*((long long)s) != 0) && (((long long)N) % ((long long)B0) == 0) && (((long long)N) % (((long long)B1)*((long long)s)) == 0) && (((long long)N) >= 0) && (((long long)B0) >= 0) && (((long long)B1) >= 0) && (((long long)s) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!((((long long)N)/((long long)B0) >= 1) && (((long long)N)/(((long long)B1)*((long long)s)) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
@@ -1218,8 +1219,8 @@ static void parakern_tuned_write(const char *path, const char *dispatcher, const
  * each from a copy of the arrays the cases write */
 int transpose_0_dispatch_tuned(int N, int B0, int B1, int s, const float *a, float *c)
 {
-    /* a divisor, a shift or an assertion of the function fails: refused, nothing launched */
-    if (!((((long long)B0) != 0) && (((long long)B1)*((long long)s) != 0) && (((long long)N) % ((long long)B0) == 0) && (((long long)N) % (((long long)B1)*((long long)s)) == 0)))
+    /* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */
+    if (!((((long long)B0) != 0) && (((long long)B1)*((long long)s) != 0) && (((long long)N) % ((long long)B0) == 0) && (((long long)N) % (((long long)B1)*((long long)s)) == 0) && (((long long)N) >= 0) && (((long long)B0) >= 0) && (((long long)B1) >= 0) && (((long long)s) >= 0)))
         return PARAKERN_INVALID_VALUES;
     /* an empty meta_for: nothing to run (the serial loops run no iteration) */
     if (!((((long long)N)/((long long)B0) >= 1) && (((long long)N)/(((long long)B1)*((long long)s)) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))
@@ -1416,7 +1417,7 @@ transpose_0_auto transpose_0_dispatch_auto(int N, const float *a, float *c)
             const long long B1 = B1_values[i_B1];
             for (int i_s = 0; i_s < 7; ++i_s) {
                 const long long s = s_values[i_s];
-                if (!((((long long)B0) != 0) && (((long long)B1)*((long long)s) != 0) && (((long long)N) % ((long long)B0) == 0) && (((long long)N) % (((long long)B1)*((long long)s)) == 0)))
+                if (!((((long long)B0) != 0) && (((long long)B1)*((long long)s) != 0) && (((long long)N) % ((long long)B0) == 0) && (((long long)N) % (((long long)B1)*((long long)s)) == 0) && (((long long)N) >= 0) && (((long long)B0) >= 0) && (((long long)B1) >= 0) && (((long long)s) >= 0)))
                     continue;  /* a divisor, a shift, an assertion */
                 valid = 1;
                 if (!((((long long)N)/((long long)B0) >= 1) && (((long long)N)/(((long long)B1)*((long long)s)) >= 1) && (((long long)B0) >= 1) && (((long long)B1) >= 1)))

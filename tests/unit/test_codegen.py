@@ -498,3 +498,24 @@ def test_the_dispatcher_refuses_a_shift_count_out_of_range():
                    or line.strip().startswith("if (!((((long long)B) != 0)"))
     assert "((long long)s) >= 0" in refused and "((long long)s) < 32" in refused, refused
 
+
+
+def test_the_dispatcher_refuses_a_negative_parameter():
+    """The analysis takes every parameter as >= 0 (H1): at s = -1 every thread writes y[0], a race
+    it never looked for, so the dispatchers refuse a negative value (a trial launched it)."""
+    text = emit_file(analyze("""void g(int n, int s, int B, float x[n], float y[n])
+{
+    int blocks = (n + B - 1) / B;
+    meta_schedule {
+        meta_for (int b = 0; b < blocks; b++)
+            meta_for (int t = 0; t < B; t++) {
+                int i = b * B + t;
+                if ((s + 1) * i < n && i < n)
+                    y[(s + 1) * i] = x[i];
+            }
+    }
+}
+""", "g.c"))
+    lines = text.split("\n")
+    refusals = [lines[k - 1] for k, line in enumerate(lines) if line.strip() == "return PARAKERN_INVALID_VALUES;"]
+    assert refusals and all("(((long long)s) >= 0)" in r and "(((long long)n) >= 0)" in r for r in refusals)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import sympy
 
-from parakern import dispatch
+from parakern import dispatch, syntax
 from parakern.codegen.cprint import INDENT, CodegenError, Names, identifiers, relation_c, sym_c, unused
 from parakern.analysis.fixed import condition
 from parakern.codegen.kernel_source import array_parameter, array_parameters, instance_name, kernel_name, signature
@@ -37,7 +37,7 @@ from parakern.comprehensive import CaseTree
 from parakern.counters.registers import ALLOCATION_UNIT, WARP_GRANULARITY, WARP_SIZE
 from parakern.model import Array, Schedule
 from parakern.analysis.rebuild import used_names
-from parakern.symbolic.symbols import P_OCC
+from parakern.symbolic.symbols import P_OCC, sym
 from parakern.source.ctext import in_comment
 
 STATIC_SHARED_LIMIT = "48 * 1024"  # above it a kernel must opt in to more dynamic shared memory
@@ -101,7 +101,8 @@ def prototype(tree: CaseTree) -> str:
         lines.append("then the first whose kernel fits (the paper's rule).")
     returns = f"1 to {n}" if n > 1 else "1" if n else "never"
     lines.append(f"Both return the case launched ({returns}), PARAKERN_NOTHING_TO_DO (an empty meta_for),")
-    lines.append("PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails), PARAKERN_NO_CASE_FITS")
+    lines.append("PARAKERN_INVALID_VALUES (an assertion or a divisor of the function fails, or a parameter is")
+    lines.append("negative), PARAKERN_NO_CASE_FITS")
     lines.append("or PARAKERN_CUDA_ERROR; only a case is a launch.")
     comment = ["/*"] + [" * " + line for line in lines] + [" */"]
     return "\n".join(comment + [signature("int " + name, dispatcher_arguments(s)) + ";"
@@ -362,8 +363,11 @@ def _dispatcher(tree: CaseTree, instances: tuple) -> str:
 # assertions: matmul's tiles on n % B0 == 0), a meta_for bound below 1 leaves nothing to run (its
 # serial loop runs no iteration). Divisors first: C's && then never divides by zero in an
 # assertion's `n % B0`.
-REFUSED = ("divisor", "shift", "assert", "host if")
+REFUSED = ("divisor", "shift", "assert", "host if", "H1")
 EMPTY = ("loop bound",)
+# The analysis takes every parameter as >= 0 (the paper's H1): a negative value of a signed
+# integer parameter is outside what it proved (`y[(s + 1) * i]` races at s = -1), so refused.
+H1 = "H1"
 
 
 def precondition(schedule: Schedule, origins: tuple) -> list:
@@ -373,6 +377,11 @@ def precondition(schedule: Schedule, origins: tuple) -> list:
     params = {p.name for p in schedule.params}
     out = []
     for origin in origins:
+        if origin == H1:
+            out += [r for r in (sympy.Ge(sym(p.name), 0) for p in schedule.params
+                                if p.ctype in syntax.INTEGER_TYPES and not syntax.is_unsigned(p.ctype))
+                    if r not in out]
+            continue
         for fact in schedule.facts:
             if fact.origin != origin:
                 continue
@@ -390,7 +399,7 @@ def preconditions(schedule: Schedule) -> list[str]:
     lines = []
     refused, empty = precondition(schedule, REFUSED), precondition(schedule, EMPTY)
     if refused:
-        lines += ["/* a divisor, a shift or an assertion of the function fails: refused, nothing launched */",
+        lines += ["/* refused, nothing launched: a divisor, a shift or an assertion fails, or a parameter is < 0 */",
                   f"if (!({facts_c(refused)}))", INDENT + "return PARAKERN_INVALID_VALUES;"]
     if empty:
         lines += ["/* an empty meta_for: nothing to run (the serial loops run no iteration) */",
