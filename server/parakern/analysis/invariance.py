@@ -236,9 +236,10 @@ def result_changing(schedule: Schedule, candidates: tuple) -> tuple[Changes, ...
             if inside is not None:
                 checked += [(inside.span, sympy.expand(b), "its loop's bound")
                             for b in ((lo, hi) if window is None else (window, hi))]
-                if window is None and {x.name for x in step.free_symbols} & set(candidates):
+                stepped = {x.name for x in step.free_symbols} & set(candidates)
+                if window is None and stepped:
                     # i from b*B + t by B: each element met by up to G threads, as many as B lets
-                    steps.append((inside.span, {x.name for x in step.free_symbols} & set(candidates), step))
+                    steps.append((inside.span, stepped, step))
         else:
             bound_by[sym(lp.var)] = {s.name for s in names} & set(candidates)
     checked += [(a.span, e, "its index") for a in schedule.accesses for e in _expressions(a)]

@@ -7,9 +7,10 @@ import sympy
 
 
 def corner_range(index, bounds: dict) -> list:
-    """[lo <= L, L <= hi] for the part L of one expression that reads loop variables (see
-    _subscript_ranges; bounds: variable -> [its loop], each with lo, hi and a step where it has
-    one); [] where its corners are not its extremes."""
+    """[lo <= L, L <= hi] for the part L of one expression that reads loop variables, where L
+    grows with each of them: its values at the loops' first and last iterations (bounds:
+    variable -> [its loop], each with lo, hi and a step where it has one); [] where its corners
+    are not its extremes."""
     expr = sympy.expand(index)
     loop_vars = [v for v in expr.free_symbols if v.name in bounds and len(bounds[v.name]) == 1]
     if not loop_vars or any(getattr(bounds[v.name][0], "step", 1) != 1 for v in loop_vars):

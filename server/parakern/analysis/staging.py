@@ -211,23 +211,28 @@ def _plan(shape: Shape, cached: tuple[str, ...], padding: bool = True) -> tuple[
                                "another over the edges with it compute the same result (a bounds test instead "
                                "would change the edge values)")
         covered = shape.key[-1]   # written_first: reads of what the thread wrote first
-        choices = tuple(_choice(s, array, c, covered) for c in fp.regions)
+        regions = tuple(dataclasses.replace(c, clusters=tuple(_spanned(array, cl) for cl in c.clusters))
+                        for c in fp.regions)
+        spanned = any(new is not old for c, d in zip(regions, fp.regions) for new, old in zip(c.clusters, d.clusters))
+        choices = tuple(_choice(s, array, c, covered) for c in regions)
         _check_useful(s, array, choices)
-        elements = fp.elements
-        spanned = any(_spanned(array, cl) is not cl for c in fp.regions for cl in c.clusters)
-        if spanned:
-            sums = [sympy.expand(sum((r.slots for r in c.regions), sympy.S.Zero)) for c in choices]
-            elements = sums[0] if len(sums) == 1 else sympy.Max(*sums)   # the runs' spans, not their sum
+        # the part's size: the footprint's, but the runs' spans where they are staged as one
+        elements = _largest(choices) if spanned else fp.elements
         if pads is not None:
             choices = tuple(_padded(choice, pads, array.element_size) for choice in choices)
-            sums = [sympy.expand(sum((r.slots for r in c.regions), sympy.S.Zero)) for c in choices]
             if any(r.pitch is not None for c in choices for r in c.regions):
-                elements = sums[0] if len(sums) == 1 else sympy.Max(*sums)
+                elements = _largest(choices)
         # a register tile's copies of one operand side by side, read as vectors where alignment is proved
         choices = tuple(vector_layout(s, array, choice, offset) for choice in choices)
         staged.append(Staged(array, offset, elements, choices, _index_type(s, array, choices), spanned))
         offset = sympy.expand(offset + elements * array.element_size)
     return tuple(staged)
+
+
+def _largest(choices) -> sympy.Expr:
+    """The slots of the choice that takes the most (its regions' elements and rows' padding)."""
+    sums = [sympy.expand(sum((r.slots for r in c.regions), sympy.S.Zero)) for c in choices]
+    return sums[0] if len(sums) == 1 else sympy.Max(*sums)
 
 
 def _padded(choice: StagedChoice, pads: Padding, size: int) -> StagedChoice:
@@ -251,7 +256,6 @@ def _choice(s: Schedule, array: Array, choice, covered: frozenset) -> StagedChoi
     between = {lp.var for lp in s.between}
     regions, base = [], sympy.S.Zero
     for k, cluster in enumerate(choice.clusters):
-        cluster = _spanned(array, cluster)
         _check(s, array, cluster)
         write_back = not overlapping and _covered(s, array, choice, cluster)
         # Stores alone never read the copy, nor reads of what the thread wrote first

@@ -33,13 +33,14 @@ class SharedMemoryCounter(Counter):
             if fp.note:
                 notes.append(f"{fp.array}: {fp.note}")
         method = "block footprint of " + ", ".join(kernel.cached)
-        if stageable(kernel):
+        if stageable(kernel):   # the buffer as staged where it differs from the footprints
             staged = plan(kernel)
-            if kernel.padding and padded(staged):   # the buffer as staged: its tiles' rows padded
+            rows = [st.array.name for st in staged if padded((st,))] if kernel.padding else []
+            runs = [st.array.name for st in staged if st.spanned]
+            if rows or runs:
                 total = shared_bytes(kernel)
-                method += ", rows of " + ", ".join(st.array.name for st in staged if padded((st,))) + " padded"
-            elif any(st.spanned for st in staged):   # overlapping runs staged as one: their span
-                total = shared_bytes(kernel)
-                method += ", strided runs of " + ", ".join(st.array.name for st in staged if st.spanned) + \
-                    " staged as one"
+            if rows:   # its tiles' rows padded
+                method += ", rows of " + ", ".join(rows) + " padded"
+            elif runs:   # overlapping runs staged as one: their span
+                method += ", strided runs of " + ", ".join(runs) + " staged as one"
         return Measure(normalize(total), exact, method, "; ".join(notes))

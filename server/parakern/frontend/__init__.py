@@ -331,7 +331,7 @@ class _Walker:
         self.ctx, self.fctx = ctx, fctx
         self.frames = frames
         self.asserts: list[list] = [[] for _ in frames]
-        self.conditions: list[list] = [[] for _ in frames]   # (condition, span) of the ifs around
+        self.conditions: list[list] = [[] for _ in frames]   # (condition, span, names) of the ifs around
         self.host_loops: list = []
         self.guards = 0          # host ifs and switches around the statement visited
         self.schedules: list[model.Schedule] = []

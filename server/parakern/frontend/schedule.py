@@ -318,12 +318,12 @@ class _Scalars:
 
     def _no_longer(self, names: dict, start: tuple, here: tuple) -> str:
         """Why a condition at `start` (an assert, a host if) may not hold at the schedule at `here`,
-        or "": a variable it reads assigned in between, or through its address; declared again
-        (another variable of that name); a label in between (a goto may skip it)."""
+        or "": a variable it reads declared again (another variable of that name), or changed
+        (FunctionContext.changed_between: assigned, through its address, a global by a call); a
+        label in between (a goto may skip it)."""
         hidden = sorted(n for n, symbol in names.items() if self.site.env.get(n) is not symbol)
         if hidden:
             return f"{', '.join(hidden)} at the meta_schedule is another variable (declared again in between)"
-
         changed = sorted(n for n in names if self.fctx.changed_between(n, start, here))
         if changed:
             how = " or has its address taken" if any(n in self.fctx.address_taken for n in changed) else ""
@@ -372,10 +372,10 @@ class _Scalars:
                     continue
                 relation = syntax.to_sympy_condition(converted)
                 if relation is None or checker.diagnostics:
-                    read = {n.name for n in identifiers(part)} & param_names
-                    if read and kind == "assert":   # an if on data or flags is ordinary code
+                    if read & param_names and kind == "assert":   # an if on data or flags is ordinary code
+                        names_read = ", ".join(sorted(read & param_names))
                         self.diagnostics.append(warning(
-                            "PK023", f"this condition of the assertion reads {', '.join(sorted(read))} but the "
+                            "PK023", f"this condition of the assertion reads {names_read} but the "
                             "analysis cannot use it (only +, -, *, /, % and comparisons of integers): tune, "
                             "bench and emit --fix do not check it; assert it in that form if it can be",
                             conv.index.node_span(part)))
